@@ -1,0 +1,5 @@
+/* placeholder replaced by the agent work */
+int main(void)
+{
+    return 0;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs every test: format check, unit and e2e tests in a
+# -Werror build, unit tests again under AddressSanitizer+UBSan, and the fuzz targets for a
+# bounded time. Run as root on Debian bookworm (e2e tests need network namespaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extra=(clang libclang-rt-14-dev clang-format python3 iperf3 iperf sockperf qperf)
+missing=()
+for p in "${extra[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "== format check"
+git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run --Werror
+
+echo "== build (-Werror)"
+KPERF_CMAKE_ARGS="-DKPERF_WERROR=ON" bash scripts/setup.sh
+
+echo "== unit and e2e tests"
+ctest --test-dir build --output-on-failure
+
+echo "== unit tests under AddressSanitizer + UBSan"
+cmake -S . -B build-asan -DKPERF_WERROR=ON -DKPERF_SANITIZE=address,undefined \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$(nproc)" >/dev/null
+ctest --test-dir build-asan -L unit --output-on-failure
+
+echo "== fuzz targets (bounded)"
+CC=clang cmake -S . -B build-fuzz -DKPERF_FUZZ=ON -DKPERF_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-fuzz -j"$(nproc)" >/dev/null
+for f in build-fuzz/test/fuzz/fuzz_*; do
+  [ -x "$f" ] || continue
+  name=$(basename "$f")
+  corpus="test/fuzz/corpus/${name#fuzz_}"
+  mkdir -p "build-fuzz/corpus-$name"
+  echo "fuzz: $name for ${KPERF_FUZZ_SECONDS:-30}s"
+  "$f" -max_total_time="${KPERF_FUZZ_SECONDS:-30}" -print_final_stats=0 \
+    "build-fuzz/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) 2>&1 | tail -2
+done
+echo "all tests passed"
