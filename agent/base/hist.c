@@ -189,12 +189,12 @@ json_t *hist_to_json(const struct hist *h)
 
     for (unsigned i = 0; i < N_BUCKETS; i++) {
         if (h->buckets[i])
-            json_array_append_new(buckets, json_pack("[II]", (json_int_t)i,
-                                                     (json_int_t)h->buckets[i]));
+            json_array_append_new(buckets,
+                                  json_pack("[II]", (json_int_t)i, (json_int_t)h->buckets[i]));
     }
     return json_pack("{s:s, s:I, s:f, s:I, s:I, s:o}", "layout", HIST_LAYOUT, "count",
-                     (json_int_t)h->count, "sum_ns", (double)h->sum, "min_ns",
-                     (json_int_t)h->min, "max_ns", (json_int_t)h->max, "buckets", buckets);
+                     (json_int_t)h->count, "sum_ns", (double)h->sum, "min_ns", (json_int_t)h->min,
+                     "max_ns", (json_int_t)h->max, "buckets", buckets);
 }
 
 static int read_uint(const json_t *v, uint64_t *out)
@@ -217,8 +217,7 @@ static int read_bucket(struct hist *h, const json_t *pair, size_t n, struct kp_e
         read_uint(json_array_get(pair, 1), &cnt) != 0)
         return kp_err_set(err, "histogram bucket %zu is not [index, count]", n);
     if (idx >= N_BUCKETS)
-        return kp_err_set(err, "histogram bucket index %llu out of range",
-                          (unsigned long long)idx);
+        return kp_err_set(err, "histogram bucket index %llu out of range", (unsigned long long)idx);
     if (cnt == 0 || h->buckets[idx] != 0)
         return kp_err_set(err, "histogram bucket %llu is empty or repeated",
                           (unsigned long long)idx);
@@ -243,8 +242,8 @@ struct hist *hist_from_json(const json_t *j, struct kp_err *err)
         goto fail;
     }
     if (strcmp(json_string_value(layout), HIST_LAYOUT) != 0) {
-        kp_err_set(err, "histogram: unknown layout '%s' (expected %s)",
-                   json_string_value(layout), HIST_LAYOUT);
+        kp_err_set(err, "histogram: unknown layout '%s' (expected %s)", json_string_value(layout),
+                   HIST_LAYOUT);
         goto fail;
     }
     if (json_array_size(buckets) > N_BUCKETS) {

@@ -16,12 +16,12 @@ struct hist; /* opaque */
 
 #define HIST_LAYOUT "loglin128-ns"
 
-struct hist *hist_new(void);                              /* never NULL; aborts on OOM */
-void hist_free(struct hist *h);                           /* NULL is a no-op */
-void hist_reset(struct hist *h);                          /* empties it */
-void hist_record(struct hist *h, uint64_t ns);            /* one sample */
+struct hist *hist_new(void);                                 /* never NULL; aborts on OOM */
+void hist_free(struct hist *h);                              /* NULL is a no-op */
+void hist_reset(struct hist *h);                             /* empties it */
+void hist_record(struct hist *h, uint64_t ns);               /* one sample */
 void hist_record_n(struct hist *h, uint64_t ns, uint64_t n); /* n equal samples */
-void hist_merge(struct hist *dst, const struct hist *src); /* dst += src */
+void hist_merge(struct hist *dst, const struct hist *src);   /* dst += src */
 
 uint64_t hist_count(const struct hist *h);
 uint64_t hist_min(const struct hist *h);                  /* exact; 0 if empty */

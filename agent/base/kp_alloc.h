@@ -7,11 +7,11 @@
 
 #include <stddef.h>
 
-void *kp_xmalloc(size_t n);                 /* caller frees with free() */
+void *kp_xmalloc(size_t n);                  /* caller frees with free() */
 void *kp_xcalloc(size_t nmemb, size_t size); /* zeroed; caller frees */
-void *kp_xrealloc(void *p, size_t n);       /* caller frees the result */
-char *kp_xstrdup(const char *s);            /* NULL in, NULL out; caller frees */
-char *kp_xstrndup(const char *s, size_t n); /* caller frees */
+void *kp_xrealloc(void *p, size_t n);        /* caller frees the result */
+char *kp_xstrdup(const char *s);             /* NULL in, NULL out; caller frees */
+char *kp_xstrndup(const char *s, size_t n);  /* caller frees */
 char *kp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* caller frees */
 
 /* Frees a secret after wiping it (explicit_bzero). NULL is a no-op. */

@@ -52,8 +52,8 @@ static int parse_scaled(const char *s, const struct suffix *table, double bare, 
 int units_parse_duration_ms(const char *s, uint64_t *ms, struct kp_err *err)
 {
     static const struct suffix table[] = {
-        {"us", 0.001}, {"ms", 1},         {"s", 1000},        {"sec", 1000},
-        {"m", 60000},  {"min", 60000},    {"h", 3600000},     {NULL, 0},
+        {"us", 0.001}, {"ms", 1},      {"s", 1000},    {"sec", 1000},
+        {"m", 60000},  {"min", 60000}, {"h", 3600000}, {NULL, 0},
     };
     double v;
 
@@ -69,10 +69,18 @@ int units_parse_size(const char *s, uint64_t *bytes, struct kp_err *err)
 {
     static const struct suffix table[] = {
         {"B", 1},
-        {"K", 1024.0},         {"KB", 1024.0},         {"KiB", 1024.0},
-        {"M", 1048576.0},      {"MB", 1048576.0},      {"MiB", 1048576.0},
-        {"G", 1073741824.0},   {"GB", 1073741824.0},   {"GiB", 1073741824.0},
-        {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TiB", 1099511627776.0},
+        {"K", 1024.0},
+        {"KB", 1024.0},
+        {"KiB", 1024.0},
+        {"M", 1048576.0},
+        {"MB", 1048576.0},
+        {"MiB", 1048576.0},
+        {"G", 1073741824.0},
+        {"GB", 1073741824.0},
+        {"GiB", 1073741824.0},
+        {"T", 1099511627776.0},
+        {"TB", 1099511627776.0},
+        {"TiB", 1099511627776.0},
         {NULL, 0},
     };
     double v;
@@ -90,12 +98,10 @@ int units_parse_size(const char *s, uint64_t *bytes, struct kp_err *err)
 int units_parse_rate_bps(const char *s, uint64_t *bps, struct kp_err *err)
 {
     static const struct suffix table[] = {
-        {"b", 1},     {"bps", 1},     {"bit", 1},
-        {"K", 1e3},   {"Kb", 1e3},    {"Kbps", 1e3},  {"Kbit", 1e3},
-        {"M", 1e6},   {"Mb", 1e6},    {"Mbps", 1e6},  {"Mbit", 1e6},
-        {"G", 1e9},   {"Gb", 1e9},    {"Gbps", 1e9},  {"Gbit", 1e9},
-        {"T", 1e12},  {"Tb", 1e12},   {"Tbps", 1e12}, {"Tbit", 1e12},
-        {NULL, 0},
+        {"b", 1},      {"bps", 1},    {"bit", 1},     {"K", 1e3},     {"Kb", 1e3},
+        {"Kbps", 1e3}, {"Kbit", 1e3}, {"M", 1e6},     {"Mb", 1e6},    {"Mbps", 1e6},
+        {"Mbit", 1e6}, {"G", 1e9},    {"Gb", 1e9},    {"Gbps", 1e9},  {"Gbit", 1e9},
+        {"T", 1e12},   {"Tb", 1e12},  {"Tbps", 1e12}, {"Tbit", 1e12}, {NULL, 0},
     };
     double v;
 

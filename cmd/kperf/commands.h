@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* commands.h - the kperf subcommands. Each lives in its own cmd_<name>.c, parses its own flags
+ * and returns the process exit code: 0 ok, 1 error, 2 usage, 3 regression (compare). */
+#ifndef KPERF_CMD_COMMANDS_H
+#define KPERF_CMD_COMMANDS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_cleanup(int argc, char **argv);
+int cmd_manifests(int argc, char **argv);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c - the kperf command: a table of subcommands, nothing else. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_log.h"
+#include "cmd/kperf/commands.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"run", cmd_run, "measure pod networking (in a cluster, or --local with network namespaces)"},
+    {"compare", cmd_compare, "compare two reports and flag regressions beyond noise"},
+    {"report", cmd_report, "re-render a saved report.json as table, markdown, csv or html"},
+    {"cleanup", cmd_cleanup, "remove everything earlier kperf runs left in the cluster"},
+    {"manifests", cmd_manifests, "print the objects a run would create, as YAML"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "kperf %s - Kubernetes pod-network performance, measured properly\n\n"
+            "Usage: kperf <command> [flags]\n\nCommands:\n",
+            KPERF_VERSION);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n\nRun 'kperf <command> --help' for a command's flags.\n", "version",
+            "print the version");
+}
+
+int main(int argc, char **argv)
+{
+    kp_log_set_prog("kperf");
+    kp_alloc_init_json();
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("kperf %s\n", KPERF_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "kperf: error: unknown command '%s'. Run 'kperf --help' for the list.\n",
+            argv[1]);
+    return 2;
+}
