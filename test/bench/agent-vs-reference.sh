@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# test/bench/agent-vs-reference.sh - kperf-agent side by side with the reference tools
+# (iperf3, iperf 2, sockperf, qperf from Debian) on the same path, in one run, interleaved
+# (A B A B ...), printing the median of the pair-wise ratios. A benchmark, not a test: it
+# asserts nothing and is not run by ctest. See ../shared/BENCHMARKING.md for why interleaving
+# and pinning matter on these machines.
+#
+# Paths: "veth" = two network namespaces joined by a veth pair (198.18.64.0/24),
+#        "loopback" = 127.0.0.1 inside the server namespace (the ceiling).
+# Usage: sudo test/bench/agent-vs-reference.sh [--bin DIR] [--pairs 3] [--seconds 3]
+#                                              [--paths veth,loopback] [--out FILE.md]
+set -euo pipefail
+
+bin_dir="$(cd "$(dirname "$0")/../.." && pwd)/build/bin"
+pairs=3
+secs=3
+paths="veth,loopback"
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin_dir="$2"; shift 2 ;;
+    --pairs) pairs="$2"; shift 2 ;;
+    --seconds) secs="$2"; shift 2 ;;
+    --paths) paths="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "agent-vs-reference: unknown flag $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+agent="$bin_dir/kperf-agent"
+[ "$(id -u)" = 0 ] || { echo "agent-vs-reference: needs root (network namespaces)" >&2; exit 2; }
+[ -x "$agent" ] || { echo "agent-vs-reference: $agent not found; build first (scripts/setup.sh)" >&2; exit 2; }
+for t in iperf3 iperf sockperf qperf taskset python3; do
+  command -v "$t" >/dev/null || { echo "agent-vs-reference: $t missing: apt-get install iperf3 iperf sockperf qperf util-linux python3" >&2; exit 2; }
+done
+
+id=$$
+ns_c="kpb-$id-c"
+ns_s="kpb-$id-s"
+if_c="kpb${id}c"
+if_s="kpb${id}s"
+ip_c=198.18.64.1
+ip_s=198.18.64.2
+pids=()
+tmp=$(mktemp -d /tmp/kperf-bench.XXXXXX)
+
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+  ip netns del "$ns_c" 2>/dev/null || true
+  ip netns del "$ns_s" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$ns_c"
+ip netns add "$ns_s"
+ip link add "$if_c" netns "$ns_c" type veth peer name "$if_s" netns "$ns_s"
+ip -n "$ns_c" addr add "$ip_c/24" dev "$if_c"
+ip -n "$ns_s" addr add "$ip_s/24" dev "$if_s"
+for n in "$ns_c" "$ns_s"; do ip -n "$n" link set lo up; done
+ip -n "$ns_c" link set "$if_c" up
+ip -n "$ns_s" link set "$if_s" up
+
+in_s() { ip netns exec "$ns_s" "$@"; }
+in_c() { ip netns exec "$ns_c" "$@"; }
+
+# --- servers, started once, all in the server namespace -------------------------------
+start_server() { # name cmd...
+  local name=$1; shift
+  in_s "$@" >"$tmp/$name.log" 2>&1 &
+  pids+=($!)
+  eval "pid_$name=$!"
+}
+start_server kperf "$agent" server --port 5201
+start_server iperf3 iperf3 -s -p 5202
+start_server iperf2 iperf -s -p 5203
+start_server sockperf_tcp sockperf sr --tcp -p 5204
+start_server sockperf_udp sockperf sr -p 5205
+start_server qperf qperf -lp 5206
+for _ in $(seq 50); do
+  grep -q "listening on" "$tmp/kperf.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "listening on" "$tmp/kperf.log" || { echo "kperf-agent server did not start:"; cat "$tmp/kperf.log"; exit 1; }
+sleep 0.5 # the reference servers print nothing when ready
+
+server_pids="$pid_kperf $pid_iperf3 $pid_iperf2 $pid_sockperf_tcp $pid_sockperf_udp $pid_qperf"
+pin_servers() { # cpu list, or "" to unpin
+  local cpus=${1:-0-$(($(nproc) - 1))}
+  for p in $server_pids; do taskset -a -p -c "$cpus" "$p" >/dev/null; done
+}
+
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+idle_rss=$(rss_kib "$pid_kperf")
+
+# --- one measurement each: print one number ---------------------------------------------
+jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0]; print(eval(sys.argv[1]))' "$1"; }
+kperf_c() { in_c_or_s "$agent" client --server "$host:5201" --duration "${secs}s" --json "$@"; }
+in_c_or_s() { if [ "$path" = loopback ]; then in_s "$@"; else in_c "$@"; fi; }
+
+m_kperf_stream1() { kperf_c --tests TCP_STREAM | jget 'r["throughput_mbps"]'; }
+m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 | jget 'r["throughput_mbps"]'; }
+m_iperf3_stream1() { in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
+m_iperf3_stream4() { in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
+m_iperf2_stream4() { in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -y C | awk -F, '$6 == -1 || NR == 1 {v=$9} END {print v/1e6}'; }
+m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 | jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
+m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 | jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
+m_kperf_crr() { kperf_c --tests TCP_CRR | jget 'r["ops_per_sec"]'; }
+sockperf_parse() { awk '/avg-rtt=/ {sub(/.*avg-rtt=/, ""); split($0, a, " "); mean=a[1]} /percentile 50.000/ {p50=$NF} END {print mean, p50}'; }
+m_sockperf_tcprr() { in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt 2>&1 | sockperf_parse; }
+m_sockperf_udprr() { in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt 2>&1 | sockperf_parse; }
+# qperf reports one-way latency (half the round trip): double it to compare with RR figures
+m_qperf_tcplat() { in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
+m_iperf2_connect() { in_c_or_s iperf -c "$host" -p 5203 -t "$secs" --connect-only 2>&1 | awk '/connect-only/ || /Connect-only/ {for (i=1;i<=NF;i++) if ($i ~ /^[0-9.]+$/ && $(i+1) ~ /conn/) v=$i} END {print v+0}'; }
+
+# client pinning: "same" = client on the servers' core, "split" = the other core
+run_pinned() { # mode fn
+  local mode=$1 fn=$2
+  if [ "$mode" = same ]; then pin_servers 0; taskset -c 0 bash -c "$(declare -f); $fn" ; else pin_servers 0; taskset -c 1 bash -c "$(declare -f); $fn"; fi
+}
+
+declare -A vals
+record() { vals["$1"]+="$2 "; }
+
+median() { python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print("%.2f" % statistics.median(v) if v else "n/a")' "$@"; }
+ratios() { # a-list b-list -> median of pairwise a/b
+  python3 -c '
+import statistics,sys
+a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]
+r=[x/y for x,y in zip(a,b) if y>0]
+print("%.2f" % statistics.median(r) if r else "n/a")' "$1" "$2"
+}
+
+export agent secs tmp ns_c ns_s
+for path in ${paths//,/ }; do
+  if [ "$path" = loopback ]; then host=127.0.0.1; else host=$ip_s; fi
+  export path host
+  echo "== path $path ($pairs interleaved pairs of ${secs}s runs)" >&2
+  for i in $(seq "$pairs"); do
+    pin_servers ""
+    record "$path.stream1.kperf" "$(m_kperf_stream1)"
+    record "$path.stream1.iperf3" "$(m_iperf3_stream1)"
+    record "$path.stream4.kperf" "$(m_kperf_stream4)"
+    record "$path.stream4.iperf3" "$(m_iperf3_stream4)"
+    record "$path.stream4b.kperf" "$(m_kperf_stream4)"
+    record "$path.stream4b.iperf2" "$(m_iperf2_stream4)"
+    for mode in same split; do
+      read -r km kp <<<"$(run_pinned $mode m_kperf_tcprr)"
+      read -r sm sp <<<"$(run_pinned $mode m_sockperf_tcprr)"
+      record "$path.tcprr_$mode.kperf_mean" "$km"; record "$path.tcprr_$mode.kperf_p50" "$kp"
+      record "$path.tcprr_$mode.sockperf_mean" "$sm"; record "$path.tcprr_$mode.sockperf_p50" "$sp"
+      record "$path.tcprr_$mode.qperf" "$(run_pinned $mode m_qperf_tcplat)"
+      read -r km kp <<<"$(run_pinned $mode m_kperf_udprr)"
+      read -r sm sp <<<"$(run_pinned $mode m_sockperf_udprr)"
+      record "$path.udprr_$mode.kperf_mean" "$km"; record "$path.udprr_$mode.kperf_p50" "$kp"
+      record "$path.udprr_$mode.sockperf_mean" "$sm"; record "$path.udprr_$mode.sockperf_p50" "$sp"
+    done
+    pin_servers ""
+    record "$path.crr.kperf" "$(m_kperf_crr)"
+    record "$path.crr.iperf2" "$(m_iperf2_connect)"
+    echo "   pair $i done" >&2
+  done
+done
+
+# client RSS with 32 streams (peak, VmHWM), on the veth path
+in_c "$agent" client --server "$ip_s:5201" --tests TCP_STREAM_MULTI --streams 32 --duration 2s --json >"$tmp/c32.json" &
+cpid=$!
+hwm=0
+while kill -0 "$cpid" 2>/dev/null; do
+  h=$(awk '/^VmHWM/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
+  # the netns wrapper execs the agent, so $cpid is the agent once it runs
+  [ "${h:-0}" -gt "$hwm" ] && hwm=$h
+  sleep 0.05
+done
+wait "$cpid" || true
+
+row() { printf '| %-10s | %-34s | %12s | %12s | %7s | %-12s |\n' "$@"; }
+{
+  echo
+  echo "kperf-agent vs reference tools — $(date -u +%Y-%m-%dT%H:%MZ), $(uname -r), $(nproc) CPUs, ${pairs} pairs x ${secs}s"
+  echo
+  row path metric kperf reference ratio target
+  row ---- ------ ----- --------- ----- ------
+  for path in ${paths//,/ }; do
+    v() { echo "${vals[$path.$1]:-}"; }
+    row "$path" "TCP_STREAM Mb/s vs iperf3 -P1" "$(median $(v stream1.kperf))" "$(median $(v stream1.iperf3))" "$(ratios "$(v stream1.kperf)" "$(v stream1.iperf3)")" ">= 1.00"
+    row "$path" "TCP_STREAM_MULTI(4) vs iperf3 -P4" "$(median $(v stream4.kperf))" "$(median $(v stream4.iperf3))" "$(ratios "$(v stream4.kperf)" "$(v stream4.iperf3)")" ">= 1.00"
+    row "$path" "TCP_STREAM_MULTI(4) vs iperf -P4" "$(median $(v stream4b.kperf))" "$(median $(v stream4b.iperf2))" "$(ratios "$(v stream4b.kperf)" "$(v stream4b.iperf2)")" "report"
+    for mode in same split; do
+      row "$path" "TCP_RR mean us vs sockperf ($mode)" "$(median $(v tcprr_$mode.kperf_mean))" "$(median $(v tcprr_$mode.sockperf_mean))" "$(ratios "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.sockperf_mean)")" "<= 1.05"
+      row "$path" "TCP_RR p50 us vs sockperf ($mode)" "$(median $(v tcprr_$mode.kperf_p50))" "$(median $(v tcprr_$mode.sockperf_p50))" "$(ratios "$(v tcprr_$mode.kperf_p50)" "$(v tcprr_$mode.sockperf_p50)")" "<= 1.05"
+      row "$path" "TCP_RR mean us vs qperf x2 ($mode)" "$(median $(v tcprr_$mode.kperf_mean))" "$(median $(v tcprr_$mode.qperf))" "$(ratios "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.qperf)")" "report"
+      row "$path" "UDP_RR mean us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_mean))" "$(median $(v udprr_$mode.sockperf_mean))" "$(ratios "$(v udprr_$mode.kperf_mean)" "$(v udprr_$mode.sockperf_mean)")" "<= 1.05"
+      row "$path" "UDP_RR p50 us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_p50))" "$(median $(v udprr_$mode.sockperf_p50))" "$(ratios "$(v udprr_$mode.kperf_p50)" "$(v udprr_$mode.sockperf_p50)")" "<= 1.05"
+    done
+    row "$path" "TCP_CRR conn/s (iperf: connect+close)" "$(median $(v crr.kperf))" "$(median $(v crr.iperf2))" "$(ratios "$(v crr.kperf)" "$(v crr.iperf2)")" "report"
+  done
+  echo
+  echo "kperf-agent server RSS idle: $((idle_rss / 1024)) MiB ($idle_rss KiB; target <= 8 MiB)"
+  echo "kperf-agent client peak RSS, 32 streams: $((hwm / 1024)) MiB ($hwm KiB; target <= 32 MiB)"
+} | tee ${out:+"$out"}
