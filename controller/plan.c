@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* plan.c - see plan.h. */
+#include "controller/plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/run_options.h"
+
+struct plan {
+    struct plan_opts opts;
+    struct plan_group *groups; /* owned array */
+    size_t n_groups;
+    size_t cap;
+};
+
+static const char *const scenario_names[SCENARIO_COUNT] = {
+    "pod-to-pod",
+    "host-to-host",
+    "pod-to-service",
+    "pod-to-external",
+};
+
+static const char *const placement_names[PLACEMENT_COUNT] = {
+    "same-node",
+    "other-node",
+    "external",
+    "node",
+};
+
+static const char *const test_names[TEST_COUNT] = {
+    "TCP_RR", "TCP_CRR", "UDP_RR", "TCP_STREAM", "TCP_STREAM_MULTI", "UDP_STREAM",
+};
+
+const char *plan_scenario_name(enum scenario s)
+{
+    return (unsigned)s < SCENARIO_COUNT ? scenario_names[s] : "?";
+}
+
+const char *plan_placement_name(enum placement p)
+{
+    return (unsigned)p < PLACEMENT_COUNT ? placement_names[p] : "?";
+}
+
+const char *plan_test_name(enum test_kind t)
+{
+    return (unsigned)t < TEST_COUNT ? test_names[t] : "?";
+}
+
+int plan_scenario_from_name(const char *name)
+{
+    for (int i = 0; i < SCENARIO_COUNT; i++)
+        if (strcmp(name, scenario_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int plan_test_from_name(const char *name)
+{
+    for (int i = 0; i < TEST_COUNT; i++)
+        if (strcasecmp(name, test_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+bool plan_test_is_latency(enum test_kind t)
+{
+    return t == TEST_TCP_RR || t == TEST_TCP_CRR || t == TEST_UDP_RR;
+}
+
+bool plan_test_is_reversible(enum test_kind t)
+{
+    return t == TEST_TCP_STREAM || t == TEST_TCP_STREAM_MULTI || t == TEST_UDP_STREAM;
+}
+
+static struct plan_group *group_append(struct plan *p)
+{
+    if (p->n_groups == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->groups = kp_xrealloc(p->groups, p->cap * sizeof(*p->groups));
+    }
+    struct plan_group *g = &p->groups[p->n_groups++];
+    memset(g, 0, sizeof(*g));
+    return g;
+}
+
+static void group_cleanup(struct plan_group *g)
+{
+    free(g->node);
+    free(g->placement_label);
+    free(g->skip_reason);
+}
+
+/* Adds one group with the selected tests (only reversible ones when reverse). */
+static void add_group(struct plan *p, enum scenario s, enum placement pl, bool reverse)
+{
+    struct plan_group g = {.scenario = s, .placement = pl, .reverse = reverse};
+
+    for (int t = 0; t < TEST_COUNT; t++) {
+        if (!(p->opts.tests & (1u << t)))
+            continue;
+        if (reverse && !plan_test_is_reversible((enum test_kind)t))
+            continue;
+        g.tests[g.n_tests++] = (enum test_kind)t;
+    }
+    if (g.n_tests == 0)
+        return;
+    g.placement_label = kp_xstrdup(plan_placement_name(pl));
+    *group_append(p) = g;
+}
+
+struct plan *plan_new(const struct plan_opts *opts)
+{
+    struct plan *p = kp_xcalloc(1, sizeof(*p));
+
+    p->opts = *opts;
+    if (p->opts.samples < 1)
+        p->opts.samples = 1;
+    if (p->opts.samples_max < p->opts.samples)
+        p->opts.samples_max = p->opts.samples;
+    for (int s = 0; s < SCENARIO_COUNT; s++) {
+        if (!(opts->scenarios & (1u << s)))
+            continue;
+        if (s == SCENARIO_POD_TO_EXTERNAL) {
+            add_group(p, (enum scenario)s, PLACEMENT_EXTERNAL, false);
+            add_group(p, (enum scenario)s, PLACEMENT_EXTERNAL, true);
+            continue;
+        }
+        for (int pl = PLACEMENT_SAME_NODE; pl <= PLACEMENT_OTHER_NODE; pl++)
+            if (opts->placements & (1u << pl))
+                add_group(p, (enum scenario)s, (enum placement)pl, false);
+    }
+    return p;
+}
+
+void plan_free(struct plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_groups; i++)
+        group_cleanup(&p->groups[i]);
+    free(p->groups);
+    free(p);
+}
+
+void plan_opts_from_run_options(const struct run_options *ro, struct plan_opts *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->scenarios = ro->scenarios;
+    out->placements = ro->placements;
+    out->tests = ro->tests;
+    out->samples = ro->samples;
+    out->samples_auto = ro->samples_auto;
+    out->samples_max = ro->samples_auto ? ro->samples_max : ro->samples;
+    out->duration_ms = (unsigned)ro->duration_ms;
+    out->omit_ms = (unsigned)ro->omit_ms;
+}
+
+size_t plan_group_count(const struct plan *p)
+{
+    return p->n_groups;
+}
+
+struct plan_group *plan_group_at(struct plan *p, size_t i)
+{
+    return i < p->n_groups ? &p->groups[i] : NULL;
+}
+
+const struct plan_group *plan_group_get(const struct plan *p, size_t i)
+{
+    return i < p->n_groups ? &p->groups[i] : NULL;
+}
+
+const struct plan_opts *plan_get_opts(const struct plan *p)
+{
+    return &p->opts;
+}
+
+size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    size_t n = 0;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < p->n_groups; i++) {
+        struct plan_group *g = &p->groups[i];
+        if (g->scenario != s || (pl != PLACEMENT_COUNT && g->placement != pl))
+            continue;
+        if (g->skipped)
+            continue; /* the first reason stays */
+        g->skipped = true;
+        g->skip_reason = kp_xstrdup(reason);
+        n++;
+    }
+    return n;
+}
+
+void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
+{
+    struct plan_group *old = p->groups;
+    size_t n_old = p->n_groups;
+
+    p->groups = NULL;
+    p->n_groups = 0;
+    p->cap = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        if (old[i].placement != PLACEMENT_OTHER_NODE) {
+            *group_append(p) = old[i]; /* moves ownership of its strings */
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            struct plan_group *g = group_append(p);
+            *g = old[i];
+            g->placement = PLACEMENT_NODE;
+            g->node = kp_xstrdup(names[k]);
+            g->placement_label = kp_xasprintf("node:%s", names[k]);
+            g->skip_reason = kp_xstrdup(old[i].skip_reason);
+        }
+        group_cleanup(&old[i]);
+    }
+    free(old);
+}
+
+static size_t group_measurements(const struct plan *p, const struct plan_group *g)
+{
+    return g->skipped ? 0 : g->n_tests * (size_t)p->opts.samples;
+}
+
+size_t plan_measurement_count(const struct plan *p)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->n_groups; i++)
+        n += group_measurements(p, &p->groups[i]);
+    return n;
+}
+
+unsigned long long plan_expected_ms(const struct plan *p)
+{
+    return (unsigned long long)plan_measurement_count(p) *
+           ((unsigned long long)p->opts.duration_ms + p->opts.omit_ms);
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* plan.h - what a run measures, in which order: scenarios x placements x tests x samples.
+ * Owns the vocabulary (scenario, placement and test names), the ordered list of measurement
+ * groups and the skip list (a (scenario, placement) that a backend cannot provide is kept with
+ * its reason, never dropped). Knows nothing of backends, processes or reports.
+ *
+ * Vocabulary (these exact strings appear in reports):
+ *   scenarios   pod-to-pod, host-to-host, pod-to-service, pod-to-external
+ *   placements  same-node, other-node   (client and server pod on the same / another node)
+ *               external                (pod-to-external only: the server is outside the
+ *                                        cluster, so node placement does not apply)
+ *               node:<name>             (sweep mode, --all-nodes: the client ran on <name>
+ *                                        and the server on the reference node)
+ *   tests       TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM
+ *
+ * pod-to-external measures both directions from the pod: every selected test once as is, and
+ * the stream tests (TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM) once more with reverse = true
+ * (the external server sends). The agent marks those results "reverse": true; reports show
+ * them as their own rows.
+ *
+ * A plan is a list of groups in run order. A group is one (scenario, placement, reverse)
+ * with its tests in canonical order; each test runs `samples` times. A backend may run a
+ * whole group with one client (k8s: one Job) or each test on its own (local). */
+#ifndef KPERF_CONTROLLER_PLAN_H
+#define KPERF_CONTROLLER_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kp_err;
+struct run_options;
+
+enum scenario {
+    SCENARIO_POD_TO_POD = 0,
+    SCENARIO_HOST_TO_HOST,
+    SCENARIO_POD_TO_SERVICE,
+    SCENARIO_POD_TO_EXTERNAL,
+    SCENARIO_COUNT,
+};
+
+enum placement {
+    PLACEMENT_SAME_NODE = 0,
+    PLACEMENT_OTHER_NODE,
+    PLACEMENT_EXTERNAL,
+    PLACEMENT_NODE, /* sweep: the group's `node` names the client node */
+    PLACEMENT_COUNT,
+};
+
+/* Canonical order: latency tests first, then throughput tests. */
+enum test_kind {
+    TEST_TCP_RR = 0,
+    TEST_TCP_CRR,
+    TEST_UDP_RR,
+    TEST_TCP_STREAM,
+    TEST_TCP_STREAM_MULTI,
+    TEST_UDP_STREAM,
+    TEST_COUNT,
+};
+
+/* Bit masks over the enums above: (1u << SCENARIO_x), (1u << PLACEMENT_x), (1u << TEST_x). */
+#define SCENARIO_ALL_MASK ((1u << SCENARIO_COUNT) - 1)
+#define TEST_ALL_MASK     ((1u << TEST_COUNT) - 1)
+#define TEST_DEFAULT_MASK                                                                          \
+    ((1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM) | (1u << TEST_TCP_STREAM_MULTI))
+#define PLACEMENT_BOTH_MASK ((1u << PLACEMENT_SAME_NODE) | (1u << PLACEMENT_OTHER_NODE))
+
+/* Names (static strings) and lookups. *_from_name return -1 for an unknown name. */
+const char *plan_scenario_name(enum scenario s);
+const char *plan_placement_name(enum placement p); /* "node" for PLACEMENT_NODE */
+const char *plan_test_name(enum test_kind t);
+int plan_scenario_from_name(const char *name);
+int plan_test_from_name(const char *name);
+bool plan_test_is_latency(enum test_kind t);    /* RR and CRR tests */
+bool plan_test_is_reversible(enum test_kind t); /* stream tests: measured both ways externally */
+
+/* One group of measurements: the unit a backend runs with one client (or test by test). */
+struct plan_group {
+    enum scenario scenario;
+    enum placement placement;
+    char *node;                       /* PLACEMENT_NODE only: the client node; owned by the plan */
+    char *placement_label;            /* "same-node", "external", "node:ip-10-0-1-5" ...; owned */
+    bool reverse;                     /* the server sends (stream tests of pod-to-external) */
+    enum test_kind tests[TEST_COUNT]; /* canonical order */
+    size_t n_tests;
+    bool skipped;
+    char *skip_reason; /* owned; set when skipped */
+};
+
+struct plan; /* opaque */
+
+/* What to plan; plan_opts_from_run_options fills it from the flags. */
+struct plan_opts {
+    unsigned scenarios;   /* mask of scenarios */
+    unsigned placements;  /* mask of PLACEMENT_SAME_NODE / PLACEMENT_OTHER_NODE */
+    unsigned tests;       /* mask of tests */
+    int samples;          /* >= 1; for --samples auto, the minimum number of samples */
+    bool samples_auto;    /* repeat until the 95% interval is narrow (bounded by samples_max) */
+    int samples_max;      /* auto only */
+    unsigned duration_ms; /* one sample of one test, measured part */
+    unsigned omit_ms;     /* warm-up, discarded, per sample */
+};
+
+/* Builds the plan: groups in the order scenario, placement (same-node before other-node),
+ * direction (forward before reverse). Never NULL; caller frees with plan_free. */
+struct plan *plan_new(const struct plan_opts *opts);
+void plan_free(struct plan *p); /* NULL is a no-op */
+
+void plan_opts_from_run_options(const struct run_options *ro, struct plan_opts *out);
+
+/* The groups in run order (borrowed until plan_free; indices stay valid except across
+ * plan_expand_sweep). */
+size_t plan_group_count(const struct plan *p);
+struct plan_group *plan_group_at(struct plan *p, size_t i);
+const struct plan_group *plan_group_get(const struct plan *p, size_t i);
+const struct plan_opts *plan_get_opts(const struct plan *p); /* borrowed */
+
+/* Marks every group of (scenario, placement) skipped with a reason (printf-like). A placement
+ * of PLACEMENT_COUNT means every placement of the scenario. Returns how many groups were
+ * marked. Backends call this from prepare(). */
+size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Sweep mode: replaces the other-node groups of every scenario by one group per client node
+ * (placement PLACEMENT_NODE, label "node:<name>"). names borrowed; copied. */
+void plan_expand_sweep(struct plan *p, const char *const *names, size_t n);
+
+/* Counting for progress: measurements (test x sample, each direction counted) that will run
+ * (not skipped), with samples at their minimum for auto; and the expected measurement time in
+ * milliseconds (duration + omit per measurement, no overhead). */
+size_t plan_measurement_count(const struct plan *p);
+unsigned long long plan_expected_ms(const struct plan *p);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* run_options.h - every flag of `kperf run`, parsed and checked. Owns the flag table, the
+ * parsing (kubectl-like: --flag value, --flag=value, -n value, -o json) and the --help text.
+ * The local and the Kubernetes backends read the struct; neither parses flags itself.
+ * Knows nothing of backends or reports. */
+#ifndef KPERF_CONTROLLER_RUN_OPTIONS_H
+#define KPERF_CONTROLLER_RUN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kp_err;
+
+enum run_output {
+    RUN_OUTPUT_TABLE = 0,
+    RUN_OUTPUT_MARKDOWN,
+    RUN_OUTPUT_JSON,
+    RUN_OUTPUT_CSV,
+};
+
+/* --node-selector key=value[,key=value...] */
+struct run_label {
+    char *key;   /* owned */
+    char *value; /* owned; "" allowed */
+};
+
+/* --tolerations key[=value][:Effect][,...]; no value means operator Exists, "" key with no
+ * value (":NoSchedule" or "*") tolerates every taint of that effect (or every taint). */
+struct run_toleration {
+    char *key;    /* owned; NULL = any key */
+    char *value;  /* owned; NULL = operator Exists */
+    char *effect; /* owned; NULL = any effect; else NoSchedule|PreferNoSchedule|NoExecute */
+};
+
+struct run_options {
+    /* what to measure */
+    unsigned scenarios;      /* mask of 1u << enum scenario (plan.h) */
+    unsigned placements;     /* mask of 1u << PLACEMENT_SAME_NODE / PLACEMENT_OTHER_NODE */
+    unsigned tests;          /* mask of 1u << enum test_kind */
+    uint64_t duration_ms;    /* --duration, default 10s */
+    int samples;             /* --samples N (default 1); with auto, the minimum (3) */
+    bool samples_auto;       /* --samples auto */
+    int samples_max;         /* auto only: upper bound (10) */
+    int streams;             /* --streams, default 4 (TCP_STREAM_MULTI) */
+    uint64_t msg_size_bytes; /* --msg-size; 0 = agent default */
+    uint64_t udp_rate_bps;   /* --udp-rate; 0 = agent default */
+    uint64_t omit_ms;        /* --omit, default 0 */
+    uint64_t interval_ms;    /* --interval; 0 = agent default */
+    uint64_t timeout_ms;     /* --timeout: bound on every wait (start-up, one client run);
+                                default 2m */
+    /* output */
+    enum run_output output; /* -o/--output, default table */
+    char *output_dir;       /* --output-dir; owned; NULL = none */
+    int verbose;            /* -v count (-v info, -vv debug) */
+    /* local backend */
+    bool local; /* --local */
+    int mtu;    /* --mtu, default 1500 (local only; 576..65000) */
+    /* Kubernetes backend (parsed here, consumed by backend_k8s) */
+    char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
+    char *context;                   /* owned; NULL = current-context */
+    char *namespace_name;            /* -n/--namespace; owned; NULL = create kperf-<run-id> */
+    char *image;                     /* --image; owned; NULL = backend default */
+    char *image_pull_secret;         /* owned; NULL = none */
+    char *image_pull_policy;         /* owned; NULL = cluster default; Always|IfNotPresent|Never */
+    struct run_label *node_selector; /* owned array */
+    size_t n_node_selector;
+    struct run_toleration *tolerations; /* owned array */
+    size_t n_tolerations;
+    char *node_a;        /* --nodes A,B: server node and other-node client node; owned; or NULL */
+    char *node_b;        /* owned; NULL when not given (then A is used for same-node only) */
+    char *nodes_from;    /* --nodes-from BASE.json; owned; NULL = none */
+    int port;            /* --port, default 5201 */
+    char *external_host; /* --external-server HOST[:PORT]; owned; NULL = none */
+    int external_port;   /* default 5201 */
+    bool keep;           /* --keep */
+    bool cleanup_leftovers; /* --cleanup-leftovers */
+    bool all_nodes;         /* --all-nodes: sweep every node against the reference node */
+    /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
+    int argc;
+    char **argv;
+};
+
+/* Defaults as documented in --help. */
+void run_options_init(struct run_options *o);
+void run_options_cleanup(struct run_options *o); /* frees owned strings and arrays */
+
+/* Parses argv (argv[0] is "run"). Returns 0 when parsed, 1 when --help was given (help text
+ * printed to `out`), or -1 with a one-line reason in err (a usage error: exit 2). */
+int run_options_parse(struct run_options *o, int argc, char **argv, FILE *out, struct kp_err *err);
+
+/* Prints the --help text to f. */
+void run_options_help(FILE *f);
+
+/* Name of an output format: "table", "markdown", "json", "csv". */
+const char *run_options_output_name(enum run_output out);
+
+#endif
