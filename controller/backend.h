@@ -57,11 +57,11 @@ struct backend_ops {
      * out, crashed without output, interrupted). */
     int (*run_client)(struct backend *b, const struct run_spec *spec, json_t **doc,
                       struct kp_err *err);
-    /* Facts for the report metadata (new reference, caller releases; never NULL), an object
-     * with any of: "nodes": [{"name","role","kernel","os","internal_ip","zone",
-     * "instance_type","container_runtime"}], "mtu": {"pod": N, "host": N},
-     * "cni": {"name","version",...}, "kubernetes_version", "kube_proxy_mode",
-     * "external_server". The runner copies every member into report_metadata(). */
+    /* Facts for the report metadata (new reference, caller releases; never NULL): an object
+     * whose members the runner copies into report_metadata() (report.h names the keys):
+     * "nodes": [{"name", "role", "kernel", "os_image", "container_runtime", "instance_type",
+     * "zone", "mtu"}], "kubernetes_version", "cni": {"name", "version", "settings": {}},
+     * "kube_proxy_mode", "mtu": {"pod": N, "host": N}, "external_server", "run_id". */
     json_t *(*describe)(struct backend *b);
     /* Asks the running prepare() / run_client() to stop as soon as possible and return -1.
      * Called from a signal handler: must be async-signal-safe (set a volatile sig_atomic_t,
