@@ -33,8 +33,7 @@ struct kube_exec_config {
     char **env;        /* NULL-terminated "NAME=value" pairs added to our environment */
     char *install_hint;
     int provide_cluster_info;
-    int interactive_mode;      /* 0 Never, 1 IfAvailable, 2 Always (we are never interactive) */
-    char *cluster_config_json; /* extensions[client.authentication.k8s.io/exec] as JSON, or NULL */
+    int interactive_mode; /* 0 Never, 1 IfAvailable, 2 Always (we are never interactive) */
 };
 
 /* A resolved context: cluster + user + namespace. Fields are public for reading; everything
@@ -48,13 +47,14 @@ struct kube_config {
     char *ns; /* never NULL: --namespace, else the context's, else "default" */
 
     /* cluster */
-    char *server;          /* https://host[:port][/prefix] or http://... ; no trailing '/' */
-    char *ca_file;         /* absolute path or NULL */
-    char *ca_data;         /* PEM or NULL */
-    size_t ca_data_len;    /* bytes in ca_data */
-    int insecure;          /* insecure-skip-tls-verify */
-    char *tls_server_name; /* or NULL */
-    char *proxy_url;       /* or NULL; http, https, socks5 only */
+    char *server;              /* https://host[:port][/prefix] or http://... ; no trailing '/' */
+    char *ca_file;             /* absolute path or NULL */
+    char *ca_data;             /* PEM or NULL */
+    size_t ca_data_len;        /* bytes in ca_data */
+    int insecure;              /* insecure-skip-tls-verify */
+    char *tls_server_name;     /* or NULL */
+    char *proxy_url;           /* or NULL; http, https, socks5 only */
+    char *exec_cluster_config; /* extensions[client.authentication.k8s.io/exec] as JSON or NULL */
 
     /* user */
     char *cert_file; /* absolute path or NULL */

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.c - see config.h. Each file is parsed into a JSON tree (yamldoc), its relative paths
+ * are made absolute against its own directory, and it is merged into named maps where the first
+ * definition of a name wins (kubectl's rule). One context is then resolved and validated into
+ * struct kube_config (config_user.c does the user stanza). */
+#include "controller/kube/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/kube/codec.h"
+#include "controller/kube/config_int.h"
+#include "controller/kube/yamldoc.h"
+
+#define INCLUSTER_ROOT "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* The merged view: name -> stanza maps plus the first non-empty current-context. */
+struct merged {
+    json_t *clusters; /* ours */
+    json_t *users;
+    json_t *contexts;
+    char *current; /* ours or NULL */
+    char *source;  /* "a:b" of files merged; ours */
+};
+
+const char *cfg_str(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s && *s ? s : NULL;
+}
+
+int cfg_bool(json_t *obj, const char *key)
+{
+    const char *s = cfg_str(obj, key);
+    return s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE") ||
+                 !strcmp(s, "yes") || !strcmp(s, "on"));
+}
+
+int cfg_read_file(const char *path, size_t max, char **out, size_t *len, struct kp_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n = 0, cap = 4096;
+
+    if (!f)
+        return kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+    buf = kp_xmalloc(cap + 1);
+    for (;;) {
+        size_t r;
+        if (n == cap) {
+            if (cap >= max + 1) {
+                fclose(f);
+                free(buf);
+                return kp_err_set(err, "%s is larger than %zu bytes", path, max);
+            }
+            cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            buf = kp_xrealloc(buf, cap + 1);
+        }
+        r = fread(buf + n, 1, cap - n, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    if (ferror(f) || n > max) {
+        int e = errno;
+        fclose(f);
+        free(buf);
+        return n > max ? kp_err_set(err, "%s is larger than %zu bytes", path, max)
+                       : kp_err_set(err, "cannot read %s: %s", path, strerror(e));
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+/* Makes obj[key] absolute against dir when it is a relative path. */
+static void resolve_path(json_t *obj, const char *key, const char *dir, int only_with_slash)
+{
+    const char *p = cfg_str(obj, key);
+
+    if (!p || !dir || p[0] == '/' || (only_with_slash && !strchr(p, '/')))
+        return;
+    json_object_set_new(obj, key, json_sprintf("%s/%s", dir, p));
+}
+
+static void resolve_paths(json_t *doc, const char *dir)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "clusters"), i, e)
+    {
+        resolve_path(json_object_get(e, "cluster"), "certificate-authority", dir, 0);
+    }
+    json_array_foreach(json_object_get(doc, "users"), i, e)
+    {
+        json_t *u = json_object_get(e, "user");
+        resolve_path(u, "client-certificate", dir, 0);
+        resolve_path(u, "client-key", dir, 0);
+        resolve_path(u, "tokenFile", dir, 0);
+        resolve_path(json_object_get(u, "exec"), "command", dir, 1);
+    }
+}
+
+/* Adds doc's named list `list` (entries {name, <field>: {...}}) to map, first name wins. */
+static int merge_list(json_t *map, json_t *doc, const char *list, const char *field,
+                      const char *name, struct kp_err *err)
+{
+    json_t *arr = json_object_get(doc, list);
+    size_t i;
+    json_t *e;
+
+    if (!arr || (json_is_string(arr) && !*json_string_value(arr)))
+        return 0;
+    if (!json_is_array(arr))
+        return kp_err_set(err, "%s: \"%s\" must be a list", name, list);
+    json_array_foreach(arr, i, e)
+    {
+        const char *n = json_is_object(e) ? cfg_str(e, "name") : NULL;
+        json_t *body = json_object_get(e, field);
+        if (!n)
+            return kp_err_set(err, "%s: %s[%zu] has no name", name, list, i);
+        if (body && !json_is_object(body))
+            return kp_err_set(err, "%s: %s \"%s\": \"%s\" must be a mapping", name, list, n, field);
+        if (!json_object_get(map, n))
+            json_object_set_new(map, n, body ? json_incref(body) : json_object());
+    }
+    return 0;
+}
+
+/* Merges one parsed file into m. name is used in messages; dir resolves relative paths. */
+static int merge_doc(struct merged *m, json_t *doc, const char *name, const char *dir,
+                     struct kp_err *err)
+{
+    const char *cur;
+
+    if (!json_is_object(doc))
+        return kp_err_set(err, "%s: not a kubeconfig (expected a mapping at the top)", name);
+    resolve_paths(doc, dir);
+    if (merge_list(m->clusters, doc, "clusters", "cluster", name, err) != 0 ||
+        merge_list(m->users, doc, "users", "user", name, err) != 0 ||
+        merge_list(m->contexts, doc, "contexts", "context", name, err) != 0)
+        return -1;
+    cur = cfg_str(doc, "current-context");
+    if (!m->current && cur)
+        m->current = kp_xstrdup(cur);
+    if (!m->source) {
+        m->source = kp_xstrdup(name);
+    } else {
+        char *s = kp_xasprintf("%s:%s", m->source, name);
+        free(m->source);
+        m->source = s;
+    }
+    return 0;
+}
+
+static void merged_init(struct merged *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->clusters = json_object();
+    m->users = json_object();
+    m->contexts = json_object();
+}
+
+static void merged_cleanup(struct merged *m)
+{
+    json_decref(m->clusters);
+    json_decref(m->users);
+    json_decref(m->contexts);
+    free(m->current);
+    free(m->source);
+}
+
+/* "a, b, c" of the map's names for messages (caller frees). */
+static char *names_of(json_t *map)
+{
+    char *out = kp_xstrdup("");
+    const char *k;
+    json_t *v;
+
+    json_object_foreach(map, k, v)
+    {
+        char *s = kp_xasprintf("%s%s%s", out, *out ? ", " : "", k);
+        free(out);
+        out = s;
+        (void)v;
+    }
+    return out;
+}
+
+static int parse_doc(const char *buf, size_t len, const char *name, json_t **doc,
+                     struct kp_err *err)
+{
+    static const struct yamldoc_limits lim = {KUBE_CONFIG_MAX_BYTES, KUBE_CONFIG_MAX_DEPTH,
+                                              KUBE_CONFIG_MAX_NODES};
+    if (yamldoc_load(buf, len, &lim, doc, err) != 0)
+        return kp_err_prefix(err, "%s", name);
+    return 0;
+}
+
+static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err)
+{
+    const char *server = cfg_str(cl, "server");
+    const char *ca = cfg_str(cl, "certificate-authority");
+    const char *ca_data = cfg_str(cl, "certificate-authority-data");
+    const char *proxy = cfg_str(cl, "proxy-url");
+    size_t n;
+
+    if (!server)
+        return kp_err_set(err, "cluster \"%s\" has no server; set clusters[].cluster.server",
+                          c->cluster_name);
+    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+        return kp_err_set(err,
+                          "cluster \"%s\": server \"%s\" must start with https:// (or http:// "
+                          "for kubectl proxy)",
+                          c->cluster_name, server);
+    c->server = kp_xstrdup(server);
+    n = strlen(c->server);
+    while (n > 0 && c->server[n - 1] == '/')
+        c->server[--n] = '\0';
+    if (ca && ca_data)
+        return kp_err_set(err,
+                          "cluster \"%s\": certificate-authority and certificate-authority-data "
+                          "are both set; keep one",
+                          c->cluster_name);
+    c->insecure = cfg_bool(cl, "insecure-skip-tls-verify");
+    if (c->insecure && (ca || ca_data))
+        return kp_err_set(err,
+                          "cluster \"%s\": insecure-skip-tls-verify together with a certificate "
+                          "authority is not allowed; remove one",
+                          c->cluster_name);
+    if (ca)
+        c->ca_file = kp_xstrdup(ca);
+    if (ca_data && codec_b64_decode(ca_data, strlen(ca_data), &c->ca_data, &c->ca_data_len))
+        return kp_err_set(err, "cluster \"%s\": certificate-authority-data is not valid base64",
+                          c->cluster_name);
+    if (cfg_str(cl, "tls-server-name"))
+        c->tls_server_name = kp_xstrdup(cfg_str(cl, "tls-server-name"));
+    if (proxy) {
+        if (strncmp(proxy, "http://", 7) && strncmp(proxy, "https://", 8) &&
+            strncmp(proxy, "socks5://", 9) && strncmp(proxy, "socks5h://", 10))
+            return kp_err_set(err,
+                              "cluster \"%s\": proxy-url \"%s\" must be http://, https:// or "
+                              "socks5://",
+                              c->cluster_name, proxy);
+        c->proxy_url = kp_xstrdup(proxy);
+    }
+    return cfg_exec_extension(c, cl);
+}
+
+/* Picks the context and fills a new config from the merged maps. */
+static int resolve(struct merged *m, const char *ctx_name, const char *ns_override,
+                   struct kube_config **out, struct kp_err *err)
+{
+    struct kube_config *c = kp_xcalloc(1, sizeof(*c));
+    json_t *ctx, *cl, *user = NULL;
+    const char *ns;
+    char *names = NULL;
+    int rc = -1;
+
+    c->source = kp_xstrdup(m->source ? m->source : "kubeconfig");
+    if (!ctx_name)
+        ctx_name = m->current;
+    if (!ctx_name) {
+        names = names_of(m->contexts);
+        kp_err_set(err, "no current-context is set; pass --context NAME (contexts: %s)",
+                   *names ? names : "none");
+        goto out;
+    }
+    c->context_name = kp_xstrdup(ctx_name);
+    ctx = json_object_get(m->contexts, ctx_name);
+    if (!ctx) {
+        names = names_of(m->contexts);
+        kp_err_set(err, "context \"%s\" not found; pass --context with one of: %s", ctx_name,
+                   *names ? names : "(none defined)");
+        goto out;
+    }
+    if (!cfg_str(ctx, "cluster")) {
+        kp_err_set(err, "context \"%s\" names no cluster; set contexts[].context.cluster",
+                   ctx_name);
+        goto out;
+    }
+    c->cluster_name = kp_xstrdup(cfg_str(ctx, "cluster"));
+    cl = json_object_get(m->clusters, c->cluster_name);
+    if (!cl) {
+        kp_err_set(err, "context \"%s\" refers to cluster \"%s\", which is not defined", ctx_name,
+                   c->cluster_name);
+        goto out;
+    }
+    if (cfg_str(ctx, "user")) {
+        c->user_name = kp_xstrdup(cfg_str(ctx, "user"));
+        user = json_object_get(m->users, c->user_name);
+        if (!user) {
+            kp_err_set(err, "context \"%s\" refers to user \"%s\", which is not defined", ctx_name,
+                       c->user_name);
+            goto out;
+        }
+    } else {
+        c->user_name = kp_xstrdup("");
+    }
+    ns = ns_override && *ns_override ? ns_override : cfg_str(ctx, "namespace");
+    c->ns = kp_xstrdup(ns ? ns : "default");
+    if (resolve_cluster(c, cl, err) != 0 || (user && cfg_resolve_user(c, user, err) != 0))
+        goto out;
+    *out = c;
+    c = NULL;
+    rc = 0;
+out:
+    if (rc != 0)
+        kp_err_prefix(err, "%s", m->source ? m->source : "kubeconfig");
+    free(names);
+    kube_config_free(c);
+    return rc;
+}
+
+static char *dir_of(const char *path)
+{
+    char *copy = kp_xstrdup(path);
+    char *slash = strrchr(copy, '/');
+    char *abs;
+
+    if (!slash) {
+        free(copy);
+        copy = kp_xstrdup(".");
+    } else if (slash == copy) {
+        slash[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    abs = realpath(copy, NULL);
+    if (abs) {
+        free(copy);
+        return abs;
+    }
+    return copy;
+}
+
+/* Reads, parses and merges one file. */
+static int add_file(struct merged *m, const char *path, struct kp_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    json_t *doc = NULL;
+    char *dir = NULL;
+    int rc = -1;
+
+    if (cfg_read_file(path, KUBE_CONFIG_MAX_BYTES, &buf, &len, err) != 0)
+        goto out;
+    if (parse_doc(buf, len, path, &doc, err) != 0)
+        goto out;
+    dir = dir_of(path);
+    rc = merge_doc(m, doc, path, dir, err);
+out:
+    json_decref(doc);
+    kp_free_secret(buf);
+    free(dir);
+    return rc;
+}
+
+int kube_config_parse(const char *buf, size_t len, const char *name, const char *dir,
+                      const char *context, struct kube_config **out, struct kp_err *err)
+{
+    struct merged m;
+    json_t *doc = NULL;
+    int rc = -1;
+
+    *out = NULL;
+    merged_init(&m);
+    if (parse_doc(buf, len, name, &doc, err) != 0 || merge_doc(&m, doc, name, dir, err) != 0)
+        goto out;
+    rc = resolve(&m, context, NULL, out, err);
+out:
+    json_decref(doc);
+    merged_cleanup(&m);
+    return rc;
+}
+
+/* Files named by $KUBECONFIG that exist, in order, duplicates dropped (caller frees). */
+static char **kubeconfig_env_files(const char *env, size_t *n)
+{
+    char *copy = kp_xstrdup(env);
+    char **files = kp_xcalloc(strlen(env) / 2 + 2, sizeof(*files));
+    char *save = NULL;
+
+    *n = 0;
+    for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        int dup = 0;
+        for (size_t i = 0; i < *n; i++)
+            dup |= !strcmp(files[i], p);
+        if (dup || stat(p, &st) != 0)
+            continue;
+        files[(*n)++] = kp_xstrdup(p);
+    }
+    free(copy);
+    return files;
+}
+
+static int load_files(const struct kube_config_opts *opts, struct merged *m, int *found,
+                      struct kp_err *err)
+{
+    const char *env = getenv("KUBECONFIG");
+    const char *home = getenv("HOME");
+    char **files = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    *found = 0;
+    if (opts->kubeconfig) {
+        *found = 1;
+        return add_file(m, opts->kubeconfig, err);
+    }
+    if (env && *env) {
+        files = kubeconfig_env_files(env, &n);
+    } else if (home && *home) {
+        struct stat st;
+        char *p = kp_xasprintf("%s/.kube/config", home);
+        files = kp_xcalloc(2, sizeof(*files));
+        if (stat(p, &st) == 0)
+            files[n++] = p;
+        else
+            free(p);
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = add_file(m, files[i], err);
+    for (size_t i = 0; files && i < n; i++)
+        free(files[i]);
+    free(files);
+    *found = n > 0;
+    return rc;
+}
+
+int kube_config_load(const struct kube_config_opts *opts, struct kube_config **out,
+                     struct kp_err *err)
+{
+    static const struct kube_config_opts none = {0};
+    struct merged m;
+    int found = 0;
+    int rc = -1;
+
+    *out = NULL;
+    if (!opts)
+        opts = &none;
+    if (opts->in_cluster_only)
+        return kube_config_in_cluster(out, err);
+    merged_init(&m);
+    if (load_files(opts, &m, &found, err) != 0)
+        goto out;
+    if (!found) {
+        if (getenv("KUBERNETES_SERVICE_HOST")) {
+            rc = kube_config_in_cluster(out, err);
+            if (rc == 0 && opts->ns && *opts->ns) {
+                free((*out)->ns);
+                (*out)->ns = kp_xstrdup(opts->ns);
+            }
+            goto out;
+        }
+        kp_err_set(err,
+                   "no kubeconfig found ($KUBECONFIG is %s, ~/.kube/config is missing) and "
+                   "not running in a cluster; pass --kubeconfig FILE",
+                   getenv("KUBECONFIG") && *getenv("KUBECONFIG") ? "set but none exist" : "unset");
+        goto out;
+    }
+    rc = resolve(&m, opts->context, opts->ns, out, err);
+out:
+    merged_cleanup(&m);
+    return rc;
+}
+
+int kube_config_in_cluster(struct kube_config **out, struct kp_err *err)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *root = getenv("KPERF_INCLUSTER_ROOT");
+    struct kube_config *c;
+    char *path;
+    char *ns = NULL;
+    struct stat st;
+
+    *out = NULL;
+    if (!host || !*host || !port || !*port)
+        return kp_err_set(err, "in-cluster config: KUBERNETES_SERVICE_HOST/PORT are not set; "
+                               "not running in a pod? Pass --kubeconfig FILE");
+    if (!root || !*root)
+        root = INCLUSTER_ROOT;
+    path = kp_xasprintf("%s/token", root);
+    if (access(path, R_OK) != 0) {
+        kp_err_set(err,
+                   "in-cluster config: cannot read %s: %s; mount the service-account token "
+                   "(automountServiceAccountToken must not be false)",
+                   path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    c = kp_xcalloc(1, sizeof(*c));
+    c->source = kp_xstrdup("in-cluster");
+    c->context_name = kp_xstrdup("");
+    c->cluster_name = kp_xstrdup("in-cluster");
+    c->user_name = kp_xstrdup("service-account");
+    c->token_file = path;
+    c->server = strchr(host, ':') ? kp_xasprintf("https://[%s]:%s", host, port)
+                                  : kp_xasprintf("https://%s:%s", host, port);
+    path = kp_xasprintf("%s/ca.crt", root);
+    if (stat(path, &st) == 0)
+        c->ca_file = path;
+    else
+        free(path);
+    path = kp_xasprintf("%s/namespace", root);
+    if (cfg_read_file(path, 253, &ns, NULL, NULL) == 0)
+        ns[strcspn(ns, " \r\n\t")] = '\0';
+    free(path);
+    c->ns = ns && *ns ? ns : kp_xstrdup("default");
+    if (c->ns != ns)
+        free(ns);
+    *out = c;
+    return 0;
+}
+
+static void exec_free(struct kube_exec_config *e)
+{
+    if (!e)
+        return;
+    free(e->api_version);
+    free(e->command);
+    for (char **p = e->args; p && *p; p++)
+        free(*p);
+    free(e->args);
+    for (char **p = e->env; p && *p; p++)
+        free(*p);
+    free(e->env);
+    free(e->install_hint);
+    free(e);
+}
+
+static void free_secret_n(char *p, size_t n)
+{
+    if (p)
+        explicit_bzero(p, n);
+    free(p);
+}
+
+void kube_config_free(struct kube_config *c)
+{
+    if (!c)
+        return;
+    free(c->source);
+    free(c->context_name);
+    free(c->cluster_name);
+    free(c->user_name);
+    free(c->ns);
+    free(c->server);
+    free(c->ca_file);
+    free(c->ca_data);
+    free(c->tls_server_name);
+    free(c->proxy_url);
+    free(c->exec_cluster_config);
+    free(c->cert_file);
+    free(c->key_file);
+    free(c->cert_data);
+    free_secret_n(c->key_data, c->key_data_len);
+    kp_free_secret(c->token);
+    free(c->token_file);
+    exec_free(c->exec);
+    free(c->impersonate_user);
+    free(c);
+}
