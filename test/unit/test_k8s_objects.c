@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_k8s_objects.c - the objects of one run: labels, placement, pod security, jobs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/k8s_objects.h"
+
+static struct k8s_objects_opts base_opts(void)
+{
+    struct k8s_objects_opts o = {
+        .run_id = "20261130-090000-abcdef",
+        .ns = "kperf-20261130-090000-abcdef",
+        .image = "registry.example/kperf-agent:0.1.0",
+        .port = 5201,
+        .job_deadline_s = 300,
+        .job_ttl_s = 600,
+    };
+    return o;
+}
+
+/* str_at(obj, "metadata", "name", NULL): the string at that key path, or NULL */
+static const char *str_at(const json_t *root, ...)
+{
+    va_list ap;
+    const char *k;
+    const json_t *v = root;
+
+    va_start(ap, root);
+    while ((k = va_arg(ap, const char *)) != NULL)
+        v = json_object_get(v, k);
+    va_end(ap);
+    return json_string_value(v);
+}
+
+static void assert_run_labels(const json_t *obj)
+{
+    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    assert_string_equal(json_string_value(json_object_get(labels, K8S_LABEL_MANAGED_BY)), "kperf");
+    assert_string_equal(json_string_value(json_object_get(labels, K8S_LABEL_RUN_ID)),
+                        "20261130-090000-abcdef");
+}
+
+static void test_k8s_objects_every_server_object_is_labelled_and_namespaced(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    struct k8s_server_set set = {
+        .node_a = "node-1", .node_b = "node-2", .pod_network = 1, .host_network = 1, .services = 1};
+    json_t *objs = k8s_objects_server_objects(&o, &set, 1, "secret-token");
+    size_t i;
+    json_t *obj;
+    (void)state;
+
+    /* ns, sa, secret, 4 daemonsets, 2 services */
+    assert_int_equal(json_array_size(objs), 9);
+    json_array_foreach(objs, i, obj)
+    {
+        const char *kind = json_string_value(json_object_get(obj, "kind"));
+        assert_non_null(kind);
+        assert_run_labels(obj);
+        if (strcmp(kind, "Namespace") != 0)
+            assert_string_equal(
+                json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace")),
+                o.ns);
+    }
+    assert_string_equal(json_string_value(json_object_get(json_array_get(objs, 0), "kind")),
+                        "Namespace");
+    json_decref(objs);
+}
+
+static void test_k8s_objects_namespace_psa_follows_host_network(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    json_t *ns;
+    (void)state;
+
+    ns = k8s_objects_namespace(&o);
+    assert_string_equal(str_at(ns, "metadata", "labels", K8S_PSA_ENFORCE, NULL), "restricted");
+    json_decref(ns);
+    o.host_network_used = 1;
+    ns = k8s_objects_namespace(&o);
+    assert_string_equal(str_at(ns, "metadata", "labels", K8S_PSA_ENFORCE, NULL), "privileged");
+    json_decref(ns);
+}
+
+static void assert_restricted_pod(const json_t *pspec)
+{
+    json_t *c = json_array_get(json_object_get(pspec, "containers"), 0);
+    json_t *sc = json_object_get(c, "securityContext");
+
+    assert_true(json_is_true(json_object_get(sc, "runAsNonRoot")));
+    assert_true(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")));
+    assert_true(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
+    assert_int_equal(json_integer_value(json_object_get(sc, "runAsUser")), K8S_AGENT_UID);
+    assert_int_equal(json_integer_value(json_object_get(sc, "runAsGroup")), K8S_AGENT_UID);
+    assert_string_equal(json_string_value(json_array_get(
+                            json_object_get(json_object_get(sc, "capabilities"), "drop"), 0)),
+                        "ALL");
+    assert_null(json_object_get(json_object_get(sc, "capabilities"), "add"));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(sc, "seccompProfile"), "type")),
+        "RuntimeDefault");
+    assert_true(json_is_false(json_object_get(pspec, "automountServiceAccountToken")));
+    assert_non_null(json_object_get(json_object_get(c, "resources"), "requests"));
+    assert_null(json_object_get(json_object_get(json_object_get(c, "resources"), "limits"), "cpu"));
+}
+
+static const char *affinity_node(const json_t *pspec)
+{
+    json_t *term = json_array_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(pspec, "affinity"), "nodeAffinity"),
+                            "requiredDuringSchedulingIgnoredDuringExecution"),
+            "nodeSelectorTerms"),
+        0);
+    json_t *expr = json_array_get(json_object_get(term, "matchExpressions"), 0);
+
+    assert_string_equal(json_string_value(json_object_get(expr, "key")), K8S_HOSTNAME_LABEL);
+    assert_string_equal(json_string_value(json_object_get(expr, "operator")), "In");
+    assert_int_equal(json_array_size(json_object_get(expr, "values")), 1);
+    return json_string_value(json_array_get(json_object_get(expr, "values"), 0));
+}
+
+static void test_k8s_objects_server_daemonset_pinned_and_restricted(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    json_t *ds = k8s_objects_server_daemonset(&o, "pod", "b", "node-2");
+    json_t *tmpl = json_object_get(json_object_get(ds, "spec"), "template");
+    json_t *pspec = json_object_get(tmpl, "spec");
+    json_t *sel =
+        json_object_get(json_object_get(json_object_get(ds, "spec"), "selector"), "matchLabels");
+    json_t *tlabels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
+    const char *k;
+    json_t *v;
+    (void)state;
+
+    assert_string_equal(str_at(ds, "metadata", "name", NULL), "kperf-server-pod-b");
+    assert_string_equal(affinity_node(pspec), "node-2");
+    assert_restricted_pod(pspec);
+    assert_null(json_object_get(pspec, "hostNetwork"));
+    /* the selector must match the template (the API server refuses otherwise) */
+    json_object_foreach(sel, k, v)
+    {
+        assert_string_equal(json_string_value(json_object_get(tlabels, k)), json_string_value(v));
+    }
+    assert_string_equal(json_string_value(json_object_get(sel, K8S_LABEL_SLOT)), "b");
+    json_t *c = json_array_get(json_object_get(pspec, "containers"), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(c, "readinessProbe"), "tcpSocket"), "port")),
+        5201);
+    json_decref(ds);
+
+    ds = k8s_objects_server_daemonset(&o, "host", "a", "node-1");
+    pspec = json_object_get(json_object_get(json_object_get(ds, "spec"), "template"), "spec");
+    assert_true(json_is_true(json_object_get(pspec, "hostNetwork")));
+    assert_restricted_pod(pspec); /* host network adds nothing else */
+    assert_string_equal(affinity_node(pspec), "node-1");
+    json_decref(ds);
+}
+
+static void test_k8s_objects_service_selects_one_slot(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    json_t *svc = k8s_objects_service(&o, "b");
+    json_t *sel = json_object_get(json_object_get(svc, "spec"), "selector");
+    (void)state;
+
+    assert_string_equal(str_at(svc, "metadata", "name", NULL), "kperf-svc-b");
+    assert_string_equal(str_at(svc, "spec", "type", NULL), "ClusterIP");
+    assert_string_equal(json_string_value(json_object_get(sel, K8S_LABEL_SLOT)), "b");
+    assert_string_equal(json_string_value(json_object_get(sel, K8S_LABEL_NETWORK)), "pod");
+    assert_string_equal(json_string_value(json_object_get(sel, K8S_LABEL_RUN_ID)), o.run_id);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(svc, "spec"), "ports")), 2);
+    json_decref(svc);
+}
+
+static void test_k8s_objects_client_job_runs_once_with_deadline(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    json_t *tol = json_pack("[{s:s, s:s}]", "key", "dedicated", "operator", "Exists");
+    const char *const args[] = {"client", "--server", "10.0.0.5:5201", "--json", NULL};
+    struct k8s_client_job job = {.name = "kperf-c-x",
+                                 .node_hostname = "node-1",
+                                 .scenario = "host-to-host",
+                                 .placement = "other-node",
+                                 .host_network = 1,
+                                 .args = args};
+    json_t *j;
+    json_t *pspec;
+    (void)state;
+
+    o.pull_policy = "Always";
+    o.pull_secret = "regcred";
+    o.tolerations = tol;
+    j = k8s_objects_client_job(&o, &job);
+    pspec = json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "spec"), "backoffLimit")), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "spec"), "activeDeadlineSeconds")),
+        300);
+    assert_string_equal(json_string_value(json_object_get(pspec, "restartPolicy")), "Never");
+    assert_true(json_is_true(json_object_get(pspec, "hostNetwork")));
+    assert_string_equal(affinity_node(pspec), "node-1");
+    assert_restricted_pod(pspec);
+    json_t *c = json_array_get(json_object_get(pspec, "containers"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "imagePullPolicy")), "Always");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(c, "args"), 2)),
+                        "10.0.0.5:5201");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(pspec, "imagePullSecrets"), 0), "name")),
+                        "regcred");
+    assert_true(json_equal(json_object_get(pspec, "tolerations"), tol));
+    assert_run_labels(j);
+    json_decref(j);
+    json_decref(tol);
+}
+
+static void test_k8s_objects_client_argv_from_spec(void **state)
+{
+    enum test_kind tests[] = {TEST_TCP_RR, TEST_TCP_STREAM};
+    struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
+    struct run_spec spec = {
+        .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
+    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000);
+    char *joined = kp_xstrdup("");
+    (void)state;
+
+    for (char **a = argv; *a; a++) {
+        char *n = kp_xasprintf("%s%s%s", joined, *joined ? " " : "", *a);
+        free(joined);
+        joined = n;
+    }
+    assert_string_equal(joined, "client --server [fd00::5]:6000 --tests TCP_RR,TCP_STREAM "
+                                "--duration 2000ms --samples 3 --streams 8 --reverse "
+                                "--token-file /var/run/kperf/token --json");
+    free(joined);
+    k8s_objects_argv_free(argv);
+}
+
+static void test_k8s_objects_job_names_are_dns_labels_and_distinct(void **state)
+{
+    char *a = k8s_objects_job_name("pod-to-pod", "node:ip-10-0-1-5.eu-west-1.compute.internal."
+                                                 "very-long-suffix-that-goes-on");
+    char *b = k8s_objects_job_name("pod-to-pod", "node:ip-10-0-1-5.eu-west-1.compute.internal."
+                                                 "very-long-suffix-that-goes-on-2");
+    (void)state;
+
+    assert_true(strlen(a) <= 63);
+    assert_true(strlen(b) <= 63);
+    assert_string_not_equal(a, b);
+    for (const char *p = a; *p; p++)
+        assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
+    assert_true(a[strlen(a) - 1] != '-');
+    free(a);
+    free(b);
+}
+
+static void test_k8s_objects_check_rejects_bad_input(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(k8s_objects_check(&o, &err), 0);
+    o.port = 70000;
+    assert_int_equal(k8s_objects_check(&o, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "70000"));
+    o = base_opts();
+    o.ns = "Bad_NS";
+    assert_int_equal(k8s_objects_check(&o, &err), -1);
+    o = base_opts();
+    o.pull_policy = "Sometimes";
+    assert_int_equal(k8s_objects_check(&o, &err), -1);
+}
+
+static void test_k8s_objects_run_id_is_a_label(void **state)
+{
+    char id[K8S_RUN_ID_MAX + 1];
+    struct k8s_objects_opts o = base_opts();
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(k8s_objects_run_id(id, sizeof(id), &err), 0);
+    o.run_id = id;
+    assert_int_equal(k8s_objects_check(&o, &err), 0);
+    char *sel = k8s_objects_selector(id);
+    assert_non_null(strstr(sel, "kperf.io/run-id="));
+    free(sel);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k8s_objects_every_server_object_is_labelled_and_namespaced),
+        cmocka_unit_test(test_k8s_objects_namespace_psa_follows_host_network),
+        cmocka_unit_test(test_k8s_objects_server_daemonset_pinned_and_restricted),
+        cmocka_unit_test(test_k8s_objects_service_selects_one_slot),
+        cmocka_unit_test(test_k8s_objects_client_job_runs_once_with_deadline),
+        cmocka_unit_test(test_k8s_objects_client_argv_from_spec),
+        cmocka_unit_test(test_k8s_objects_job_names_are_dns_labels_and_distinct),
+        cmocka_unit_test(test_k8s_objects_check_rejects_bad_input),
+        cmocka_unit_test(test_k8s_objects_run_id_is_a_label),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
