@@ -291,28 +291,41 @@ json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
                                    const char *token)
 {
     json_t *out = json_array();
-    const char *slots[2] = {"a", "b"};
-    const char *hosts[2] = {set->node_a, set->node_b};
 
     if (create_namespace)
         json_array_append_new(out, k8s_objects_namespace(opts));
     json_array_append_new(out, k8s_objects_service_account(opts));
     json_array_append_new(out, k8s_objects_secret(opts, token));
-    for (int i = 0; i < 2; i++) {
-        if (!hosts[i])
-            continue;
-        if (set->pod_network || set->services)
-            json_array_append_new(out,
-                                  k8s_objects_server_daemonset(opts, "pod", slots[i], hosts[i]));
-        if (set->host_network)
-            json_array_append_new(out,
-                                  k8s_objects_server_daemonset(opts, "host", slots[i], hosts[i]));
-    }
-    for (int i = 0; set->services && i < 2; i++) {
-        if (hosts[i])
-            json_array_append_new(out, k8s_objects_service(opts, slots[i]));
-    }
+    if (set->pod_network || set->services)
+        json_array_append_new(out, k8s_objects_server_daemonset(opts, "pod", "a", set->node_a));
+    if (set->host_network)
+        json_array_append_new(out, k8s_objects_server_daemonset(opts, "host", "a", set->node_a));
+    if (set->services)
+        json_array_append_new(out, k8s_objects_service(opts, "a"));
     return out;
+}
+
+void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->client_on_a = g->placement == PLACEMENT_SAME_NODE;
+    switch (g->scenario) {
+    case SCENARIO_HOST_TO_HOST:
+        out->server_network = "host";
+        out->client_host_network = 1;
+        break;
+    case SCENARIO_POD_TO_SERVICE:
+        out->server_network = "pod";
+        out->via_service = 1;
+        break;
+    case SCENARIO_POD_TO_EXTERNAL:
+        out->client_on_a = 1; /* any node will do; A is known to be schedulable */
+        break;
+    case SCENARIO_POD_TO_POD:
+    default:
+        out->server_network = "pod";
+        break;
+    }
 }
 
 static void argv_push(char ***argv, size_t *n, char *s)

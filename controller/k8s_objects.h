@@ -3,15 +3,14 @@
  * Owns names, labels, the pod security posture of agent pods and the placement rules; knows
  * nothing of HTTP (kube/), of what the tests measure (plan) or of waiting (backend_k8s).
  *
- * Placement design (why one DaemonSet per node "slot"): a ClusterIP Service must reach exactly
- * the server on one intended node (pod-to-service same-node vs other-node). A DaemonSet's pods
- * all share one template, so no label tells them apart by node. kperf therefore runs one
- * single-node DaemonSet per (network, slot): slot "a" is the reference node (node A of the
- * pair), slot "b" the other node. Each is pinned by required node affinity on
- * kubernetes.io/hostname, its pods carry kperf.io/slot=<slot>, and Service kperf-svc-<slot>
- * selects (run-id, role=server, network=pod, slot). Same-node service traffic = client on A to
- * kperf-svc-a; other-node = client on A to kperf-svc-b. No EndpointSlice writes are needed,
- * and the DaemonSet controller recreates a server pod that dies. */
+ * Placement design: servers run on node A only (the reference node: --nodes A,B, or the first
+ * of the chosen pair); the client's node decides the placement (same-node = a client on A,
+ * other-node = a client on B, sweep = a client on each node). Each server is a DaemonSet pinned
+ * to A by required node affinity on kubernetes.io/hostname (the controller recreates a pod that
+ * dies; coverage is checkable per node). Its pods carry kperf.io/slot=a, and the pod-to-service
+ * Service kperf-svc-a selects (run-id, role=server, network=pod, slot=a), so its only backend is
+ * the server on A whatever the cluster size: no EndpointSlice writes, no per-pod labelling.
+ * The slot label leaves room for an "every node as server" sweep (slot per node). */
 #ifndef KPERF_CONTROLLER_K8S_OBJECTS_H
 #define KPERF_CONTROLLER_K8S_OBJECTS_H
 
@@ -92,11 +91,10 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
 
 /* Which servers a run needs: decided from the plan by the backend (and by `kperf manifests`). */
 struct k8s_server_set {
-    const char *node_a; /* hostname label of node A (servers of slot a; same-node clients) */
-    const char *node_b; /* of node B (slot b), or NULL when no other-node group runs */
-    int pod_network;    /* pod-to-pod: kperf-server-pod-{a,b} */
-    int host_network;   /* host-to-host: kperf-server-host-{a,b} */
-    int services;       /* pod-to-service: kperf-svc-{a,b} (implies the pod servers) */
+    const char *node_a; /* hostname label of node A: every server runs there (slot a) */
+    int pod_network;    /* pod-to-pod: kperf-server-pod-a */
+    int host_network;   /* host-to-host: kperf-server-host-a */
+    int services;       /* pod-to-service: kperf-svc-a (implies the pod server) */
 };
 
 /* Every object of the run in creation order: Namespace (when create_namespace), ServiceAccount,
@@ -104,6 +102,15 @@ struct k8s_server_set {
 json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
                                    const struct k8s_server_set *set, int create_namespace,
                                    const char *token);
+
+/* Where one plan group runs: which server it talks to and where its client goes. */
+struct k8s_group_target {
+    const char *server_network; /* "pod" | "host" | NULL (pod-to-external) */
+    int via_service;            /* talk to kperf-svc-a's ClusterIP, not the pod IP */
+    int client_host_network;    /* client Job in the node's network namespace */
+    int client_on_a;            /* 1: node A; 0: node B, or group->node in sweep mode */
+};
+void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out);
 
 /* argv (after the binary) of `kperf-agent client` for spec against server:port, reading the
  * token from K8S_TOKEN_FILE and printing JSON. New NULL-terminated array; free with

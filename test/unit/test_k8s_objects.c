@@ -51,14 +51,14 @@ static void test_k8s_objects_every_server_object_is_labelled_and_namespaced(void
 {
     struct k8s_objects_opts o = base_opts();
     struct k8s_server_set set = {
-        .node_a = "node-1", .node_b = "node-2", .pod_network = 1, .host_network = 1, .services = 1};
+        .node_a = "node-1", .pod_network = 1, .host_network = 1, .services = 1};
     json_t *objs = k8s_objects_server_objects(&o, &set, 1, "secret-token");
     size_t i;
     json_t *obj;
     (void)state;
 
-    /* ns, sa, secret, 4 daemonsets, 2 services */
-    assert_int_equal(json_array_size(objs), 9);
+    /* ns, sa, secret, 2 daemonsets (pod, host), 1 service */
+    assert_int_equal(json_array_size(objs), 6);
     json_array_foreach(objs, i, obj)
     {
         const char *kind = json_string_value(json_object_get(obj, "kind"));
