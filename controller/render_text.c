@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* render_text.c - terminal table, Markdown and CSV renderings of a report. Both tables are
+ * described once as column lists; the table and Markdown layouts share them. */
+#include "controller/render_text.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/report.h"
+#include "controller/report_aggregate.h"
+
+#define CELL 64
+
+enum col {
+    COL_SCENARIO,
+    COL_NODE,
+    COL_TEST,
+    COL_MIN,
+    COL_MEAN,
+    COL_P50,
+    COL_P90,
+    COL_P99,
+    COL_OPS,
+    COL_MBPS,
+    COL_RETR,
+    COL_MSS,
+    COL_CPU,
+    COL_N,
+    COL_CV,
+    COL_NOTE,
+};
+
+static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MIN,
+                                        COL_MEAN,     COL_P50,  COL_P90,  COL_P99,
+                                        COL_OPS,      COL_N,    COL_CV,   COL_NOTE};
+static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS, COL_RETR,
+                                           COL_MSS,      COL_CPU,  COL_N,    COL_CV,   COL_NOTE};
+
+static const char *col_header(enum col c)
+{
+    static const char *const names[] = {
+        "Scenario",        "Node",        "Test", "Min",        "Mean", "P50", "P90", "P99", "OP/s",
+        "Throughput Mb/s", "Retransmits", "MSS",  "CPU s/Gbit", "n",    "CV%", "Note"};
+    return names[c];
+}
+
+const char *render_test_label(const json_t *row, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", json_string_value(json_object_get(row, "test")),
+             json_is_true(json_object_get(row, "reverse")) ? " (reverse)" : "");
+    return buf;
+}
+
+const char *render_num(const json_t *obj, const char *field, const char *sub, int decimals,
+                       char *buf, size_t len)
+{
+    double v;
+
+    if (!report_get_number(obj, field, sub, &v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", decimals, v);
+    return buf;
+}
+
+/* The stats object of the row's key metric (ops/s or Mb/s), or NULL. Borrowed. */
+static const json_t *key_stats(const json_t *row)
+{
+    const json_t *stats = json_object_get(row, "stats");
+    const char *kind = json_string_value(json_object_get(row, "kind"));
+
+    return json_object_get(stats, strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps");
+}
+
+static void cell(const json_t *row, enum col c, char *buf)
+{
+    const json_t *agg = json_object_get(row, "aggregate");
+    double client, server;
+
+    switch (c) {
+    case COL_SCENARIO:
+        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "scenario")));
+        return;
+    case COL_NODE:
+        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "placement")));
+        return;
+    case COL_TEST:
+        render_test_label(row, buf, CELL);
+        return;
+    case COL_MIN:
+    case COL_MEAN:
+    case COL_P50:
+    case COL_P90:
+    case COL_P99: {
+        static const char *const subs[] = {"min", "mean", "p50", "p90", "p99"};
+        render_num(agg, "latency_us", subs[c - COL_MIN], 1, buf, CELL);
+        return;
+    }
+    case COL_OPS:
+        render_num(agg, "ops_per_sec", NULL, 2, buf, CELL);
+        return;
+    case COL_MBPS:
+        render_num(agg, "throughput_mbps", NULL, 2, buf, CELL);
+        return;
+    case COL_RETR:
+        render_num(agg, "tcp", "retransmits", 0, buf, CELL);
+        return;
+    case COL_MSS:
+        render_num(agg, "tcp", "mss", 0, buf, CELL);
+        return;
+    case COL_CPU:
+        if (report_get_number(agg, "cpu_seconds_per_gbit", "client", &client) &&
+            report_get_number(agg, "cpu_seconds_per_gbit", "server", &server))
+            snprintf(buf, CELL, "%.3f", client + server);
+        else
+            snprintf(buf, CELL, "-");
+        return;
+    case COL_N:
+        snprintf(buf, CELL, "%zu", json_array_size(json_object_get(row, "samples")));
+        return;
+    case COL_CV:
+        if (json_array_size(json_object_get(row, "samples")) < 2)
+            snprintf(buf, CELL, "-");
+        else
+            render_num(key_stats(row), "cv_pct", NULL, 1, buf, CELL);
+        return;
+    case COL_NOTE:
+        snprintf(buf, CELL, "%s%s", json_is_true(json_object_get(row, "noisy")) ? "noisy " : "",
+                 strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0
+                     ? "partial"
+                     : "");
+        return;
+    }
+}
+
+static bool row_is_measured(const json_t *row, const char *kind)
+{
+    return json_array_size(json_object_get(row, "samples")) > 0 &&
+           strcmp(json_string_value(json_object_get(row, "kind")), kind) == 0;
+}
+
+static bool is_numeric(enum col c)
+{
+    return c >= COL_MIN && c <= COL_CV;
+}
+
+/* One line of a table: the header when cells is NULL. Numbers are right-aligned. */
+static void print_line(const char (*cells)[CELL], const enum col *cols, size_t ncols,
+                       const size_t *width, bool markdown, FILE *out)
+{
+    for (size_t c = 0; c < ncols; c++) {
+        const char *s = cells ? cells[c] : col_header(cols[c]);
+        int w = (int)width[c];
+        if (markdown)
+            fputs("| ", out);
+        else if (c)
+            fputs(" | ", out);
+        if (is_numeric(cols[c]))
+            fprintf(out, "%*s", w, s);
+        else if (markdown || c + 1 < ncols)
+            fprintf(out, "%-*s", w, s);
+        else
+            fputs(s, out); /* no trailing blanks */
+        if (markdown)
+            fputc(' ', out);
+    }
+    fputs(markdown ? "|\n" : "\n", out);
+}
+
+/* Renders one table of measured rows of a kind; markdown selects the layout. Prints nothing
+ * when no row matches. */
+static void print_table(const struct report *rep, const char *kind, const char *title,
+                        bool markdown, FILE *out)
+{
+    bool lat = strcmp(kind, "latency") == 0;
+    const enum col *cols = lat ? latency_cols : throughput_cols;
+    size_t ncols = lat ? sizeof(latency_cols) / sizeof(latency_cols[0])
+                       : sizeof(throughput_cols) / sizeof(throughput_cols[0]);
+    size_t nrows = 0, width[16] = {0}, total = 0;
+    char(*cells)[CELL] = kp_xcalloc(report_row_count(rep) * ncols + 1, CELL); /* ours */
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        if (!row_is_measured(report_row(rep, i), kind))
+            continue;
+        for (size_t c = 0; c < ncols; c++)
+            cell(report_row(rep, i), cols[c], cells[nrows * ncols + c]);
+        nrows++;
+    }
+    if (nrows == 0)
+        goto out;
+    for (size_t c = 0; c < ncols; c++) {
+        width[c] = strlen(col_header(cols[c]));
+        for (size_t r = 0; r < nrows; r++)
+            if (strlen(cells[r * ncols + c]) > width[c])
+                width[c] = strlen(cells[r * ncols + c]);
+        total += width[c] + 3;
+    }
+    if (markdown)
+        fprintf(out, "\n### %s\n\n", title);
+    else
+        fprintf(out, "\n%s\n", title);
+    print_line(NULL, cols, ncols, width, markdown, out);
+    if (markdown) {
+        for (size_t c = 0; c < ncols; c++) {
+            fputc('|', out);
+            for (size_t k = 0; k < width[c] + 1; k++)
+                fputc('-', out);
+            fputc(is_numeric(cols[c]) ? ':' : '-', out);
+        }
+        fputs("|\n", out);
+    } else {
+        for (size_t k = 0; k + 3 < total; k++)
+            fputc('-', out);
+        fputc('\n', out);
+    }
+    for (size_t r = 0; r < nrows; r++)
+        print_line((const char(*)[CELL])(cells + r * ncols), cols, ncols, width, markdown, out);
+out:
+    free(cells);
+}
+
+/* Lists skipped rows and errors, one per line; bullet is "  " or "- ". */
+static void print_problems(const struct report *rep, const char *bullet, FILE *out)
+{
+    size_t i, nskip = json_array_size(report_skipped(rep)), nerr = 0;
+    const json_t *v, *row;
+    char label[CELL];
+
+    for (i = 0; i < report_row_count(rep); i++) {
+        row = report_row(rep, i);
+        nskip += json_string_value(json_object_get(row, "skip_reason")) != NULL &&
+                 json_array_size(json_object_get(row, "samples")) == 0;
+        nerr += json_array_size(json_object_get(row, "errors"));
+    }
+    nerr += json_array_size(report_errors(rep));
+    if (nskip) {
+        fprintf(out, "\nSkipped:\n\n");
+        json_array_foreach(report_skipped(rep), i, v)
+        {
+            fprintf(out, "%s%s %s (all tests): %s\n", bullet,
+                    json_string_value(json_object_get(v, "scenario")),
+                    json_string_value(json_object_get(v, "placement")),
+                    json_string_value(json_object_get(v, "reason")));
+        }
+        for (i = 0; i < report_row_count(rep); i++) {
+            row = report_row(rep, i);
+            if (json_object_get(row, "skip_reason") &&
+                json_array_size(json_object_get(row, "samples")) == 0)
+                fprintf(out, "%s%s %s %s: %s\n", bullet,
+                        json_string_value(json_object_get(row, "scenario")),
+                        json_string_value(json_object_get(row, "placement")),
+                        render_test_label(row, label, sizeof(label)),
+                        json_string_value(json_object_get(row, "skip_reason")));
+        }
+    }
+    if (!nerr)
+        return;
+    fprintf(out, "\nErrors:\n\n");
+    json_array_foreach(report_errors(rep), i, v)
+    {
+        fprintf(out, "%s%s %s: %s\n", bullet, json_string_value(json_object_get(v, "scenario")),
+                json_string_value(json_object_get(v, "placement")),
+                json_string_value(json_object_get(v, "error")));
+    }
+    for (i = 0; i < report_row_count(rep); i++) {
+        size_t k;
+        row = report_row(rep, i);
+        json_array_foreach(json_object_get(row, "errors"), k, v)
+        {
+            fprintf(out, "%s%s %s %s: %s\n", bullet,
+                    json_string_value(json_object_get(row, "scenario")),
+                    json_string_value(json_object_get(row, "placement")),
+                    render_test_label(row, label, sizeof(label)),
+                    json_string_value(json_object_get(v, "error")));
+        }
+    }
+}
+
+static void print_summary_line(const struct report *rep, FILE *out)
+{
+    size_t measured = 0, noisy = 0, failed = 0, skipped = json_array_size(report_skipped(rep));
+    json_t *doc = report_to_json(rep); /* ours, for settings */
+    double cv = REPORT_DEFAULT_CV_PCT;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i);
+        const char *st = json_string_value(json_object_get(row, "status"));
+        measured += json_array_size(json_object_get(row, "samples")) > 0;
+        noisy += json_is_true(json_object_get(row, "noisy"));
+        failed += strcmp(st, "failed") == 0;
+        skipped += strcmp(st, "skipped") == 0;
+    }
+    report_get_number(doc, "settings", "noisy_cv_pct", &cv);
+    json_decref(doc);
+    fprintf(out, "\n%zu measured, %zu failed, %zu skipped, %zu noisy (CV > %g%%)\n", measured,
+            failed, skipped, noisy, cv);
+}
+
+static void print_header(const struct report *rep, bool markdown, FILE *out)
+{
+    const json_t *md = report_metadata_const(rep);
+    const char *backend = json_string_value(json_object_get(md, "backend"));
+    const char *start = json_string_value(json_object_get(md, "start_time"));
+    const json_t *cni = json_object_get(md, "cni");
+
+    fprintf(out, "%sNetwork Performance Test Summary", markdown ? "## " : "");
+    if (backend)
+        fprintf(out, " [%s]", backend);
+    fputc('\n', out);
+    if (markdown)
+        fputc('\n', out);
+    if (start)
+        fprintf(out, "%sstarted %s", markdown ? "- " : "", start);
+    if (json_object_get(md, "kubernetes_version"))
+        fprintf(out, "%sKubernetes %s", start ? (markdown ? "\n- " : ", ") : "",
+                json_string_value(json_object_get(md, "kubernetes_version")));
+    if (json_string_value(json_object_get(cni, "name")))
+        fprintf(out, "%sCNI %s %s", markdown ? "\n- " : ", ",
+                json_string_value(json_object_get(cni, "name")),
+                json_string_value(json_object_get(cni, "version"))
+                    ? json_string_value(json_object_get(cni, "version"))
+                    : "");
+    if (start || cni)
+        fputc('\n', out);
+}
+
+void render_text_table(const struct report *rep, FILE *out)
+{
+    print_header(rep, false, out);
+    print_table(rep, "latency", "Latency tests (microseconds)", false, out);
+    print_table(rep, "throughput", "Throughput tests", false, out);
+    print_problems(rep, "  ", out);
+    print_summary_line(rep, out);
+}
+
+void render_text_markdown(const struct report *rep, FILE *out)
+{
+    print_header(rep, true, out);
+    print_table(rep, "latency", "Latency tests (microseconds)", true, out);
+    print_table(rep, "throughput", "Throughput tests", true, out);
+    print_problems(rep, "- ", out);
+    print_summary_line(rep, out);
+}
+
+/* RFC 4180: quote when the value has a comma, quote or newline. */
+static void csv_field(const char *s, bool last, FILE *out)
+{
+    if (strcmp(s, "-") == 0) /* absent number: empty cell */
+        s = "";
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
+void render_text_csv(const struct report *rep, FILE *out)
+{
+    static const char *const header[] = {"scenario",
+                                         "placement",
+                                         "test",
+                                         "reverse",
+                                         "kind",
+                                         "status",
+                                         "samples",
+                                         "min_us",
+                                         "mean_us",
+                                         "p50_us",
+                                         "p90_us",
+                                         "p99_us",
+                                         "p999_us",
+                                         "max_us",
+                                         "ops_per_sec",
+                                         "throughput_mbps",
+                                         "retransmits",
+                                         "mss",
+                                         "cpu_s_per_gbit_client",
+                                         "cpu_s_per_gbit_server",
+                                         "cv_pct",
+                                         "ci95_lo",
+                                         "ci95_hi",
+                                         "noisy",
+                                         "note",
+                                         NULL};
+    static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
+    char b[CELL];
+
+    for (size_t i = 0; header[i]; i++)
+        csv_field(header[i], header[i + 1] == NULL, out);
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i), *agg = json_object_get(row, "aggregate");
+        const json_t *ks = key_stats(row), *ci = json_object_get(ks, "ci95");
+        const char *note = json_string_value(json_object_get(row, "skip_reason"));
+        const json_t *e = json_array_get(json_object_get(row, "errors"), 0);
+
+        if (!note && e)
+            note = json_string_value(json_object_get(e, "error"));
+        csv_field(json_string_value(json_object_get(row, "scenario")), false, out);
+        csv_field(json_string_value(json_object_get(row, "placement")), false, out);
+        csv_field(json_string_value(json_object_get(row, "test")), false, out);
+        csv_field(json_is_true(json_object_get(row, "reverse")) ? "true" : "false", false, out);
+        csv_field(json_string_value(json_object_get(row, "kind")), false, out);
+        csv_field(json_string_value(json_object_get(row, "status")), false, out);
+        snprintf(b, sizeof(b), "%zu", json_array_size(json_object_get(row, "samples")));
+        csv_field(b, false, out);
+        for (size_t k = 0; k < 7; k++)
+            csv_field(render_num(agg, "latency_us", lat[k], 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "ops_per_sec", NULL, 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "throughput_mbps", NULL, 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "tcp", "retransmits", 0, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "tcp", "mss", 0, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "cpu_seconds_per_gbit", "client", 4, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "cpu_seconds_per_gbit", "server", 4, b, sizeof(b)), false, out);
+        csv_field(render_num(ks, "cv_pct", NULL, 2, b, sizeof(b)), false, out);
+        snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 0)));
+        csv_field(json_is_array(ci) ? b : "-", false, out);
+        snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 1)));
+        csv_field(json_is_array(ci) ? b : "-", false, out);
+        csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
+        csv_field(note ? note : "", true, out);
+    }
+}
