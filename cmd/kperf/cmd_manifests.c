@@ -1,13 +1,207 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_manifests.c - 'kperf manifests' (placeholder until implemented). */
+/* cmd_manifests.c - 'kperf manifests': prints the objects a `kperf run` with the same flags
+ * would create, as YAML (default) or one JSON document per line, so a person can review them
+ * or apply them by hand. Server addresses that only exist at run time are placeholders.
+ * 'kperf manifests --from-yaml FILE' converts a YAML file to JSON lines (used to validate
+ * manifests/ against the API schemas). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
 #include "cmd/kperf/commands.h"
+#include "controller/k8s_deploy.h"
+#include "controller/k8s_yaml.h"
+
+struct manifests_flags {
+    int json;              /* --format json */
+    const char *from_yaml; /* --from-yaml FILE */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: kperf manifests [--format yaml|json] [kperf run flags]\n"
+               "       kperf manifests --from-yaml FILE\n\n"
+               "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
+               "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
+               "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
+               "only at run time appear as SERVER-POD-IP). The Secret's token is a\n"
+               "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
+               "Every 'kperf run' flag is accepted; see 'kperf run --help'.\n");
+}
+
+/* Takes our own flags out of argv (in place); the rest are run flags. Returns 0, 1 for
+ * --help, or -1 with the reason. */
+static int take_own_flags(int *argc, char **argv, struct manifests_flags *mf, struct kp_err *err)
+{
+    int out = 1;
+
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            return 1;
+        if (strcmp(a, "--format") == 0 || strcmp(a, "--from-yaml") == 0) {
+            if (i + 1 >= *argc)
+                return kp_err_set(err, "%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--from-yaml") == 0)
+                mf->from_yaml = v;
+            else if (strcmp(v, "json") == 0)
+                mf->json = 1;
+            else if (strcmp(v, "yaml") != 0)
+                return kp_err_set(err, "--format: '%s' is not yaml or json", v);
+            continue;
+        }
+        argv[out++] = argv[i];
+    }
+    *argc = out;
+    return 0;
+}
+
+static int print_docs(const json_t *docs, int as_json, struct kp_err *err)
+{
+    size_t i;
+    json_t *doc;
+
+    if (!as_json)
+        return k8s_yaml_emit(stdout, docs, err);
+    json_array_foreach(docs, i, doc)
+    {
+        if (json_dumpf(doc, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF)
+            return kp_err_set(err, "cannot write to stdout: %s", strerror(errno));
+    }
+    return 0;
+}
+
+static int convert_yaml(const char *path, struct kp_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    json_t *docs = NULL;
+    int rc = -1;
+
+    if (!f)
+        return kp_err_set(err, "cannot open %s: %s", path, strerror(errno));
+    buf = kp_xmalloc(K8S_YAML_MAX_BYTES + 1);
+    len = fread(buf, 1, K8S_YAML_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (k8s_yaml_parse(buf, len, path, &docs, err) != 0)
+        goto out;
+    rc = print_docs(docs, 1, err);
+out:
+    json_decref(docs);
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* The address a client of group g would use; placeholders for what exists only at run time. */
+static char *server_for(const struct k8s_deploy *d, const struct run_options *ro,
+                        const struct plan_group *g)
+{
+    struct k8s_group_target t;
+
+    k8s_objects_group_target(g, &t);
+    if (!t.server_network)
+        return kp_xstrdup(ro->external_host ? ro->external_host : "EXTERNAL-SERVER");
+    if (t.via_service)
+        return kp_xasprintf("kperf-svc-a.%s.svc", d->ns);
+    return kp_xstrdup(t.server_network[0] == 'h' ? "SERVER-NODE-IP" : "SERVER-POD-IP");
+}
+
+static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options *ro,
+                           const struct plan *plan)
+{
+    json_t *jobs = json_array();
+
+    for (size_t i = 0; i < plan_group_count(plan); i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        struct k8s_group_target t;
+        struct run_spec spec = {
+            .group = g,
+            .tests = g->tests,
+            .n_tests = g->n_tests,
+            .samples = ro->samples,
+            .duration_ms = ro->duration_ms,
+            .omit_ms = ro->omit_ms,
+            .interval_ms = ro->interval_ms,
+            .streams = ro->streams,
+            .msg_size_bytes = ro->msg_size_bytes,
+            .udp_rate_bps = ro->udp_rate_bps,
+        };
+        const char *host;
+        char *server;
+
+        if (g->skipped || (g->scenario == SCENARIO_POD_TO_EXTERNAL && !ro->external_host))
+            continue;
+        k8s_objects_group_target(g, &t);
+        host = t.client_on_a ? d->node_a_host
+                             : (g->node ? g->node : (ro->node_b ? ro->node_b : "node-b"));
+        server = server_for(d, ro, g);
+        json_array_append_new(
+            jobs, k8s_deploy_client_job(d, &spec, host, server,
+                                        t.server_network ? ro->port : ro->external_port, NULL));
+        free(server);
+    }
+    return jobs;
+}
 
 int cmd_manifests(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kperf: error: 'manifests' is not implemented yet\n");
-    return 1;
+    struct manifests_flags mf = {0};
+    struct run_options ro;
+    struct plan_opts po;
+    struct plan *plan = NULL;
+    struct k8s_deploy d;
+    struct kp_err err;
+    json_t *docs = NULL;
+    json_t *jobs = NULL;
+    int rc = 2;
+    int prc;
+
+    kp_err_clear(&err);
+    memset(&d, 0, sizeof(d));
+    run_options_init(&ro);
+    prc = take_own_flags(&argc, argv, &mf, &err);
+    if (prc == 0 && !mf.from_yaml)
+        prc = run_options_parse(&ro, argc, argv, stdout, &err);
+    if (prc == 1) { /* --help */
+        usage(stdout);
+        rc = 0;
+        goto out;
+    }
+    if (prc != 0)
+        goto out;
+    rc = 1;
+    if (mf.from_yaml) {
+        if (convert_yaml(mf.from_yaml, &err) == 0)
+            rc = 0;
+        goto out;
+    }
+    plan_opts_from_run_options(&ro, &po);
+    plan = plan_new(&po);
+    if (k8s_deploy_init(&d, &ro, plan, NULL, ro.node_a, &err) != 0)
+        goto out;
+    docs = k8s_deploy_server_objects(&d, NULL);
+    jobs = client_jobs(&d, &ro, plan);
+    json_array_extend(docs, jobs);
+    if (print_docs(docs, mf.json, &err) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0)
+        fprintf(stderr, "kperf: error: %s%s\n", kp_err_msg(&err),
+                rc == 2 ? ". Run 'kperf manifests --help'" : "");
+    json_decref(jobs);
+    json_decref(docs);
+    k8s_deploy_cleanup(&d);
+    plan_free(plan);
+    run_options_cleanup(&ro);
+    return rc;
 }

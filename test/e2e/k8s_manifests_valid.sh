@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Every object `kperf manifests` prints (the objects a run creates) and every file in
+# manifests/ validates against the official Kubernetes schemas (../shared/k8s/validate.py).
+# Kinds the schema subset lacks (ServiceAccount, Secret, RBAC, CronJob) get structural checks:
+# a CronJob's jobTemplate is validated as a Job, RBAC rules must not use wildcards.
+set -euo pipefail
+KPERF="${KPERF_BIN:?}/kperf"
+VALIDATE="${KPERF_SHARED:?}/k8s/validate.py"
+SRC="${KPERF_SRC:?}"
+[ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
+[ -f "$VALIDATE" ] || { echo "no $VALIDATE"; exit 77; }
+command -v jq >/dev/null || { echo "no jq"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n_valid=0
+
+# validate_lines FILE: each line one object; validated by kind
+validate_lines() {
+    local file=$1 i=0 kind
+    while IFS= read -r line; do
+        i=$((i + 1))
+        kind=$(jq -r .kind <<<"$line")
+        printf '%s\n' "$line" >"$tmp/doc-$i.json"
+        case "$kind" in
+        Namespace | Service | DaemonSet | Job | Pod)
+            if ! python3 "$VALIDATE" --k8s --quiet "$kind" "$tmp/doc-$i.json"; then
+                echo "FAIL: $file document $i ($kind) is not valid"; fail=1
+            fi
+            n_valid=$((n_valid + 1))
+            ;;
+        CronJob)
+            jq '{apiVersion: "batch/v1", kind: "Job", metadata: (.spec.jobTemplate.metadata +
+                 {name: .metadata.name, namespace: .metadata.namespace}),
+                 spec: .spec.jobTemplate.spec}' "$tmp/doc-$i.json" >"$tmp/job-$i.json"
+            python3 "$VALIDATE" --k8s --quiet Job "$tmp/job-$i.json" ||
+                { echo "FAIL: $file CronJob jobTemplate is not a valid Job"; fail=1; }
+            jq -e '.spec.schedule and .spec.concurrencyPolicy == "Forbid"' "$tmp/doc-$i.json" \
+                >/dev/null || { echo "FAIL: $file CronJob schedule/concurrency"; fail=1; }
+            n_valid=$((n_valid + 1))
+            ;;
+        ClusterRole | Role)
+            jq -e '.rules | length > 0 and all(.[]; (.verbs | length > 0) and
+                   (.verbs | index("*") | not) and ((.resources // []) | index("*") | not) and
+                   ((.apiGroups // []) | index("*") | not))' "$tmp/doc-$i.json" >/dev/null ||
+                { echo "FAIL: $file $kind $(jq -r .metadata.name "$tmp/doc-$i.json") uses wildcards or no verbs"; fail=1; }
+            ;;
+        ClusterRoleBinding | RoleBinding)
+            jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' \
+                "$tmp/doc-$i.json" >/dev/null || { echo "FAIL: $file $kind binding"; fail=1; }
+            ;;
+        ServiceAccount | Secret | ConfigMap)
+            jq -e '.apiVersion == "v1" and .metadata.name and .metadata.namespace' \
+                "$tmp/doc-$i.json" >/dev/null || { echo "FAIL: $file $kind metadata"; fail=1; }
+            ;;
+        *)
+            echo "FAIL: $file document $i: unexpected kind '$kind'"; fail=1
+            ;;
+        esac
+    done <"$file"
+}
+
+# 1. what runs create, for several flag sets
+i=0
+for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10:5201" \
+    "--scenarios pod-to-pod,pod-to-service --tests all --samples 3 --image-pull-policy Always --image-pull-secret regcred --tolerations dedicated=perf:NoSchedule,gpu --image reg.example/kperf-agent:1" \
+    "--scenarios host-to-host -n kperf --port 6000"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    "$KPERF" manifests --format json $flags >"$tmp/run-$i.ndjson"
+    validate_lines "$tmp/run-$i.ndjson"
+    # every object carries both kperf labels
+    jq -e -s 'all(.[]; .metadata.labels["app.kubernetes.io/managed-by"] == "kperf" and
+              (.metadata.labels["kperf.io/run-id"] | length > 0))' "$tmp/run-$i.ndjson" \
+        >/dev/null || { echo "FAIL: run $i: unlabelled object"; fail=1; }
+    # the pods the DaemonSets and Jobs create are valid Pods too (what the dry run submits)
+    jq -c 'select(.kind == "DaemonSet" or .kind == "Job") |
+           {apiVersion: "v1", kind: "Pod",
+            metadata: (.spec.template.metadata + {name: "p", namespace: .metadata.namespace}),
+            spec: .spec.template.spec}' "$tmp/run-$i.ndjson" >"$tmp/pods-$i.ndjson"
+    validate_lines "$tmp/pods-$i.ndjson"
+    # YAML output parses back to the same objects
+    # shellcheck disable=SC2086
+    "$KPERF" manifests $flags >"$tmp/run-$i.yaml"
+    "$KPERF" manifests --from-yaml "$tmp/run-$i.yaml" | jq -c 'del(.metadata.labels["kperf.io/run-id"], .metadata.namespace, .spec.selector.matchLabels["kperf.io/run-id"], .spec.template.metadata.labels["kperf.io/run-id"], .spec.selector["kperf.io/run-id"], .metadata.name)' >"$tmp/yaml-$i.ndjson"
+    jq -c 'del(.metadata.labels["kperf.io/run-id"], .metadata.namespace, .spec.selector.matchLabels["kperf.io/run-id"], .spec.template.metadata.labels["kperf.io/run-id"], .spec.selector["kperf.io/run-id"], .metadata.name)' "$tmp/run-$i.ndjson" >"$tmp/json-$i.ndjson"
+    if ! cmp -s <(grep -v '"Namespace"' "$tmp/yaml-$i.ndjson" | jq -S -c 'del(.spec.template.spec.containers[0].args)') \
+               <(grep -v '"Namespace"' "$tmp/json-$i.ndjson" | jq -S -c 'del(.spec.template.spec.containers[0].args)'); then
+        echo "FAIL: run $i: YAML and JSON output differ"; fail=1
+    fi
+done
+
+# host-network scenarios label the namespace privileged, others restricted
+jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kubernetes.io/enforce"] == "privileged"' \
+    "$tmp/run-1.ndjson" >/dev/null || { echo "FAIL: host network namespace not privileged"; fail=1; }
+jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kubernetes.io/enforce"] == "restricted"' \
+    "$tmp/run-2.ndjson" >/dev/null || { echo "FAIL: pod network namespace not restricted"; fail=1; }
+# -n NAME: no Namespace object
+if jq -e -s 'any(.[]; .kind == "Namespace")' "$tmp/run-3.ndjson" >/dev/null; then
+    echo "FAIL: -n kperf still creates a Namespace"; fail=1
+fi
+
+# 2. the files a person applies
+for f in "$SRC"/manifests/*.yaml; do
+    out="$tmp/$(basename "$f").ndjson"
+    "$KPERF" manifests --from-yaml "$f" >"$out" || { echo "FAIL: $f does not parse"; fail=1; continue; }
+    [ -s "$out" ] || { echo "FAIL: $f is empty"; fail=1; }
+    validate_lines "$out"
+done
+
+# 3. a broken object is caught (the check can fail)
+echo '{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"x"},"spec":{"selector":{},"template":{"spec":{"containers":[{"name":"c","imagee":"x"}]}}}}' >"$tmp/bad.json"
+if python3 "$VALIDATE" --k8s --quiet DaemonSet "$tmp/bad.json" >/dev/null 2>&1; then
+    echo "FAIL: the validator accepted a broken DaemonSet"; fail=1
+fi
+
+[ "$n_valid" -ge 20 ] || { echo "FAIL: only $n_valid documents validated"; fail=1; }
+[ "$fail" = 0 ] && echo "ok: $n_valid documents valid against the API schemas"
+exit "$fail"
