@@ -153,6 +153,8 @@ static void print_line(const char (*cells)[CELL], const enum col *cols, size_t n
     for (size_t c = 0; c < ncols; c++) {
         const char *s = cells ? cells[c] : col_header(cols[c]);
         int w = (int)width[c];
+        if (!markdown && c + 1 == ncols && !*s)
+            break; /* no trailing separator and blanks for an empty last cell */
         if (markdown)
             fputs("| ", out);
         else if (c)
@@ -280,7 +282,8 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
 
 static void print_summary_line(const struct report *rep, FILE *out)
 {
-    size_t measured = 0, noisy = 0, failed = 0, skipped = json_array_size(report_skipped(rep));
+    size_t measured = 0, noisy = 0, failed = json_array_size(report_errors(rep));
+    size_t skipped = json_array_size(report_skipped(rep));
     json_t *doc = report_to_json(rep); /* ours, for settings */
     double cv = REPORT_DEFAULT_CV_PCT;
 

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_render.c - the table, Markdown, CSV and HTML renderings of a synthetic report contain
+ * the right rows and numbers, list skips and errors, and the HTML page is self-contained. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "controller/report.h"
+#include "test/unit/report_fixture.h"
+
+/* pod-to-pod same-node: TCP_RR (two samples, fixed values) and TCP_STREAM (three samples);
+ * host-to-host other-node: TCP_STREAM_MULTI; one skip, one error. */
+static struct report *synthetic(void)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    struct hist *h = hist_new();
+    json_t *rr[2], *doc;
+
+    for (int s = 0; s < 2; s++) {
+        hist_reset(h);
+        for (uint64_t us = 10; us <= 109; us++) /* 100 values 10..109 us, twice */
+            hist_record(h, us * 1000);
+        rr[s] =
+            json_pack("{s:s, s:i, s:b, s:f, s:I, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}", "test",
+                      "TCP_RR", "sample", s, "reverse", 0, "duration_s", 1.0, "ops",
+                      (json_int_t)100, "ops_per_sec", s ? 12000.0 : 12500.0, "latency_us", "min",
+                      10.0, "mean", 59.5, "p50", 59.0, "p90", 99.0, "p99", 108.0, "max", 109.0);
+        json_object_set_new(rr[s], "histogram", hist_to_json(h));
+    }
+    hist_free(h);
+    doc = fx_agent_doc(json_pack("[o, o, o, o, o]", rr[0], rr[1],
+                                 fx_stream_sample("TCP_STREAM", 0, false, 9412.5, 3),
+                                 fx_stream_sample("TCP_STREAM", 1, false, 9000.25, 5),
+                                 fx_stream_sample("TCP_STREAM", 2, false, 9500.0, 4)),
+                       NULL);
+    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), 0);
+    json_decref(doc);
+    doc = fx_agent_doc(
+        json_pack("[o]", fx_stream_sample("TCP_STREAM_MULTI", 0, false, 23456.78, 12)), NULL);
+    assert_int_equal(report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err), 0);
+    json_decref(doc);
+    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "service <DNAT> unavailable");
+    report_add_error(rep, "pod-to-external", "external", NULL, "server unreachable, \"timeout\"");
+    json_object_set_new(report_metadata(rep), "backend", json_string("local"));
+    json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
+    assert_int_equal(report_finish(rep, &err), 0);
+    return rep;
+}
+
+/* Renders into a malloc'ed string (caller frees). */
+static char *render(const struct report *rep, enum report_format fmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct kp_err err = {{0}};
+
+    assert_non_null(f);
+    assert_int_equal(report_render(rep, fmt, f, &err), 0);
+    fclose(f);
+    if (getenv("KPERF_TEST_SHOW"))
+        fprintf(stderr, "%s\n", buf);
+    return buf;
+}
+
+/* The line of s that contains every needle, or NULL. */
+static const char *line_with(const char *s, const char *a, const char *b, const char *c)
+{
+    static char line[1024];
+
+    while (s && *s) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        snprintf(line, sizeof(line), "%.*s", (int)n, s);
+        if (strstr(line, a) && (!b || strstr(line, b)) && (!c || strstr(line, c)))
+            return line;
+        s = e ? e + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void test_render_table_has_cilium_style_rows(void **state)
+{
+    struct report *rep = synthetic();
+    char *t = render(rep, REPORT_TABLE);
+    const char *l;
+    (void)state;
+
+    assert_non_null(strstr(t, "Network Performance Test Summary [local]"));
+    l = line_with(t, "Scenario", "P99", "OP/s");
+    assert_non_null(l);
+    assert_non_null(strstr(l, "Min"));
+    /* merged percentiles of 10..109 us (twice): p50 ~ 59-60, p99 ~ 108; ops/s median 12250 */
+    l = line_with(t, "pod-to-pod", "TCP_RR", "12250.00");
+    assert_non_null(l);
+    assert_non_null(strstr(l, "same-node"));
+    assert_non_null(strstr(l, "10.0")); /* min */
+    assert_non_null(line_with(t, "Scenario", "Throughput Mb/s", NULL));
+    l = line_with(t, "pod-to-pod", "TCP_STREAM ", "9412.50"); /* median of three */
+    assert_non_null(l);
+    assert_non_null(strstr(l, " 4 ")); /* median retransmits */
+    assert_non_null(line_with(t, "host-to-host", "other-node", "23456.78"));
+    assert_non_null(
+        line_with(t, "pod-to-service same-node TCP_RR", "service <DNAT> unavailable", NULL));
+    assert_non_null(line_with(t, "pod-to-external external", "server unreachable", NULL));
+    assert_non_null(line_with(t, "3 measured, 1 failed, 1 skipped, 0 noisy", NULL, NULL));
+    free(t);
+    report_free(rep);
+}
+
+static void test_render_markdown_tables(void **state)
+{
+    struct report *rep = synthetic();
+    char *t = render(rep, REPORT_MARKDOWN);
+    (void)state;
+
+    assert_non_null(strstr(t, "## Network Performance Test Summary"));
+    assert_non_null(line_with(t, "| Scenario", "P99 |", "OP/s |"));
+    assert_non_null(line_with(t, "|---", "-:|", NULL));
+    assert_non_null(line_with(t, "| pod-to-pod", "| TCP_RR", "12250.00 |"));
+    assert_non_null(line_with(t, "| host-to-host", "| TCP_STREAM_MULTI", "23456.78 |"));
+    assert_non_null(line_with(t, "- pod-to-service same-node TCP_RR", NULL, NULL));
+    free(t);
+    report_free(rep);
+}
+
+static void test_render_csv_one_line_per_row(void **state)
+{
+    struct report *rep = synthetic();
+    char *t = render(rep, REPORT_CSV);
+    size_t lines = 0;
+    (void)state;
+
+    for (const char *p = t; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 1 + report_row_count(rep));
+    assert_non_null(
+        line_with(t, "scenario,placement,test,reverse,kind,status,samples", NULL, NULL));
+    assert_non_null(line_with(t, "pod-to-pod,same-node,TCP_STREAM,false,throughput,ok,3,",
+                              ",9412.500,4,1448,", NULL));
+    assert_non_null(line_with(t, "pod-to-pod,same-node,TCP_RR,false,latency,ok,2,10.000,",
+                              ",12250.000,", NULL));
+    assert_non_null(line_with(t, "pod-to-service,same-node,TCP_RR,false,latency,skipped,0,,,",
+                              "service <DNAT> unavailable", NULL));
+    free(t);
+    report_free(rep);
+}
+
+static void test_render_html_is_self_contained(void **state)
+{
+    struct report *rep = synthetic();
+    char *t = render(rep, REPORT_HTML);
+    (void)state;
+
+    assert_non_null(strstr(t, "<!DOCTYPE html>"));
+    assert_non_null(strstr(t, "</html>"));
+    assert_non_null(strstr(t, "<svg"));
+    assert_non_null(strstr(t, "pod-to-pod same-node TCP_RR"));
+    assert_non_null(strstr(t, "service &lt;DNAT&gt; unavailable")); /* escaped */
+    assert_null(strstr(t, "<DNAT>"));
+    assert_null(strstr(t, "<script"));
+    assert_null(strstr(t, "src="));
+    assert_null(strstr(t, "https://"));
+    free(t);
+    report_free(rep);
+}
+
+static void test_render_json_is_the_report(void **state)
+{
+    struct report *rep = synthetic(), *back;
+    char *t = render(rep, REPORT_JSON);
+    json_error_t jerr;
+    json_t *doc = json_loads(t, 0, &jerr);
+    struct kp_err err = {{0}};
+    (void)state;
+
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "schema")), "kperf.report/v1");
+    back = report_from_json(doc, &err);
+    assert_non_null(back);
+    assert_int_equal(report_row_count(back), report_row_count(rep));
+    report_free(back);
+    json_decref(doc);
+    free(t);
+    report_free(rep);
+}
+
+static void test_render_format_names(void **state)
+{
+    enum report_format f;
+    struct kp_err err = {{0}};
+    (void)state;
+    assert_int_equal(report_format_parse("md", &f, &err), 0);
+    assert_int_equal(f, REPORT_MARKDOWN);
+    assert_int_equal(report_format_parse("html", &f, &err), 0);
+    assert_int_equal(f, REPORT_HTML);
+    assert_int_equal(report_format_parse("xml", &f, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "xml"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_table_has_cilium_style_rows),
+        cmocka_unit_test(test_render_markdown_tables),
+        cmocka_unit_test(test_render_csv_one_line_per_row),
+        cmocka_unit_test(test_render_html_is_self_contained),
+        cmocka_unit_test(test_render_json_is_the_report),
+        cmocka_unit_test(test_render_format_names),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

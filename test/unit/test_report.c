@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_report.c - building a report from synthetic agent documents: rows and samples, merged
+ * percentiles against the raw values, medians and statistics, strict validation of agent
+ * input, skips and errors, the JSON round trip and the schema check of a written report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "controller/report.h"
+#include "test/unit/report_fixture.h"
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static const json_t *row_of(const struct report *rep, const char *test, bool reverse)
+{
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *r = report_row(rep, i);
+        if (strcmp(json_string_value(json_object_get(r, "test")), test) == 0 &&
+            json_is_true(json_object_get(r, "reverse")) == reverse)
+            return r;
+    }
+    return NULL;
+}
+
+static double num(const json_t *o, const char *a, const char *b, const char *c)
+{
+    const json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    if (c)
+        v = json_object_get(v, c);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+/* Three TCP_RR samples with different medians (so averaging p99s would be wrong) and three
+ * TCP_STREAM samples plus one reverse; raw latency values go to raw. */
+static struct report *build(uint64_t *raw, size_t *nraw)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    uint64_t rng = 7;
+    json_t *results = json_array();
+    static const double medians[] = {20, 25, 60};
+    static const double mbps[] = {9000, 9400, 9300};
+
+    for (int s = 0; s < 3; s++) {
+        json_array_append_new(results,
+                              fx_latency_sample("TCP_RR", s, &rng, medians[s], 4000, raw, nraw));
+        json_array_append_new(results, fx_stream_sample("TCP_STREAM", s, false, mbps[s], s));
+    }
+    json_array_append_new(results, fx_stream_sample("TCP_STREAM", 0, true, 5000, 0));
+    json_t *doc = fx_agent_doc(results, NULL);
+    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), 0);
+    json_decref(doc);
+    assert_int_equal(report_finish(rep, &err), 0);
+    return rep;
+}
+
+static void test_report_rows_and_samples(void **state)
+{
+    struct report *rep = build(NULL, NULL);
+    (void)state;
+    assert_int_equal(report_row_count(rep), 3);
+    assert_int_equal(json_array_size(json_object_get(row_of(rep, "TCP_RR", false), "samples")), 3);
+    assert_int_equal(json_array_size(json_object_get(row_of(rep, "TCP_STREAM", false), "samples")),
+                     3);
+    assert_int_equal(json_array_size(json_object_get(row_of(rep, "TCP_STREAM", true), "samples")),
+                     1);
+    assert_string_equal(json_string_value(json_object_get(row_of(rep, "TCP_RR", false), "kind")),
+                        "latency");
+    assert_string_equal(
+        json_string_value(json_object_get(row_of(rep, "TCP_STREAM", false), "status")), "ok");
+    assert_int_equal(report_ok_count(rep), 3);
+    assert_int_equal(report_error_count(rep), 0);
+    report_free(rep);
+}
+
+static void test_report_percentiles_come_from_merged_histograms(void **state)
+{
+    uint64_t *raw = malloc(12000 * sizeof(*raw));
+    size_t nraw = 0;
+    struct report *rep = build(raw, &nraw);
+    const json_t *row = row_of(rep, "TCP_RR", false), *agg = json_object_get(row, "aggregate");
+    double p99_mean = 0;
+    (void)state;
+
+    assert_int_equal(nraw, 12000);
+    qsort(raw, nraw, sizeof(*raw), cmp_u64);
+    /* exact percentiles of all raw values, in microseconds: merged must be within 1% */
+    double exact50 = raw[(size_t)(0.50 * nraw) - 1] / 1e3,
+           exact99 = raw[(size_t)(0.99 * nraw) - 1] / 1e3;
+    assert_float_equal(num(agg, "latency_us", "p50", NULL), exact50, exact50 * 0.01);
+    assert_float_equal(num(agg, "latency_us", "p99", NULL), exact99, exact99 * 0.01);
+    assert_float_equal(num(agg, "latency_us", "min", NULL), raw[0] / 1e3, 1e-6);
+    assert_float_equal(num(agg, "latency_us", "max", NULL), raw[nraw - 1] / 1e3, 1e-6);
+    /* and it is not the mean of the per-sample p99s */
+    for (size_t i = 0; i < 3; i++)
+        p99_mean +=
+            num(json_array_get(json_object_get(row, "samples"), i), "latency_us", "p99", NULL) / 3;
+    assert_true(fabs(p99_mean - exact99) > 0.05 * exact99);
+    assert_int_equal((int)num(agg, "histogram", "count", NULL), 12000);
+    free(raw);
+    report_free(rep);
+}
+
+static void test_report_scalars_are_medians_with_stats(void **state)
+{
+    struct report *rep = build(NULL, NULL);
+    const json_t *row = row_of(rep, "TCP_STREAM", false);
+    const json_t *st = json_object_get(json_object_get(row, "stats"), "throughput_mbps");
+    (void)state;
+    assert_float_equal(num(row, "aggregate", "throughput_mbps", NULL), 9300, 1e-9);
+    assert_float_equal(num(row, "aggregate", "tcp", "retransmits"), 1, 1e-9);
+    /* 2 + 3 CPU seconds for 93 Gbit */
+    assert_float_equal(num(row, "aggregate", "cpu_seconds_per_gbit", "client"), 2.0 / 93.0, 1e-9);
+    assert_int_equal((int)num(st, "n", NULL, NULL), 3);
+    assert_float_equal(num(st, "median", NULL, NULL), 9300, 1e-9);
+    assert_float_equal(num(st, "mean", NULL, NULL), 9233.333333, 1e-5);
+    assert_float_equal(num(st, "stddev", NULL, NULL), 208.166600, 1e-5);
+    assert_float_equal(json_number_value(json_array_get(json_object_get(st, "ci95"), 0)),
+                       9233.333333 - 4.303 * 208.1666 / sqrt(3), 1e-2);
+    assert_false(json_is_true(json_object_get(st, "noisy")));
+    /* the TCP_RR medians 20/25/60 spread widely: that row is noisy */
+    assert_true(json_is_true(json_object_get(row_of(rep, "TCP_RR", false), "noisy")));
+    /* one sample: no interval */
+    st = json_object_get(json_object_get(row_of(rep, "TCP_STREAM", true), "stats"),
+                         "throughput_mbps");
+    assert_true(json_is_null(json_object_get(st, "ci95")));
+    report_free(rep);
+}
+
+static void expect_rejected(json_t *doc, const char *needle)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+
+    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), -1);
+    if (!strstr(kp_err_msg(&err), needle))
+        fail_msg("error '%s' does not mention '%s'", kp_err_msg(&err), needle);
+    assert_int_equal(report_row_count(rep), 0); /* nothing added */
+    report_free(rep);
+    json_decref(doc);
+}
+
+static void test_report_rejects_malformed_agent_docs(void **state)
+{
+    uint64_t rng = 1;
+    json_t *s;
+    (void)state;
+
+    expect_rejected(json_pack("{s:s, s:[]}", "schema", "kperf.result/v2", "results"),
+                    "kperf.result/v1");
+    expect_rejected(json_pack("{s:s}", "schema", "kperf.result/v1"), "results: missing");
+    s = fx_stream_sample("TCP_STREAM", 0, false, 100, 0);
+    json_object_set_new(s, "throughput_mbps", json_real(-1));
+    expect_rejected(fx_agent_doc(json_pack("[o]", s), NULL), "results[0].throughput_mbps");
+    s = fx_stream_sample("TCP_STREAM", 0, false, 100, 0);
+    json_object_del(s, "test");
+    expect_rejected(fx_agent_doc(json_pack("[o]", s), NULL), "results[0].test: missing");
+    s = fx_latency_sample("TCP_RR", 0, &rng, 20, 10, NULL, NULL);
+    json_object_del(s, "histogram");
+    expect_rejected(fx_agent_doc(json_pack("[o]", s), NULL), "without histogram");
+    s = fx_latency_sample("TCP_RR", 0, &rng, 20, 10, NULL, NULL);
+    json_object_set_new(json_object_get(s, "histogram"), "count", json_integer(11));
+    expect_rejected(fx_agent_doc(json_pack("[o]", s), NULL), "results[0].histogram");
+    s = fx_latency_sample("TCP_RR", 0, &rng, 20, 10, NULL, NULL);
+    json_object_set_new(json_object_get(s, "latency_us"), "p99", json_string("fast"));
+    expect_rejected(fx_agent_doc(json_pack("[o]", s), NULL), "results[0].latency_us.p99");
+    s = fx_stream_sample("TCP_STREAM", 0, false, 100, 0);
+    expect_rejected(fx_agent_doc(json_pack("[o, o]", s, json_pack("{s:i}", "sample", 0)), NULL),
+                    "results[1]");
+    expect_rejected(fx_agent_doc(json_array(), json_pack("[{s:s}]", "test", "TCP_RR")),
+                    "errors[0].error: missing");
+}
+
+static void test_report_skips_and_errors(void **state)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    json_t *doc = fx_agent_doc(
+        json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, 900, 0)),
+        json_pack("[{s:s, s:i, s:s}]", "test", "TCP_STREAM", "sample", 1, "error", "reset"));
+    (void)state;
+
+    assert_int_equal(report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err), 0);
+    json_decref(doc);
+    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "no service address");
+    report_add_skip(rep, "pod-to-external", "external", NULL, "no external server");
+    report_add_error(rep, "pod-to-pod", "same-node", "TCP_CRR", "agent timed out after 30s");
+    report_add_error(rep, "pod-to-pod", "other-node", NULL, "pod never became ready");
+    assert_int_equal(report_finish(rep, &err), 0);
+
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 0), "status")),
+                        "partial");
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 1), "status")),
+                        "skipped");
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 1), "kind")), "latency");
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 2), "status")), "failed");
+    assert_int_equal(json_array_size(report_skipped(rep)), 1);
+    assert_int_equal(json_array_size(report_errors(rep)), 1);
+    assert_int_equal(report_ok_count(rep), 1);
+    assert_int_equal(report_error_count(rep), 3);
+    report_free(rep);
+}
+
+static void test_report_json_round_trip(void **state)
+{
+    struct report *rep = build(NULL, NULL), *back;
+    struct kp_err err = {{0}};
+    json_t *a, *b;
+    (void)state;
+
+    json_object_set_new(report_metadata(rep), "backend", json_string("local"));
+    a = report_to_json(rep);
+    back = report_from_json(a, &err);
+    assert_non_null(back);
+    b = report_to_json(back);
+    assert_true(json_equal(a, b));
+    /* a modified copy is rejected with the path of the problem */
+    json_object_set_new(json_array_get(json_object_get(b, "results"), 1), "status",
+                        json_string("great"));
+    assert_null(report_from_json(b, &err));
+    assert_non_null(strstr(kp_err_msg(&err), "results[1].status"));
+    json_object_set_new(b, "schema", json_string("kperf.report/v9"));
+    assert_null(report_from_json(b, &err));
+    assert_non_null(strstr(kp_err_msg(&err), "kperf.report/v9"));
+    json_decref(a);
+    json_decref(b);
+    report_free(back);
+    report_free(rep);
+}
+
+static void test_report_ci_narrow_enough_for_samples_auto(void **state)
+{
+    struct report *rep = build(NULL, NULL);
+    (void)state;
+    /* 9000/9400/9300: half width 517 = 5.6% of the mean */
+    assert_true(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", false, 6));
+    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", false, 5));
+    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", true, 50));
+    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "other-node", "TCP_STREAM", false, 50));
+    report_free(rep);
+}
+
+/* Writes every format to a directory, loads report.json back, and checks it against
+ * docs/report-schema.json with the stdlib-only validator (skipped without python3). */
+static void test_report_write_dir_validates_against_schema(void **state)
+{
+    struct report *rep = build(NULL, NULL), *back;
+    struct kp_err err = {{0}};
+    char dir[] = "/tmp/kperf-report-test-XXXXXX", path[512], cmd[2048];
+    const char *data = getenv("KPERF_TEST_DATA");
+    static const char *const files[] = {"report.json", "report.md", "report.csv", "report.html"};
+    (void)state;
+
+    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "no service address");
+    report_add_error(rep, "pod-to-pod", "other-node", NULL, "pod never became ready");
+    assert_int_equal(report_finish(rep, &err), 0);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(report_write_dir(rep, dir, &err), 0);
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        assert_int_equal(access(path, R_OK), 0);
+    }
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    back = report_load(path, &err);
+    assert_non_null(back);
+    assert_int_equal(report_row_count(back), 4);
+    if (data && system("python3 -c pass 2>/dev/null") == 0) {
+        snprintf(cmd, sizeof(cmd),
+                 "python3 %s/../../tools/validate_report.py %s/../../../docs/report-schema.json %s",
+                 data, data, path);
+        assert_int_equal(system(cmd), 0);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+    report_free(back);
+    report_free(rep);
+}
+
+static void test_report_load_errors_are_one_line(void **state)
+{
+    struct kp_err err = {{0}};
+    char path[] = "/tmp/kperf-report-bad-XXXXXX";
+    int fd = mkstemp(path);
+    (void)state;
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "{\"schema\": 1", 12), 12);
+    close(fd);
+    assert_null(report_load(path, &err));
+    assert_non_null(strstr(kp_err_msg(&err), "invalid JSON"));
+    assert_null(strchr(kp_err_msg(&err), '\n'));
+    unlink(path);
+    assert_null(report_load("/nonexistent/report.json", &err));
+    assert_non_null(strstr(kp_err_msg(&err), "cannot read"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_rows_and_samples),
+        cmocka_unit_test(test_report_percentiles_come_from_merged_histograms),
+        cmocka_unit_test(test_report_scalars_are_medians_with_stats),
+        cmocka_unit_test(test_report_rejects_malformed_agent_docs),
+        cmocka_unit_test(test_report_skips_and_errors),
+        cmocka_unit_test(test_report_json_round_trip),
+        cmocka_unit_test(test_report_ci_narrow_enough_for_samples_auto),
+        cmocka_unit_test(test_report_write_dir_validates_against_schema),
+        cmocka_unit_test(test_report_load_errors_are_one_line),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
