@@ -82,6 +82,11 @@ int cfg_read_file(const char *path, size_t max, char **out, size_t *len, struct 
     return 0;
 }
 
+int cfg_read_file_secret(const char *path, size_t max, char **out, size_t *len, struct kp_err *err)
+{
+    return cfg_read_file(path, max, out, len, err);
+}
+
 /* Makes obj[key] absolute against dir when it is a relative path. */
 static void resolve_path(json_t *obj, const char *key, const char *dir, int only_with_slash)
 {
