@@ -94,6 +94,8 @@ static void resolve_path(json_t *obj, const char *key, const char *dir, int only
 
     if (!p || !dir || p[0] == '/' || (only_with_slash && !strchr(p, '/')))
         return;
+    while (p[0] == '.' && p[1] == '/')
+        p += 2;
     json_object_set_new(obj, key, json_sprintf("%s/%s", dir, p));
 }
 

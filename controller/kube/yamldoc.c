@@ -136,9 +136,12 @@ int yamldoc_load(const char *buf, size_t len, const struct yamldoc_limits *lim, 
 
         if (!yaml_parser_parse(&ld.parser, &ev)) {
             char what[256];
-            snprintf(what, sizeof(what), "invalid YAML: %s%s%s",
-                     ld.parser.problem ? ld.parser.problem : "syntax error",
-                     ld.parser.context ? " " : "", ld.parser.context ? ld.parser.context : "");
+            char ctx[96] = "";
+            if (ld.parser.context)
+                snprintf(ctx, sizeof(ctx), " %s (started at line %zu)", ld.parser.context,
+                         ld.parser.context_mark.line + 1);
+            snprintf(what, sizeof(what), "invalid YAML: %s%s",
+                     ld.parser.problem ? ld.parser.problem : "syntax error", ctx);
             fail_at(err, &ld.parser.problem_mark, what);
             goto out;
         }
