@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_k8s_facts.c - node eligibility and pairing, CNI and kube-proxy facts from fixtures
+ * (test/unit/data/k8s/). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/k8s_facts.h"
+
+static json_t *fixture(const char *name)
+{
+    const char *dir = getenv("KPERF_TEST_DATA");
+    char *path = kp_xasprintf("%s/k8s/%s", dir ? dir : "test/unit/data", name);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+
+    if (!doc)
+        fail_msg("%s: %s", path, jerr.text);
+    free(path);
+    return doc;
+}
+
+static const json_t *node_named(const json_t *items, const char *name)
+{
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(items, i, n)
+    {
+        if (strcmp(k8s_facts_node_name(n), name) == 0)
+            return n;
+    }
+    fail_msg("no node %s", name);
+    return NULL;
+}
+
+/* eligible nodes of the fixture under filter f, as a new array */
+static json_t *eligible(const json_t *items, const struct k8s_node_filter *f)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(items, i, n)
+    {
+        if (k8s_facts_node_eligible(n, f, NULL))
+            json_array_append(out, n);
+    }
+    return out;
+}
+
+static void test_k8s_facts_not_ready_cordoned_and_tainted_nodes_are_skipped(void **state)
+{
+    json_t *doc = fixture("nodes.json");
+    const json_t *items = json_object_get(doc, "items");
+    char *why = NULL;
+    (void)state;
+
+    assert_true(k8s_facts_node_eligible(node_named(items, "ip-10-0-2-9.ec2.internal"), NULL, &why));
+    assert_null(why);
+    assert_false(
+        k8s_facts_node_eligible(node_named(items, "ip-10-0-1-8.ec2.internal"), NULL, &why));
+    assert_string_equal(why, "not Ready");
+    free(why);
+    assert_false(
+        k8s_facts_node_eligible(node_named(items, "ip-10-0-1-9.ec2.internal"), NULL, &why));
+    assert_string_equal(why, "cordoned (unschedulable)");
+    free(why);
+    assert_false(
+        k8s_facts_node_eligible(node_named(items, "ip-10-0-1-7.ec2.internal"), NULL, &why));
+    assert_non_null(strstr(why, "taint dedicated=perf:NoSchedule not tolerated"));
+    assert_non_null(strstr(why, "--tolerations dedicated=perf:NoSchedule"));
+    free(why);
+    json_t *el = eligible(items, NULL);
+    assert_int_equal(json_array_size(el), 2);
+    json_decref(el);
+    json_decref(doc);
+}
+
+static void test_k8s_facts_tolerations_and_selector(void **state)
+{
+    json_t *doc = fixture("nodes.json");
+    const json_t *items = json_object_get(doc, "items");
+    json_t *tol = json_pack("[{s:s, s:s, s:s, s:s}]", "key", "dedicated", "operator", "Equal",
+                            "value", "perf", "effect", "NoSchedule");
+    struct run_label sel = {.key = "pool", .value = "perf"};
+    struct k8s_node_filter f = {.tolerations = tol};
+    char *why = NULL;
+    (void)state;
+
+    assert_true(k8s_facts_node_eligible(node_named(items, "ip-10-0-1-7.ec2.internal"), &f, NULL));
+    /* a wrong value does not tolerate */
+    json_object_set_new(json_array_get(tol, 0), "value", json_string("other"));
+    assert_false(k8s_facts_node_eligible(node_named(items, "ip-10-0-1-7.ec2.internal"), &f, NULL));
+    /* operator Exists with no key tolerates everything, control plane included */
+    json_decref(tol);
+    tol = json_pack("[{s:s}]", "operator", "Exists");
+    f.tolerations = tol;
+    f.selector = &sel;
+    f.n_selector = 1;
+    json_t *el = eligible(items, &f);
+    assert_int_equal(json_array_size(el), 4); /* 2-9, 1-5, 1-7, cp-1: pool=perf, Ready */
+    json_decref(el);
+    assert_false(k8s_facts_node_eligible(node_named(items, "ip-10-0-1-9.ec2.internal"), &f, &why));
+    assert_string_equal(why, "does not match --node-selector pool=perf");
+    free(why);
+    json_decref(tol);
+    json_decref(doc);
+}
+
+static void test_k8s_facts_pair_prefers_one_zone(void **state)
+{
+    json_t *doc = fixture("nodes.json");
+    const json_t *items = json_object_get(doc, "items");
+    json_t *tol = json_pack("[{s:s, s:s}]", "key", "dedicated", "operator", "Exists");
+    struct k8s_node_filter f = {.tolerations = tol};
+    json_t *el = eligible(items, &f); /* 2-9 (zone b), 1-5 and 1-7 (zone a) */
+    const json_t *a, *b;
+    const char *note;
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(k8s_facts_choose_pair(el, NULL, NULL, &a, &b, &note, &err), 0);
+    assert_string_equal(k8s_facts_node_name(a), "ip-10-0-1-5.ec2.internal");
+    assert_string_equal(k8s_facts_node_name(b), "ip-10-0-1-7.ec2.internal");
+    assert_null(note);
+    /* --nodes A only: B is completed from A's zone */
+    assert_int_equal(
+        k8s_facts_choose_pair(el, "ip-10-0-1-7.ec2.internal", NULL, &a, &b, &note, &err), 0);
+    assert_string_equal(k8s_facts_node_name(b), "ip-10-0-1-5.ec2.internal");
+    /* --nodes A,B across zones is honoured */
+    assert_int_equal(k8s_facts_choose_pair(el, "ip-10-0-2-9.ec2.internal",
+                                           "ip-10-0-1-5.ec2.internal", &a, &b, &note, &err),
+                     0);
+    assert_string_equal(k8s_facts_node_name(a), "ip-10-0-2-9.ec2.internal");
+    /* an ineligible or unknown node is an error that names it */
+    assert_int_equal(
+        k8s_facts_choose_pair(el, "ip-10-0-1-9.ec2.internal", NULL, &a, &b, &note, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "ip-10-0-1-9.ec2.internal"));
+    json_decref(el);
+    json_decref(tol);
+    json_decref(doc);
+}
+
+static void test_k8s_facts_pair_across_zones_and_single_node(void **state)
+{
+    json_t *doc = fixture("nodes.json");
+    const json_t *items = json_object_get(doc, "items");
+    json_t *two = json_pack("[O, O]", node_named(items, "ip-10-0-2-9.ec2.internal"),
+                            node_named(items, "ip-10-0-1-5.ec2.internal"));
+    json_t *one = json_pack("[O]", node_named(items, "ip-10-0-2-9.ec2.internal"));
+    json_t *none = json_array();
+    const json_t *a, *b;
+    const char *note;
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(k8s_facts_choose_pair(two, NULL, NULL, &a, &b, &note, &err), 0);
+    assert_non_null(b);
+    assert_non_null(note);
+    assert_non_null(strstr(note, "zone"));
+    assert_int_equal(k8s_facts_choose_pair(one, NULL, NULL, &a, &b, &note, &err), 0);
+    assert_non_null(a);
+    assert_null(b);
+    assert_int_equal(k8s_facts_choose_pair(none, NULL, NULL, &a, &b, &note, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "no eligible node"));
+    json_decref(two);
+    json_decref(one);
+    json_decref(none);
+    json_decref(doc);
+}
+
+static void test_k8s_facts_node_info_for_report(void **state)
+{
+    json_t *doc = fixture("nodes.json");
+    const json_t *n = node_named(json_object_get(doc, "items"), "ip-10-0-2-9.ec2.internal");
+    json_t *info = k8s_facts_node_info(n, "server");
+    (void)state;
+
+    assert_string_equal(json_string_value(json_object_get(info, "kernel")),
+                        "6.1.94-99.176.amzn2023.x86_64");
+    assert_string_equal(json_string_value(json_object_get(info, "zone")), "us-east-1b");
+    assert_string_equal(json_string_value(json_object_get(info, "instance_type")), "m6i.large");
+    assert_string_equal(json_string_value(json_object_get(info, "internal_ip")), "10.0.2.9");
+    assert_string_equal(json_string_value(json_object_get(info, "container_runtime")),
+                        "containerd://1.7.11");
+    assert_string_equal(json_string_value(json_object_get(info, "role")), "server");
+    assert_string_equal(k8s_facts_node_hostname(n), "ip-10-0-2-9");
+    json_decref(info);
+    json_decref(doc);
+}
+
+static void test_k8s_facts_nodes_from_report(void **state)
+{
+    json_t *rep = json_pack("{s:{s:[{s:s, s:s}, {s:s, s:s}]}}", "metadata", "nodes", "name", "n-2",
+                            "role", "client", "name", "n-1", "role", "server");
+    json_t *bad = json_pack("{s:{}}", "metadata");
+    char *a = NULL, *b = NULL;
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(k8s_facts_nodes_from_report(rep, &a, &b, &err), 0);
+    assert_string_equal(a, "n-1");
+    assert_string_equal(b, "n-2");
+    free(a);
+    free(b);
+    assert_int_equal(k8s_facts_nodes_from_report(bad, &a, &b, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "server"));
+    json_decref(rep);
+    json_decref(bad);
+}
+
+static void test_k8s_facts_aws_vpc_cni_with_settings(void **state)
+{
+    json_t *ds = fixture("ds-eks.json");
+    json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
+    (void)state;
+
+    assert_string_equal(json_string_value(json_object_get(cni, "name")), "aws-vpc-cni");
+    assert_string_equal(json_string_value(json_object_get(cni, "version")), "v1.18.1-eksbuild.3");
+    assert_string_equal(json_string_value(json_object_get(cni, "custom_networking")), "true");
+    assert_string_equal(json_string_value(json_object_get(cni, "prefix_delegation")), "false");
+    assert_null(json_object_get(cni, "also"));
+    /* EKS: mode from the config file, not given here -> default iptables */
+    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "iptables");
+    json_decref(cni);
+    json_decref(ds);
+}
+
+static void test_k8s_facts_cilium_with_config_and_no_kube_proxy(void **state)
+{
+    json_t *ds = fixture("ds-cilium.json");
+    json_t *cm = fixture("cilium-config.json");
+    json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), cm, NULL);
+    (void)state;
+
+    assert_string_equal(json_string_value(json_object_get(cni, "name")), "cilium");
+    assert_string_equal(json_string_value(json_object_get(cni, "version")), "v1.16.3");
+    assert_string_equal(json_string_value(json_object_get(cni, "routing_mode")), "tunnel");
+    assert_string_equal(json_string_value(json_object_get(cni, "tunnel_protocol")), "geneve");
+    assert_string_equal(json_string_value(json_object_get(cni, "kube_proxy_replacement")), "true");
+    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "none");
+    json_decref(cni);
+    json_decref(cm);
+    json_decref(ds);
+}
+
+static void test_k8s_facts_kube_proxy_mode_from_configmap_and_args(void **state)
+{
+    json_t *ds = fixture("ds-eks.json");
+    json_t *cm = fixture("kube-proxy-cm.json");
+    json_t *items = json_object_get(ds, "items");
+    json_t *kp = json_array_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(json_object_get(json_array_get(items, 1), "spec"), "template"),
+                "spec"),
+            "containers"),
+        0);
+    (void)state;
+
+    assert_string_equal(k8s_facts_kube_proxy_mode(items, cm), "ipvs");
+    json_object_set_new(kp, "args", json_pack("[s]", "--proxy-mode=nftables"));
+    assert_string_equal(k8s_facts_kube_proxy_mode(items, cm), "nftables");
+    json_decref(cm);
+    json_decref(ds);
+}
+
+static void test_k8s_facts_image_tags(void **state)
+{
+    const char *cases[][2] = {
+        {"quay.io/cilium/cilium:v1.16.3@sha256:abc", "v1.16.3"},
+        {"localhost:5000/kperf-agent", "latest"},
+        {"localhost:5000/kperf-agent:1.2", "1.2"},
+        {"repo/x@sha256:abc", "sha256:abc"},
+        {"busybox", "latest"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *t = k8s_facts_image_tag(cases[i][0]);
+        assert_string_equal(t, cases[i][1]);
+        free(t);
+    }
+}
+
+static void test_k8s_facts_unknown_cni_and_chaining(void **state)
+{
+    json_t *none = json_array();
+    json_t *cni = k8s_facts_cni(none, NULL, NULL);
+    json_t *eks = fixture("ds-eks.json");
+    json_t *cil = fixture("ds-cilium.json");
+    (void)state;
+
+    assert_string_equal(json_string_value(json_object_get(cni, "name")), "unknown");
+    json_decref(cni);
+    /* cilium chained on the VPC CNI: cilium first, aws-vpc-cni listed in "also" */
+    json_array_extend(json_object_get(cil, "items"), json_object_get(eks, "items"));
+    cni = k8s_facts_cni(json_object_get(cil, "items"), NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(cni, "name")), "cilium");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(cni, "also"), 0), "name")),
+        "aws-vpc-cni");
+    json_decref(cni);
+    json_decref(none);
+    json_decref(eks);
+    json_decref(cil);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k8s_facts_not_ready_cordoned_and_tainted_nodes_are_skipped),
+        cmocka_unit_test(test_k8s_facts_tolerations_and_selector),
+        cmocka_unit_test(test_k8s_facts_pair_prefers_one_zone),
+        cmocka_unit_test(test_k8s_facts_pair_across_zones_and_single_node),
+        cmocka_unit_test(test_k8s_facts_node_info_for_report),
+        cmocka_unit_test(test_k8s_facts_nodes_from_report),
+        cmocka_unit_test(test_k8s_facts_aws_vpc_cni_with_settings),
+        cmocka_unit_test(test_k8s_facts_cilium_with_config_and_no_kube_proxy),
+        cmocka_unit_test(test_k8s_facts_kube_proxy_mode_from_configmap_and_args),
+        cmocka_unit_test(test_k8s_facts_image_tags),
+        cmocka_unit_test(test_k8s_facts_unknown_cni_and_chaining),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
