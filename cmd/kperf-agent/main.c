@@ -1,5 +1,585 @@
-/* placeholder replaced by the agent work */
-int main(void)
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c - the kperf-agent command: `server` and `client`, each with a table of flags and one
+ * small handler per flag. Prints results (stdout) and errors (stderr); picks the exit code:
+ * 0 ok, 1 a test or the server failed, 2 usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "agent/base/kp_log.h"
+#include "agent/base/result.h"
+#include "agent/base/units.h"
+#include "agent/client.h"
+#include "agent/proto.h"
+#include "agent/server.h"
+
+#define TOKEN_MAX 4096
+
+struct flag {
+    const char *name; /* "--port" */
+    const char *arg;  /* NULL for a switch, else the placeholder shown in --help */
+    int (*set)(void *opts, const char *val, struct kp_err *err);
+    const char *help;
+};
+
+static int verbosity = KP_LOG_WARN;
+static int want_json;
+
+/* Reads the per-run secret: whitespace trimmed, 1..4096 bytes. Caller frees with
+ * kp_free_secret. */
+static char *read_token(const char *path, struct kp_err *err)
 {
+    char *buf = kp_xcalloc(1, TOKEN_MAX + 2);
+    FILE *f = fopen(path, "re");
+    size_t n, start = 0;
+
+    if (!f) {
+        kp_err_set(err, "cannot open token file %s: %s", path, strerror(errno));
+        kp_free_secret(buf);
+        return NULL;
+    }
+    n = fread(buf, 1, TOKEN_MAX + 1, f);
+    fclose(f);
+    while (n > 0 && strchr(" \t\r\n", buf[n - 1]))
+        buf[--n] = '\0';
+    while (start < n && strchr(" \t\r\n", buf[start]))
+        start++;
+    if (n > TOKEN_MAX || n == start) {
+        kp_err_set(err, "token file %s is %s", path, n == start ? "empty" : "too large");
+        kp_free_secret(buf);
+        return NULL;
+    }
+    memmove(buf, buf + start, n - start + 1);
+    return buf;
+}
+
+static int parse_u32(const char *val, uint64_t max, uint64_t *out, struct kp_err *err)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(val, &end, 10);
+    if (errno || end == val || *end || val[0] == '-' || v > max)
+        return kp_err_set(err, "'%s' is not a whole number in [0, %llu]", val,
+                          (unsigned long long)max);
+    *out = v;
     return 0;
+}
+
+static int ms_u32(const char *val, uint64_t min_ms, uint32_t *out, struct kp_err *err)
+{
+    uint64_t ms;
+    if (units_parse_duration_ms(val, &ms, err) != 0)
+        return -1;
+    if (ms < min_ms || ms > UINT32_MAX)
+        return kp_err_set(err, "duration '%s' out of range", val);
+    *out = (uint32_t)ms;
+    return 0;
+}
+
+static int set_verbose(void *o, const char *val, struct kp_err *err)
+{
+    (void)o, (void)val, (void)err;
+    if (verbosity < KP_LOG_TRACE)
+        verbosity++;
+    return 0;
+}
+
+static int set_json(void *o, const char *val, struct kp_err *err)
+{
+    (void)o, (void)val, (void)err;
+    want_json = 1;
+    return 0;
+}
+
+/* --- server flags ------------------------------------------------------------------------- */
+
+struct server_cli {
+    struct server_opts o;
+    char *token; /* ours: kp_free_secret */
+};
+
+static int srv_port(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, 65535, &n, e) != 0)
+        return -1;
+    ((struct server_cli *)p)->o.port = (uint16_t)n;
+    return 0;
+}
+
+static int srv_bind(void *p, const char *v, struct kp_err *e)
+{
+    (void)e;
+    ((struct server_cli *)p)->o.bind_addr = v;
+    return 0;
+}
+
+static int srv_token(void *p, const char *v, struct kp_err *e)
+{
+    struct server_cli *c = p;
+    kp_free_secret(c->token);
+    c->token = read_token(v, e);
+    if (!c->token)
+        return -1;
+    c->o.token = c->token;
+    c->o.token_len = strlen(c->token);
+    return 0;
+}
+
+static int srv_max_duration(void *p, const char *v, struct kp_err *e)
+{
+    return ms_u32(v, 1, &((struct server_cli *)p)->o.max_duration_ms, e);
+}
+
+static int srv_max_streams(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--max-streams must be in [1, %u]", PROTO_MAX_STREAMS);
+    ((struct server_cli *)p)->o.max_streams = (uint16_t)n;
+    return 0;
+}
+
+static int srv_max_conns(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, 1000000, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--max-conns must be in [1, 1000000]");
+    ((struct server_cli *)p)->o.max_conns = (unsigned)n;
+    return 0;
+}
+
+static int srv_max_tests(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, 10000, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--max-tests must be in [1, 10000]");
+    ((struct server_cli *)p)->o.max_tests = (unsigned)n;
+    return 0;
+}
+
+static int srv_idle(void *p, const char *v, struct kp_err *e)
+{
+    return ms_u32(v, 1, &((struct server_cli *)p)->o.idle_timeout_ms, e);
+}
+
+static int srv_handshake(void *p, const char *v, struct kp_err *e)
+{
+    return ms_u32(v, 1, &((struct server_cli *)p)->o.handshake_timeout_ms, e);
+}
+
+static int srv_max_rate(void *p, const char *v, struct kp_err *e)
+{
+    return units_parse_rate_bps(v, &((struct server_cli *)p)->o.max_rate_bps, e);
+}
+
+static const struct flag server_flags[] = {
+    {"--port", "N", srv_port, "TCP and UDP port (default 5201; 0 = any free port)"},
+    {"--bind", "ADDR", srv_bind, "address to listen on (default 0.0.0.0)"},
+    {"--token-file", "F", srv_token, "require clients to prove they know the token in F"},
+    {"--max-duration", "D", srv_max_duration, "longest test accepted, warm-up included (10m)"},
+    {"--max-streams", "N", srv_max_streams, "most parallel streams per test (128)"},
+    {"--max-conns", "N", srv_max_conns, "most concurrent TCP connections (1024)"},
+    {"--max-tests", "N", srv_max_tests, "most concurrent tests; more are refused busy (16)"},
+    {"--idle-timeout", "D", srv_idle, "drop a control connection idle this long (30s)"},
+    {"--handshake-timeout", "D", srv_handshake, "time to finish the handshake (5s)"},
+    {"--max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (100G)"},
+    {"-v", NULL, set_verbose, "more logging (repeat for debug)"},
+};
+
+/* --- client flags ------------------------------------------------------------------------- */
+
+struct client_cli {
+    struct client_opts o;
+    char *host;  /* ours */
+    char *token; /* ours: kp_free_secret */
+    int have_server;
+};
+
+static int cli_server(void *p, const char *v, struct kp_err *e)
+{
+    struct client_cli *c = p;
+    const char *colon = strrchr(v, ':');
+    uint64_t port = c->o.port;
+
+    free(c->host);
+    c->host = NULL;
+    if (v[0] == '[') { /* [v6]:port or [v6] */
+        const char *close = strchr(v, ']');
+        if (!close)
+            return kp_err_set(e, "bad --server '%s'", v);
+        c->host = kp_xstrndup(v + 1, (size_t)(close - v - 1));
+        if (close[1] == ':' && parse_u32(close + 2, 65535, &port, e) != 0)
+            return -1;
+    } else if (colon && strchr(v, ':') == colon) { /* host:port */
+        c->host = kp_xstrndup(v, (size_t)(colon - v));
+        if (parse_u32(colon + 1, 65535, &port, e) != 0)
+            return kp_err_prefix(e, "port of --server");
+    } else {
+        c->host = kp_xstrdup(v);
+    }
+    if (!c->host[0] || port == 0)
+        return kp_err_set(e, "bad --server '%s'", v);
+    c->o.host = c->host;
+    c->o.port = (uint16_t)port;
+    c->have_server = 1;
+    return 0;
+}
+
+static int cli_tests(void *p, const char *v, struct kp_err *e)
+{
+    struct client_cli *c = p;
+    char *copy = kp_xstrdup(v), *save = NULL;
+    int rc = 0;
+
+    c->o.ntests = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "all") == 0) {
+            for (uint8_t i = PROTO_TCP_RR; i <= PROTO_UDP_STREAM && c->o.ntests < CLIENT_MAX_TESTS;
+                 i++)
+                c->o.tests[c->o.ntests++] = i;
+            continue;
+        }
+        if (!proto_test_from_name(t)) {
+            rc = kp_err_set(e,
+                            "unknown test '%s' (TCP_RR, TCP_CRR, TCP_STREAM, TCP_STREAM_MULTI, "
+                            "UDP_RR, UDP_STREAM or all)",
+                            t);
+            break;
+        }
+        if (c->o.ntests == CLIENT_MAX_TESTS) {
+            rc = kp_err_set(e, "more than %d tests", CLIENT_MAX_TESTS);
+            break;
+        }
+        c->o.tests[c->o.ntests++] = proto_test_from_name(t);
+    }
+    free(copy);
+    if (rc == 0 && c->o.ntests == 0)
+        rc = kp_err_set(e, "--tests is empty");
+    return rc;
+}
+
+static int cli_duration(void *p, const char *v, struct kp_err *e)
+{
+    uint32_t ms = 0;
+    if (ms_u32(v, 1, &ms, e) != 0 || ms > PROTO_MAX_DURATION_MS)
+        return kp_err_set(e, "--duration '%s' must be within (0, 24h]", v);
+    ((struct client_cli *)p)->o.duration_ms = ms;
+    return 0;
+}
+
+static int cli_omit(void *p, const char *v, struct kp_err *e)
+{
+    uint32_t ms = 0;
+    if (ms_u32(v, 0, &ms, e) != 0 || ms > PROTO_MAX_DURATION_MS)
+        return kp_err_set(e, "--omit '%s' must be within [0, 24h]", v);
+    ((struct client_cli *)p)->o.omit_ms = ms;
+    return 0;
+}
+
+static int cli_interval(void *p, const char *v, struct kp_err *e)
+{
+    uint32_t ms = 0;
+    if (ms_u32(v, 0, &ms, e) != 0)
+        return -1;
+    if (ms != 0 && ms < 100)
+        return kp_err_set(e, "--interval must be 0 (off) or at least 100ms");
+    ((struct client_cli *)p)->o.interval_ms = ms;
+    return 0;
+}
+
+static int cli_samples(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, 1000, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--samples must be in [1, 1000]");
+    ((struct client_cli *)p)->o.samples = (unsigned)n;
+    return 0;
+}
+
+static int cli_streams(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--streams must be in [1, %u]", PROTO_MAX_STREAMS);
+    ((struct client_cli *)p)->o.streams = (unsigned)n;
+    return 0;
+}
+
+static int cli_msg_size(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t n;
+    if (units_parse_size(v, &n, e) != 0)
+        return -1;
+    if (n < 1 || n > PROTO_MAX_MSG_SIZE)
+        return kp_err_set(e, "--msg-size must be in [1, %u]", PROTO_MAX_MSG_SIZE);
+    ((struct client_cli *)p)->o.msg_size = (uint32_t)n;
+    return 0;
+}
+
+static int cli_udp_rate(void *p, const char *v, struct kp_err *e)
+{
+    uint64_t bps;
+    if (units_parse_rate_bps(v, &bps, e) != 0)
+        return -1;
+    if (bps < 1000 || bps > PROTO_MAX_RATE_BPS)
+        return kp_err_set(e, "--udp-rate must be within [1K, 400G]");
+    ((struct client_cli *)p)->o.udp_rate_bps = bps;
+    return 0;
+}
+
+static int cli_reverse(void *p, const char *v, struct kp_err *e)
+{
+    (void)v, (void)e;
+    ((struct client_cli *)p)->o.reverse = 1;
+    return 0;
+}
+
+static int cli_token(void *p, const char *v, struct kp_err *e)
+{
+    struct client_cli *c = p;
+    kp_free_secret(c->token);
+    c->token = read_token(v, e);
+    if (!c->token)
+        return -1;
+    c->o.token = c->token;
+    c->o.token_len = strlen(c->token);
+    return 0;
+}
+
+static int cli_connect_timeout(void *p, const char *v, struct kp_err *e)
+{
+    uint32_t ms = 0;
+    if (ms_u32(v, 1, &ms, e) != 0)
+        return -1;
+    ((struct client_cli *)p)->o.connect_timeout_ms = ms;
+    return 0;
+}
+
+static const struct flag client_flags[] = {
+    {"--server", "HOST[:PORT]", cli_server, "the kperf-agent server (port 5201 by default)"},
+    {"--tests", "LIST", cli_tests,
+     "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all"},
+    {"--duration", "D", cli_duration, "measured time per test and sample (10s)"},
+    {"--omit", "D", cli_omit, "warm-up before each measurement, discarded (0s)"},
+    {"--interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"},
+    {"--samples", "N", cli_samples, "repetitions of each test (1)"},
+    {"--streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"},
+    {"--msg-size", "N", cli_msg_size,
+     "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"},
+    {"--udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"},
+    {"--reverse", NULL, cli_reverse, "stream tests: the server sends, the client receives"},
+    {"--token-file", "F", cli_token, "file holding the server's token"},
+    {"--connect-timeout", "D", cli_connect_timeout, "give up connecting after D (5s)"},
+    {"--json", NULL, set_json, "print the kperf.result/v1 JSON document"},
+    {"-v", NULL, set_verbose, "more logging (repeat for debug)"},
+};
+
+/* --- parsing and help --------------------------------------------------------------------- */
+
+static void print_flags(FILE *f, const struct flag *flags, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char left[40];
+        snprintf(left, sizeof(left), "%s%s%s", flags[i].name, flags[i].arg ? " " : "",
+                 flags[i].arg ? flags[i].arg : "");
+        fprintf(f, "  %-24s %s\n", left, flags[i].help);
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "kperf-agent %s - the kperf measurement engine\n\n"
+            "Usage:\n  kperf-agent server [flags]\n  kperf-agent client --server HOST[:PORT] "
+            "--tests LIST [flags]\n\nServer flags:\n",
+            KPERF_VERSION);
+    print_flags(f, server_flags, sizeof(server_flags) / sizeof(server_flags[0]));
+    fprintf(f, "\nClient flags:\n");
+    print_flags(f, client_flags, sizeof(client_flags) / sizeof(client_flags[0]));
+    fprintf(f, "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
+               "Client exit code: 0 all tests ok, 1 a test failed (JSON still printed with "
+               "errors[]), 2 usage.\n");
+}
+
+/* Applies argv to opts through the table. Returns 0, 1 for --help, or -1 with err. */
+static int parse_flags(int argc, char **argv, const struct flag *flags, size_t n, void *opts,
+                       struct kp_err *err)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        size_t k;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            return 1;
+        if (strcmp(a, "-vv") == 0) {
+            set_verbose(opts, NULL, err);
+            a = "-v";
+            len = 2;
+        }
+        for (k = 0; k < n; k++)
+            if (strlen(flags[k].name) == len && strncmp(a, flags[k].name, len) == 0)
+                break;
+        if (k == n)
+            return kp_err_set(err, "unknown flag '%s'", a);
+        if (flags[k].arg) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return kp_err_set(err, "%s needs a value (%s)", flags[k].name, flags[k].arg);
+        } else if (eq) {
+            return kp_err_set(err, "%s takes no value", flags[k].name);
+        }
+        if (flags[k].set(opts, val, err) != 0)
+            return kp_err_prefix(err, "%s", flags[k].name);
+    }
+    return 0;
+}
+
+/* --- commands ----------------------------------------------------------------------------- */
+
+static void on_ready(const char *addr, uint16_t port, void *arg)
+{
+    (void)port, (void)arg;
+    fprintf(stderr, "kperf-agent: listening on %s (tcp+udp)\n", addr);
+    fflush(stderr);
+}
+
+static int cmd_server(int argc, char **argv)
+{
+    struct server_cli c;
+    struct kp_err err;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    server_opts_default(&c.o);
+    kp_err_clear(&err);
+    rc = parse_flags(argc, argv, server_flags, sizeof(server_flags) / sizeof(server_flags[0]), &c,
+                     &err);
+    if (rc != 0) {
+        kp_free_secret(c.token);
+        if (rc > 0) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "kperf-agent: error: %s. See 'kperf-agent --help'.\n", kp_err_msg(&err));
+        return 2;
+    }
+    kp_log_set_level((enum kp_log_level)verbosity);
+    rc = server_run(&c.o, on_ready, NULL, &err);
+    kp_free_secret(c.token);
+    if (rc != 0) {
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
+        return 1;
+    }
+    return 0;
+}
+
+static void print_table(const json_t *doc)
+{
+    printf("%-17s %-3s %-7s %14s %10s %10s %10s %10s\n", "TEST", "#", "DIR", "RESULT", "p50_us",
+           "p99_us", "retrans", "loss_%");
+    for (size_t i = 0; i < result_count(doc); i++) {
+        const json_t *r = result_get(doc, i);
+        double v = 0, p50 = 0, p99 = 0, re = 0, loss = 0;
+        char val[32];
+        const char *dir = json_is_true(json_object_get(r, "reverse")) ? "reverse" : "forward";
+        if (result_number(r, "throughput_mbps", &v) == 0)
+            snprintf(val, sizeof(val), "%.1f Mbit/s", v);
+        else if (result_number(r, "ops_per_sec", &v) == 0)
+            snprintf(val, sizeof(val), "%.0f op/s", v);
+        else
+            snprintf(val, sizeof(val), "-");
+        result_number(r, "latency_us.p50", &p50);
+        result_number(r, "latency_us.p99", &p99);
+        result_number(r, "tcp.retransmits", &re);
+        result_number(r, "udp.loss_pct", &loss);
+        printf("%-17s %-3d %-7s %14s %10.1f %10.1f %10.0f %10.2f\n", result_test(r),
+               (int)json_integer_value(json_object_get(r, "sample")), dir, val, p50, p99, re, loss);
+    }
+    for (size_t i = 0; i < result_error_count(doc); i++) {
+        const json_t *e = result_error_get(doc, i);
+        printf("%-17s %-3d FAILED: %s\n", result_test(e),
+               (int)json_integer_value(json_object_get(e, "sample")),
+               json_string_value(json_object_get(e, "error")));
+    }
+}
+
+static int cmd_client(int argc, char **argv)
+{
+    struct client_cli c;
+    struct kp_err err;
+    json_t *doc;
+    unsigned failed = 0;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    client_opts_default(&c.o);
+    kp_err_clear(&err);
+    rc = parse_flags(argc, argv, client_flags, sizeof(client_flags) / sizeof(client_flags[0]), &c,
+                     &err);
+    if (rc == 0 && !c.have_server)
+        rc = kp_err_set(&err, "--server is required");
+    if (rc == 0 && c.o.ntests == 0)
+        rc = kp_err_set(&err, "--tests is required");
+    if (rc != 0) {
+        free(c.host);
+        kp_free_secret(c.token);
+        if (rc > 0) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "kperf-agent: error: %s. See 'kperf-agent --help'.\n", kp_err_msg(&err));
+        return 2;
+    }
+    kp_log_set_level((enum kp_log_level)verbosity);
+    doc = client_run(&c.o, &failed);
+    if (want_json) {
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+    } else {
+        print_table(doc);
+    }
+    fflush(stdout);
+    for (size_t i = 0; i < result_error_count(doc); i++) {
+        const json_t *e = result_error_get(doc, i);
+        fprintf(stderr, "kperf-agent: error: %s sample %d: %s\n", result_test(e),
+                (int)json_integer_value(json_object_get(e, "sample")),
+                json_string_value(json_object_get(e, "error")));
+    }
+    json_decref(doc);
+    free(c.host);
+    kp_free_secret(c.token);
+    return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    kp_log_set_prog("kperf-agent");
+    kp_alloc_init_json();
+    if (argc >= 2 && strcmp(argv[1], "server") == 0)
+        return cmd_server(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "client") == 0)
+        return cmd_client(argc - 2, argv + 2);
+    if (argc >= 2 && (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)) {
+        printf("kperf-agent %s\n", KPERF_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+                      strcmp(argv[1], "help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    usage(stderr);
+    return 2;
 }

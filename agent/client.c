@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client.c - see client.h. Owns the control connection (HELLO, CHALLENGE, AUTH, TEST_REQ,
+ * START, STOP, RESULT), the data connections' set-up, the sample's clock (warm-up mark,
+ * intervals, CPU snapshots) and the document. The worker loops are in client_loops.c. */
+#include "agent/client.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_log.h"
+#include "agent/client_int.h"
+
+#define HANDSHAKE_TIMEOUT_MS 5000
+#define RESULT_TIMEOUT_MS    15000
+#define UDP_HELLO_EVERY_MS   100
+
+void client_opts_default(struct client_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->port = 5201;
+    o->duration_ms = 10000;
+    o->samples = 1;
+    o->streams = 4;
+    o->udp_rate_bps = 1000ull * 1000 * 1000;
+    o->connect_timeout_ms = 5000;
+}
+
+/* --- control messages --------------------------------------------------------------------- */
+
+static int read_deadline(int fd, uint8_t *buf, size_t len, uint64_t deadline_ns)
+{
+    size_t got = 0;
+
+    while (got < len) {
+        uint64_t now = sysinfo_now_ns();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n;
+        int rc;
+
+        if (now >= deadline_ns) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        rc = poll(&p, 1, (int)((deadline_ns - now) / 1000000 + 1));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        n = recv(fd, buf + got, len - got, 0);
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (n < 0 && errno != EINTR && errno != EAGAIN)
+            return -1;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    return 0;
+}
+
+static const char *refuse_hint(uint16_t code)
+{
+    switch (code) {
+    case PROTO_REFUSE_AUTH:
+        return " (check --token-file: it must hold the server's token)";
+    case PROTO_REFUSE_BUSY:
+        return " (try again later)";
+    case PROTO_REFUSE_LIMIT:
+        return " (lower the request or raise the server's limits)";
+    default:
+        return "";
+    }
+}
+
+/* Reads one message within timeout_ms; a REFUSE becomes an error. Returns 0 or -1 with err. */
+static int ctrl_recv(int fd, struct proto_msg *m, uint8_t want, uint64_t timeout_ms,
+                     struct kp_err *err)
+{
+    uint8_t buf[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD];
+    uint64_t deadline = sysinfo_now_ns() + timeout_ms * 1000000ull;
+    struct proto_header h;
+    size_t used;
+
+    if (read_deadline(fd, buf, PROTO_HEADER_LEN, deadline) != 0)
+        return kp_err_set(err, "waiting for %s: %s", proto_type_name(want),
+                          errno == ECONNRESET ? "server closed the connection" : strerror(errno));
+    if (proto_decode_header(buf, PROTO_HEADER_LEN, &h, err) != PROTO_OK)
+        return kp_err_prefix(err, "from server");
+    if (read_deadline(fd, buf + PROTO_HEADER_LEN, h.length, deadline) != 0)
+        return kp_err_set(err, "reading %s: %s", proto_type_name(h.type), strerror(errno));
+    if (proto_decode(buf, PROTO_HEADER_LEN + h.length, m, &used, err) != PROTO_OK)
+        return kp_err_prefix(err, "from server");
+    if (m->type == PROTO_REFUSE)
+        return kp_err_set(err, "refused by server: %s%s", m->u.refuse.reason,
+                          refuse_hint(m->u.refuse.code));
+    if (m->type != want)
+        return kp_err_set(err, "server sent %s, expected %s", proto_type_name(m->type),
+                          proto_type_name(want));
+    return 0;
+}
+
+static int ctrl_send(int fd, const struct proto_msg *m, struct kp_err *err)
+{
+    uint8_t buf[PROTO_HEADER_LEN + 64];
+    size_t n = proto_encode(m, buf, sizeof(buf));
+
+    if (n == 0 || client_write_all(fd, buf, n) != 0)
+        return kp_err_set(err, "sending %s: %s", proto_type_name(m->type), strerror(errno));
+    return 0;
+}
+
+static int ctrl_simple(int fd, uint8_t type, struct kp_err *err)
+{
+    struct proto_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    return ctrl_send(fd, &m, err);
+}
+
+static int handshake(struct sample *s, struct kp_err *err)
+{
+    const struct client_opts *o = s->o;
+    struct proto_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_HELLO;
+    m.u.hello.version_min = PROTO_VERSION;
+    m.u.hello.version_max = PROTO_VERSION;
+    if (ctrl_send(s->ctrl, &m, err) != 0 ||
+        ctrl_recv(s->ctrl, &m, PROTO_CHALLENGE, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        return -1;
+    if ((m.u.challenge.flags & PROTO_FLAG_AUTH) && !o->token)
+        return kp_err_set(err, "server requires a token: pass --token-file");
+    {
+        uint8_t nonce[PROTO_NONCE_LEN];
+        memcpy(nonce, m.u.challenge.nonce, sizeof(nonce));
+        memset(&m, 0, sizeof(m));
+        m.type = PROTO_AUTH;
+        if (o->token)
+            proto_auth_mac(o->token, o->token_len, nonce, m.u.auth.mac);
+    }
+    if (ctrl_send(s->ctrl, &m, err) != 0)
+        return -1;
+    explicit_bzero(&m, sizeof(m));
+    m.type = PROTO_TEST_REQ;
+    m.u.test_req = s->req;
+    if (ctrl_send(s->ctrl, &m, err) != 0 ||
+        ctrl_recv(s->ctrl, &m, PROTO_ACCEPT, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        return -1;
+    s->session = m.u.accept.session;
+    return 0;
+}
+
+/* --- data connections --------------------------------------------------------------------- */
+
+static int open_tcp_stream(struct sample *s, struct worker *w, struct kp_err *err)
+{
+    uint8_t buf[PROTO_HEADER_LEN + 16];
+    struct proto_msg m;
+    size_t n;
+
+    w->fd = client_connect(s, s->o->connect_timeout_ms, err);
+    if (w->fd < 0)
+        return kp_err_prefix(err, "data connection %u", w->index);
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_DATA_HELLO;
+    m.u.data_hello.session = s->session;
+    m.u.data_hello.stream = (uint16_t)w->index;
+    n = proto_encode(&m, buf, sizeof(buf));
+    if (client_write_all(w->fd, buf, n) != 0 ||
+        ctrl_recv(w->fd, &m, PROTO_DATA_OK, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        return kp_err_prefix(err, "data connection %u", w->index);
+    if (s->req.test != PROTO_TCP_RR)
+        sysinfo_set_bufs(w->fd, 0, 0);
+    return 0;
+}
+
+static int open_udp(struct sample *s, struct worker *w, struct kp_err *err)
+{
+    uint64_t deadline = sysinfo_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000ull;
+    uint8_t hello[PROTO_MIN_UDP_SIZE];
+
+    w->fd = socket(s->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (w->fd < 0 || connect(w->fd, (struct sockaddr *)&s->addr, s->addr_len) != 0)
+        return kp_err_set(err, "UDP socket: %s", strerror(errno));
+    sysinfo_set_bufs(w->fd, 4 << 20, 8 << 20);
+    if (!(s->req.test == PROTO_UDP_STREAM && s->reverse))
+        return 0;
+    /* reverse: tell the server where to send, until it confirms on the control channel */
+    proto_udp_put(hello, s->session, PROTO_UDP_HELLO_SEQ, 0);
+    while (sysinfo_now_ns() < deadline) {
+        struct pollfd p = {.fd = s->ctrl, .events = POLLIN};
+        struct proto_msg m;
+        if (send(w->fd, hello, sizeof(hello), 0) < 0 && errno != ECONNREFUSED)
+            return kp_err_set(err, "UDP hello: %s", strerror(errno));
+        if (poll(&p, 1, UDP_HELLO_EVERY_MS) > 0)
+            return ctrl_recv(s->ctrl, &m, PROTO_UDP_READY, HANDSHAKE_TIMEOUT_MS, err);
+    }
+    return kp_err_set(err, "server never saw our UDP datagrams (UDP blocked on the path?)");
+}
+
+/* --- one sample --------------------------------------------------------------------------- */
+
+static void sleep_until(uint64_t t_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(t_ns / 1000000000ull),
+                          .tv_nsec = (long)(t_ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+static void totals(const struct sample *s, uint64_t *bytes, uint64_t *ops)
+{
+    *bytes = 0;
+    *ops = 0;
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        *bytes += atomic_load_explicit(&s->workers[i].bytes, memory_order_relaxed);
+        *ops += atomic_load_explicit(&s->workers[i].ops, memory_order_relaxed);
+    }
+}
+
+static void take_mark(struct sample *s)
+{
+    s->t_mark_ns = sysinfo_now_ns();
+    sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
+    sysinfo_node_cpu(s->node0);
+    s->rcvbuf0 = sysinfo_udp_rcvbuf_errors();
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        s->workers[i].bytes_mark = atomic_load(&s->workers[i].bytes);
+        s->workers[i].ops_mark = atomic_load(&s->workers[i].ops);
+    }
+}
+
+/* The main thread's clock while workers run: warm-up mark, intervals, end snapshot. */
+static void keep_time(struct sample *s)
+{
+    const struct client_opts *o = s->o;
+    int marked = o->omit_ms == 0;
+    uint64_t next = 0, prev_t = 0, prev_bytes = 0, prev_ops = 0;
+
+    if (marked) {
+        prev_t = s->t_mark_ns;
+        next = o->interval_ms ? s->t_mark_ns + o->interval_ms * 1000000ull : 0;
+    }
+    for (;;) {
+        uint64_t wake = s->t_deadline_ns, now;
+        if (!marked && s->t_mark_ns < wake)
+            wake = s->t_mark_ns;
+        if (marked && next && next < wake)
+            wake = next;
+        sleep_until(wake);
+        now = sysinfo_now_ns();
+        if (!marked && now >= s->t_mark_ns) {
+            take_mark(s);
+            marked = 1;
+            totals(s, &prev_bytes, &prev_ops);
+            prev_t = s->t_mark_ns;
+            next = o->interval_ms ? prev_t + o->interval_ms * 1000000ull : 0;
+            continue;
+        }
+        if (marked && next && now >= next && s->nintervals < CLIENT_MAX_INTERVALS) {
+            struct interval *iv = &s->intervals[s->nintervals++];
+            uint64_t b, n;
+            totals(s, &b, &n);
+            iv->start_s = (double)(prev_t - s->t_mark_ns) / 1e9;
+            iv->end_s = (double)(now - s->t_mark_ns) / 1e9;
+            iv->bytes = b - prev_bytes;
+            iv->ops = n - prev_ops;
+            prev_t = now;
+            prev_bytes = b;
+            prev_ops = n;
+            next += o->interval_ms * 1000000ull;
+        }
+        if (now >= s->t_deadline_ns)
+            break;
+    }
+    sysinfo_process_cpu_us(&s->cpu_user1, &s->cpu_sys1);
+    sysinfo_node_cpu(s->node1);
+    s->rcvbuf1 = sysinfo_udp_rcvbuf_errors();
+}
+
+static unsigned worker_count(const struct proto_test_req *r)
+{
+    return r->test == PROTO_TCP_STREAM_MULTI ? r->streams : 1;
+}
+
+static int setup(struct sample *s, struct kp_err *err)
+{
+    s->ctrl = client_connect(s, s->o->connect_timeout_ms, err);
+    if (s->ctrl < 0)
+        return -1;
+    sysinfo_keepalive(s->ctrl, 10, 30000);
+    if (handshake(s, err) != 0)
+        return -1;
+    s->mtu = sysinfo_socket_mtu(s->ctrl);
+    s->nworkers = worker_count(&s->req);
+    s->workers = kp_xcalloc(s->nworkers, sizeof(*s->workers));
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        struct worker *w = &s->workers[i];
+        w->smp = s;
+        w->index = i;
+        w->fd = -1;
+        w->hist = hist_new();
+    }
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        struct worker *w = &s->workers[i];
+        if (s->req.test == PROTO_TCP_CRR)
+            continue;
+        if (proto_test_is_udp(s->req.test) ? open_udp(s, w, err) : open_tcp_stream(s, w, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int run_sample(struct sample *s, struct kp_err *err)
+{
+    const struct client_opts *o = s->o;
+    struct proto_msg m;
+    unsigned started = 0;
+    int rc = -1;
+
+    if (setup(s, err) != 0)
+        goto out;
+    if (ctrl_simple(s->ctrl, PROTO_START, err) != 0 ||
+        ctrl_recv(s->ctrl, &m, PROTO_STARTED, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        goto out;
+    s->t_start_ns = sysinfo_now_ns();
+    {
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(s->start_time, sizeof(s->start_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    s->t_mark_ns = s->t_start_ns + o->omit_ms * 1000000ull;
+    s->t_deadline_ns = s->t_mark_ns + o->duration_ms * 1000000ull;
+    if (o->omit_ms == 0)
+        take_mark(s);
+    for (; started < s->nworkers; started++)
+        if (pthread_create(&s->workers[started].thread, NULL, client_worker_main,
+                           &s->workers[started]) != 0) {
+            kp_err_set(err, "cannot start a thread: %s", strerror(errno));
+            s->t_deadline_ns = 0; /* stop the ones running */
+            break;
+        }
+    if (started == s->nworkers)
+        keep_time(s);
+    /* reverse streams run until the server stops sending */
+    if (s->reverse && started == s->nworkers) {
+        memset(&m, 0, sizeof(m));
+        m.type = PROTO_STOP;
+        if (ctrl_send(s->ctrl, &m, err) != 0)
+            s->t_deadline_ns = 0;
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(s->workers[i].thread, NULL);
+    s->t_end_ns = sysinfo_now_ns();
+    if (started < s->nworkers || kp_err_is_set(err))
+        goto out;
+    for (unsigned i = 0; i < s->nworkers; i++)
+        if (s->workers[i].err[0]) {
+            kp_err_set(err, "%s", s->workers[i].err);
+            goto out;
+        }
+    if (!s->reverse) {
+        memset(&m, 0, sizeof(m));
+        m.type = PROTO_STOP;
+        for (unsigned i = 0; i < s->nworkers; i++) {
+            m.u.stop.sent_bytes += atomic_load(&s->workers[i].bytes);
+            m.u.stop.udp_sent += s->workers[i].udp_sent;
+        }
+        if (ctrl_send(s->ctrl, &m, err) != 0)
+            goto out;
+    }
+    if (ctrl_recv(s->ctrl, &m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0)
+        goto out;
+    s->server = m.u.result;
+    rc = 0;
+out:
+    return rc;
+}
+
+static void sample_cleanup(struct sample *s)
+{
+    for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
+        if (s->workers[i].fd >= 0)
+            close(s->workers[i].fd);
+        hist_free(s->workers[i].hist);
+    }
+    free(s->workers);
+    free(s->intervals);
+    if (s->ctrl >= 0)
+        close(s->ctrl);
+}
+
+/* --- the document ------------------------------------------------------------------------- */
+
+static uint32_t default_msg_size(uint8_t test)
+{
+    switch (test) {
+    case PROTO_TCP_STREAM:
+    case PROTO_TCP_STREAM_MULTI:
+        return 128 * 1024;
+    case PROTO_UDP_STREAM:
+        return 1472;
+    case PROTO_UDP_RR:
+        return PROTO_MIN_UDP_SIZE;
+    default:
+        return 1;
+    }
+}
+
+static void build_req(const struct client_opts *o, uint8_t test, struct proto_test_req *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->test = test;
+    r->streams = (uint16_t)(test == PROTO_TCP_STREAM_MULTI ? o->streams : 1);
+    r->msg_size = o->msg_size ? o->msg_size : default_msg_size(test);
+    if (proto_test_is_udp(test) && r->msg_size < PROTO_MIN_UDP_SIZE)
+        r->msg_size = PROTO_MIN_UDP_SIZE;
+    r->duration_ms = (uint32_t)o->duration_ms;
+    r->omit_ms = (uint32_t)o->omit_ms;
+    r->rate_bps = test == PROTO_UDP_STREAM ? o->udp_rate_bps : 0;
+    if (o->reverse && proto_test_is_stream(test))
+        r->flags |= PROTO_FLAG_REVERSE;
+}
+
+static int resolve(const struct client_opts *o, struct sample *s, struct kp_err *err)
+{
+    struct addrinfo hints, *res = NULL;
+    char port[8];
+    int rc;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(port, sizeof(port), "%u", o->port);
+    rc = getaddrinfo(o->host, port, &hints, &res);
+    if (rc != 0)
+        return kp_err_set(err, "cannot resolve %s: %s", o->host, gai_strerror(rc));
+    memcpy(&s->addr, res->ai_addr, res->ai_addrlen);
+    s->addr_len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static json_t *doc_new(const struct client_opts *o)
+{
+    char host[256], kernel[256];
+    json_t *tests = json_array();
+
+    sysinfo_host(host, sizeof(host), kernel, sizeof(kernel));
+    for (unsigned i = 0; i < o->ntests; i++)
+        json_array_append_new(tests, json_string(proto_test_name(o->tests[i])));
+    return json_pack(
+        "{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:i}, s:{s:o, s:f, s:f, s:f, s:i, s:i, "
+        "s:I, s:I, s:b}, s:{}, s:[], s:[]}",
+        "schema", "kperf.result/v1", "agent", "version", KPERF_VERSION, "hostname", host, "kernel",
+        kernel, "server", "host", o->host, "port", (int)o->port, "params", "tests", tests,
+        "duration_s", (double)o->duration_ms / 1000.0, "omit_s", (double)o->omit_ms / 1000.0,
+        "interval_s", (double)o->interval_ms / 1000.0, "samples", (int)o->samples, "streams",
+        (int)o->streams, "msg_size_bytes", (json_int_t)o->msg_size, "udp_rate_bps",
+        (json_int_t)o->udp_rate_bps, "reverse", o->reverse, "mtu", "results", "errors");
+}
+
+static void add_error(json_t *doc, uint8_t test, unsigned sample, const char *msg)
+{
+    json_array_append_new(json_object_get(doc, "errors"),
+                          json_pack("{s:s, s:i, s:s}", "test", proto_test_name(test), "sample",
+                                    (int)sample, "error", msg));
+}
+
+/* Errors that mean the server cannot be reached: later tests would only repeat them. */
+static int is_unreachable(const char *msg)
+{
+    return strstr(msg, "cannot connect to ") != NULL || strstr(msg, "cannot resolve ") != NULL;
+}
+
+json_t *client_run(const struct client_opts *o, unsigned *failed)
+{
+    json_t *doc = doc_new(o);
+    char fatal[KP_ERR_MAX] = "";
+    struct sample base;
+
+    memset(&base, 0, sizeof(base));
+    *failed = 0;
+    {
+        struct kp_err err;
+        kp_err_clear(&err);
+        if (resolve(o, &base, &err) != 0)
+            snprintf(fatal, sizeof(fatal), "%s", kp_err_msg(&err));
+    }
+    for (unsigned t = 0; t < o->ntests; t++) {
+        for (unsigned i = 0; i < o->samples; i++) {
+            struct sample s = base;
+            struct kp_err err;
+
+            kp_err_clear(&err);
+            if (fatal[0]) {
+                add_error(doc, o->tests[t], i, fatal);
+                (*failed)++;
+                continue;
+            }
+            s.o = o;
+            s.ctrl = -1;
+            build_req(o, o->tests[t], &s.req);
+            s.reverse = (s.req.flags & PROTO_FLAG_REVERSE) != 0;
+            s.intervals =
+                o->interval_ms ? kp_xcalloc(CLIENT_MAX_INTERVALS, sizeof(*s.intervals)) : NULL;
+            kp_log(KP_LOG_INFO, "running %s sample %u", proto_test_name(s.req.test), i);
+            if (run_sample(&s, &err) == 0) {
+                json_t *mtu = json_object_get(doc, "mtu");
+                json_array_append_new(json_object_get(doc, "results"), client_sample_json(&s, i));
+                if (json_object_size(mtu) == 0) {
+                    json_object_set_new(mtu, "client", json_integer(s.mtu));
+                    json_object_set_new(mtu, "server", json_integer(s.server.mtu));
+                }
+            } else {
+                kp_log(KP_LOG_WARN, "%s sample %u failed: %s", proto_test_name(s.req.test), i,
+                       kp_err_msg(&err));
+                add_error(doc, o->tests[t], i, kp_err_msg(&err));
+                (*failed)++;
+                if (is_unreachable(kp_err_msg(&err)))
+                    snprintf(fatal, sizeof(fatal), "%s", kp_err_msg(&err));
+            }
+            sample_cleanup(&s);
+        }
+    }
+    return doc;
+}

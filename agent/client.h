@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client.h - the kperf-agent client: runs a list of tests against a server, each for a number
+ * of samples, and returns one kperf.result/v1 document. Latency and stream loops run on
+ * dedicated threads with blocking sockets; the calling thread keeps time (warm-up, intervals,
+ * CPU). Prints nothing. */
+#ifndef KPERF_AGENT_CLIENT_H
+#define KPERF_AGENT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define CLIENT_MAX_TESTS 32
+
+struct client_opts {
+    const char *host; /* borrowed */
+    uint16_t port;
+    uint8_t tests[CLIENT_MAX_TESTS]; /* enum proto_test, in run order */
+    unsigned ntests;
+    uint64_t duration_ms;
+    uint64_t omit_ms;
+    uint64_t interval_ms; /* 0 = no interval series */
+    unsigned samples;
+    unsigned streams;  /* TCP_STREAM_MULTI */
+    uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
+    uint64_t udp_rate_bps;
+    int reverse;       /* stream tests: the server sends */
+    const char *token; /* borrowed secret; NULL = none */
+    size_t token_len;
+    uint64_t connect_timeout_ms;
+};
+
+/* Fills o with the CLI defaults (port 5201, 10 s, 1 sample, 4 streams, 1 Gbit/s, 5 s). */
+void client_opts_default(struct client_opts *o);
+
+/* Runs every test and sample. Returns the document (new reference, caller decrefs) and sets
+ * *failed to the number of test samples that failed (listed in its errors[]). */
+json_t *client_run(const struct client_opts *o, unsigned *failed);
+
+#endif

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client_loops.c - the client's worker threads, one per connection: TCP_RR, TCP_CRR, stream
+ * sender and receiver, UDP_RR, paced UDP sender and UDP receiver. Blocking sockets, one
+ * buffer per thread allocated before the loop, no allocation per operation. Each loop ends at
+ * the sample's deadline by itself; a failure is written to the worker's err. */
+#include "agent/client_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/base/kp_alloc.h"
+
+#define RX_BUF_LEN        (256 * 1024)
+#define UDP_RR_TIMEOUT_MS 200
+#define RECV_GRACE_NS     (300ull * 1000000)   /* reverse UDP: datagrams still in flight */
+#define EOF_WAIT_NS       (10000ull * 1000000) /* reverse TCP: wait for the server's FIN */
+
+static void addr_text(const struct sample *s, char *buf, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+
+    if (s->addr.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&s->addr)->sin6_addr, ip, sizeof(ip));
+    else
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)&s->addr)->sin_addr, ip, sizeof(ip));
+    snprintf(buf, len, s->addr.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, s->o->port);
+}
+
+int client_connect(const struct sample *s, uint64_t timeout_ms, struct kp_err *err)
+{
+    char where[80];
+    int fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+
+    addr_text(s, where, sizeof(where));
+    if (fd < 0)
+        return kp_err_set(err, "cannot connect to %s (%s): socket: %s", where, s->o->host,
+                          strerror(errno));
+    if (connect(fd, (const struct sockaddr *)&s->addr, s->addr_len) != 0) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int rc;
+        if (errno != EINPROGRESS) {
+            soerr = errno;
+            goto fail;
+        }
+        do
+            rc = poll(&p, 1, (int)timeout_ms);
+        while (rc < 0 && errno == EINTR);
+        if (rc == 0) {
+            soerr = ETIMEDOUT;
+            goto fail;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
+            soerr = errno;
+        if (soerr != 0)
+            goto fail;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+fail:
+    close(fd);
+    if (soerr == ETIMEDOUT)
+        return kp_err_set(err, "cannot connect to %s (%s): no answer within %llu ms", where,
+                          s->o->host, (unsigned long long)timeout_ms);
+    return kp_err_set(err, "cannot connect to %s (%s): %s", where, s->o->host, strerror(soerr));
+}
+
+int client_write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int client_read_all(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            errno = ECONNRESET;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void fail(struct worker *w, const char *what)
+{
+    snprintf(w->err, sizeof(w->err), "%s %s (stream %u): %s", proto_test_name(w->smp->req.test),
+             what, w->index, strerror(errno));
+}
+
+static void set_timeout(int fd, int opt, uint64_t ms)
+{
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (long)(ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+static void tcp_rr(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size;
+
+    set_timeout(w->fd, SO_RCVTIMEO, 5000);
+    for (;;) {
+        uint64_t t1 = sysinfo_now_ns(), t2;
+        if (t1 >= s->t_deadline_ns)
+            break;
+        if (client_write_all(w->fd, buf, len) != 0)
+            return fail(w, "send");
+        if (client_read_all(w->fd, buf, len) != 0)
+            return fail(w, "receive");
+        t2 = sysinfo_now_ns();
+        if (t1 >= s->t_mark_ns)
+            hist_record(w->hist, t2 - t1);
+        atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    sysinfo_tcp_info(w->fd, &w->tcp);
+}
+
+static void tcp_crr(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size;
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    struct proto_msg m;
+    size_t hlen;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_DATA_HELLO;
+    m.u.data_hello.session = s->session;
+    hlen = proto_encode(&m, buf, PROTO_HEADER_LEN + 64);
+    for (;;) {
+        uint64_t t1 = sysinfo_now_ns(), t2;
+        struct kp_err err;
+        int fd;
+        if (t1 >= s->t_deadline_ns)
+            break;
+        fd = client_connect(s, s->o->connect_timeout_ms, &err);
+        if (fd < 0) {
+            snprintf(w->err, sizeof(w->err), "TCP_CRR: %s", kp_err_msg(&err));
+            return;
+        }
+        /* no TIME_WAIT on the client: a long run would exhaust its ephemeral ports */
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        set_timeout(fd, SO_RCVTIMEO, 5000);
+        if (client_write_all(fd, buf, hlen + len) != 0 ||
+            client_read_all(fd, buf + hlen, len) != 0) {
+            close(fd);
+            return fail(w, "transaction");
+        }
+        close(fd);
+        t2 = sysinfo_now_ns();
+        if (t1 >= s->t_mark_ns)
+            hist_record(w->hist, t2 - t1);
+        atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+}
+
+static void stream_send(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size;
+
+    set_timeout(w->fd, SO_SNDTIMEO, 1000);
+    while (sysinfo_now_ns() < s->t_deadline_ns) {
+        ssize_t n = send(w->fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0)
+            return fail(w, "send");
+        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+    }
+    sysinfo_tcp_info(w->fd, &w->tcp);
+    shutdown(w->fd, SHUT_WR);
+}
+
+static void stream_recv(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+
+    set_timeout(w->fd, SO_RCVTIMEO, 500);
+    for (;;) {
+        ssize_t n = recv(w->fd, buf, RX_BUF_LEN, 0);
+        if (n > 0) {
+            atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+            w->last_rx_ns = sysinfo_now_ns();
+            continue;
+        }
+        if (n == 0 || (errno == ECONNRESET && s->t_deadline_ns <= sysinfo_now_ns()))
+            break;
+        if (errno == EINTR || errno == EAGAIN) {
+            if (sysinfo_now_ns() > s->t_deadline_ns + EOF_WAIT_NS) {
+                errno = ETIMEDOUT;
+                return fail(w, "waiting for the end of the stream");
+            }
+            continue;
+        }
+        return fail(w, "receive");
+    }
+}
+
+static void udp_rr(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size;
+    uint64_t seq = 0;
+
+    set_timeout(w->fd, SO_RCVTIMEO, UDP_RR_TIMEOUT_MS);
+    memset(buf, 0, len);
+    for (;;) {
+        uint64_t t1 = sysinfo_now_ns(), id, rseq, ts;
+        if (t1 >= s->t_deadline_ns)
+            break;
+        proto_udp_put(buf, s->session, seq, t1);
+        if (send(w->fd, buf, len, 0) < 0) {
+            if (errno == ECONNREFUSED || errno == ENOBUFS || errno == EINTR)
+                continue;
+            return fail(w, "send");
+        }
+        w->udp_sent++;
+        for (;;) {
+            ssize_t n = recv(w->fd, buf, len, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                break; /* timeout or ICMP error: this one is lost */
+            if ((size_t)n < PROTO_MIN_UDP_SIZE)
+                continue;
+            proto_udp_get(buf, &id, &rseq, &ts);
+            if (id != s->session || rseq != seq)
+                continue; /* a late answer to an earlier request */
+            w->udp_received++;
+            if (t1 >= s->t_mark_ns)
+                hist_record(w->hist, sysinfo_now_ns() - t1);
+            atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            break;
+        }
+        seq++;
+    }
+}
+
+static void udp_send(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size;
+    double ns_per_dgram = (double)len * 8.0 * 1e9 / (double)s->req.rate_bps;
+    uint64_t start = sysinfo_now_ns();
+
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    memset(buf, 0, len);
+    for (;;) {
+        uint64_t now = sysinfo_now_ns();
+        uint64_t due = start + (uint64_t)((double)w->udp_sent * ns_per_dgram);
+        if (now >= s->t_deadline_ns)
+            break;
+        if (due > now) {
+            struct timespec ts = {.tv_sec = (time_t)(due / 1000000000ull),
+                                  .tv_nsec = (long)(due % 1000000000ull)};
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+            continue;
+        }
+        proto_udp_put(buf, s->session, w->udp_sent, now);
+        if (send(w->fd, buf, len, 0) < 0) {
+            if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED)
+                continue;
+            return fail(w, "send");
+        }
+        w->udp_sent++;
+        atomic_fetch_add_explicit(&w->bytes, len, memory_order_relaxed);
+    }
+}
+
+static void udp_recv(struct worker *w, uint8_t *buf)
+{
+    const struct sample *s = w->smp;
+
+    set_timeout(w->fd, SO_RCVTIMEO, 100);
+    while (sysinfo_now_ns() < s->t_deadline_ns + RECV_GRACE_NS) {
+        uint64_t id, seq, ts;
+        int64_t transit;
+        ssize_t n = recv(w->fd, buf, RX_BUF_LEN, 0);
+        if (n < (ssize_t)PROTO_MIN_UDP_SIZE)
+            continue;
+        proto_udp_get(buf, &id, &seq, &ts);
+        if (id != s->session || seq == PROTO_UDP_HELLO_SEQ)
+            continue;
+        w->last_rx_ns = sysinfo_now_ns();
+        transit = (int64_t)(w->last_rx_ns - ts);
+        w->udp_received++;
+        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+        if (seq >= w->udp_max_seq_plus1)
+            w->udp_max_seq_plus1 = seq + 1;
+        else
+            w->udp_ooo++;
+        if (w->have_transit) {
+            int64_t d = transit - w->last_transit;
+            w->jitter_ns += ((double)(d < 0 ? -d : d) - w->jitter_ns) / 16.0;
+        }
+        w->last_transit = transit;
+        w->have_transit = 1;
+    }
+}
+
+void *client_worker_main(void *arg)
+{
+    struct worker *w = arg;
+    const struct sample *s = w->smp;
+    size_t len = s->req.msg_size + PROTO_HEADER_LEN + 64;
+    uint8_t *buf = kp_xcalloc(1, len > RX_BUF_LEN ? len : RX_BUF_LEN); /* ours */
+
+    switch (s->req.test) {
+    case PROTO_TCP_RR:
+        tcp_rr(w, buf);
+        break;
+    case PROTO_TCP_CRR:
+        tcp_crr(w, buf);
+        break;
+    case PROTO_TCP_STREAM:
+    case PROTO_TCP_STREAM_MULTI:
+        if (s->reverse)
+            stream_recv(w, buf);
+        else
+            stream_send(w, buf);
+        break;
+    case PROTO_UDP_RR:
+        udp_rr(w, buf);
+        break;
+    case PROTO_UDP_STREAM:
+        if (s->reverse)
+            udp_recv(w, buf);
+        else
+            udp_send(w, buf);
+        break;
+    default:
+        break;
+    }
+    free(buf);
+    return NULL;
+}

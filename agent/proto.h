@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proto.h - the kperf-agent wire protocol (docs/protocol.md): framing, message encoding and
+ * strict decoding. Pure functions over bytes: no sockets, no clocks, no allocation, so the
+ * fuzz target can drive every decoder. Owns the limits every field is checked against.
+ *
+ * A message is a 12-byte header (magic "KPRF", version, type, reserved 0, big-endian u32
+ * payload length) and a payload whose length is fixed per type (REFUSE and RESULT have a
+ * bounded variable part). The length is checked against PROTO_MAX_PAYLOAD before anything
+ * reads the payload. */
+#ifndef KPERF_AGENT_PROTO_H
+#define KPERF_AGENT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kp_err;
+
+#define PROTO_MAGIC       0x4b505246u /* "KPRF" */
+#define PROTO_VERSION     1
+#define PROTO_HEADER_LEN  12
+#define PROTO_MAX_PAYLOAD 8192
+#define PROTO_NONCE_LEN   32
+#define PROTO_MAC_LEN     32
+#define PROTO_REASON_MAX  200
+
+/* Hard limits of the protocol; a server may enforce lower ones. */
+#define PROTO_MAX_STREAMS     128
+#define PROTO_MAX_MSG_SIZE    (1u << 20) /* 1 MiB per write / request */
+#define PROTO_MIN_UDP_SIZE    24         /* session id, sequence, timestamp */
+#define PROTO_MAX_UDP_SIZE    65507
+#define PROTO_MAX_DURATION_MS (24u * 3600u * 1000u)
+#define PROTO_MAX_RATE_BPS    (400ull * 1000 * 1000 * 1000) /* 400 Gbit/s */
+
+/* UDP datagram header: session id, sequence number, sender's clock in ns (big-endian u64s). */
+#define PROTO_UDP_HELLO_SEQ UINT64_MAX /* reverse UDP_STREAM: "send to this address" */
+
+enum proto_type {
+    PROTO_HELLO = 1,      /* C->S control: version range */
+    PROTO_CHALLENGE = 2,  /* S->C: nonce, whether a token is required */
+    PROTO_AUTH = 3,       /* C->S: HMAC-SHA256(token, "kperf-auth-v1" || nonce) */
+    PROTO_TEST_REQ = 4,   /* C->S: test parameters */
+    PROTO_ACCEPT = 5,     /* S->C: session id for data connections and datagrams */
+    PROTO_REFUSE = 6,     /* S->C: code and one-line reason; the server then closes */
+    PROTO_DATA_HELLO = 7, /* C->S data connection: session id, stream index */
+    PROTO_DATA_OK = 8,    /* S->C data connection attached (not sent for TCP_CRR) */
+    PROTO_UDP_READY = 9,  /* S->C control: the client's UDP address is known */
+    PROTO_START = 10,     /* C->S: begin the measurement */
+    PROTO_STARTED = 11,   /* S->C */
+    PROTO_STOP = 12,      /* C->S: client's counters; the server finishes and reports */
+    PROTO_RESULT = 13,    /* S->C: the server's side of the measurement */
+    PROTO_TYPE_MAX = 13,
+};
+
+enum proto_test {
+    PROTO_TCP_RR = 1,
+    PROTO_TCP_CRR = 2,
+    PROTO_TCP_STREAM = 3,
+    PROTO_TCP_STREAM_MULTI = 4,
+    PROTO_UDP_RR = 5,
+    PROTO_UDP_STREAM = 6,
+};
+
+enum proto_refuse_code {
+    PROTO_REFUSE_AUTH = 1,
+    PROTO_REFUSE_BUSY = 2,
+    PROTO_REFUSE_BAD_REQUEST = 3,
+    PROTO_REFUSE_LIMIT = 4,
+    PROTO_REFUSE_VERSION = 5,
+    PROTO_REFUSE_INTERNAL = 6,
+    PROTO_REFUSE_TIMEOUT = 7,
+};
+
+enum proto_status {
+    PROTO_OK = 0,     /* a whole message was decoded */
+    PROTO_AGAIN = 1,  /* need more bytes */
+    PROTO_ERROR = -1, /* malformed; err says why; the connection must be dropped */
+};
+
+#define PROTO_FLAG_REVERSE 0x01u
+#define PROTO_FLAG_AUTH    0x01u /* CHALLENGE: the server requires a token */
+
+struct proto_header {
+    uint8_t type;
+    uint32_t length;
+};
+
+struct proto_test_req {
+    uint8_t test; /* enum proto_test */
+    uint8_t flags;
+    uint16_t streams;
+    uint32_t msg_size;
+    uint32_t duration_ms;
+    uint32_t omit_ms;
+    uint64_t rate_bps; /* UDP_STREAM only; 0 otherwise */
+};
+
+struct proto_stream_stats {
+    uint64_t rx_bytes;
+    uint64_t tx_bytes;
+    uint32_t retransmits;
+    uint32_t rtt_us;
+    uint32_t mss;
+};
+
+/* Node CPU jiffies over the window, in /proc/stat order. */
+enum {
+    PROTO_CPU_USER,
+    PROTO_CPU_NICE,
+    PROTO_CPU_SYSTEM,
+    PROTO_CPU_IDLE,
+    PROTO_CPU_IOWAIT,
+    PROTO_CPU_IRQ,
+    PROTO_CPU_SOFTIRQ,
+    PROTO_CPU_STEAL,
+    PROTO_CPU_FIELDS
+};
+
+struct proto_result {
+    uint64_t window_ns;   /* the server's measurement window */
+    uint64_t rx_bytes;    /* received in the window (all streams) */
+    uint64_t tx_bytes;    /* sent in the window */
+    uint64_t rx_total;    /* received over the whole test, incl. warm-up */
+    uint64_t cpu_user_us; /* server process CPU over the window */
+    uint64_t cpu_sys_us;
+    uint64_t node_cpu[PROTO_CPU_FIELDS];
+    uint32_t mtu;
+    uint64_t udp_received; /* datagrams received (sink) or echoed (UDP_RR) */
+    uint64_t udp_sent;     /* datagrams sent (reverse UDP_STREAM) */
+    uint64_t udp_out_of_order;
+    uint64_t udp_max_seq_plus1;
+    uint64_t udp_jitter_ns;
+    uint64_t udp_rcvbuf_errors;
+    uint16_t nstreams;
+    struct proto_stream_stats streams[PROTO_MAX_STREAMS];
+};
+
+#define PROTO_RESULT_FIXED_LEN (8 * 12 + 8 * PROTO_CPU_FIELDS + 4 + 2)
+#define PROTO_STREAM_STATS_LEN 28
+
+/* A message as decoded; which member is valid depends on type. */
+struct proto_msg {
+    uint8_t type;
+    union {
+        struct {
+            uint16_t version_min, version_max;
+        } hello;
+        struct {
+            uint8_t nonce[PROTO_NONCE_LEN];
+            uint32_t flags;
+        } challenge;
+        struct {
+            uint8_t mac[PROTO_MAC_LEN];
+        } auth;
+        struct proto_test_req test_req;
+        struct {
+            uint64_t session;
+        } accept;
+        struct {
+            uint16_t code;
+            char reason[PROTO_REASON_MAX + 1]; /* NUL-terminated, printable ASCII */
+        } refuse;
+        struct {
+            uint64_t session;
+            uint16_t stream;
+        } data_hello;
+        struct {
+            uint64_t sent_bytes;
+            uint64_t udp_sent;
+        } stop;
+        struct proto_result result;
+    } u;
+};
+
+/* Decodes the header at buf[0..len). PROTO_AGAIN below 12 bytes; PROTO_ERROR for a wrong
+ * magic/version/reserved, unknown type, or a length above the type's bound. */
+enum proto_status proto_decode_header(const uint8_t *buf, size_t len, struct proto_header *h,
+                                      struct kp_err *err);
+
+/* Decodes one whole message from buf[0..len): PROTO_OK with *used = bytes consumed,
+ * PROTO_AGAIN when incomplete, PROTO_ERROR when malformed (every field is range-checked;
+ * a test request is checked against the protocol's hard limits, not a server's caps). */
+enum proto_status proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m, size_t *used,
+                               struct kp_err *err);
+
+/* Checks a test request against the protocol's hard limits. Returns 0 or -1 with err. */
+int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err);
+
+/* Encodes m into out (cap bytes). Returns the length written, or 0 if it does not fit or m is
+ * not encodable (e.g. a reason with non-printable bytes is sanitised, never rejected). */
+size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap);
+
+/* The MAC a client sends for nonce under token. */
+void proto_auth_mac(const void *token, size_t token_len, const uint8_t nonce[PROTO_NONCE_LEN],
+                    uint8_t mac[PROTO_MAC_LEN]);
+
+/* Test names ("TCP_RR"...) and back; name lookup is exact. Returns 0 when unknown. */
+const char *proto_test_name(uint8_t test);
+uint8_t proto_test_from_name(const char *name);
+int proto_test_is_udp(uint8_t test);
+int proto_test_is_stream(uint8_t test);
+const char *proto_type_name(uint8_t type);
+
+/* UDP datagram header (24 bytes), big-endian. */
+void proto_udp_put(uint8_t *buf, uint64_t session, uint64_t seq, uint64_t ts_ns);
+void proto_udp_get(const uint8_t *buf, uint64_t *session, uint64_t *seq, uint64_t *ts_ns);
+
+#endif

@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server.c - see server.h. Accepts connections, enforces the connection cap and the handshake
+ * and idle deadlines, authenticates (HMAC over a fresh nonce, constant-time compare) and hands
+ * authenticated test requests to session.c. Every connection is freed only from its libuv
+ * close callbacks. */
+#include "agent/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "agent/base/kp_log.h"
+#include "agent/server_int.h"
+#include "agent/sha256.h"
+#include "agent/sysinfo.h"
+
+struct wreq {
+    uv_write_t req;
+    size_t len;
+    uint8_t data[];
+};
+
+void server_opts_default(struct server_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->port = 5201;
+    o->max_duration_ms = 10 * 60 * 1000;
+    o->max_streams = PROTO_MAX_STREAMS;
+    o->max_conns = 1024;
+    o->max_tests = 16;
+    o->idle_timeout_ms = 30000;
+    o->handshake_timeout_ms = 5000;
+    o->max_rate_bps = 100ull * 1000 * 1000 * 1000;
+}
+
+static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+        port = ntohs(in->sin_port);
+        snprintf(buf, len, "%s:%u", ip, port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+        port = ntohs(in6->sin6_port);
+        snprintf(buf, len, "[%s]:%u", ip, port);
+    } else {
+        snprintf(buf, len, "?");
+    }
+}
+
+/* --- closing ----------------------------------------------------------------------------- */
+
+static void conn_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    struct conn **pp;
+
+    if (--c->open_handles > 0)
+        return;
+    for (pp = &c->srv->conns; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    }
+    c->srv->nconns--;
+    explicit_bzero(c->nonce, sizeof(c->nonce));
+    free(c);
+}
+
+void conn_close(struct conn *c)
+{
+    struct session *s = c->sess;
+
+    if (c->closing)
+        return;
+    c->closing = 1;
+    c->sess = NULL;
+    if (s && s->ctrl == c) {
+        s->ctrl = NULL;
+        session_end(s, NULL);
+    } else if (s && c->state == CONN_DATA && c->stream < PROTO_MAX_STREAMS &&
+               s->streams[c->stream] == c) {
+        s->streams[c->stream] = NULL;
+    }
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->timer, conn_closed);
+    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+}
+
+static void drain_timeout(uv_timer_t *t)
+{
+    conn_close(t->data);
+}
+
+static void conn_shutdown_cb(uv_shutdown_t *req, int status)
+{
+    (void)status;
+    free(req);
+}
+
+/* Stops serving c: half-closes it after queued writes and discards input until EOF or 2 s. */
+void conn_drain(struct conn *c)
+{
+    uv_shutdown_t *req;
+
+    if (c->closing || c->state == CONN_DRAIN)
+        return;
+    if (c->sess && c->sess->ctrl == c) {
+        struct session *s = c->sess;
+        s->ctrl = NULL;
+        c->sess = NULL;
+        session_end(s, NULL);
+    }
+    c->state = CONN_DRAIN;
+    c->sess = NULL;
+    req = kp_xmalloc(sizeof(*req));
+    if (uv_shutdown(req, (uv_stream_t *)&c->tcp, conn_shutdown_cb) != 0) {
+        free(req);
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->timer, drain_timeout, 2000, 0);
+}
+
+/* --- writing ----------------------------------------------------------------------------- */
+
+static void wreq_done(uv_write_t *req, int status)
+{
+    (void)status;
+    free(req->data);
+}
+
+static void conn_write(struct conn *c, const uint8_t *buf, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+    int n;
+    struct wreq *w;
+
+    if (c->closing)
+        return;
+    n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n == (int)len)
+        return;
+    if (n < 0 && n != UV_EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (n < 0)
+        n = 0;
+    w = kp_xmalloc(sizeof(*w) + len - (size_t)n);
+    w->len = len - (size_t)n;
+    memcpy(w->data, buf + n, w->len);
+    w->req.data = w;
+    b = uv_buf_init((char *)w->data, (unsigned)w->len);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, wreq_done) != 0) {
+        free(w);
+        conn_close(c);
+    }
+}
+
+void conn_send(struct conn *c, const struct proto_msg *m)
+{
+    uint8_t
+        out[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN + PROTO_MAX_STREAMS * PROTO_STREAM_STATS_LEN];
+    size_t n = proto_encode(m, out, sizeof(out));
+
+    if (n > 0)
+        conn_write(c, out, n);
+}
+
+void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+{
+    struct proto_msg m;
+    va_list ap;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_REFUSE;
+    m.u.refuse.code = code;
+    va_start(ap, fmt);
+    vsnprintf(m.u.refuse.reason, sizeof(m.u.refuse.reason), fmt, ap);
+    va_end(ap);
+    kp_log(KP_LOG_WARN, "%s: refused: %s", c->peer, m.u.refuse.reason);
+    conn_send(c, &m);
+    conn_drain(c);
+}
+
+/* --- control handshake ------------------------------------------------------------------- */
+
+static void deadline_fired(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+
+    if (c->state == CONN_CONTROL && c->sess && c->sess->started) {
+        kp_log(KP_LOG_WARN, "%s: %s exceeded its deadline; dropped", c->peer,
+               proto_test_name(c->sess->req.test));
+        conn_refuse(c, PROTO_REFUSE_TIMEOUT, "test exceeded its deadline");
+        return;
+    }
+    kp_log(KP_LOG_WARN, "%s: no progress in time (state %d); dropped", c->peer, (int)c->state);
+    conn_close(c);
+}
+
+static void on_hello(struct conn *c, const struct proto_msg *m)
+{
+    struct proto_msg out;
+
+    if (m->u.hello.version_min > PROTO_VERSION || m->u.hello.version_max < PROTO_VERSION) {
+        conn_refuse(c, PROTO_REFUSE_VERSION, "protocol versions %u..%u not supported (server: %u)",
+                    m->u.hello.version_min, m->u.hello.version_max, PROTO_VERSION);
+        return;
+    }
+    memset(&out, 0, sizeof(out));
+    out.type = PROTO_CHALLENGE;
+    if (sha256_random(c->nonce, sizeof(c->nonce)) != 0) {
+        conn_refuse(c, PROTO_REFUSE_INTERNAL, "no random bytes");
+        return;
+    }
+    memcpy(out.u.challenge.nonce, c->nonce, PROTO_NONCE_LEN);
+    out.u.challenge.flags = c->srv->o.token ? PROTO_FLAG_AUTH : 0;
+    c->state = CONN_AUTH;
+    conn_send(c, &out);
+}
+
+static void on_auth(struct conn *c, const struct proto_msg *m)
+{
+    uint8_t want[PROTO_MAC_LEN];
+
+    if (c->srv->o.token) {
+        proto_auth_mac(c->srv->o.token, c->srv->o.token_len, c->nonce, want);
+        if (!sha256_ct_equal(want, m->u.auth.mac, PROTO_MAC_LEN)) {
+            explicit_bzero(want, sizeof(want));
+            conn_refuse(c, PROTO_REFUSE_AUTH, "authentication failed: wrong or missing token");
+            return;
+        }
+        explicit_bzero(want, sizeof(want));
+    }
+    explicit_bzero(c->nonce, sizeof(c->nonce));
+    c->state = CONN_REQ;
+}
+
+static void on_test_req(struct conn *c, const struct proto_msg *m)
+{
+    const struct server_opts *o = &c->srv->o;
+    const struct proto_test_req *r = &m->u.test_req;
+    struct session *s;
+    struct proto_msg out;
+
+    if ((uint64_t)r->duration_ms + r->omit_ms > o->max_duration_ms) {
+        conn_refuse(c, PROTO_REFUSE_LIMIT, "duration %u ms + omit %u ms exceeds server max %u ms",
+                    r->duration_ms, r->omit_ms, o->max_duration_ms);
+        return;
+    }
+    if (r->streams > o->max_streams) {
+        conn_refuse(c, PROTO_REFUSE_LIMIT, "%u streams exceed server max %u", r->streams,
+                    o->max_streams);
+        return;
+    }
+    if (r->rate_bps > o->max_rate_bps) {
+        conn_refuse(c, PROTO_REFUSE_LIMIT, "rate %llu bit/s exceeds server max %llu",
+                    (unsigned long long)r->rate_bps, (unsigned long long)o->max_rate_bps);
+        return;
+    }
+    if (c->srv->nsessions >= o->max_tests) {
+        conn_refuse(c, PROTO_REFUSE_BUSY, "busy: %u tests running (max %u)", c->srv->nsessions,
+                    o->max_tests);
+        return;
+    }
+    s = session_new(c->srv, c, r);
+    c->sess = s;
+    c->state = CONN_CONTROL;
+    /* until START: the idle timeout; the session's own deadline takes over then */
+    uv_timer_start(&c->timer, deadline_fired, o->idle_timeout_ms, 0);
+    memset(&out, 0, sizeof(out));
+    out.type = PROTO_ACCEPT;
+    out.u.accept.session = s->id;
+    kp_log(KP_LOG_INFO, "%s: %s accepted (streams %u, %u ms)", c->peer, proto_test_name(r->test),
+           r->streams, r->duration_ms);
+    conn_send(c, &out);
+}
+
+static void on_data_hello(struct conn *c, const struct proto_msg *m)
+{
+    struct session *s = session_find(c->srv, m->u.data_hello.session);
+
+    if (!s || s->closing) {
+        kp_log(KP_LOG_WARN, "%s: data connection for an unknown session; dropped", c->peer);
+        conn_close(c);
+        return;
+    }
+    if (session_attach(s, c, m->u.data_hello.stream) != 0) {
+        kp_log(KP_LOG_WARN, "%s: data connection rejected by its session; dropped", c->peer);
+        conn_close(c);
+    }
+}
+
+/* Which client->server message types each state accepts. */
+static int type_allowed(enum conn_state st, uint8_t type)
+{
+    switch (st) {
+    case CONN_NEW:
+        return type == PROTO_HELLO || type == PROTO_DATA_HELLO;
+    case CONN_AUTH:
+        return type == PROTO_AUTH;
+    case CONN_REQ:
+        return type == PROTO_TEST_REQ;
+    case CONN_CONTROL:
+        return type == PROTO_START || type == PROTO_STOP;
+    default:
+        return 0;
+    }
+}
+
+static void dispatch(struct conn *c, const struct proto_msg *m)
+{
+    switch (m->type) {
+    case PROTO_HELLO:
+        on_hello(c, m);
+        break;
+    case PROTO_AUTH:
+        on_auth(c, m);
+        break;
+    case PROTO_TEST_REQ:
+        on_test_req(c, m);
+        break;
+    case PROTO_DATA_HELLO:
+        on_data_hello(c, m);
+        break;
+    default:
+        if (c->sess)
+            session_on_ctrl_msg(c->sess, m);
+        break;
+    }
+}
+
+/* Decodes and handles every whole message in rbuf. Returns the number of bytes consumed; a
+ * protocol error closes c. */
+static size_t process_ctrl(struct conn *c)
+{
+    size_t off = 0;
+
+    while (!c->closing && c->state != CONN_DRAIN && c->state != CONN_DATA) {
+        struct proto_header h;
+        struct proto_msg m;
+        struct kp_err err;
+        size_t used = 0;
+        enum proto_status st;
+
+        kp_err_clear(&err);
+        st = proto_decode_header(c->rbuf + off, c->rlen - off, &h, &err);
+        if (st == PROTO_OK && !type_allowed(c->state, h.type)) {
+            kp_err_set(&err, "unexpected %s", proto_type_name(h.type));
+            st = PROTO_ERROR;
+        }
+        if (st == PROTO_OK)
+            st = proto_decode(c->rbuf + off, c->rlen - off, &m, &used, &err);
+        if (st == PROTO_AGAIN)
+            break;
+        if (st == PROTO_ERROR) {
+            kp_log(KP_LOG_WARN, "%s: protocol error: %s; dropped", c->peer, kp_err_msg(&err));
+            conn_close(c);
+            return c->rlen;
+        }
+        off += used;
+        dispatch(c, &m);
+    }
+    return off;
+}
+
+/* --- reading ----------------------------------------------------------------------------- */
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct conn *c = h->data;
+    (void)suggested;
+
+    if (c->state == CONN_DATA || c->state == CONN_DRAIN)
+        *buf = uv_buf_init((char *)c->srv->rx_buf, SERVER_RX_BUF);
+    else
+        *buf = uv_buf_init((char *)c->rbuf + c->rlen, (unsigned)(sizeof(c->rbuf) - c->rlen));
+}
+
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    struct conn *c = st->data;
+    size_t used;
+
+    if (c->closing)
+        return;
+    if (n < 0) {
+        if (c->state == CONN_DATA && n == UV_EOF) {
+            uv_read_stop(st);
+            session_on_data_eof(c);
+            return;
+        }
+        if (c->state == CONN_CONTROL && c->sess && !c->sess->reported)
+            kp_log(KP_LOG_WARN, "%s: client went away during %s (%s); dropped", c->peer,
+                   proto_test_name(c->sess->req.test), uv_strerror((int)n));
+        else if (c->state == CONN_NEW || c->state == CONN_AUTH || c->state == CONN_REQ)
+            kp_log(KP_LOG_WARN, "%s: closed during handshake (%s); dropped", c->peer,
+                   uv_strerror((int)n));
+        conn_close(c);
+        return;
+    }
+    if (n == 0 || c->state == CONN_DRAIN)
+        return;
+    if (c->state == CONN_DATA) {
+        session_on_data(c, (const uint8_t *)buf->base, (size_t)n);
+        return;
+    }
+    c->rlen += (size_t)n;
+    used = process_ctrl(c);
+    if (c->closing)
+        return;
+    memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+    c->rlen -= used;
+    if (c->state == CONN_DATA && c->rlen > 0) {
+        /* bytes that followed DATA_HELLO in the same read are test data */
+        size_t rest = c->rlen;
+        c->rlen = 0;
+        memcpy(c->srv->rx_buf, c->rbuf, rest);
+        session_on_data(c, c->srv->rx_buf, rest);
+    } else if (c->rlen == sizeof(c->rbuf)) {
+        kp_log(KP_LOG_WARN, "%s: control message too large; dropped", c->peer);
+        conn_close(c);
+    }
+}
+
+void conn_resume(struct conn *c)
+{
+    if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        conn_close(c);
+}
+
+/* --- accepting --------------------------------------------------------------------------- */
+
+static void log_flood(struct server *srv, const char *what)
+{
+    uint64_t now = sysinfo_now_ns();
+
+    if (now - srv->last_flood_log_ns < 1000000000ull) {
+        srv->flood_suppressed++;
+        return;
+    }
+    kp_log(KP_LOG_WARN, "%s (%u more suppressed)", what, srv->flood_suppressed);
+    srv->flood_suppressed = 0;
+    srv->last_flood_log_ns = now;
+}
+
+static void on_connection(uv_stream_t *ls, int status)
+{
+    struct server *srv = ls->data;
+    struct conn *c;
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    int fd;
+
+    if (status < 0) {
+        /* libuv already accepted and closed one pending connection with its reserve fd */
+        log_flood(srv, status == UV_EMFILE || status == UV_ENFILE
+                           ? "out of file descriptors; connection dropped"
+                           : "accept failed; connection dropped");
+        return;
+    }
+    c = kp_xcalloc(1, sizeof(*c));
+    c->srv = srv;
+    uv_tcp_init(&srv->loop, &c->tcp);
+    uv_timer_init(&srv->loop, &c->timer);
+    c->tcp.data = c;
+    c->timer.data = c;
+    c->open_handles = 2;
+    c->next = srv->conns;
+    srv->conns = c;
+    srv->nconns++;
+    if (uv_accept(ls, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close(c);
+        return;
+    }
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        c->peer_addr = ss;
+        format_addr((struct sockaddr *)&ss, c->peer, sizeof(c->peer));
+    } else {
+        snprintf(c->peer, sizeof(c->peer), "?");
+    }
+    if (srv->shutting_down || srv->nconns > srv->o.max_conns) {
+        log_flood(srv, "connection limit reached; connection refused");
+        c->state = CONN_DRAIN;
+        conn_close(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
+        sysinfo_keepalive(fd, 10, 30000);
+    uv_timer_start(&c->timer, deadline_fired, srv->o.handshake_timeout_ms, 0);
+    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        conn_close(c);
+}
+
+static void udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct server *srv = h->data;
+    (void)suggested;
+    *buf = uv_buf_init((char *)srv->udp_buf, sizeof(srv->udp_buf));
+}
+
+static void udp_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct sockaddr *from,
+                     unsigned flags)
+{
+    struct server *srv = u->data;
+
+    if (n <= 0 || !from || (flags & UV_UDP_PARTIAL))
+        return;
+    session_on_udp(srv, (const uint8_t *)buf->base, (size_t)n, from);
+}
+
+/* --- run --------------------------------------------------------------------------------- */
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (uv_is_closing(h))
+        return;
+    if (h->type == UV_TCP && h->data && h->data != arg) {
+        /* connections close through conn_close so their memory is released */
+        return;
+    }
+    if (h->type == UV_TIMER)
+        return;
+    uv_close(h, NULL);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    struct server *srv = sig->data;
+
+    kp_log(KP_LOG_INFO, "signal %d: shutting down", signum);
+    srv->shutting_down = 1;
+    while (srv->sessions)
+        session_end(srv->sessions, "server shutting down");
+    for (struct conn *c = srv->conns; c; c = c->next)
+        conn_close(c);
+    uv_walk(&srv->loop, close_walk, srv);
+}
+
+static int bind_all(struct server *srv, struct kp_err *err)
+{
+    struct sockaddr_storage ss;
+    const char *addr = srv->o.bind_addr ? srv->o.bind_addr : "0.0.0.0";
+    int len = sizeof(ss);
+    int rc;
+    int fd;
+
+    memset(&ss, 0, sizeof(ss));
+    if (uv_ip4_addr(addr, srv->o.port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(addr, srv->o.port, (struct sockaddr_in6 *)&ss) != 0)
+        return kp_err_set(err, "bad bind address %s: not an IPv4 or IPv6 literal", addr);
+    /* --port 0: bind TCP to a free port, then UDP to the same number; retry on a clash */
+    for (int attempt = 0; attempt < 20; attempt++) {
+        struct sockaddr_storage bound = ss;
+        rc = uv_tcp_bind(&srv->listener, (struct sockaddr *)&ss, 0);
+        if (rc == 0)
+            rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
+        if (rc != 0)
+            return kp_err_set(err, "cannot listen on %s:%u/tcp: %s", addr, srv->o.port,
+                              uv_strerror(rc));
+        uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
+        rc = uv_udp_bind(&srv->udp, (struct sockaddr *)&bound, 0);
+        if (rc == 0) {
+            srv->o.port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+            break;
+        }
+        if (srv->o.port != 0)
+            return kp_err_set(err, "cannot bind %s:%u/udp: %s", addr, srv->o.port, uv_strerror(rc));
+        /* reopen the TCP listener and try another free port */
+        uv_close((uv_handle_t *)&srv->listener, NULL);
+        uv_run(&srv->loop, UV_RUN_NOWAIT);
+        uv_tcp_init(&srv->loop, &srv->listener);
+        srv->listener.data = srv;
+    }
+    if (rc != 0)
+        return kp_err_set(err, "cannot bind a UDP port next to the TCP one: %s", uv_strerror(rc));
+    if (uv_fileno((uv_handle_t *)&srv->udp, &fd) == 0)
+        sysinfo_set_bufs(fd, 4 << 20, 8 << 20);
+    rc = uv_udp_recv_start(&srv->udp, udp_alloc, udp_recv);
+    if (rc != 0)
+        return kp_err_set(err, "cannot receive on UDP: %s", uv_strerror(rc));
+    return 0;
+}
+
+int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, struct kp_err *err)
+{
+    struct server *srv = kp_xcalloc(1, sizeof(*srv));
+    char where[96];
+    int rc = -1;
+
+    srv->o = *o;
+    signal(SIGPIPE, SIG_IGN);
+    uv_loop_init(&srv->loop);
+    uv_tcp_init(&srv->loop, &srv->listener);
+    uv_udp_init(&srv->loop, &srv->udp);
+    uv_signal_init(&srv->loop, &srv->sigterm);
+    uv_signal_init(&srv->loop, &srv->sigint);
+    srv->listener.data = srv;
+    srv->udp.data = srv;
+    srv->sigterm.data = srv;
+    srv->sigint.data = srv;
+    srv->rx_buf = kp_xmalloc(SERVER_RX_BUF);
+    srv->tx_buf = kp_xcalloc(1, PROTO_MAX_MSG_SIZE);
+    if (bind_all(srv, err) != 0)
+        goto out;
+    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    snprintf(where, sizeof(where), "%s%s%s:%u",
+             strchr(o->bind_addr ? o->bind_addr : "", ':') ? "[" : "",
+             o->bind_addr ? o->bind_addr : "0.0.0.0",
+             strchr(o->bind_addr ? o->bind_addr : "", ':') ? "]" : "", srv->o.port);
+    if (ready)
+        ready(where, srv->o.port, arg);
+    uv_run(&srv->loop, UV_RUN_DEFAULT);
+    rc = 0;
+out:
+    if (rc != 0) {
+        srv->shutting_down = 1;
+        uv_walk(&srv->loop, close_walk, srv);
+        uv_run(&srv->loop, UV_RUN_DEFAULT);
+    }
+    uv_loop_close(&srv->loop);
+    free(srv->rx_buf);
+    free(srv->tx_buf);
+    free(srv);
+    return rc;
+}

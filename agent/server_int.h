@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_int.h - state shared by server.c (accept, connection lifecycle, control handshake)
+ * and session.c (one test's data plane: echo, sink, source, UDP). Private to the server. */
+#ifndef KPERF_AGENT_SERVER_INT_H
+#define KPERF_AGENT_SERVER_INT_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <uv.h>
+
+#include "agent/proto.h"
+#include "agent/server.h"
+
+#define SERVER_RX_BUF    (256 * 1024) /* shared receive buffer for data connections */
+#define CONN_CTRL_BUF    64           /* no client->server control message is larger */
+#define SESSION_SLACK_MS 10000        /* deadline = omit + duration + this */
+
+enum conn_state {
+    CONN_NEW,     /* waiting for HELLO or DATA_HELLO */
+    CONN_AUTH,    /* CHALLENGE sent, waiting for AUTH */
+    CONN_REQ,     /* authenticated, waiting for TEST_REQ */
+    CONN_CONTROL, /* control connection of a session */
+    CONN_DATA,    /* data connection of a session */
+    CONN_DRAIN,   /* reply sent; discarding input until EOF or the timer */
+};
+
+struct session;
+struct server;
+
+struct conn {
+    uv_tcp_t tcp; /* tcp.data = this */
+    uv_timer_t timer;
+    struct server *srv;
+    struct session *sess; /* borrowed; NULL when detached */
+    struct conn *next;    /* server's list */
+    enum conn_state state;
+    int closing;
+    int open_handles;
+    char peer[64]; /* "ip:port" for log lines */
+    struct sockaddr_storage peer_addr;
+    uint8_t nonce[PROTO_NONCE_LEN];
+    uint8_t rbuf[CONN_CTRL_BUF];
+    size_t rlen;
+    /* data connections */
+    uint16_t stream;
+    int eof;
+    int writes_in_flight;
+    int paused;
+    uint64_t rx_bytes, tx_bytes, rx_mark, tx_mark; /* mark = at window start */
+    uint32_t crr_need;                             /* TCP_CRR: request bytes still expected */
+    uv_write_t wr[2];                              /* reverse stream / CRR response writes */
+};
+
+struct session {
+    struct server *srv;
+    struct session *next;
+    uint64_t id;
+    struct proto_test_req req;
+    struct conn *ctrl;
+    struct conn *streams[PROTO_MAX_STREAMS];
+    unsigned attached;
+    int started, measuring, stopping, reported, closing;
+    int open_handles;
+    uv_timer_t deadline; /* whole-test deadline */
+    uv_timer_t mark;     /* end of the warm-up (--omit) */
+    uv_timer_t pace;     /* reverse UDP_STREAM pacing; the report's grace/drain wait */
+    uint64_t t_mark_ns, t_end_ns, t_last_eof_ns;
+    uint8_t *udp_tx; /* reverse UDP_STREAM datagram; ours */
+    uint64_t cpu_user0, cpu_sys0, node0[PROTO_CPU_FIELDS], rcvbuf0;
+    uint64_t stop_sent_bytes;
+    /* UDP */
+    struct sockaddr_storage udp_peer;
+    int udp_peer_known;
+    uint64_t udp_received, udp_bytes, udp_bytes_mark, udp_max_seq_plus1, udp_ooo;
+    double jitter_ns;
+    int64_t last_transit;
+    int have_transit;
+    uint64_t udp_sent, udp_tx_bytes, udp_tx_mark, pace_start_ns;
+};
+
+struct server {
+    struct server_opts o;
+    uv_loop_t loop;
+    uv_tcp_t listener;
+    uv_udp_t udp;
+    uv_signal_t sigterm, sigint;
+    struct conn *conns;
+    struct session *sessions;
+    unsigned nconns, nsessions;
+    uint8_t *rx_buf; /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
+    uint8_t *tx_buf; /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
+    uint8_t udp_buf[65536];
+    uint64_t last_flood_log_ns;
+    unsigned flood_suppressed;
+    int shutting_down;
+};
+
+/* server.c */
+void conn_close(struct conn *c);
+void conn_drain(struct conn *c);  /* half-close after queued writes, then close */
+void conn_resume(struct conn *c); /* restart reading after a pause */
+void conn_send(struct conn *c, const struct proto_msg *m);
+void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* session.c */
+struct session *session_new(struct server *srv, struct conn *ctrl,
+                            const struct proto_test_req *req);
+struct session *session_find(struct server *srv, uint64_t id);
+void session_end(struct session *s, const char *why); /* closes data conns and itself */
+void session_on_ctrl_msg(struct session *s, const struct proto_msg *m);
+int session_attach(struct session *s, struct conn *c, uint16_t stream);
+void session_on_data(struct conn *c, const uint8_t *buf, size_t len);
+void session_on_data_eof(struct conn *c);
+void session_on_udp(struct server *srv, const uint8_t *buf, size_t len,
+                    const struct sockaddr *from);
+
+#endif

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* session.c - one test on the server: attaches data connections, echoes (TCP_RR, UDP_RR),
+ * answers and closes (TCP_CRR), sinks or sources streams (TCP and UDP, paced), takes the
+ * measurement window (after --omit) and reports the server's side in RESULT.
+ * Every loop here is bounded by the server's own numbers, never by values from the wire. */
+#include "agent/server_int.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_log.h"
+#include "agent/sha256.h"
+#include "agent/sysinfo.h"
+
+#define UDP_SEND_PER_TICK 4096 /* datagrams per 1 ms pacing tick, at most */
+#define REPORT_GRACE_MS   200  /* forward UDP: datagrams still in flight after STOP */
+#define DRAIN_WAIT_MS     5000 /* forward TCP: wait for every stream's EOF after STOP */
+
+struct echo_req {
+    uv_write_t req;
+    struct conn *c;
+    uint8_t data[];
+};
+
+static void session_closed(uv_handle_t *h)
+{
+    struct session *s = h->data;
+
+    if (--s->open_handles > 0)
+        return;
+    free(s->udp_tx);
+    free(s);
+}
+
+struct session *session_new(struct server *srv, struct conn *ctrl, const struct proto_test_req *req)
+{
+    struct session *s = kp_xcalloc(1, sizeof(*s));
+
+    s->srv = srv;
+    s->req = *req;
+    s->ctrl = ctrl;
+    while (s->id == 0 || session_find(srv, s->id))
+        if (sha256_random(&s->id, sizeof(s->id)) != 0)
+            s->id = sysinfo_now_ns() ^ (uint64_t)(uintptr_t)s;
+    uv_timer_init(&srv->loop, &s->deadline);
+    uv_timer_init(&srv->loop, &s->mark);
+    uv_timer_init(&srv->loop, &s->pace);
+    s->deadline.data = s;
+    s->mark.data = s;
+    s->pace.data = s;
+    s->open_handles = 3;
+    if (req->test == PROTO_UDP_STREAM && (req->flags & PROTO_FLAG_REVERSE))
+        s->udp_tx = kp_xcalloc(1, req->msg_size);
+    s->next = srv->sessions;
+    srv->sessions = s;
+    srv->nsessions++;
+    return s;
+}
+
+struct session *session_find(struct server *srv, uint64_t id)
+{
+    for (struct session *s = srv->sessions; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+void session_end(struct session *s, const char *why)
+{
+    struct server *srv = s->srv;
+    struct session **pp;
+    struct conn *ctrl = s->ctrl;
+
+    if (s->closing)
+        return;
+    s->closing = 1;
+    for (pp = &srv->sessions; *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    srv->nsessions--;
+    s->ctrl = NULL;
+    if (ctrl) {
+        ctrl->sess = NULL;
+        if (why)
+            conn_refuse(ctrl, PROTO_REFUSE_INTERNAL, "%s", why);
+        else
+            conn_drain(ctrl);
+    }
+    for (struct conn *c = srv->conns; c; c = c->next) {
+        if (c->sess != s)
+            continue;
+        c->sess = NULL;
+        conn_drain(c);
+    }
+    uv_timer_stop(&s->deadline);
+    uv_timer_stop(&s->mark);
+    uv_timer_stop(&s->pace);
+    uv_close((uv_handle_t *)&s->deadline, session_closed);
+    uv_close((uv_handle_t *)&s->mark, session_closed);
+    uv_close((uv_handle_t *)&s->pace, session_closed);
+}
+
+static int same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+    if (a->ss_family != b->sa_family)
+        return 0;
+    if (b->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (b->sa_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+    return 0;
+}
+
+int session_attach(struct session *s, struct conn *c, uint16_t stream)
+{
+    struct proto_msg ok;
+
+    if (!s->ctrl || !same_ip(&s->ctrl->peer_addr, (const struct sockaddr *)&c->peer_addr))
+        return -1;
+    if (proto_test_is_udp(s->req.test) || s->stopping)
+        return -1;
+    c->sess = s;
+    c->state = CONN_DATA;
+    if (s->req.test == PROTO_TCP_CRR) {
+        /* one transaction; the handshake timer stays as its deadline */
+        if (!s->started)
+            return -1;
+        c->crr_need = s->req.msg_size;
+        return 0;
+    }
+    if (s->started || stream >= s->req.streams || s->streams[stream])
+        return -1;
+    c->stream = stream;
+    s->streams[stream] = c;
+    s->attached++;
+    uv_timer_stop(&c->timer);
+    memset(&ok, 0, sizeof(ok));
+    ok.type = PROTO_DATA_OK;
+    conn_send(c, &ok);
+    return 0;
+}
+
+/* --- TCP data ----------------------------------------------------------------------------- */
+
+static void echo_done(uv_write_t *req, int status)
+{
+    struct echo_req *e = req->data;
+    struct conn *c = e->c;
+
+    free(e);
+    c->writes_in_flight--;
+    if (status == 0 && !c->closing && c->paused && c->writes_in_flight == 0) {
+        c->paused = 0;
+        conn_resume(c);
+    }
+}
+
+/* Echoes buf; when the peer does not read, queues the rest and stops reading until it is
+ * written, so a client cannot make the server buffer more than one read's worth. */
+static void echo(struct conn *c, const uint8_t *buf, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+    int n = c->writes_in_flight ? UV_EAGAIN : uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    struct echo_req *e;
+
+    if (n == (int)len) {
+        c->tx_bytes += len;
+        return;
+    }
+    if (n < 0 && n != UV_EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (n < 0)
+        n = 0;
+    e = kp_xmalloc(sizeof(*e) + len - (size_t)n);
+    e->c = c;
+    e->req.data = e;
+    memcpy(e->data, buf + n, len - (size_t)n);
+    b = uv_buf_init((char *)e->data, (unsigned)(len - (size_t)n));
+    if (uv_write(&e->req, (uv_stream_t *)&c->tcp, &b, 1, echo_done) != 0) {
+        free(e);
+        conn_close(c);
+        return;
+    }
+    c->tx_bytes += len;
+    c->writes_in_flight++;
+    c->paused = 1;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+static void crr_done(uv_write_t *req, int status)
+{
+    struct conn *c = req->data;
+    (void)status;
+    c->writes_in_flight--;
+    conn_close(c);
+}
+
+static void stream_written(uv_write_t *req, int status);
+
+static void stream_send(struct conn *c)
+{
+    struct session *s = c->sess;
+
+    while (s && !c->closing && c->writes_in_flight < 2 && s->started && !s->stopping) {
+        uv_write_t *w = &c->wr[c->wr[0].data ? 1 : 0];
+        uv_buf_t b = uv_buf_init((char *)c->srv->tx_buf, s->req.msg_size);
+        w->data = c;
+        if (uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, stream_written) != 0) {
+            w->data = NULL;
+            conn_close(c);
+            return;
+        }
+        c->writes_in_flight++;
+    }
+}
+
+static void stream_written(uv_write_t *req, int status)
+{
+    struct conn *c = req->data;
+
+    req->data = NULL;
+    c->writes_in_flight--;
+    if (status != 0 || c->closing)
+        return;
+    if (c->sess)
+        c->tx_bytes += c->sess->req.msg_size;
+    stream_send(c);
+}
+
+void session_on_data(struct conn *c, const uint8_t *buf, size_t len)
+{
+    struct session *s = c->sess;
+
+    if (!s)
+        return;
+    c->rx_bytes += len;
+    switch (s->req.test) {
+    case PROTO_TCP_RR:
+        echo(c, buf, len);
+        break;
+    case PROTO_TCP_CRR:
+        if (c->crr_need == 0)
+            break;
+        if (len < c->crr_need) {
+            c->crr_need -= (uint32_t)len;
+            break;
+        }
+        c->crr_need = 0;
+        c->wr[0].data = c;
+        {
+            uv_buf_t b = uv_buf_init((char *)c->srv->tx_buf, s->req.msg_size);
+            if (uv_write(&c->wr[0], (uv_stream_t *)&c->tcp, &b, 1, crr_done) != 0)
+                conn_close(c);
+            else
+                c->writes_in_flight++;
+        }
+        break;
+    default:
+        break; /* stream sink: counting is all */
+    }
+}
+
+static void report(struct session *s);
+
+static int all_streams_eof(const struct session *s)
+{
+    for (unsigned i = 0; i < s->req.streams; i++)
+        if (s->streams[i] && !s->streams[i]->eof)
+            return 0;
+    return 1;
+}
+
+void session_on_data_eof(struct conn *c)
+{
+    struct session *s = c->sess;
+
+    if (!s || s->req.test == PROTO_TCP_RR || s->req.test == PROTO_TCP_CRR) {
+        conn_close(c);
+        return;
+    }
+    c->eof = 1;
+    s->t_last_eof_ns = sysinfo_now_ns();
+    if (s->stopping && !s->reported && all_streams_eof(s)) {
+        s->t_end_ns = s->t_last_eof_ns;
+        report(s);
+    }
+}
+
+/* --- UDP ---------------------------------------------------------------------------------- */
+
+static void udp_sink(struct session *s, uint64_t seq, uint64_t ts_ns, size_t len)
+{
+    int64_t transit = (int64_t)(sysinfo_now_ns() - ts_ns);
+
+    s->udp_received++;
+    s->udp_bytes += len;
+    if (seq >= s->udp_max_seq_plus1)
+        s->udp_max_seq_plus1 = seq + 1;
+    else
+        s->udp_ooo++;
+    /* RFC 3550 6.4.1: J += (|D| - J) / 16; clock offsets cancel in D */
+    if (s->have_transit) {
+        int64_t d = transit - s->last_transit;
+        if (d < 0)
+            d = -d;
+        s->jitter_ns += ((double)d - s->jitter_ns) / 16.0;
+    }
+    s->last_transit = transit;
+    s->have_transit = 1;
+}
+
+void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const struct sockaddr *from)
+{
+    uint64_t id, seq, ts;
+    struct session *s;
+
+    if (len < PROTO_MIN_UDP_SIZE)
+        return;
+    proto_udp_get(buf, &id, &seq, &ts);
+    s = session_find(srv, id);
+    if (!s || s->closing || !s->ctrl || !same_ip(&s->ctrl->peer_addr, from) ||
+        !proto_test_is_udp(s->req.test))
+        return;
+    if (s->req.test == PROTO_UDP_RR) {
+        uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+        if (s->started && !s->stopping && uv_udp_try_send(&srv->udp, &b, 1, from) > 0) {
+            s->udp_received++;
+            s->udp_bytes += len;
+        }
+        return;
+    }
+    if (seq == PROTO_UDP_HELLO_SEQ) {
+        if ((s->req.flags & PROTO_FLAG_REVERSE) && !s->udp_peer_known && !s->started) {
+            struct proto_msg m;
+            memcpy(&s->udp_peer, from,
+                   from->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                               : sizeof(struct sockaddr_in));
+            s->udp_peer_known = 1;
+            memset(&m, 0, sizeof(m));
+            m.type = PROTO_UDP_READY;
+            conn_send(s->ctrl, &m);
+        }
+        return;
+    }
+    if (!(s->req.flags & PROTO_FLAG_REVERSE) && s->started && !s->stopping)
+        udp_sink(s, seq, ts, len);
+}
+
+static void pace_tick(uv_timer_t *t)
+{
+    struct session *s = t->data;
+    uint64_t now = sysinfo_now_ns();
+    double due_bytes = (double)s->req.rate_bps / 8.0 * (double)(now - s->pace_start_ns) / 1e9;
+    uint64_t due = (uint64_t)(due_bytes / s->req.msg_size);
+    uv_buf_t b = uv_buf_init((char *)s->udp_tx, s->req.msg_size);
+
+    for (unsigned i = 0; i < UDP_SEND_PER_TICK && s->udp_sent < due; i++) {
+        proto_udp_put(s->udp_tx, s->id, s->udp_sent, sysinfo_now_ns());
+        if (uv_udp_try_send(&s->srv->udp, &b, 1, (const struct sockaddr *)&s->udp_peer) < 0)
+            break; /* socket buffer full: try again next tick */
+        s->udp_sent++;
+        s->udp_tx_bytes += s->req.msg_size;
+    }
+}
+
+/* --- control ------------------------------------------------------------------------------ */
+
+static void take_mark(struct session *s)
+{
+    s->measuring = 1;
+    s->t_mark_ns = sysinfo_now_ns();
+    sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
+    sysinfo_node_cpu(s->node0);
+    s->rcvbuf0 = sysinfo_udp_rcvbuf_errors();
+    for (unsigned i = 0; i < s->req.streams; i++) {
+        struct conn *c = s->streams[i];
+        if (c) {
+            c->rx_mark = c->rx_bytes;
+            c->tx_mark = c->tx_bytes;
+        }
+    }
+    s->udp_bytes_mark = s->udp_bytes;
+    s->udp_tx_mark = s->udp_tx_bytes;
+}
+
+static void mark_fired(uv_timer_t *t)
+{
+    take_mark(t->data);
+}
+
+static void deadline_fired(uv_timer_t *t)
+{
+    struct session *s = t->data;
+
+    kp_log(KP_LOG_WARN, "%s: %s exceeded its deadline; dropped", s->ctrl ? s->ctrl->peer : "?",
+           proto_test_name(s->req.test));
+    session_end(s, "test exceeded its deadline");
+}
+
+static void fill_result(struct session *s, struct proto_result *r)
+{
+    uint64_t user, sys, node[PROTO_CPU_FIELDS];
+    int fd;
+
+    memset(r, 0, sizeof(*r));
+    if (!s->measuring)
+        take_mark(s);
+    r->window_ns = s->t_end_ns > s->t_mark_ns ? s->t_end_ns - s->t_mark_ns : 0;
+    sysinfo_process_cpu_us(&user, &sys);
+    r->cpu_user_us = user - s->cpu_user0;
+    r->cpu_sys_us = sys - s->cpu_sys0;
+    if (sysinfo_node_cpu(node) == 0)
+        for (int i = 0; i < PROTO_CPU_FIELDS; i++)
+            r->node_cpu[i] = node[i] >= s->node0[i] ? node[i] - s->node0[i] : 0;
+    if (s->ctrl && uv_fileno((uv_handle_t *)&s->ctrl->tcp, &fd) == 0)
+        r->mtu = sysinfo_socket_mtu(fd);
+    r->nstreams =
+        (uint16_t)(proto_test_is_udp(s->req.test) || s->req.test == PROTO_TCP_CRR ? 0
+                                                                                  : s->req.streams);
+    for (unsigned i = 0; i < r->nstreams; i++) {
+        struct conn *c = s->streams[i];
+        struct sysinfo_tcp ti;
+        if (!c)
+            continue;
+        r->streams[i].rx_bytes = c->rx_bytes - c->rx_mark;
+        r->streams[i].tx_bytes = c->tx_bytes - c->tx_mark;
+        r->rx_bytes += r->streams[i].rx_bytes;
+        r->tx_bytes += r->streams[i].tx_bytes;
+        r->rx_total += c->rx_bytes;
+        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 && sysinfo_tcp_info(fd, &ti) == 0) {
+            r->streams[i].retransmits = ti.retransmits;
+            r->streams[i].rtt_us = ti.rtt_us;
+            r->streams[i].mss = ti.mss;
+        }
+    }
+    r->rx_bytes += s->udp_bytes - s->udp_bytes_mark;
+    r->rx_total += s->udp_bytes;
+    r->tx_bytes += s->udp_tx_bytes - s->udp_tx_mark;
+    r->udp_received = s->udp_received;
+    r->udp_sent = s->udp_sent;
+    r->udp_out_of_order = s->udp_ooo;
+    r->udp_max_seq_plus1 = s->udp_max_seq_plus1;
+    r->udp_jitter_ns = (uint64_t)s->jitter_ns;
+    r->udp_rcvbuf_errors = sysinfo_udp_rcvbuf_errors() - s->rcvbuf0;
+}
+
+static void report(struct session *s)
+{
+    struct proto_msg *m;
+
+    if (s->reported || !s->ctrl)
+        return;
+    s->reported = 1;
+    m = kp_xcalloc(1, sizeof(*m));
+    m->type = PROTO_RESULT;
+    fill_result(s, &m->u.result);
+    conn_send(s->ctrl, m);
+    free(m);
+    session_end(s, NULL);
+}
+
+static void report_fired(uv_timer_t *t)
+{
+    struct session *s = t->data;
+    report(s);
+}
+
+static void on_start(struct session *s)
+{
+    const struct proto_test_req *r = &s->req;
+    struct proto_msg m;
+    int reverse = (r->flags & PROTO_FLAG_REVERSE) != 0;
+    unsigned want = (r->test == PROTO_TCP_CRR || proto_test_is_udp(r->test)) ? 0 : r->streams;
+
+    if (s->started) {
+        conn_refuse(s->ctrl, PROTO_REFUSE_BAD_REQUEST, "START sent twice");
+        return;
+    }
+    if (s->attached != want || (r->test == PROTO_UDP_STREAM && reverse && !s->udp_peer_known)) {
+        conn_refuse(s->ctrl, PROTO_REFUSE_BAD_REQUEST, "START before %u data connections", want);
+        return;
+    }
+    s->started = 1;
+    uv_timer_stop(&s->ctrl->timer);
+    uv_timer_start(&s->deadline, deadline_fired,
+                   (uint64_t)r->omit_ms + r->duration_ms + SESSION_SLACK_MS, 0);
+    if (r->omit_ms == 0)
+        take_mark(s);
+    else
+        uv_timer_start(&s->mark, mark_fired, r->omit_ms, 0);
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_STARTED;
+    conn_send(s->ctrl, &m);
+    if (reverse && r->test != PROTO_UDP_STREAM)
+        for (unsigned i = 0; i < r->streams; i++)
+            if (s->streams[i])
+                stream_send(s->streams[i]);
+    if (reverse && r->test == PROTO_UDP_STREAM) {
+        s->pace_start_ns = sysinfo_now_ns();
+        uv_timer_start(&s->pace, pace_tick, 1, 1);
+    }
+}
+
+static void on_stop(struct session *s, const struct proto_msg *m)
+{
+    const struct proto_test_req *r = &s->req;
+    int reverse = (r->flags & PROTO_FLAG_REVERSE) != 0;
+
+    if (!s->started || s->stopping) {
+        conn_refuse(s->ctrl, PROTO_REFUSE_BAD_REQUEST, "STOP out of order");
+        return;
+    }
+    s->stopping = 1;
+    s->stop_sent_bytes = m->u.stop.sent_bytes;
+    s->t_end_ns = sysinfo_now_ns();
+    uv_timer_stop(&s->pace);
+    if (r->test == PROTO_UDP_STREAM && !reverse) {
+        uv_timer_start(&s->pace, report_fired, REPORT_GRACE_MS, 0);
+    } else if (proto_test_is_stream(r->test) && !reverse && !all_streams_eof(s)) {
+        uv_timer_start(&s->pace, report_fired, DRAIN_WAIT_MS, 0);
+    } else {
+        if (proto_test_is_stream(r->test) && !reverse && s->t_last_eof_ns)
+            s->t_end_ns = s->t_last_eof_ns;
+        report(s);
+    }
+}
+
+void session_on_ctrl_msg(struct session *s, const struct proto_msg *m)
+{
+    if (m->type == PROTO_START)
+        on_start(s);
+    else if (m->type == PROTO_STOP)
+        on_stop(s, m);
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sysinfo.c - see sysinfo.h. */
+#include "agent/sysinfo.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t sysinfo_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sysinfo_process_cpu_us(uint64_t *user_us, uint64_t *sys_us)
+{
+    struct rusage ru;
+
+    memset(&ru, 0, sizeof(ru));
+    getrusage(RUSAGE_SELF, &ru);
+    *user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ull + (uint64_t)ru.ru_utime.tv_usec;
+    *sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ull + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS])
+{
+    unsigned long long v[SYSINFO_CPU_FIELDS] = {0};
+    FILE *f = fopen("/proc/stat", "re");
+    int n = 0;
+
+    memset(out, 0, sizeof(uint64_t) * SYSINFO_CPU_FIELDS);
+    if (!f)
+        return -1;
+    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 4)
+        return -1;
+    for (int i = 0; i < SYSINFO_CPU_FIELDS; i++)
+        out[i] = v[i];
+    return 0;
+}
+
+uint64_t sysinfo_udp_rcvbuf_errors(void)
+{
+    char names[1024];
+    char values[1024];
+    FILE *f = fopen("/proc/net/snmp", "re");
+    uint64_t result = 0;
+
+    if (!f)
+        return 0;
+    /* "Udp:" appears twice: a header line of names, then a line of values */
+    while (fgets(names, sizeof(names), f)) {
+        char *sn, *sv, *tn, *tv;
+        if (strncmp(names, "Udp:", 4) != 0)
+            continue;
+        if (!fgets(values, sizeof(values), f))
+            break;
+        tn = strtok_r(names, " \n", &sn);
+        tv = strtok_r(values, " \n", &sv);
+        while (tn && tv) {
+            if (strcmp(tn, "RcvbufErrors") == 0) {
+                result = strtoull(tv, NULL, 10);
+                break;
+            }
+            tn = strtok_r(NULL, " \n", &sn);
+            tv = strtok_r(NULL, " \n", &sv);
+        }
+        break;
+    }
+    fclose(f);
+    return result;
+}
+
+static int same_addr(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+    if (a->sa_family != b->ss_family)
+        return 0;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->sa_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+    return 0;
+}
+
+uint32_t sysinfo_socket_mtu(int fd)
+{
+    struct sockaddr_storage local;
+    socklen_t len = sizeof(local);
+    struct ifaddrs *ifa = NULL;
+    uint32_t mtu = 0;
+
+    if (getsockname(fd, (struct sockaddr *)&local, &len) != 0 || getifaddrs(&ifa) != 0)
+        return 0;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+        struct ifreq req;
+        int s;
+        if (!i->ifa_addr || !same_addr(i->ifa_addr, &local))
+            continue;
+        memset(&req, 0, sizeof(req));
+        snprintf(req.ifr_name, sizeof(req.ifr_name), "%s", i->ifa_name);
+        s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s >= 0 && ioctl(s, SIOCGIFMTU, &req) == 0)
+            mtu = (uint32_t)req.ifr_mtu;
+        if (s >= 0)
+            close(s);
+        break;
+    }
+    freeifaddrs(ifa);
+    return mtu;
+}
+
+int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+
+    memset(out, 0, sizeof(*out));
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        return -1;
+    out->retransmits = ti.tcpi_total_retrans;
+    out->rtt_us = ti.tcpi_rtt;
+    out->mss = ti.tcpi_snd_mss;
+    return 0;
+}
+
+void sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf)
+{
+    if (sndbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+    if (rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+}
+
+void sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms)
+{
+    int one = 1;
+    int intvl = 5;
+    int cnt = 3;
+
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+}
+
+void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_len)
+{
+    struct utsname u;
+
+    if (uname(&u) != 0) {
+        snprintf(host, host_len, "unknown");
+        snprintf(kernel, kernel_len, "unknown");
+        return;
+    }
+    snprintf(host, host_len, "%s", u.nodename);
+    snprintf(kernel, kernel_len, "%s", u.release);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sysinfo.h - facts about this process, node and socket that a measurement reports: clock,
+ * process CPU (getrusage), node CPU (/proc/stat), UDP receive-buffer drops (/proc/net/snmp),
+ * the MTU of the interface a socket uses, and TCP_INFO. Knows nothing of the protocol. */
+#ifndef KPERF_AGENT_SYSINFO_H
+#define KPERF_AGENT_SYSINFO_H
+
+#include <stdint.h>
+
+#define SYSINFO_CPU_FIELDS 8 /* user nice system idle iowait irq softirq steal */
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t sysinfo_now_ns(void);
+
+/* This process's user and system CPU in microseconds (all threads). */
+void sysinfo_process_cpu_us(uint64_t *user_us, uint64_t *sys_us);
+
+/* The aggregate "cpu" line of /proc/stat, in jiffies. Returns 0, or -1 (all zero) if
+ * unreadable. */
+int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS]);
+
+/* Udp: RcvbufErrors from /proc/net/snmp (this network namespace); 0 if unreadable. */
+uint64_t sysinfo_udp_rcvbuf_errors(void);
+
+/* MTU of the interface that holds the socket's local address (loopback for 127/8); 0 if
+ * unknown. */
+uint32_t sysinfo_socket_mtu(int fd);
+
+struct sysinfo_tcp {
+    uint32_t retransmits; /* tcpi_total_retrans */
+    uint32_t rtt_us;      /* smoothed RTT */
+    uint32_t mss;         /* tcpi_snd_mss */
+};
+
+/* TCP_INFO of a connected socket. Returns 0 or -1 (zeroed). */
+int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out);
+
+/* Sets SO_SNDBUF/SO_RCVBUF (bytes, 0 = leave) trying the *FORCE variants first (root may
+ * exceed the sysctl caps). Best effort. */
+void sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf);
+
+/* Control-socket liveness: keepalive after idle_s, TCP_USER_TIMEOUT of user_timeout_ms. */
+void sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms);
+
+/* This host's name and kernel release into the caller's buffers (always NUL-terminated). */
+void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_len);
+
+#endif
