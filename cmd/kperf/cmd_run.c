@@ -1,13 +1,125 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_run.c - 'kperf run' (placeholder until implemented). */
+/* cmd_run.c - 'kperf run': parse the flags (run_options), pick the backend, run the plan
+ * (runner), print the report and choose the exit code: 0 ok, 1 a measurement or the cleanup
+ * failed, 2 usage, 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed). */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "agent/base/kp_err.h"
+#include "agent/base/kp_log.h"
 #include "cmd/kperf/commands.h"
+#include "controller/backend.h"
+#include "controller/backend_local.h"
+#include "controller/plan.h"
+#include "controller/report.h"
+#include "controller/run_options.h"
+#include "controller/runner.h"
+
+#if defined(__has_include)
+#if __has_include("controller/backend_k8s.h")
+#include "controller/backend_k8s.h"
+#define KPERF_HAVE_K8S 1
+#endif
+#endif
+
+static struct backend *backend_for(const struct run_options *ro, struct kp_err *err)
+{
+    if (ro->local)
+        return backend_local_new(ro, err);
+#ifdef KPERF_HAVE_K8S
+    return backend_k8s_new(ro, err);
+#else
+    kp_err_set(err, "the Kubernetes backend is not built yet; use --local");
+    return NULL;
+#endif
+}
+
+static bool stderr_is_tty(void)
+{
+    const char *term = getenv("TERM");
+
+    return isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* Prints the report on stdout and writes --output-dir. Returns 0 or -1 (error printed). */
+static int emit_report(const struct report *rep, const struct run_options *ro)
+{
+    struct kp_err err = {{0}};
+
+    if (report_render(rep, (enum report_format)ro->output, stdout, &err) != 0 ||
+        fflush(stdout) != 0) {
+        fprintf(stderr, "kperf: error: writing the report: %s\n", kp_err_msg(&err));
+        return -1;
+    }
+    if (ro->output_dir && report_write_dir(rep, ro->output_dir, &err) != 0) {
+        fprintf(stderr, "kperf: error: writing %s: %s\n", ro->output_dir, kp_err_msg(&err));
+        return -1;
+    }
+    if (ro->output_dir)
+        kp_log(KP_LOG_INFO, "report written to %s/report.{json,md,csv,html}", ro->output_dir);
+    return 0;
+}
+
+static int exit_code(int run_rc, const struct runner_outcome *out, const struct report *rep)
+{
+    if (out->signal)
+        return 128 + out->signal;
+    if (run_rc != 0 || out->cleanup_failed || out->n_failed > 0 || report_error_count(rep) > 0)
+        return 1;
+    return 0;
+}
 
 int cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kperf: error: 'run' is not implemented yet\n");
-    return 1;
+    struct run_options ro;
+    struct runner_outcome out = {0};
+    struct plan_opts po;
+    struct kp_err err = {{0}};
+    struct backend *b = NULL;
+    struct plan *plan = NULL;
+    struct report *rep = NULL;
+    int rc, code = 1;
+
+    run_options_init(&ro);
+    rc = run_options_parse(&ro, argc, argv, stdout, &err);
+    if (rc != 0) {
+        if (rc < 0)
+            fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        run_options_cleanup(&ro);
+        return rc < 0 ? 2 : 0;
+    }
+    kp_log_set_level(ro.verbose >= 2 ? KP_LOG_DEBUG : ro.verbose == 1 ? KP_LOG_INFO : KP_LOG_WARN);
+    b = backend_for(&ro, &err);
+    if (!b) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        goto out;
+    }
+    plan_opts_from_run_options(&ro, &po);
+    plan = plan_new(&po);
+    rep = report_new();
+    struct runner_opts o = {
+        .ro = &ro,
+        .progress_out = stderr,
+        .tty = stderr_is_tty(),
+        .handle_signals = true,
+    };
+    rc = runner_run(b, plan, rep, &o, &out, &err);
+    if (rc != 0 && !out.signal) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+    } else if (emit_report(rep, &ro) != 0) {
+        rc = -1;
+    }
+    if (out.cleanup_failed)
+        fprintf(stderr, "kperf: error: cleanup: %s\n", kp_err_msg(&out.cleanup_err));
+    code = exit_code(rc, &out, rep);
+out:
+    report_free(rep);
+    plan_free(plan);
+    if (b)
+        b->ops->destroy(b);
+    run_options_cleanup(&ro);
+    return code;
 }

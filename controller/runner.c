@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* runner.c - see runner.h. */
+#include "controller/runner.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_log.h"
+#include "agent/base/units.h"
+#include "controller/backend.h"
+#include "controller/plan.h"
+#include "controller/progress.h"
+#include "controller/report.h"
+#include "controller/run_options.h"
+
+#define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */
+
+/* Signal state: one run at a time per process. */
+static struct backend *volatile sig_backend;
+static volatile sig_atomic_t sig_count;
+static volatile sig_atomic_t sig_first;
+static volatile sig_atomic_t sig_cleaning;
+
+static void on_signal(int sig)
+{
+    static const char again[] = "\nkperf: cleaning up; press Ctrl-C again to quit at once "
+                                "(the next run removes what is left)\n";
+    struct backend *b = sig_backend;
+    int saved = errno;
+
+    sig_count++;
+    if (!sig_first)
+        sig_first = sig;
+    if (sig_count >= 3 && sig_cleaning)
+        _exit(128 + sig);
+    if (sig_cleaning) {
+        ssize_t w = write(STDERR_FILENO, again, sizeof(again) - 1);
+        (void)w;
+    }
+    if (b)
+        b->ops->interrupt(b);
+    errno = saved;
+}
+
+struct sig_saved {
+    struct sigaction int_old, term_old;
+    bool installed;
+};
+
+static void signals_install(struct backend *b, struct sig_saved *s)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal; /* no SA_RESTART: blocking waits return EINTR */
+    sigemptyset(&sa.sa_mask);
+    sig_backend = b;
+    sig_count = 0;
+    sig_first = 0;
+    sig_cleaning = 0;
+    sigaction(SIGINT, &sa, &s->int_old);
+    sigaction(SIGTERM, &sa, &s->term_old);
+    s->installed = true;
+}
+
+static void signals_restore(struct sig_saved *s)
+{
+    if (!s->installed)
+        return;
+    sigaction(SIGINT, &s->int_old, NULL);
+    sigaction(SIGTERM, &s->term_old, NULL);
+    sig_backend = NULL;
+}
+
+void runner_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- metadata ---- */
+
+static json_t *mask_names(unsigned mask, int count, const char *(*name)(int))
+{
+    json_t *a = json_array();
+
+    for (int i = 0; i < count; i++)
+        if (mask & (1u << i))
+            json_array_append_new(a, json_string(name(i)));
+    return a;
+}
+
+static const char *scenario_name_i(int i)
+{
+    return plan_scenario_name((enum scenario)i);
+}
+
+static const char *test_name_i(int i)
+{
+    return plan_test_name((enum test_kind)i);
+}
+
+static void fill_metadata(json_t *md, const struct backend *b, const struct run_options *ro)
+{
+    char now[32];
+    json_t *args = json_array();
+    json_t *params;
+
+    runner_utc_now(now, sizeof(now));
+    json_object_set_new(md, "kperf_version", json_string(KPERF_VERSION));
+    json_object_set_new(md, "backend", json_string(b->ops->name));
+    json_object_set_new(md, "start_time", json_string(now));
+    json_array_append_new(args, json_string("kperf"));
+    for (int i = 0; i < ro->argc; i++)
+        json_array_append_new(args, json_string(ro->argv[i]));
+    json_object_set_new(md, "arguments", args);
+    params = json_pack(
+        "{s:o, s:o, s:f, s:i, s:b, s:i, s:f, s:f, s:I, s:I}", "scenarios",
+        mask_names(ro->scenarios, SCENARIO_COUNT, scenario_name_i), "tests",
+        mask_names(ro->tests, TEST_COUNT, test_name_i), "duration_s", ro->duration_ms / 1000.0,
+        "samples", ro->samples, "samples_auto", ro->samples_auto, "streams", ro->streams, "omit_s",
+        ro->omit_ms / 1000.0, "interval_s", ro->interval_ms / 1000.0, "msg_size_bytes",
+        (json_int_t)ro->msg_size_bytes, "udp_rate_bps", (json_int_t)ro->udp_rate_bps);
+    if (params)
+        json_object_set_new(md, "params", params);
+}
+
+static void merge_describe(json_t *md, struct backend *b)
+{
+    json_t *d = b->ops->describe(b);
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(d, key, v) json_object_set(md, key, v);
+    json_decref(d);
+}
+
+/* ---- one step ---- */
+
+/* Short result of a client document for the progress line: the first result's key figure. */
+static void summarize(const json_t *doc, char *buf, size_t len)
+{
+    const json_t *results = json_object_get(doc, "results");
+    const json_t *errors = json_object_get(doc, "errors");
+    const json_t *r = json_array_get(results, json_array_size(results) - 1);
+    const json_t *lat = json_object_get(r, "latency_us");
+    const json_t *tp = json_object_get(r, "throughput_mbps");
+
+    buf[0] = '\0';
+    if (json_array_size(errors) > 0) {
+        const char *e = json_string_value(json_object_get(json_array_get(errors, 0), "error"));
+        snprintf(buf, len, "%s", e ? e : "error");
+    } else if (lat && json_is_number(json_object_get(lat, "p50"))) {
+        snprintf(buf, len, "p50 %.1f us, %.0f op/s", json_number_value(json_object_get(lat, "p50")),
+                 json_number_value(json_object_get(r, "ops_per_sec")));
+    } else if (json_is_number(tp)) {
+        units_format_rate(json_number_value(tp) * 1e6, buf, len);
+    }
+}
+
+struct step {
+    const struct plan_group *g;
+    bool *measured; /* per test of the group: a sample was taken (not cut by an interrupt) */
+    const enum test_kind *tests;
+    size_t n_tests;
+    int samples;
+};
+
+static void step_label(const struct step *s, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "%s %s ", plan_scenario_name(s->g->scenario),
+                                  s->g->placement_label);
+
+    for (size_t i = 0; i < s->n_tests && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+                                plan_test_name(s->tests[i]));
+    if (s->g->reverse && off < len)
+        snprintf(buf + off, len - off, " (reverse)");
+}
+
+/* Runs one client for step s; adds its document or error to rep. Returns true when ok. */
+static bool run_step(struct backend *b, const struct step *s, struct report *rep,
+                     struct progress *pg, const struct run_options *ro)
+{
+    const struct plan_group *g = s->g;
+    uint64_t per = ro->duration_ms + ro->omit_ms;
+    struct run_spec spec = {
+        .group = g,
+        .tests = s->tests,
+        .n_tests = s->n_tests,
+        .samples = s->samples,
+        .duration_ms = ro->duration_ms,
+        .omit_ms = ro->omit_ms,
+        .interval_ms = ro->interval_ms,
+        .streams = ro->streams,
+        .msg_size_bytes = ro->msg_size_bytes,
+        .udp_rate_bps = ro->udp_rate_bps,
+    };
+    struct kp_err err = {{0}};
+    json_t *doc = NULL;
+    char label[256], result[256];
+    bool ok = false;
+
+    spec.timeout_ms = per * s->n_tests * (uint64_t)s->samples + ro->timeout_ms;
+    step_label(s, label, sizeof(label));
+    progress_begin(pg, label, s->n_tests * (size_t)s->samples, per * s->n_tests * s->samples);
+    if (b->ops->run_client(b, &spec, &doc, &err) != 0) {
+        if (!sig_first) /* an interrupted measurement is not an error of the row */
+            report_add_error(rep, plan_scenario_name(g->scenario), g->placement_label,
+                             s->n_tests == 1 ? plan_test_name(s->tests[0]) : NULL,
+                             kp_err_msg(&err));
+        progress_end(pg, false, kp_err_msg(&err));
+        return false;
+    }
+    if (report_add_agent_doc(rep, plan_scenario_name(g->scenario), g->placement_label, doc, &err) !=
+        0) {
+        report_add_error(rep, plan_scenario_name(g->scenario), g->placement_label,
+                         s->n_tests == 1 ? plan_test_name(s->tests[0]) : NULL, kp_err_msg(&err));
+        progress_end(pg, false, kp_err_msg(&err));
+    } else {
+        summarize(doc, result, sizeof(result));
+        ok = json_array_size(json_object_get(doc, "errors")) == 0;
+        progress_end(pg, ok, result);
+    }
+    json_decref(doc);
+    return ok;
+}
+
+/* --samples auto: one sample at a time until every test's interval is narrow enough. */
+static bool auto_done(const struct report *rep, const struct step *s)
+{
+    for (size_t i = 0; i < s->n_tests; i++)
+        if (!report_ci_narrow_enough(rep, plan_scenario_name(s->g->scenario), s->g->placement_label,
+                                     plan_test_name(s->tests[i]), s->g->reverse, AUTO_CI_PCT))
+            return false;
+    return true;
+}
+
+static void mark_measured(struct step *s, bool ok)
+{
+    if (!ok && sig_first)
+        return; /* cut short by the interrupt: listed as not run */
+    for (size_t i = 0; i < s->n_tests; i++)
+        s->measured[s->tests + i - s->g->tests] = true;
+}
+
+static void run_chunk(struct backend *b, struct step *s, struct report *rep, struct progress *pg,
+                      const struct runner_opts *o, struct runner_outcome *out)
+{
+    const struct run_options *ro = o->ro;
+    bool ok;
+
+    if (!ro->samples_auto) {
+        s->samples = ro->samples;
+        out->n_client_runs++;
+        ok = run_step(b, s, rep, pg, ro);
+        out->n_failed += !ok && !sig_first;
+        mark_measured(s, ok);
+        return;
+    }
+    s->samples = 1;
+    for (int k = 0; k < ro->samples_max && !sig_first; k++) {
+        if (k >= ro->samples && auto_done(rep, s))
+            break;
+        if (k >= ro->samples) /* beyond the planned minimum */
+            progress_add_total(pg, s->n_tests, (ro->duration_ms + ro->omit_ms) * s->n_tests);
+        out->n_client_runs++;
+        ok = run_step(b, s, rep, pg, ro);
+        out->n_failed += !ok && !sig_first;
+        mark_measured(s, ok || k > 0);
+        if (!ok)
+            break;
+    }
+}
+
+static void run_group(struct backend *b, const struct plan_group *g, bool *measured,
+                      struct report *rep, struct progress *pg, const struct runner_opts *o,
+                      struct runner_outcome *out)
+{
+    struct step s = {.g = g, .measured = measured};
+
+    if (b->ops->batches_tests) {
+        s.tests = g->tests;
+        s.n_tests = g->n_tests;
+        run_chunk(b, &s, rep, pg, o, out);
+        return;
+    }
+    for (size_t i = 0; i < g->n_tests && !sig_first; i++) {
+        s.tests = &g->tests[i];
+        s.n_tests = 1;
+        run_chunk(b, &s, rep, pg, o, out);
+    }
+}
+
+/* ---- the run ---- */
+
+static void add_skips(struct plan *plan, struct report *rep)
+{
+    for (size_t i = 0; i < plan_group_count(plan); i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (g->skipped)
+            report_add_skip(rep, plan_scenario_name(g->scenario), g->placement_label, NULL,
+                            g->skip_reason);
+    }
+}
+
+/* Lists what an interrupt left unmeasured (never dropped silently). */
+static void skip_unmeasured(const struct plan_group *g, const bool *measured, struct report *rep)
+{
+    const char *sc = plan_scenario_name(g->scenario);
+    bool any = false;
+
+    for (size_t t = 0; t < g->n_tests; t++)
+        any = any || measured[t];
+    if (g->reverse) { /* skips carry no direction: one line for the whole reverse group */
+        if (!any)
+            report_add_skip(rep, sc, g->placement_label, NULL,
+                            "not run (reverse direction): interrupted");
+        return;
+    }
+    for (size_t t = 0; t < g->n_tests; t++)
+        if (!measured[t])
+            report_add_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]),
+                            "not run: interrupted");
+}
+
+static void run_groups(struct backend *b, struct plan *plan, struct report *rep,
+                       struct progress *pg, const struct runner_opts *o, struct runner_outcome *out)
+{
+    size_t n = plan_group_count(plan);
+    bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
+
+    for (size_t i = 0; i < n && !sig_first; i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (!g->skipped)
+            run_group(b, g, &measured[i * TEST_COUNT], rep, pg, o, out);
+    }
+    for (size_t i = 0; i < n && sig_first; i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (!g->skipped)
+            skip_unmeasured(g, &measured[i * TEST_COUNT], rep);
+    }
+    free(measured);
+}
+
+static struct progress *progress_for(const struct plan *plan, const struct runner_opts *o)
+{
+    struct progress_opts po = {
+        .out = o->progress_out ? o->progress_out : stderr,
+        .tty = o->tty,
+        .quiet = o->quiet,
+        .total = plan_measurement_count(plan),
+        .expected_total_ms = plan_expected_ms(plan),
+    };
+
+    return progress_new(&po);
+}
+
+int runner_run(struct backend *b, struct plan *plan, struct report *rep,
+               const struct runner_opts *o, struct runner_outcome *out, struct kp_err *err)
+{
+    struct sig_saved saved = {0};
+    struct progress *pg = NULL;
+    char now[32], outcome[160];
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (o->handle_signals)
+        signals_install(b, &saved);
+    fill_metadata(report_metadata(rep), b, o->ro);
+    pg = progress_for(plan, o);
+    progress_phase(pg, "preparing the %s backend", b->ops->name);
+    if (b->ops->prepare(b, plan, err) != 0)
+        goto cleanup;
+    rc = 0;
+    merge_describe(report_metadata(rep), b);
+    add_skips(plan, rep);
+    progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
+    run_groups(b, plan, rep, pg, o, out);
+cleanup:
+    sig_cleaning = 1;
+    progress_phase(pg, "cleaning up");
+    if (b->ops->cleanup(b, &out->cleanup_err) != 0)
+        out->cleanup_failed = true;
+    out->signal = sig_first;
+    runner_utc_now(now, sizeof(now));
+    json_object_set_new(report_metadata(rep), "end_time", json_string(now));
+    if (rc == 0) {
+        struct kp_err ferr = {{0}};
+        if (report_finish(rep, &ferr) != 0)
+            kp_log(KP_LOG_WARN, "report: %s", kp_err_msg(&ferr));
+    }
+    snprintf(outcome, sizeof(outcome), "%s%s",
+             out->signal
+                 ? (out->signal == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)")
+             : rc != 0 ? "failed"
+                       : "done",
+             out->cleanup_failed ? ", cleanup incomplete" : "");
+    progress_finish(pg, outcome);
+    progress_free(pg);
+    if (rc != 0 && sig_first && !kp_err_is_set(err))
+        kp_err_set(err, "interrupted");
+    signals_restore(&saved);
+    return rc;
+}
