@@ -1,13 +1,92 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_report.c - 'kperf report' (placeholder until implemented). */
+/* cmd_report.c - 'kperf report FILE.json [-o FORMAT] [--output-dir DIR]': re-renders a saved
+ * kperf.report/v1 file. Flag parsing only; the work is in controller/report.h. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "agent/base/kp_err.h"
 #include "cmd/kperf/commands.h"
+#include "controller/report.h"
+
+static const char usage_text[] =
+    "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n\n"
+    "Re-renders a saved report (report.json of 'kperf run --output-dir', schema "
+    "kperf.report/v1).\n\n"
+    "  -o, --output FORMAT   table (default), markdown, csv, html or json, on stdout\n"
+    "      --output-dir DIR  also write report.json, report.md, report.csv, report.html to DIR\n"
+    "  -h, --help            this help\n";
+
+struct report_flags {
+    enum report_format fmt;
+    const char *dir;
+    const char *path;
+};
+
+/* Parses argv into f. Returns 0, 1 for --help (exit 0), or 2 for a usage error. */
+static int parse_flags(int argc, char **argv, struct report_flags *f)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"output-dir", required_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    struct kp_err err = {{0}};
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (report_format_parse(optarg, &f->fmt, &err) != 0) {
+                fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+                return 2;
+            }
+            break;
+        case 'd':
+            f->dir = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 1;
+        default:
+            fprintf(stderr, "kperf: error: unknown or incomplete flag '%s'\n%s", argv[optind - 1],
+                    usage_text);
+            return 2;
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "kperf: error: 'kperf report' takes exactly one FILE.json\n%s", usage_text);
+        return 2;
+    }
+    f->path = argv[optind];
+    return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kperf: error: 'report' is not implemented yet\n");
-    return 1;
+    struct report_flags f = {REPORT_TABLE, NULL, NULL};
+    struct kp_err err = {{0}};
+    struct report *rep;
+    int rc = parse_flags(argc, argv, &f);
+
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    rep = report_load(f.path, &err);
+    if (!rep) {
+        fprintf(stderr, "kperf: error: %s. Pass a report.json written by 'kperf run'.\n",
+                kp_err_msg(&err));
+        return 1;
+    }
+    rc = 0;
+    if (report_render(rep, f.fmt, stdout, &err) != 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        rc = 1;
+    }
+    if (rc == 0 && f.dir && report_write_dir(rep, f.dir, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        rc = 1;
+    }
+    report_free(rep);
+    return rc;
 }

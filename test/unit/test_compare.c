@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_compare.c - synthetic reports (seeded RNG, real histograms) with a known regression, a
+ * known improvement and pure noise are classified right, for many samples (rank test), a few
+ * (Welch interval) and one (in-run spread rule); provenance differences are listed; reports
+ * without common rows are refused. With KPERF_WRITE_FIXTURES=DIR set, the reports are also
+ * written there (that is how the JSON files in test/unit/data/report/ were made). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "controller/compare.h"
+#include "controller/report.h"
+#include "test/unit/report_fixture.h"
+
+struct spec {
+    uint64_t seed;
+    int samples;
+    double rr_median_us;
+    double mbps;
+    double mbps_sd_pct;     /* spread across samples */
+    double interval_cv_pct; /* spread inside one sample (per-second intervals); 0 = none */
+    const char *kernel;
+};
+
+static json_t *intervals(uint64_t *rng, double mbps, double cv_pct)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < 10; i++)
+        json_array_append_new(a, json_pack("{s:i, s:i, s:f}", "start_s", i, "end_s", i + 1,
+                                           "throughput_mbps",
+                                           mbps * (1 + cv_pct / 100 * fx_normal(rng))));
+    return a;
+}
+
+static struct report *make(const struct spec *sp, const char *name)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    uint64_t rng = sp->seed;
+    json_t *results = json_array(), *doc, *s;
+
+    for (int i = 0; i < sp->samples; i++) {
+        json_array_append_new(
+            results, fx_latency_sample("TCP_RR", i, &rng, sp->rr_median_us, 2000, NULL, NULL));
+        double mbps = sp->mbps * (1 + sp->mbps_sd_pct / 100 * fx_normal(&rng));
+        s = fx_stream_sample("TCP_STREAM", i, false, mbps, 0);
+        if (sp->interval_cv_pct > 0)
+            json_object_set_new(s, "intervals", intervals(&rng, mbps, sp->interval_cv_pct));
+        json_array_append_new(results, s);
+    }
+    doc = fx_agent_doc(results, NULL);
+    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "other-node", doc, &err), 0);
+    json_decref(doc);
+    json_object_set_new(report_metadata(rep), "backend", json_string("local"));
+    json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
+    json_object_set_new(report_metadata(rep), "nodes",
+                        json_pack("[{s:s, s:s, s:i}, {s:s, s:s, s:i}]", "name", "node-a", "kernel",
+                                  sp->kernel ? sp->kernel : "6.1.0-18-amd64", "mtu", 1500, "name",
+                                  "node-b", "kernel", "6.1.0-18-amd64", "mtu", 1500));
+    assert_int_equal(report_finish(rep, &err), 0);
+    if (getenv("KPERF_WRITE_FIXTURES") && name) {
+        char path[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/%s.json", getenv("KPERF_WRITE_FIXTURES"), name);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(report_render(rep, REPORT_JSON, f, &err), 0);
+        fclose(f);
+    }
+    return rep;
+}
+
+/* The verdict of a metric ("Mb/s", "p50", ...) of the row for test. */
+static const char *verdict(const struct compare *cmp, const char *test, const char *metric,
+                           const char **method)
+{
+    static char buf[64], meth[64];
+    json_t *doc = compare_to_json(cmp), *row, *m;
+    size_t i, k;
+
+    buf[0] = meth[0] = 0;
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "test")), test) != 0)
+            continue;
+        json_array_foreach(json_object_get(row, "metrics"), k, m)
+        {
+            if (strcmp(json_string_value(json_object_get(m, "metric")), metric) == 0) {
+                snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(m, "verdict")));
+                snprintf(meth, sizeof(meth), "%s", json_string_value(json_object_get(m, "method")));
+            }
+        }
+    }
+    json_decref(doc);
+    if (method)
+        *method = meth;
+    return buf;
+}
+
+static struct compare *run(const struct spec *b, const struct spec *n, const char *bname,
+                           const char *nname)
+{
+    struct report *rb = make(b, bname), *rn = make(n, nname);
+    struct compare_opts o;
+    struct kp_err err = {{0}};
+    struct compare *cmp;
+
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    if (!cmp)
+        fail_msg("compare failed: %s", kp_err_msg(&err));
+    report_free(rb);
+    report_free(rn);
+    return cmp;
+}
+
+static void test_compare_known_regression(void **state)
+{
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, NULL};
+    struct compare *cmp = run(&b, &n, "base", "regressed");
+    const char *method;
+    (void)state;
+
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", &method), "regression");
+    assert_string_equal(method, "mann-whitney-u");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p50", NULL), "within noise");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p99", NULL), "within noise");
+    assert_string_equal(verdict(cmp, "TCP_RR", "ops/s", NULL), "within noise");
+    assert_int_equal(compare_regression_count(cmp), 1);
+    assert_int_equal(compare_improvement_count(cmp), 0);
+    compare_free(cmp);
+}
+
+static void test_compare_known_improvement(void **state)
+{
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {13, 6, 15, 9000, 1, 0, NULL};
+    struct compare *cmp = run(&b, &n, NULL, "improved");
+    (void)state;
+
+    /* lower latency is better, higher ops/s is better: all improvements */
+    assert_string_equal(verdict(cmp, "TCP_RR", "p50", NULL), "improvement");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p90", NULL), "improvement");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p99", NULL), "improvement");
+    assert_string_equal(verdict(cmp, "TCP_RR", "mean", NULL), "improvement");
+    assert_string_equal(verdict(cmp, "TCP_RR", "ops/s", NULL), "improvement");
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", NULL), "within noise");
+    assert_int_equal(compare_regression_count(cmp), 0);
+    assert_int_equal(compare_improvement_count(cmp), 5);
+    compare_free(cmp);
+}
+
+static void test_compare_pure_noise_is_within_noise(void **state)
+{
+    /* 20 pairs of runs from one distribution with a 15% spread between samples: the medians
+     * often differ by more than the 5% threshold by chance, but no pair shows a shift */
+    size_t beyond = 0, flagged = 0;
+    (void)state;
+
+    for (uint64_t k = 0; k < 20; k++) {
+        struct spec b = {100 + 2 * k, 6, 20, 9000, 15, 0, NULL};
+        struct spec n = {101 + 2 * k, 6, 20, 9000, 15, 0, NULL};
+        struct compare *cmp = run(&b, &n, NULL, k == 0 ? "noise" : NULL);
+        json_t *doc = compare_to_json(cmp), *m;
+
+        m = json_array_get(
+            json_object_get(json_array_get(json_object_get(doc, "rows"), 1), "metrics"), 0);
+        assert_string_equal(json_string_value(json_object_get(m, "metric")), "Mb/s");
+        beyond += fabs(json_number_value(json_object_get(m, "delta_pct"))) > 5;
+        flagged += compare_regression_count(cmp) + compare_improvement_count(cmp);
+        json_decref(doc);
+        compare_free(cmp);
+    }
+    assert_true(beyond >= 5);
+    assert_int_equal(flagged, 0);
+}
+
+static void test_compare_few_samples_use_welch(void **state)
+{
+    struct spec b = {31, 3, 20, 9000, 1, 0, NULL}, n = {32, 3, 20, 7000, 1, 0, NULL};
+    struct spec nb = {33, 3, 20, 9000, 12, 0, NULL}, nn = {34, 3, 20, 8400, 12, 0, NULL};
+    struct compare *cmp = run(&b, &n, NULL, NULL);
+    const char *method;
+    (void)state;
+
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", &method), "regression");
+    assert_string_equal(method, "welch-ci95");
+    compare_free(cmp);
+    cmp = run(&nb, &nn, NULL, NULL); /* -7% but 12% spread over 3 samples: not shown */
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", NULL), "within noise");
+    compare_free(cmp);
+}
+
+static void test_compare_one_sample_uses_in_run_spread(void **state)
+{
+    struct spec b = {41, 1, 20, 9000, 0, 2, NULL}, n = {42, 1, 20, 8000, 0, 2, NULL};
+    struct spec wb = {43, 1, 20, 9000, 0, 30, NULL}, wn = {44, 1, 20, 8000, 0, 30, NULL};
+    struct compare *cmp = run(&b, &n, "one-base", "one-regressed");
+    const char *method;
+    json_t *doc;
+    (void)state;
+
+    /* -11% against an in-run spread of ~2%: a (low-confidence) regression */
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", &method), "regression");
+    assert_string_equal(method, "in-run-spread");
+    doc = compare_to_json(cmp);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(
+                json_object_get(json_array_get(json_object_get(doc, "rows"), 1), "metrics"), 0),
+            "confidence")),
+        "low");
+    json_decref(doc);
+    compare_free(cmp);
+    cmp = run(&wb, &wn, NULL, NULL); /* same change, per-second values swing by 30% */
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", NULL), "within noise");
+    compare_free(cmp);
+}
+
+static void test_compare_lists_provenance_differences(void **state)
+{
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64"};
+    struct compare *cmp = run(&b, &n, NULL, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct kp_err err = {{0}};
+    (void)state;
+
+    assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
+    fclose(f);
+    if (getenv("KPERF_TEST_SHOW"))
+        fprintf(stderr, "%s\n", buf);
+    assert_non_null(strstr(buf, "Provenance differences"));
+    assert_non_null(strstr(buf, "nodes[0].kernel: 6.1.0-18-amd64 -> 6.8.0-1-amd64"));
+    assert_null(strstr(buf, "start_time")); /* always differs, explains nothing */
+    assert_non_null(strstr(buf, "REGRESSION"));
+    assert_non_null(strstr(buf, "1 regression, 0 improvements beyond 5%"));
+    assert_int_equal(compare_render(cmp, REPORT_CSV, stdout, &err), -1);
+    free(buf);
+    compare_free(cmp);
+}
+
+static void test_compare_refuses_reports_without_common_rows(void **state)
+{
+    struct spec b = {11, 2, 20, 9000, 1, 0, NULL};
+    struct report *rb = make(&b, NULL), *other = report_new();
+    struct kp_err err = {{0}};
+    struct compare_opts o;
+    json_t *doc =
+        fx_agent_doc(json_pack("[o]", fx_stream_sample("UDP_STREAM", 0, false, 900, 0)), NULL);
+    (void)state;
+
+    assert_int_equal(report_add_agent_doc(other, "host-to-host", "same-node", doc, &err), 0);
+    assert_int_equal(report_finish(other, &err), 0);
+    compare_opts_init(&o);
+    assert_null(compare_reports(rb, other, &o, &err));
+    assert_non_null(strstr(kp_err_msg(&err), "share no measured row"));
+    json_decref(doc);
+    report_free(rb);
+    report_free(other);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare_known_regression),
+        cmocka_unit_test(test_compare_known_improvement),
+        cmocka_unit_test(test_compare_pure_noise_is_within_noise),
+        cmocka_unit_test(test_compare_few_samples_use_welch),
+        cmocka_unit_test(test_compare_one_sample_uses_in_run_spread),
+        cmocka_unit_test(test_compare_lists_provenance_differences),
+        cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
