@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_kube_http.c - the kube client against the local HTTPS fixture server: authentication,
+ * TLS checks, retries with Retry-After, rate limiting, Status decoding, create reconciliation,
+ * warnings, delete, pagination and memory for 5,000 nodes, logs, SSAR, abort. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include <cmocka.h>
+
+#include "kube_fixture.h"
+
+static struct fake_clock clk;
+
+static int setup(void **state)
+{
+    (void)state;
+    kp_alloc_init_json();
+    return fx_start() == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fx_stop();
+    return 0;
+}
+
+static int reset(void **state)
+{
+    (void)state;
+    memset(&clk, 0, sizeof(clk));
+    fx_do("/_fixture/reset", NULL);
+    return 0;
+}
+
+static struct kube_client *token_client(void)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    free(kc);
+    assert_non_null(c);
+    return c;
+}
+
+static json_t *pod(const char *name, const char *run)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                     "name", name, "labels", "run", run);
+}
+
+static void test_kube_http_version_with_token_and_keepalive(void **state)
+{
+    struct kube_client *c = token_client();
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    json_t *log;
+    (void)state;
+
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(kube_version(c, &v, &err), 0);
+    assert_int_equal(v.major, 1);
+    assert_int_equal(v.minor, 30);
+    assert_string_equal(v.git_version, "v1.30.4-eks-fixture");
+    assert_string_equal(kube_client_config(c)->ns, "ns1");
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "auth")),
+                        "Bearer good-token");
+    /* one connection reused for all three requests */
+    assert_true(json_equal(json_object_get(json_array_get(log, 0), "peer_port"),
+                           json_object_get(json_array_get(log, 2), "peer_port")));
+    json_decref(log);
+    kube_client_free(c);
+}
+
+static void test_kube_http_client_certificate_and_tls_server_name(void **state)
+{
+    char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    tls-server-name: "
+                                 "kube-fixture.test\n    certificate-authority: ca.crt\n",
+                                 fx.port);
+    char *kc = fx_kubeconfig("cert.yaml", cluster,
+                             "    client-certificate: client.crt\n    client-key: client.key\n");
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    json_t *log;
+    (void)state;
+
+    assert_non_null(c);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    log = fx_log();
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "cert_cn")),
+                        "fixture-user");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "auth")), "");
+    json_decref(log);
+    kube_client_free(c);
+    free(kc);
+    free(cluster);
+}
+
+static void test_kube_http_untrusted_server_certificate(void **state)
+{
+    char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    certificate-authority: "
+                                 "other-ca.crt\n",
+                                 fx.port);
+    char *kc = fx_kubeconfig("untrusted.yaml", cluster, NULL);
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    char *want = kp_xasprintf("get server version: TLS certificate of https://127.0.0.1:%d is "
+                              "not trusted",
+                              fx.port);
+    (void)state;
+
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    assert_memory_equal(err.msg, want, strlen(want));
+    assert_non_null(strstr(err.msg, "Check certificate-authority(-data) and tls-server-name"));
+    assert_int_equal(kube_client_last(c)->http_status, 0);
+    kube_client_free(c);
+    free(want);
+    free(kc);
+    free(cluster);
+}
+
+static void test_kube_http_retries_429_and_503_honouring_retry_after(void **state)
+{
+    struct kube_client *c = token_client();
+    json_t *obj = pod("p1", "r1"), *got = NULL;
+    struct kp_err err = {{0}};
+    (void)state;
+
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, NULL, &err), 0);
+    fx_do("/_fixture/queue",
+          "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods/p1\",\"responses\":["
+          "{\"status\":429,\"headers\":{\"Retry-After\":\"7\"},"
+          "\"body\":\"Too many requests, please try again later.\"},"
+          "{\"status\":503,\"body\":{\"kind\":\"Status\",\"code\":503,"
+          "\"reason\":\"ServiceUnavailable\",\"message\":\"not ready\"}}]}");
+    clk.slept_ms = 0;
+    assert_int_equal(kube_get(c, &KUBE_RES_PODS, "ns1", "p1", &got, &err), 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "p1");
+    assert_int_equal(kube_client_last(c)->retries, 2);
+    assert_int_equal(clk.sleeps, 2);
+    /* 7 s from Retry-After, then a backoff of 0.5-1 s (jittered) */
+    assert_in_range(clk.slept_ms, 7000 + 500, 7000 + 1000);
+    json_decref(got);
+    json_decref(obj);
+    kube_client_free(c);
+}
+
+static void test_kube_http_429_plain_text_gives_up_after_max_retries(void **state)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = -1, .max_retries = 2};
+    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kp_err err = {{0}};
+    json_t *got = NULL;
+    (void)state;
+
+    fx_do("/_fixture/queue",
+          "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods/p1\",\"responses\":["
+          "{\"status\":429,\"headers\":{\"Retry-After\":\"1\"},\"body\":\"Too many requests, "
+          "please try again later.\"},"
+          "{\"status\":429,\"headers\":{\"Retry-After\":\"1\"},\"body\":\"Too many requests, "
+          "please try again later.\"},"
+          "{\"status\":429,\"headers\":{\"Retry-After\":\"1\"},\"body\":\"Too many requests, "
+          "please try again later.\"}]}");
+    assert_int_equal(kube_get(c, &KUBE_RES_PODS, "ns1", "p1", &got, &err), -1);
+    assert_string_equal(err.msg,
+                        "get pods p1 in namespace \"ns1\": too many requests (429): Too many "
+                        "requests, please try again later (after 2 retries). The API server is "
+                        "shedding load (priority and fairness); try again later or lower --qps");
+    assert_int_equal(kube_client_last(c)->http_status, 429);
+    assert_null(got);
+    kube_client_free(c);
+    free(kc);
+}
+
+static void test_kube_http_rate_limit_applies_to_every_request(void **state)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = 5, .burst = 2};
+    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    (void)state;
+
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(kube_version(c, &v, &err), 0);
+    /* burst 2 free, then 200 ms per request at 5 QPS on the fake clock */
+    assert_int_equal(clk.slept_ms, 600);
+    kube_client_free(c);
+    free(kc);
+}
+
+static void expect_status(struct kube_client *c, const char *queue, const char *want, int code,
+                          const char *reason)
+{
+    struct kp_err err = {{0}};
+    json_t *got = NULL;
+    json_t *obj = pod("p9", "r");
+    int rc;
+
+    fx_do("/_fixture/queue", queue);
+    rc = kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, &got, &err);
+    assert_int_equal(rc, -1);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(kube_client_last(c)->http_status, code);
+    assert_string_equal(kube_client_last(c)->reason, reason);
+    json_decref(obj);
+}
+
+static void test_kube_http_status_bodies_become_one_actionable_line(void **state)
+{
+    struct kube_client *c = token_client();
+    (void)state;
+
+    expect_status(c,
+                  "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"responses\":[{"
+                  "\"status\":403,\"body\":{\"kind\":\"Status\",\"code\":403,\"reason\":"
+                  "\"Forbidden\",\"message\":\"pods is forbidden: User \\\"bob\\\" cannot create "
+                  "resource \\\"pods\\\" in API group \\\"\\\" in the namespace \\\"ns1\\\"\"}}]}",
+                  "create pods p9 in namespace \"ns1\": forbidden (403 Forbidden): pods is "
+                  "forbidden: User \"bob\" cannot create resource \"pods\" in API group \"\" in "
+                  "the namespace \"ns1\". Grant the permission with manifests/rbac.yaml (kubectl "
+                  "apply -f manifests/rbac.yaml) or use an account that has it",
+                  403, "Forbidden");
+    expect_status(c,
+                  "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"responses\":[{"
+                  "\"status\":422,\"body\":{\"kind\":\"Status\",\"code\":422,\"reason\":"
+                  "\"Invalid\",\"message\":\"Pod \\\"p9\\\" is invalid\",\"details\":{\"causes\":"
+                  "[{\"reason\":\"FieldValueRequired\",\"message\":\"Required value\",\"field\":"
+                  "\"spec.containers[0].image\"},{\"reason\":\"FieldValueInvalid\",\"message\":"
+                  "\"must be no more than 63 characters\",\"field\":\"metadata.labels\"}]}}}]}",
+                  "create pods p9 in namespace \"ns1\": invalid (422 Invalid): Pod \"p9\" is "
+                  "invalid; invalid fields: spec.containers[0].image (Required value), "
+                  "metadata.labels (must be no more than 63 characters)",
+                  422, "Invalid");
+    expect_status(c,
+                  "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"responses\":[{"
+                  "\"status\":404,\"body\":{\"kind\":\"Status\",\"code\":404,\"reason\":"
+                  "\"NotFound\",\"message\":\"namespaces \\\"ns1\\\" not found\"}}]}",
+                  "create pods p9 in namespace \"ns1\": not found (404 NotFound): namespaces "
+                  "\"ns1\" not found",
+                  404, "NotFound");
+    expect_status(c,
+                  "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"responses\":[{"
+                  "\"status\":502,\"content_type\":\"text/html\",\"body\":\"<html><body>Bad "
+                  "Gateway</body></html>\"},{\"status\":400,\"body\":\"oops\"}]}",
+                  "create pods p9 in namespace \"ns1\": bad request (400): oops", 400, "");
+    kube_client_free(c);
+}
+
+static void test_kube_http_401_names_user_and_context(void **state)
+{
+    char *kc = fx_kubeconfig("bad-token.yaml", NULL, "    token: wrong\n");
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kp_err err = {{0}};
+    json_t *got = NULL;
+    (void)state;
+
+    assert_int_equal(kube_get(c, &KUBE_RES_NODES, NULL, "n1", &got, &err), -1);
+    assert_string_equal(err.msg, "get nodes n1: unauthorized (401 Unauthorized): Unauthorized. "
+                                 "The credentials of user \"u\" (context \"t\") were rejected: "
+                                 "log in again or refresh the token/certificate in the "
+                                 "kubeconfig");
+    kube_client_free(c);
+    free(kc);
+}
+
+static void test_kube_http_create_reconciles_409_after_retry(void **state)
+{
+    struct kube_client *c = token_client();
+    json_t *obj = pod("p2", "run-42"), *got = NULL, *items = NULL;
+    struct kp_err err = {{0}};
+    (void)state;
+
+    /* the first POST is stored but answered with 500: the retry meets 409 AlreadyExists */
+    fx_do("/_fixture/queue", "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\","
+                             "\"responses\":[{\"apply\":true,\"status\":500,\"body\":{\"kind\":"
+                             "\"Status\",\"code\":500,\"reason\":\"InternalError\"}}]}");
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, &got, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(got, "metadata"), "uid")),
+                        "uid-2");
+    assert_int_equal(kube_list_all(c, &KUBE_RES_PODS, "ns1", NULL, &items, &err), 0);
+    assert_int_equal(json_array_size(items), 1);
+    json_decref(items);
+    json_decref(got);
+    got = NULL;
+
+    /* an object of someone else with the same name is not ours: 409 stays an error */
+    json_decref(obj);
+    obj = pod("p2", "run-43");
+    fx_do("/_fixture/queue", "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\","
+                             "\"responses\":[{\"status\":503,\"body\":\"\"}]}");
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, &got, &err), -1);
+    assert_string_equal(err.msg, "create pods p2 in namespace \"ns1\": already exists (409 "
+                                 "AlreadyExists): pods \"p2\" already exists");
+    assert_null(got);
+
+    /* without a retry, 409 is reported at once */
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, &got, &err), -1);
+    assert_int_equal(kube_client_last(c)->retries, 0);
+    assert_int_equal(kube_client_last(c)->http_status, 409);
+    json_decref(obj);
+    kube_client_free(c);
+}
+
+static unsigned warnings_seen;
+static void on_warning(void *arg, const char *text)
+{
+    (void)arg;
+    assert_string_equal(text, "would violate PodSecurity \"restricted:latest\": \"x\"");
+    warnings_seen++;
+}
+
+static void test_kube_http_create_is_strict_and_warnings_show_once(void **state)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = -1, .on_warning = on_warning};
+    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_write_opts wo = {.dry_run = 1};
+    struct kp_err err = {{0}};
+    json_t *a = pod("w1", "r"), *b = pod("w2", "r");
+    json_t *log;
+    const char *path;
+    (void)state;
+
+    fx_do("/_fixture/queue",
+          "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"responses\":["
+          "{\"apply\":true,\"status\":201,\"body\":{},\"headers\":{\"Warning\":"
+          "\"299 - \\\"would violate PodSecurity \\\\\\\"restricted:latest\\\\\\\": "
+          "\\\\\\\"x\\\\\\\"\\\"\"}},"
+          "{\"apply\":true,\"status\":201,\"body\":{},\"headers\":{\"Warning\":"
+          "\"299 - \\\"would violate PodSecurity \\\\\\\"restricted:latest\\\\\\\": "
+          "\\\\\\\"x\\\\\\\"\\\"\"}}]}");
+    warnings_seen = 0;
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", a, NULL, NULL, &err), 0);
+    assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", b, &wo, NULL, &err), 0);
+    assert_int_equal(warnings_seen, 1);
+    log = fx_log();
+    path = json_string_value(json_object_get(json_array_get(log, 1), "path"));
+    assert_string_equal(path, "/api/v1/namespaces/ns1/pods?fieldValidation=Strict&fieldManager="
+                              "kperf&dryRun=All");
+    json_decref(log);
+    json_decref(a);
+    json_decref(b);
+    kube_client_free(c);
+    free(kc);
+}
+
+static void test_kube_http_delete_and_delete_collection(void **state)
+{
+    struct kube_client *c = token_client();
+    struct kube_delete_opts d = {.propagation = KUBE_PROPAGATION_FOREGROUND, .grace_period_s = -1};
+    struct kube_list_opts sel = {.label_selector = "run=a"};
+    struct kp_err err = {{0}};
+    json_t *p;
+    json_t *log;
+    int gone = 0;
+    long count = 0;
+    (void)state;
+
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "d%d", i);
+        p = pod(name, i < 2 ? "a" : "b");
+        assert_int_equal(kube_create(c, &KUBE_RES_PODS, "ns1", p, NULL, NULL, &err), 0);
+        json_decref(p);
+    }
+    assert_int_equal(kube_delete(c, &KUBE_RES_PODS, "ns1", "d2", &d, &gone, &err), 0);
+    assert_int_equal(gone, 1);
+    log = fx_log();
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 3), "path")),
+                        "/api/v1/namespaces/ns1/pods/d2?propagationPolicy=Foreground");
+    json_decref(log);
+    assert_int_equal(kube_delete(c, &KUBE_RES_PODS, "ns1", "d2", &d, &gone, &err), -1);
+    assert_int_equal(kube_client_last(c)->http_status, 404);
+    d.missing_ok = 1;
+    assert_int_equal(kube_delete(c, &KUBE_RES_PODS, "ns1", "d2", &d, &gone, &err), 0);
+    assert_int_equal(gone, 1);
+    assert_int_equal(kube_delete_collection(c, &KUBE_RES_PODS, "ns1", &sel, NULL, &count, &err), 0);
+    assert_int_equal(count, 2);
+    kube_client_free(c);
+}
+
+struct counter {
+    unsigned n;
+    int ordered;
+};
+
+static int count_item(void *arg, json_t *item, struct kp_err *err)
+{
+    struct counter *k = arg;
+    char want[32];
+    (void)err;
+    snprintf(want, sizeof(want), "node-%05u", k->n);
+    if (strcmp(json_string_value(json_object_get(json_object_get(item, "metadata"), "name")),
+               want) != 0)
+        k->ordered = 0;
+    k->n++;
+    return 0;
+}
+
+static void test_kube_http_list_follows_continue_one_request_per_page(void **state)
+{
+    struct kube_client *c = token_client();
+    struct kube_list_opts lo = {.page_size = 500};
+    struct counter k = {0, 1};
+    struct kp_err err = {{0}};
+    char *rv = NULL;
+    json_t *log;
+    (void)state;
+
+    fx_do("/_fixture/config", "{\"nodes\":1200}");
+    assert_int_equal(kube_list(c, &KUBE_RES_NODES, NULL, &lo, count_item, &k, &rv, &err), 0);
+    assert_int_equal(k.n, 1200);
+    assert_true(k.ordered);
+    assert_string_equal(rv, "5000");
+    assert_int_equal(kube_client_last(c)->requests, 3);
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 1), "path")),
+                        "/api/v1/nodes?limit=500&continue=500");
+    json_decref(log);
+    free(rv);
+    kube_client_free(c);
+}
+
+static void test_kube_http_list_5000_nodes_under_64_mib(void **state)
+{
+    struct kube_client *c = token_client();
+    struct kube_list_opts lo = {0};
+    struct counter k = {0, 1};
+    struct kp_err err = {{0}};
+    struct rusage ru;
+    (void)state;
+
+    /* ~4 KB per node, about what a real Node object with images and conditions weighs */
+    fx_do("/_fixture/config", "{\"nodes\":5000,\"node_bytes\":4000}");
+    assert_int_equal(kube_list(c, &KUBE_RES_NODES, NULL, &lo, count_item, &k, NULL, &err), 0);
+    assert_int_equal(k.n, 5000);
+    assert_int_equal(kube_client_last(c)->requests, 10); /* default page of 500 */
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(stderr, "peak RSS after listing 5000 nodes: %ld KiB\n", ru.ru_maxrss);
+    assert_in_range(ru.ru_maxrss, 1, 64 * 1024);
+    kube_client_free(c);
+}
+
+static int collect_log(void *arg, const char *data, size_t len)
+{
+    char **buf = arg;
+    size_t old = strlen(*buf);
+    *buf = kp_xrealloc(*buf, old + len + 1);
+    memcpy(*buf + old, data, len);
+    (*buf)[old + len] = '\0';
+    return 0;
+}
+
+static void test_kube_http_pod_logs_and_ssar(void **state)
+{
+    struct kube_client *c = token_client();
+    struct kube_log_opts lo = {.tail_lines = 2, .container = "agent"};
+    struct kube_access q = {.verb = "create", .resource = "pods", .ns = "ns1"};
+    struct kp_err err = {{0}};
+    char *text = NULL, *streamed = kp_xstrdup("");
+    char *reason = NULL;
+    size_t len = 0;
+    int allowed = -1;
+    (void)state;
+
+    assert_int_equal(kube_pod_logs(c, "ns1", "p", &lo, &text, &len, &err), 0);
+    assert_string_equal(text, "log line 4\nlog line 5\n");
+    assert_int_equal(len, 22);
+    lo.tail_lines = 0;
+    lo.follow = 1;
+    assert_int_equal(kube_pod_logs_stream(c, "ns1", "p", &lo, collect_log, &streamed, &err), 0);
+    assert_non_null(strstr(streamed, "log line 1\n"));
+    assert_int_equal(kube_ssar(c, &q, &allowed, &reason, &err), 0);
+    assert_int_equal(allowed, 1);
+    free(reason);
+    q.resource = "secrets";
+    assert_int_equal(kube_ssar(c, &q, &allowed, &reason, &err), 0);
+    assert_int_equal(allowed, 0);
+    assert_string_equal(reason, "no RBAC rule for secrets");
+    free(reason);
+    free(text);
+    free(streamed);
+    kube_client_free(c);
+}
+
+static void test_kube_http_abort_stops_calls(void **state)
+{
+    volatile sig_atomic_t flag = 1;
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = -1, .abort_flag = &flag};
+    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    json_t *log;
+    (void)state;
+
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    assert_string_equal(err.msg, "get server version: interrupted");
+    flag = 0;
+    kube_client_abort(c);
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    kube_client_reset_abort(c);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 1); /* aborted calls never reached the server */
+    json_decref(log);
+    kube_client_free(c);
+    free(kc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_kube_http_version_with_token_and_keepalive, reset),
+        cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, reset),
+        cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, reset),
+        cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, reset),
+        cmocka_unit_test_setup(test_kube_http_429_plain_text_gives_up_after_max_retries, reset),
+        cmocka_unit_test_setup(test_kube_http_rate_limit_applies_to_every_request, reset),
+        cmocka_unit_test_setup(test_kube_http_status_bodies_become_one_actionable_line, reset),
+        cmocka_unit_test_setup(test_kube_http_401_names_user_and_context, reset),
+        cmocka_unit_test_setup(test_kube_http_create_reconciles_409_after_retry, reset),
+        cmocka_unit_test_setup(test_kube_http_create_is_strict_and_warnings_show_once, reset),
+        cmocka_unit_test_setup(test_kube_http_delete_and_delete_collection, reset),
+        cmocka_unit_test_setup(test_kube_http_list_follows_continue_one_request_per_page, reset),
+        cmocka_unit_test_setup(test_kube_http_list_5000_nodes_under_64_mib, reset),
+        cmocka_unit_test_setup(test_kube_http_pod_logs_and_ssar, reset),
+        cmocka_unit_test_setup(test_kube_http_abort_stops_calls, reset),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
