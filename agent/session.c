@@ -220,6 +220,8 @@ static void stream_send(struct conn *c)
             return;
         }
         c->writes_in_flight++;
+        /* counted when queued: everything queued is delivered before our FIN */
+        c->tx_bytes += s->req.msg_size;
     }
 }
 
@@ -231,8 +233,6 @@ static void stream_written(uv_write_t *req, int status)
     c->writes_in_flight--;
     if (status != 0 || c->closing)
         return;
-    if (c->sess)
-        c->tx_bytes += c->sess->req.msg_size;
     stream_send(c);
 }
 
