@@ -1,0 +1,482 @@
+# SPDX-License-Identifier: Apache-2.0
+"""admission - what happens to an object between a valid body and the
+store: generateName, namespace lifecycle checks, defaults (the ones clients
+see in real answers), Pod Security Admission (enforce on pods, warn on
+pods and workload templates), ClusterIP allocation, status handling on
+update, immutable fields, 409s.
+
+Used by the API for user requests and by controllers for the pods they
+create (so PSA rejects a DaemonSet's pods exactly like a user's).
+"""
+import base64
+import ipaddress
+import threading
+
+from . import schema
+from .schema import Rejected, cause, invalid
+from .store import Conflict
+from .util import dcopy, now_iso, rand_suffix
+
+SERVICE_FIRST = ipaddress.ip_address("198.19.240.10")
+SERVICE_LAST = ipaddress.ip_address("198.19.255.254")
+PSA = "pod-security.kubernetes.io/"
+LEVELS = {"privileged": 0, "baseline": 1, "restricted": 2}
+BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID",
+                 "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID",
+                 "SETPCAP", "SETUID", "SYS_CHROOT"}
+RESTRICTED_VOLS = {"configMap", "csi", "downwardAPI", "emptyDir",
+                   "ephemeral", "persistentVolumeClaim", "projected",
+                   "secret"}
+
+
+def _quoted(names):
+    return ", ".join('"%s"' % n for n in names)
+
+
+def _ctrs(spec):
+    return (spec.get("initContainers") or []) + \
+        (spec.get("containers") or [])
+
+
+def _who(kind, names):
+    return '%s %s' % (kind if len(names) == 1 else kind + "s",
+                      _quoted(names))
+
+
+def psa_violations(spec, level):
+    """PodSecurity findings for a pod spec at baseline or restricted, in the
+    order the real admission plugin reports them."""
+    out = []
+    if level < 1:
+        return out
+    psc = spec.get("securityContext") or {}
+    ctrs = _ctrs(spec)
+
+    def sc(c):
+        return c.get("securityContext") or {}
+    if level >= 2:
+        bad = [c["name"] for c in ctrs
+               if sc(c).get("allowPrivilegeEscalation") is not False]
+        if bad:
+            out.append("allowPrivilegeEscalation != false (%s must set "
+                       "securityContext.allowPrivilegeEscalation=false)" %
+                       _who("container", bad))
+    adds = []
+    for c in ctrs:
+        for cap in (sc(c).get("capabilities") or {}).get("add") or []:
+            if cap not in BASELINE_CAPS:
+                adds.append((c["name"], cap))
+    if adds:
+        out.append("non-default capabilities (%s)" % "; ".join(
+            'container "%s" must not include "%s" in securityContext.'
+            'capabilities.add' % a for a in adds))
+    if level >= 2:
+        parts = []
+        nodrop = [c["name"] for c in ctrs if "ALL" not in (
+            (sc(c).get("capabilities") or {}).get("drop") or [])]
+        if nodrop:
+            parts.append('%s must set securityContext.capabilities.drop='
+                         '["ALL"]' % _who("container", nodrop))
+        for c in ctrs:
+            bad = [x for x in (sc(c).get("capabilities") or {}).get(
+                "add") or [] if x != "NET_BIND_SERVICE"]
+            if bad:
+                parts.append('container "%s" must not include %s in '
+                             'securityContext.capabilities.add' % (
+                                 c["name"], _quoted(bad)))
+        if parts:
+            out.append("unrestricted capabilities (%s)" % "; ".join(parts))
+    hn = [k + "=true" for k in ("hostNetwork", "hostPID", "hostIPC")
+          if spec.get(k)]
+    if hn:
+        out.append("host namespaces (%s)" % ", ".join(hn))
+    hp = [v["name"] for v in spec.get("volumes") or [] if "hostPath" in v]
+    if hp:
+        out.append("hostPath volumes (%s)" % _who("volume", hp))
+    ports = []
+    for c in ctrs:
+        for p in c.get("ports") or []:
+            if p.get("hostPort"):
+                ports.append('%s uses hostPort %d' % (
+                    _who("container", [c["name"]]), p["hostPort"]))
+    if ports:
+        out.append("hostPort (%s)" % "; ".join(ports))
+    priv = [c["name"] for c in ctrs if sc(c).get("privileged")]
+    if priv:
+        out.append("privileged (%s must not set securityContext.privileged"
+                   "=true)" % _who("container", priv))
+    if level >= 2:
+        rv = []
+        for v in spec.get("volumes") or []:
+            t = [k for k in v if k != "name"]
+            if t and t[0] not in RESTRICTED_VOLS:
+                rv.append('volume "%s" uses restricted volume type "%s"' % (
+                    v["name"], t[0]))
+        if rv:
+            out.append("restricted volume types (%s)" % "; ".join(rv))
+        if psc.get("runAsNonRoot") is not True:
+            bad = [c["name"] for c in ctrs
+                   if sc(c).get("runAsNonRoot") is not True]
+            if bad:
+                out.append("runAsNonRoot != true (pod or %s must set "
+                           "securityContext.runAsNonRoot=true)" %
+                           _who("container", bad))
+        ok_t = ("RuntimeDefault", "Localhost")
+        if (psc.get("seccompProfile") or {}).get("type") not in ok_t:
+            bad = [c["name"] for c in ctrs if (sc(c).get(
+                "seccompProfile") or {}).get("type") not in ok_t]
+            if bad:
+                out.append('seccompProfile (pod or %s must set securityContext'
+                           '.seccompProfile.type to "RuntimeDefault" or '
+                           '"Localhost")' % _who("container", bad))
+    return out
+
+
+class Admission:
+    def __init__(self, cfg, store, faults):
+        self.cfg, self.store, self.faults = cfg, store, faults
+        self.ip_lock = threading.Lock()
+        self.ctrl = None  # set by main (for finalize-on-update)
+
+    # ------------------------------------------------------------ PSA
+    def psa_level(self, ns_obj, mode):
+        labels = (ns_obj or {}).get("metadata", {}).get("labels") or {}
+        v = labels.get(PSA + mode)
+        if v is None and mode == "enforce":
+            v = self.faults.psa_default or "privileged"
+        return LEVELS.get(v, 0), v
+
+    def psa(self, ns_obj, spec, kind, name, warnings, enforce):
+        lvl, lname = self.psa_level(ns_obj, "enforce")
+        if enforce and lvl:
+            v = psa_violations(spec, lvl)
+            if v:
+                raise Rejected(403, "Forbidden", '%s "%s" is forbidden: '
+                               'violates PodSecurity "%s:latest": %s' % (
+                                   kind, name, lname, ", ".join(v)),
+                               {"name": name, "kind": kind})
+        wl, wname = self.psa_level(ns_obj, "warn")
+        if wl:
+            v = psa_violations(spec, wl)
+            if v:
+                warnings.append('would violate PodSecurity "%s:latest": %s' %
+                                (wname, ", ".join(v)))
+
+    # ------------------------------------------------------------ defaults
+    def default_pod_spec(self, spec):
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        spec.setdefault("securityContext", {})
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec.setdefault("enableServiceLinks", True)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("priority", 0)
+        if "serviceAccountName" not in spec:
+            spec["serviceAccountName"] = spec.get("serviceAccount",
+                                                  "default")
+        spec["serviceAccount"] = spec["serviceAccountName"]
+        for c in _ctrs(spec):
+            img = c.get("image") or ""
+            tagged = ":" in img.rsplit("/", 1)[-1] or "@" in img
+            c.setdefault("imagePullPolicy", "IfNotPresent" if tagged and
+                         not img.endswith(":latest") else "Always")
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("resources", {})
+            for p in c.get("ports") or []:
+                p.setdefault("protocol", "TCP")
+            for pr in ("readinessProbe", "livenessProbe", "startupProbe"):
+                if pr in c:
+                    for k, v in (("timeoutSeconds", 1), ("periodSeconds", 10),
+                                 ("successThreshold", 1),
+                                 ("failureThreshold", 3)):
+                        c[pr].setdefault(k, v)
+        if spec.get("hostNetwork"):
+            for c in _ctrs(spec):
+                for p in c.get("ports") or []:
+                    p.setdefault("hostPort", p.get("containerPort"))
+
+    def default_tolerations(self, spec):
+        tol = spec.setdefault("tolerations", [])
+        keys = {(t.get("key"), t.get("effect")) for t in tol}
+        for k in ("node.kubernetes.io/not-ready",
+                  "node.kubernetes.io/unreachable"):
+            if (k, "NoExecute") not in keys and not any(
+                    t.get("operator") == "Exists" and not t.get("key")
+                    for t in tol):
+                tol.append({"key": k, "operator": "Exists",
+                            "effect": "NoExecute", "tolerationSeconds": 300})
+
+    def defaults(self, res, obj):
+        md = obj["metadata"]
+        spec = obj.get("spec")
+        if res == "pods":
+            self.default_pod_spec(spec)
+            self.default_tolerations(spec)
+            obj["status"] = {"phase": "Pending", "qosClass": _qos(spec)}
+        elif res in ("daemonsets", "jobs"):
+            t = spec.setdefault("template", {})
+            t.setdefault("metadata", {})
+            self.default_pod_spec(t.setdefault("spec", {}))
+            if res == "daemonsets":
+                spec.setdefault("revisionHistoryLimit", 10)
+                spec.setdefault("updateStrategy", {
+                    "type": "RollingUpdate", "rollingUpdate": {
+                        "maxUnavailable": 1, "maxSurge": 0}})
+                obj["status"] = {"currentNumberScheduled": 0,
+                                 "numberMisscheduled": 0,
+                                 "desiredNumberScheduled": 0,
+                                 "numberReady": 0}
+            else:
+                for k, v in (("parallelism", 1), ("completions", 1),
+                             ("backoffLimit", 6), ("suspend", False),
+                             ("completionMode", "NonIndexed"),
+                             ("podReplacementPolicy", "TerminatingOrFailed"),
+                             ("manualSelector", None)):
+                    if v is not None:
+                        spec.setdefault(k, v)
+                if not spec.get("manualSelector"):
+                    uid = md["uid"]
+                    lab = {"batch.kubernetes.io/controller-uid": uid,
+                           "batch.kubernetes.io/job-name": md["name"],
+                           "controller-uid": uid, "job-name": md["name"]}
+                    spec["selector"] = {"matchLabels": {
+                        "batch.kubernetes.io/controller-uid": uid}}
+                    t["metadata"].setdefault("labels", {}).update(lab)
+                    md.setdefault("labels", {}).update(lab)
+                obj["status"] = {}
+        elif res == "namespaces":
+            obj["spec"] = {"finalizers": ["kubernetes"]}
+            obj["status"] = {"phase": "Active"}
+            md.setdefault("labels", {})["kubernetes.io/metadata.name"] = \
+                md["name"]
+        elif res == "services":
+            spec.setdefault("type", "ClusterIP")
+            spec.setdefault("sessionAffinity", "None")
+            spec.setdefault("internalTrafficPolicy", "Cluster")
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            for p in spec.get("ports") or []:
+                p.setdefault("protocol", "TCP")
+                p.setdefault("targetPort", p.get("port"))
+            obj["status"] = {"loadBalancer": {}}
+        elif res == "secrets":
+            obj.setdefault("type", "Opaque")
+            sd = obj.pop("stringData", None) or {}
+            if sd:
+                d = obj.setdefault("data", {})
+                for k, v in sd.items():
+                    d[k] = base64.b64encode(str(v).encode()).decode()
+
+    def alloc_cluster_ip(self, spec, name):
+        want = spec.get("clusterIP")
+        if want == "None":
+            spec["clusterIPs"] = ["None"]
+            return
+        with self.store.lock, self.ip_lock:
+            used = {o["spec"].get("clusterIP") for o in
+                    self.store.list_refs("services")}
+            if want:
+                try:
+                    a = ipaddress.ip_address(want)
+                except ValueError:
+                    a = None
+                if a is None or not SERVICE_FIRST <= a <= SERVICE_LAST:
+                    raise invalid("Service", "", name, [cause(
+                        "FieldValueInvalid", "spec.clusterIPs",
+                        'Invalid value: ["%s"]: failed to allocate IP %s: '
+                        'the provided IP (%s) is not in the valid range. The'
+                        ' range of valid IPs is 198.19.240.0/20' % (
+                            want, want, want))])
+                if want in used:
+                    raise invalid("Service", "", name, [cause(
+                        "FieldValueInvalid", "spec.clusterIPs",
+                        'Invalid value: ["%s"]: failed to allocate IP %s: '
+                        'provided IP is already allocated' % (want, want))])
+            else:
+                a = SERVICE_FIRST
+                while str(a) in used:
+                    a += 1
+                want = str(a)
+            spec["clusterIP"] = want
+            spec["clusterIPs"] = [want]
+
+    # ------------------------------------------------------------ create
+    def check_namespace(self, ns, res_kind):
+        n = self.store.get("namespaces", "", ns)
+        if n is None:
+            raise Rejected(404, "NotFound", 'namespaces "%s" not found' % ns,
+                           {"name": ns, "kind": "namespaces"})
+        if n["metadata"].get("deletionTimestamp"):
+            raise Rejected(403, "Forbidden",
+                           "unable to create new content in namespace %s "
+                           "because it is being terminated" % ns,
+                {"name": ns, "kind": res_kind, "causes": [{
+                    "reason": "NamespaceTerminating", "message":
+                    'namespace %s is being terminated' % ns,
+                    "field": "metadata.namespace"}]})
+        return n
+
+    def create(self, res, obj, user, dry, warnings, controller=False):
+        """Admit and store (unless dry). Returns the stored object."""
+        md = obj.setdefault("metadata", {})
+        if md.get("resourceVersion"):
+            raise Rejected(500, "InternalError", "Internal error occurred: "
+                           "resourceVersion should not be set on objects to "
+                           "be created")
+        for k in ("uid", "creationTimestamp", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "selfLink", "generation"):
+            md.pop(k, None)
+        gen = False
+        if not md.get("name"):
+            if md.get("generateName"):
+                md["name"] = md["generateName"] + rand_suffix()
+                gen = True
+            else:
+                raise invalid(res.kind, res.group, "", [cause(
+                    "FieldValueRequired", "metadata.name",
+                    "Required value: name or generateName is required")])
+        cs = schema.semantic(res.name, obj)
+        if cs:
+            raise invalid(res.kind, res.group, md["name"], cs)
+        ns_obj = None
+        if res.namespaced:
+            ns_obj = self.check_namespace(md["namespace"], res.name)
+        md["uid"] = __import__("uuid").uuid4().__str__()
+        self.defaults(res.name, obj)
+        if res.name == "pods":
+            shown = md["generateName"] if gen else md["name"]
+            self.psa(ns_obj, obj["spec"], "pods", shown, warnings, True)
+        elif res.name in ("daemonsets", "jobs"):
+            self.psa(ns_obj, obj["spec"]["template"]["spec"], res.name,
+                     md["name"], warnings, False)
+        elif res.name == "services" and obj["spec"].get("type") != \
+                "ExternalName":
+            exists = self.store.get(res.name, md.get("namespace"),
+                                    md["name"])
+            if exists is None:
+                self.alloc_cluster_ip(obj["spec"], md["name"])
+        if dry:
+            if self.store.get(res.name, md.get("namespace"), md["name"]):
+                raise self.exists(res, md)
+            md["creationTimestamp"] = now_iso()
+            return obj
+        for _ in range(5):
+            try:
+                return self.store.create(res.name, obj)
+            except Conflict:
+                if not gen:
+                    raise self.exists(res, md)
+                md["name"] = md["generateName"] + rand_suffix()
+        raise self.exists(res, md)
+
+    def exists(self, res, md):
+        cur = self.store.get(res.name, md.get("namespace"), md["name"])
+        pre = "object is being deleted: " if cur and cur["metadata"].get(
+            "deletionTimestamp") else ""
+        return Rejected(409, "AlreadyExists", '%s%s "%s" already exists' % (
+            pre, res.name + ("." + res.group if res.group else ""),
+            md["name"]), {"name": md["name"], "group": res.group,
+                          "kind": res.name})
+
+    # ------------------------------------------------------------ update
+    def update(self, res, cur, obj, sub, user, dry, warnings):
+        md = obj["metadata"]
+        cmd = cur["metadata"]
+        for k in ("uid", "creationTimestamp", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "generation"):
+            if k in cmd:
+                md[k] = cmd[k]
+            else:
+                md.pop(k, None)
+        if sub == "status":
+            new = dcopy(cur)
+            new["status"] = obj.get("status") or {}
+            obj = new
+        elif res.name not in ("configmaps", "secrets", "serviceaccounts",
+                              "events", "roles", "rolebindings",
+                              "clusterroles", "clusterrolebindings"):
+            if "status" in cur:
+                obj["status"] = cur["status"]
+            cs = schema.semantic(res.name, obj)
+            if cs:
+                raise invalid(res.kind, res.group, md["name"], cs)
+            if res.name == "pods":
+                self._pod_immutable(cur, obj)
+            if res.name == "jobs":
+                self.defaults_keep(cur, obj)
+            if res.name == "services":
+                obj["spec"]["clusterIP"] = cur["spec"].get("clusterIP")
+                obj["spec"]["clusterIPs"] = cur["spec"].get("clusterIPs")
+                for p in obj["spec"].get("ports") or []:
+                    p.setdefault("protocol", "TCP")
+                    p.setdefault("targetPort", p.get("port"))
+            if res.name == "namespaces":
+                obj["spec"] = cur.get("spec", {})
+                lab = md.setdefault("labels", {})
+                lab["kubernetes.io/metadata.name"] = md["name"]
+            if res.name in ("pods", "daemonsets"):
+                spec = obj["spec"] if res.name == "pods" else \
+                    obj["spec"].setdefault("template", {}).setdefault(
+                        "spec", {})
+                self.default_pod_spec(spec)
+        if dry:
+            return obj
+        bump = sub != "status" and obj.get("spec") != cur.get("spec")
+        stored = self.store.update(res.name, obj,
+                                   bump_generation=bump)
+        if stored["metadata"].get("deletionTimestamp") and not \
+                stored["metadata"].get("finalizers") and self.ctrl:
+            self.ctrl.finalize(res.name, stored)
+        return stored
+
+    def defaults_keep(self, cur, obj):
+        sp, cs = obj.setdefault("spec", {}), cur.get("spec", {})
+        for k in ("selector", "completions", "parallelism", "backoffLimit",
+                  "completionMode", "podReplacementPolicy", "suspend"):
+            if k in cs and k not in sp:
+                sp[k] = cs[k]
+        if sp.get("template") != cs.get("template"):
+            t = sp.get("template") or {}
+            tl = dict((t.get("metadata") or {}).get("labels") or {})
+            ctl = dict(((cs.get("template") or {}).get("metadata") or {})
+                       .get("labels") or {})
+            tl.update({k: v for k, v in ctl.items() if "job-name" in k or
+                       "controller-uid" in k})
+            t.setdefault("metadata", {})["labels"] = tl
+            self.default_pod_spec(t.setdefault("spec", {}))
+            if t != cs.get("template"):
+                raise invalid("Job", "batch", obj["metadata"]["name"], [cause(
+                    "FieldValueInvalid", "spec.template",
+                    "Invalid value: core.PodTemplateSpec{...}: field is "
+                    "immutable")])
+
+    def _pod_immutable(self, cur, obj):
+        a, b = dcopy(cur.get("spec") or {}), dcopy(obj.get("spec") or {})
+        self.default_pod_spec(b)
+        for s in (a, b):
+            for c in _ctrs(s):
+                c.pop("image", None)
+            s.pop("activeDeadlineSeconds", None)
+            s.pop("tolerations", None)
+        if a != b:
+            raise invalid("Pod", "", obj["metadata"]["name"], [cause(
+                "FieldValueForbidden", "spec",
+                "Forbidden: pod updates may not change fields other than "
+                "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                "`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+                "additions to existing tolerations),`spec."
+                "terminationGracePeriodSeconds` (allow it to be set to 1 if "
+                "it was previously negative)")])
+
+
+def _qos(spec):
+    req = lim = False
+    for c in spec.get("containers") or []:
+        r = c.get("resources") or {}
+        req = req or bool(r.get("requests"))
+        lim = lim or bool(r.get("limits"))
+    if not req and not lim:
+        return "BestEffort"
+    return "Burstable"

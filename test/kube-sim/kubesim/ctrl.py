@@ -1,0 +1,901 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ctrl - the controller manager and scheduler.
+
+Owns: deletion semantics (propagation policies, finalizers, graceful pod
+deletion hand-off to the kubelet), the garbage collector, the namespace
+lifecycle controller, the scheduler, the DaemonSet and Job controllers, the
+endpoints controller feeding the per-node nftables Service rules, and
+Events. Everything is level-triggered: one loop re-reads the store when it
+changes (or every half second) and converges. Pods are created through
+admission, so Pod Security rejections become FailedCreate events.
+"""
+import hashlib
+import sys
+import threading
+import time
+import traceback
+
+from . import resources as R
+from .schema import Rejected
+from .util import (dcopy, label_match, now_iso, now_micro, rand_suffix,
+                   selector_to_reqs, parse_iso)
+
+JOB_WARNING = ("child pods are preserved by default when jobs are deleted; "
+               "set propagationPolicy=Background to remove them or set "
+               "propagationPolicy=Orphan to suppress this warning")
+DS_TOLERATIONS = [
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+]
+
+
+def owner_ref(o, controller=True):
+    return {"apiVersion": o["apiVersion"], "kind": o["kind"],
+            "name": o["metadata"]["name"], "uid": o["metadata"]["uid"],
+            "controller": controller, "blockOwnerDeletion": True}
+
+
+def tolerates(tols, taint):
+    for t in tols or []:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists":
+            if not t.get("key") or t["key"] == taint.get("key"):
+                return True
+        elif t.get("key") == taint.get("key") and \
+                (t.get("value") or "") == (taint.get("value") or ""):
+            return True
+    return False
+
+
+def _expr_match(e, labels, fields):
+    src = fields if e.get("_field") else labels
+    k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+    v = src.get(k)
+    if op == "In":
+        return v is not None and v in vals
+    if op == "NotIn":
+        return v is None or v not in vals
+    if op == "Exists":
+        return v is not None
+    if op == "DoesNotExist":
+        return v is None
+    if op in ("Gt", "Lt") and v is not None and vals:
+        try:
+            return int(v) > int(vals[0]) if op == "Gt" else \
+                int(v) < int(vals[0])
+        except ValueError:
+            return False
+    return False
+
+
+def node_matches(spec, node):
+    """nodeSelector + required node affinity of a pod spec against a node."""
+    labels = node["metadata"].get("labels") or {}
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return False
+    req = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = req.get("nodeSelectorTerms")
+    if terms:
+        fields = {"metadata.name": node["metadata"]["name"]}
+        ok = False
+        for t in terms:
+            exprs = list(t.get("matchExpressions") or []) + \
+                [dict(e, _field=True) for e in t.get("matchFields") or []]
+            if exprs and all(_expr_match(e, labels, fields) for e in exprs):
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def node_ready(node):
+    for c in (node.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def pod_ready(p):
+    for c in (p.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def terminal(p):
+    return (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class Controllers:
+    def __init__(self, cfg, store, adm, net, faults):
+        self.cfg, self.store, self.adm, self.net = cfg, store, adm, net
+        self.faults = faults
+        self.wake = threading.Event()
+        self.released = set()       # pod uids the kubelet has let go
+        self.backoff = {}           # (kind, uid) -> (next_time, delay)
+        self.job_next = {}          # job uid -> earliest next pod create
+        self.sched_msg = {}         # pod uid -> last FailedScheduling text
+        self.svc_rules = None
+        self.stop = False
+        store.subscribers.append(lambda *a: self.wake.set())
+
+    def start(self):
+        threading.Thread(target=self.loop, name="controllers",
+                         daemon=True).start()
+
+    def loop(self):
+        while not self.stop:
+            self.wake.wait(0.5)
+            self.wake.clear()
+            for fn in (self.namespaces, self.gc, self.daemonsets, self.jobs,
+                       self.schedule, self.endpoints):
+                try:
+                    fn()
+                except Exception:
+                    traceback.print_exc(file=sys.stderr)
+
+    # ------------------------------------------------------------ events
+    def event(self, obj, typ, reason, msg, component, host=None,
+              field_path=None):
+        md = obj["metadata"]
+        ns = md.get("namespace") or "default"
+        st = self.store
+        with st.lock:
+            for e in st.list_refs("events", ns):
+                io = e.get("involvedObject") or {}
+                if io.get("uid") == md.get("uid") and \
+                        e.get("reason") == reason and \
+                        e.get("message") == msg:
+                    name = e["metadata"]["name"]
+
+                    def bump(x):
+                        x["count"] = x.get("count", 1) + 1
+                        x["lastTimestamp"] = now_iso()
+                    st.mutate("events", ns, name, bump)
+                    return
+            io = {"kind": obj.get("kind"), "namespace": md.get("namespace"),
+                  "name": md["name"], "uid": md.get("uid"),
+                  "apiVersion": obj.get("apiVersion"),
+                  "resourceVersion": md.get("resourceVersion")}
+            if field_path:
+                io["fieldPath"] = field_path
+            if not io["namespace"]:
+                io.pop("namespace")
+            t = now_iso()
+            ev = {"kind": "Event", "apiVersion": "v1", "metadata": {
+                "name": "%s.%x" % (md["name"], int(time.time() * 1e9)),
+                "namespace": ns}, "involvedObject": io, "reason": reason,
+                "message": msg, "type": typ, "count": 1,
+                "firstTimestamp": t, "lastTimestamp": t,
+                "eventTime": None, "reportingComponent": component,
+                "reportingInstance": host or "",
+                "source": dict({"component": component},
+                               **({"host": host} if host else {}))}
+            if ev["eventTime"] is None:
+                ev.pop("eventTime")
+            try:
+                st.create("events", ev)
+            except Exception:
+                pass
+
+    # ------------------------------------------------------------ delete
+    def delete(self, res, ns, name, opts, user, warnings, collection=False):
+        """The DELETE verb. Returns the object (pending deletion or just
+        removed), a Status, or None (not found). Raises Rejected."""
+        st = self.store
+        o = st.get(res.name, ns, name)
+        if o is None:
+            return None
+        o["kind"], o["apiVersion"] = res.kind, res.api_version
+        md = o["metadata"]
+        pre = opts.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != md["uid"]:
+            raise Rejected(409, "Conflict", (
+                'Operation cannot be fulfilled on %s "%s": Precondition '
+                'failed: UID in precondition: %s, UID in object meta: %s') % (
+                    res.name, name, pre["uid"], md["uid"]),
+                {"name": name, "group": res.group, "kind": res.name})
+        if pre.get("resourceVersion") and pre["resourceVersion"] != \
+                md["resourceVersion"]:
+            raise Rejected(409, "Conflict", (
+                'Operation cannot be fulfilled on %s "%s": Precondition '
+                'failed: ResourceVersion in precondition: %s, '
+                'ResourceVersion in object meta: %s') % (
+                    res.name, name, pre["resourceVersion"],
+                    md["resourceVersion"]),
+                {"name": name, "group": res.group, "kind": res.name})
+        if res.name == "namespaces":
+            self.faults.check_ns_delete(self, name)
+        pp = opts.get("propagationPolicy")
+        if not pp and opts.get("orphanDependents") in (True, "true"):
+            pp = "Orphan"
+        if res.name == "jobs" and not pp:
+            pp = "Orphan"
+            if not collection or JOB_WARNING not in warnings:
+                warnings.append(JOB_WARNING)
+        pp = pp or "Background"
+        dry = "All" in (opts.get("dryRun") or [])
+        if md.get("deletionTimestamp"):
+            return o
+        if dry:
+            md["deletionTimestamp"] = now_iso()
+            return o
+        if res.name == "namespaces":
+            def term(x):
+                x["metadata"]["deletionTimestamp"] = now_iso()
+                x.setdefault("status", {})["phase"] = "Terminating"
+            self.wake.set()
+            return st.mutate("namespaces", "", name, term)
+        if pp == "Orphan":
+            self.orphan(md["uid"])
+        if pp == "Foreground":
+            def fg(x):
+                x["metadata"]["deletionTimestamp"] = now_iso()
+                f = x["metadata"].setdefault("finalizers", [])
+                if "foregroundDeletion" not in f:
+                    f.append("foregroundDeletion")
+            self.wake.set()
+            return st.mutate(res.name, ns, name, fg)
+        if res.name == "pods":
+            grace = opts.get("gracePeriodSeconds")
+            if grace is None:
+                grace = o["spec"].get("terminationGracePeriodSeconds", 30)
+            grace = int(grace)
+            immediate = grace == 0 or not o["spec"].get("nodeName") or \
+                md["uid"] in self.released
+
+            def mark(x):
+                x["metadata"]["deletionTimestamp"] = now_iso() if \
+                    immediate else time.strftime(
+                        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + grace))
+                x["metadata"]["deletionGracePeriodSeconds"] = grace
+            out = st.mutate("pods", ns, name, mark)
+            if immediate:
+                return self.finalize("pods", out, force=True) or out
+            return out
+        if md.get("finalizers"):
+            def mark2(x):
+                x["metadata"]["deletionTimestamp"] = now_iso()
+            return st.mutate(res.name, ns, name, mark2)
+        gone = st.delete(res.name, ns, name)
+        self.wake.set()
+        if res.name in ("services",):
+            gone["kind"], gone["apiVersion"] = res.kind, res.api_version
+            return gone
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                "status": "Success", "details": {
+                    "name": name, "group": res.group, "kind": res.name,
+                    "uid": md["uid"]}}
+
+    def finalize(self, res, obj, force=False):
+        """Remove an object whose deletion is complete (no finalizers; for
+        pods, the kubelet has stopped it). Returns the removed object."""
+        md = obj["metadata"]
+        if not md.get("deletionTimestamp") or md.get("finalizers"):
+            return None
+        if res == "pods" and not force and md["uid"] not in self.released \
+                and obj["spec"].get("nodeName") and not terminal(obj):
+            return None
+        gone = self.store.delete(res, md.get("namespace"), md["name"])
+        if gone is not None:
+            gone["kind"], gone["apiVersion"] = obj.get("kind"), \
+                obj.get("apiVersion")
+        self.wake.set()
+        return gone
+
+    def pod_released(self, pod):
+        """Kubelet: the pod's processes are gone (or never ran)."""
+        self.released.add(pod["metadata"]["uid"])
+        cur = self.store.get("pods", pod["metadata"].get("namespace"),
+                             pod["metadata"]["name"])
+        if cur and cur["metadata"]["uid"] == pod["metadata"]["uid"]:
+            self.finalize("pods", cur)
+
+    def orphan(self, uid):
+        st = self.store
+        with st.lock:
+            deps = [(r, o["metadata"].get("namespace"), o["metadata"]["name"])
+                    for (r, _, _), o in st.objs.items()
+                    if any(ref.get("uid") == uid for ref in
+                           o["metadata"].get("ownerReferences") or [])]
+        for r, ns, name in deps:
+            def drop(x):
+                refs = [ref for ref in x["metadata"].get("ownerReferences")
+                        or [] if ref.get("uid") != uid]
+                if refs:
+                    x["metadata"]["ownerReferences"] = refs
+                else:
+                    x["metadata"].pop("ownerReferences", None)
+            st.mutate(r, ns, name, drop)
+
+    # ------------------------------------------------------------ GC
+    def gc(self):
+        st = self.store
+        with st.lock:
+            uids = {o["metadata"]["uid"] for o in st.objs.values()}
+            dangling, fg = [], []
+            for (r, ns, name), o in st.objs.items():
+                refs = o["metadata"].get("ownerReferences") or []
+                if refs and not any(ref.get("uid") in uids for ref in refs) \
+                        and not o["metadata"].get("deletionTimestamp"):
+                    dangling.append((r, ns, name))
+                if "foregroundDeletion" in (o["metadata"].get("finalizers")
+                                            or []):
+                    fg.append((r, ns, name, o["metadata"]["uid"]))
+        for r, ns, name in dangling:
+            self.delete(R.BY_GR[(_group(r), r)], ns, name,
+                        {"propagationPolicy": "Background"}, None, [])
+        for r, ns, name, uid in fg:
+            with st.lock:
+                deps = [(dr, o["metadata"].get("namespace"),
+                         o["metadata"]["name"], o["metadata"].get(
+                             "deletionTimestamp"))
+                        for (dr, _, _), o in st.objs.items()
+                        if any(ref.get("uid") == uid for ref in
+                               o["metadata"].get("ownerReferences") or [])]
+            for dr, dns, dn, dts in deps:
+                if not dts:
+                    self.delete(R.BY_GR[(_group(dr), dr)], dns, dn,
+                                {"propagationPolicy": "Foreground"}, None, [])
+            if not deps:
+                def unfin(x):
+                    x["metadata"]["finalizers"] = [
+                        f for f in x["metadata"].get("finalizers") or []
+                        if f != "foregroundDeletion"]
+                    if not x["metadata"]["finalizers"]:
+                        x["metadata"].pop("finalizers")
+                o = st.mutate(r, ns, name, unfin)
+                if o:
+                    self.finalize(r, o)
+
+    # ------------------------------------------------------------ namespaces
+    def namespaces(self):
+        st = self.store
+        items, _ = st.list("namespaces")
+        for n in items:
+            if not n["metadata"].get("deletionTimestamp"):
+                continue
+            name = n["metadata"]["name"]
+            left = {}
+            with st.lock:
+                objs = [(r, o["metadata"]["name"], o["metadata"].get(
+                    "deletionTimestamp")) for (r, ns, _), o in
+                    st.objs.items() if ns == name and r != "events"]
+            for r, on, dts in objs:
+                left[r] = left.get(r, 0) + 1
+                if not dts:
+                    try:
+                        self.delete(R.BY_GR[(_group(r), r)], name, on,
+                                    {"propagationPolicy": "Background"},
+                                    None, [])
+                    except Rejected:
+                        pass
+            if left:
+                msg = "Some resources are remaining: %s" % ", ".join(
+                    "%s.%s has %d resource instances" % (
+                        r, _group(r), c) if _group(r) else
+                    "%s. has %d resource instances" % (r, c)
+                    for r, c in sorted(left.items()))
+
+                def cond(x):
+                    cs = [c for c in x.get("status", {}).get("conditions")
+                          or [] if c["type"] != "NamespaceContentRemaining"]
+                    cs.append({"type": "NamespaceContentRemaining",
+                               "status": "True", "reason":
+                               "SomeResourcesRemain", "message": msg,
+                               "lastTransitionTime": now_iso()})
+                    old = x.get("status", {}).get("conditions") or []
+                    if [(c["type"], c.get("message")) for c in old] == \
+                            [(c["type"], c.get("message")) for c in cs]:
+                        return False
+                    x["status"]["conditions"] = cs
+                st.mutate("namespaces", "", name, cond)
+                continue
+            with st.lock:   # only events are left
+                for k in [k for k in st.objs if k[1] == name]:
+                    st.delete(*k)
+                st.delete("namespaces", "", name)
+
+    # ------------------------------------------------------------ scheduler
+    def nodes(self):
+        items, _ = self.store.list("nodes")
+        return items
+
+    def schedule(self):
+        st = self.store
+        pods = [p for p in st.list("pods")[0]
+                if not p["spec"].get("nodeName") and
+                not p["metadata"].get("deletionTimestamp")]
+        if not pods:
+            return
+        nodes = self.nodes()
+        load = {}
+        for p in st.list("pods")[0]:
+            n = p["spec"].get("nodeName")
+            if n:
+                load[n] = load.get(n, 0) + 1
+        for p in pods:
+            fit, why = [], {}
+            for n in nodes:
+                r = self.unfit(p["spec"], n)
+                if r:
+                    why[r] = why.get(r, 0) + 1
+                else:
+                    fit.append(n)
+            md = p["metadata"]
+            if not fit:
+                msg = "0/%d nodes are available: %s. preemption: 0/%d nodes " \
+                      "are available: %d Preemption is not helpful for " \
+                      "scheduling." % (len(nodes), ", ".join(
+                          "%d %s" % (c, r) for r, c in sorted(why.items())),
+                          len(nodes), len(nodes))
+                if self.sched_msg.get(md["uid"]) == msg:
+                    continue
+                self.sched_msg[md["uid"]] = msg
+
+                def unsched(x):
+                    _set_cond(x, "PodScheduled", "False", "Unschedulable",
+                              msg)
+                st.mutate("pods", md["namespace"], md["name"], unsched)
+                self.event(dict(p, kind="Pod", apiVersion="v1"), "Warning",
+                           "FailedScheduling", msg, "default-scheduler")
+                continue
+            fit.sort(key=lambda n: (load.get(n["metadata"]["name"], 0),
+                                    n["metadata"]["name"]))
+            node = fit[0]["metadata"]["name"]
+            load[node] = load.get(node, 0) + 1
+
+            def bind(x):
+                if x["spec"].get("nodeName"):
+                    return False
+                x["spec"]["nodeName"] = node
+                _set_cond(x, "PodScheduled", "True", None, None)
+            if st.mutate("pods", md["namespace"], md["name"], bind):
+                self.sched_msg.pop(md["uid"], None)
+                self.event(dict(p, kind="Pod", apiVersion="v1"), "Normal",
+                           "Scheduled", "Successfully assigned %s/%s to %s" %
+                           (md["namespace"], md["name"], node),
+                           "default-scheduler")
+
+    def unfit(self, spec, node):
+        """Why the node cannot take the pod (scheduler wording) or None."""
+        for t in (node.get("spec") or {}).get("taints") or []:
+            if t.get("effect") in ("NoSchedule", "NoExecute") and \
+                    not tolerates(spec.get("tolerations"), t):
+                return "node(s) had untolerated taint {%s: %s}" % (
+                    t.get("key"), t.get("value", ""))
+        if (node.get("spec") or {}).get("unschedulable") and not tolerates(
+                spec.get("tolerations"), {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "effect": "NoSchedule"}):
+            return "node(s) were unschedulable"
+        if not node_matches(spec, node):
+            return "node(s) didn't match Pod's node affinity/selector"
+        return None
+
+    # ------------------------------------------------------------ workloads
+    def owned(self, uid, ns):
+        return [p for p in self.store.list("pods", ns)[0]
+                if any(r.get("uid") == uid and r.get("controller")
+                       for r in p["metadata"].get("ownerReferences") or [])]
+
+    def create_pod(self, owner, tmpl, extra_labels, name_prefix, patch_spec,
+                   component, finalizers=None):
+        """Create a pod for a controller through admission. Returns the pod
+        or None after a FailedCreate event."""
+        key = (owner["kind"], owner["metadata"]["uid"])
+        nt = self.backoff.get(key)
+        if nt and time.time() < nt[0]:
+            return None
+        md = dcopy(tmpl.get("metadata") or {})
+        labels = dict(md.get("labels") or {})
+        labels.update(extra_labels)
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "generateName": name_prefix, "namespace":
+            owner["metadata"]["namespace"], "labels": labels,
+            "ownerReferences": [owner_ref(owner)]},
+            "spec": dcopy(tmpl.get("spec") or {})}
+        if md.get("annotations"):
+            pod["metadata"]["annotations"] = md["annotations"]
+        if finalizers:
+            pod["metadata"]["finalizers"] = finalizers
+        patch_spec(pod["spec"])
+        try:
+            out = self.adm.create(R.BY_GR[("", "pods")], pod, None, False, [],
+                                  controller=True)
+        except Rejected as e:
+            d = nt[1] * 2 if nt else 1
+            self.backoff[key] = (time.time() + min(d, 30), d)
+            self.event(owner, "Warning", "FailedCreate",
+                       "Error creating: %s" % e.message, component)
+            return None
+        self.backoff.pop(key, None)
+        self.event(owner, "Normal", "SuccessfulCreate", "Created pod: %s" %
+                   out["metadata"]["name"], component)
+        return out
+
+    def daemonsets(self):
+        st = self.store
+        nodes = self.nodes()
+        for ds in st.list("daemonsets")[0]:
+            ds["kind"], ds["apiVersion"] = "DaemonSet", "apps/v1"
+            md, spec = ds["metadata"], ds["spec"]
+            if md.get("deletionTimestamp"):
+                continue
+            tmpl = spec.get("template") or {}
+            tspec = dict(tmpl.get("spec") or {})
+            tols = list(tspec.get("tolerations") or []) + [
+                {"key": k, "operator": "Exists", "effect": e}
+                for k, e in DS_TOLERATIONS]
+            if tspec.get("hostNetwork"):
+                tols.append({"key": "node.kubernetes.io/network-unavailable",
+                             "operator": "Exists", "effect": "NoSchedule"})
+            tspec["tolerations"] = tols
+            want = []
+            for n in nodes:
+                taints_ok = all(tolerates(tols, t) for t in (
+                    n.get("spec") or {}).get("taints") or []
+                    if t.get("effect") in ("NoSchedule", "NoExecute"))
+                if taints_ok and node_matches(tspec, n):
+                    want.append(n["metadata"]["name"])
+            pods = self.owned(md["uid"], md["namespace"])
+            by_node = {}
+            for p in pods:
+                if p["metadata"].get("deletionTimestamp"):
+                    continue
+                n = _pinned(p)
+                if p["status"].get("phase") == "Failed" or n not in want:
+                    self.delete(R.BY_GR[("", "pods")], md["namespace"],
+                                p["metadata"]["name"], {}, None, [])
+                    continue
+                by_node.setdefault(n, []).append(p)
+            h = hashlib.sha1(repr(tmpl).encode()).hexdigest()[:10]
+            for n in want:
+                if n in by_node:
+                    continue
+
+                def pin(s, node=n, tols=tols):
+                    s["tolerations"] = tols
+                    aff = s.setdefault("affinity", {})
+                    aff["nodeAffinity"] = {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchFields": [{
+                                "key": "metadata.name", "operator": "In",
+                                "values": [node]}]}]}}
+                p = self.create_pod(ds, tmpl, {
+                    "controller-revision-hash": h,
+                    "pod-template-generation": str(md.get("generation", 1))},
+                    md["name"] + "-", pin, "daemonset-controller")
+                if p is None:
+                    break
+                by_node[n] = [p]
+            cur = [p for ps in by_node.values() for p in ps]
+            ready = sum(1 for p in cur if pod_ready(p))
+            status = {"currentNumberScheduled": len(cur),
+                      "desiredNumberScheduled": len(want),
+                      "numberMisscheduled": 0,
+                      "numberReady": ready,
+                      "numberAvailable": ready,
+                      "updatedNumberScheduled": len(cur),
+                      "observedGeneration": md.get("generation", 1)}
+            if len(want) - ready:
+                status["numberUnavailable"] = len(want) - ready
+
+            def setst(x):
+                if x.get("status") == status:
+                    return False
+                x["status"] = status
+            st.mutate("daemonsets", md["namespace"], md["name"], setst)
+
+    def jobs(self):
+        st = self.store
+        for job in st.list("jobs")[0]:
+            job["kind"], job["apiVersion"] = "Job", "batch/v1"
+            try:
+                self.job(job)
+            except Rejected:
+                pass
+
+    def job(self, job):
+        st = self.store
+        md, spec = job["metadata"], job["spec"]
+        status = dcopy(job.get("status") or {})
+        ns, name = md["namespace"], md["name"]
+        done = any(c.get("type") in ("Complete", "Failed") and
+                   c.get("status") == "True" for c in
+                   status.get("conditions") or [])
+        pods = self.owned(md["uid"], ns)
+        pods_res = R.BY_GR[("", "pods")]
+        # count finished pods once, dropping the tracking finalizer
+        fail_rule = None
+        for p in pods:
+            fin = p["metadata"].get("finalizers") or []
+            if "batch.kubernetes.io/job-tracking" not in fin:
+                continue
+            if not terminal(p) and not p["metadata"].get("deletionTimestamp"):
+                continue
+            ph = p["status"].get("phase")
+            if ph == "Succeeded":
+                status["succeeded"] = status.get("succeeded", 0) + 1
+            else:
+                status["failed"] = status.get("failed", 0) + 1
+                fail_rule = fail_rule or self.failure_rule(spec, p)
+
+            def unfin(x):
+                x["metadata"]["finalizers"] = [
+                    f for f in x["metadata"].get("finalizers") or []
+                    if f != "batch.kubernetes.io/job-tracking"]
+                if not x["metadata"]["finalizers"]:
+                    x["metadata"].pop("finalizers")
+            o = st.mutate("pods", ns, p["metadata"]["name"], unfin)
+            if o:
+                self.finalize("pods", o)
+        active = [p for p in pods if not terminal(p) and
+                  not p["metadata"].get("deletionTimestamp")]
+        status["active"] = len(active)
+        status["ready"] = sum(1 for p in active if pod_ready(p))
+        status.setdefault("succeeded", 0)
+        status.setdefault("failed", 0)
+        status.setdefault("terminating", 0)
+        status.setdefault("uncountedTerminatedPods", {})
+        if not status.get("startTime") and not spec.get("suspend"):
+            status["startTime"] = now_iso()
+        now = time.time()
+        if not done:
+            fail = None
+            if fail_rule:
+                fail = ("PodFailurePolicy", fail_rule)
+            elif status["failed"] > spec.get("backoffLimit", 6):
+                fail = ("BackoffLimitExceeded",
+                        "Job has reached the specified backoff limit")
+            elif spec.get("activeDeadlineSeconds") and status.get(
+                    "startTime") and now - parse_iso(status["startTime"]) >= \
+                    spec["activeDeadlineSeconds"]:
+                fail = ("DeadlineExceeded",
+                        "Job was active longer than specified deadline")
+            if fail:
+                for p in active:
+                    self.delete(pods_res, ns, p["metadata"]["name"], {}, None,
+                                [])
+                t = now_iso()
+                status["conditions"] = (status.get("conditions") or []) + [
+                    {"type": "FailureTarget", "status": "True",
+                     "reason": fail[0], "message": fail[1],
+                     "lastProbeTime": t, "lastTransitionTime": t},
+                    {"type": "Failed", "status": "True", "reason": fail[0],
+                     "message": fail[1], "lastProbeTime": t,
+                     "lastTransitionTime": t}]
+                status["active"] = 0
+                status["ready"] = 0
+                self.event(job, "Warning", fail[0], fail[1], "job-controller")
+                done = True
+            elif status["succeeded"] >= spec.get("completions", 1):
+                t = now_iso()
+                status["conditions"] = (status.get("conditions") or []) + [
+                    {"type": "SuccessCriteriaMet", "status": "True",
+                     "reason": "CompletionsReached",
+                     "message": "Reached expected number of succeeded pods",
+                     "lastProbeTime": t, "lastTransitionTime": t},
+                    {"type": "Complete", "status": "True",
+                     "reason": "CompletionsReached",
+                     "message": "Reached expected number of succeeded pods",
+                     "lastProbeTime": t, "lastTransitionTime": t}]
+                status["completionTime"] = t
+                self.event(job, "Normal", "Completed", "Job completed",
+                           "job-controller")
+                done = True
+            elif not spec.get("suspend"):
+                want = min(spec.get("parallelism", 1),
+                           spec.get("completions", 1) - status["succeeded"])
+                if len(active) < want and now >= self.job_next.get(
+                        md["uid"], 0):
+                    if status["failed"]:
+                        d = min(self.cfg.job_backoff * 2 ** (
+                            status["failed"] - 1), 360)
+                        last = self.job_next.get(("f", md["uid"]))
+                        if last != status["failed"]:
+                            self.job_next[("f", md["uid"])] = status["failed"]
+                            self.job_next[md["uid"]] = now + d
+                            st.mutate("jobs", ns, name, lambda x: x.update(
+                                status=status) if x.get("status") != status
+                                else False)
+                            self.wake.set()
+                            return
+                    p = self.create_pod(
+                        job, spec.get("template") or {}, {}, name + "-",
+                        lambda s: None, "job-controller",
+                        ["batch.kubernetes.io/job-tracking"])
+                    if p is not None:
+                        status["active"] += 1
+        ttl = spec.get("ttlSecondsAfterFinished")
+        if done and ttl is not None:
+            fin = [parse_iso(c.get("lastTransitionTime")) for c in
+                   status.get("conditions") or [] if c["type"] in
+                   ("Complete", "Failed")]
+            if fin and fin[0] and now >= fin[0] + ttl:
+                self.delete(R.BY_GR[("batch", "jobs")], ns, name,
+                            {"propagationPolicy": "Background"}, None, [])
+                return
+
+        def setst(x):
+            if x.get("status") == status:
+                return False
+            x["status"] = status
+        st.mutate("jobs", ns, name, setst)
+
+    def failure_rule(self, spec, pod):
+        pfp = spec.get("podFailurePolicy") or {}
+        for i, rule in enumerate(pfp.get("rules") or []):
+            oe = rule.get("onExitCodes")
+            if not oe:
+                continue
+            for cs in pod["status"].get("containerStatuses") or []:
+                if oe.get("containerName") and cs["name"] != \
+                        oe["containerName"]:
+                    continue
+                t = (cs.get("state") or {}).get("terminated")
+                if not t or t.get("exitCode", 0) == 0:
+                    continue
+                hit = (t["exitCode"] in oe.get("values", [])) == \
+                    (oe.get("operator") == "In")
+                if hit and rule.get("action") == "FailJob":
+                    return ("Container %s for pod %s/%s failed with exit code"
+                            " %d matching FailJob rule at index %d" % (
+                                cs["name"], pod["metadata"]["namespace"],
+                                pod["metadata"]["name"], t["exitCode"], i))
+                if hit:
+                    return None
+        return None
+
+    # ------------------------------------------------------------ services
+    def endpoints(self):
+        st = self.store
+        rules = []
+        svcs = st.list("services")[0]
+        pods = st.list("pods")[0]
+        for s in svcs:
+            sp, md = s["spec"], s["metadata"]
+            sel = sp.get("selector")
+            ready, notready = [], []
+            if sel:
+                for p in pods:
+                    if p["metadata"].get("namespace") != md["namespace"] or \
+                            not label_match(selector_to_reqs(
+                                {"matchLabels": sel}),
+                                p["metadata"].get("labels")) or \
+                            not p["status"].get("podIP") or terminal(p) or \
+                            p["metadata"].get("deletionTimestamp"):
+                        continue
+                    (ready if pod_ready(p) else notready).append(p)
+            subsets = []
+            ep_ports = []
+            for port in sp.get("ports") or []:
+                ep_ports.append({"name": port.get("name"), "port": port.get(
+                    "targetPort"), "protocol": port.get("protocol", "TCP")})
+                eps = []
+                for p in ready:
+                    tp = _target_port(p, port.get("targetPort"))
+                    if tp:
+                        eps.append((p["status"]["podIP"], tp))
+                if sp.get("clusterIP") not in (None, "", "None"):
+                    rules.append((sp["clusterIP"], port.get("protocol",
+                                                            "TCP"),
+                                  port["port"], eps))
+            if sel and (ready or notready):
+                def addr(p):
+                    return {"ip": p["status"]["podIP"], "nodeName":
+                            p["spec"].get("nodeName"), "targetRef": {
+                                "kind": "Pod", "name": p["metadata"]["name"],
+                                "namespace": md["namespace"],
+                                "uid": p["metadata"]["uid"]}}
+                sub = {"ports": []}
+                for e in ep_ports:
+                    tp = _target_port((ready + notready)[0], e["port"])
+                    q = {"port": tp, "protocol": e["protocol"]}
+                    if e.get("name"):
+                        q["name"] = e["name"]
+                    if tp:
+                        sub["ports"].append(q)
+                if ready:
+                    sub["addresses"] = [addr(p) for p in ready]
+                if notready:
+                    sub["notReadyAddresses"] = [addr(p) for p in notready]
+                subsets = [sub]
+            if sel:
+                ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
+                    "name": md["name"], "namespace": md["namespace"],
+                    "labels": md.get("labels") or {}}, "subsets": subsets}
+                cur = st.get("endpoints", md["namespace"], md["name"])
+                if cur is None:
+                    try:
+                        st.create("endpoints", ep)
+                    except Exception:
+                        pass
+                elif cur.get("subsets") != subsets:
+                    def upd(x):
+                        x["subsets"] = subsets
+                    st.mutate("endpoints", md["namespace"], md["name"], upd)
+        names = {(s["metadata"]["namespace"], s["metadata"]["name"])
+                 for s in svcs}
+        for ep in st.list("endpoints")[0]:
+            if (ep["metadata"]["namespace"], ep["metadata"]["name"]) not in \
+                    names:
+                st.delete("endpoints", ep["metadata"]["namespace"],
+                          ep["metadata"]["name"])
+        rules.sort()
+        if rules != self.svc_rules and self.net is not None:
+            try:
+                self.net.set_services(rules)
+                self.svc_rules = rules
+            except Exception as e:
+                print("kube-sim: service rules: %s" % e, file=sys.stderr)
+                self.svc_rules = rules
+
+
+def _target_port(pod, tp):
+    if isinstance(tp, int):
+        return tp
+    if isinstance(tp, str) and tp.isdigit():
+        return int(tp)
+    for c in pod["spec"].get("containers") or []:
+        for p in c.get("ports") or []:
+            if p.get("name") == tp:
+                return p.get("containerPort")
+    return None
+
+
+def _pinned(p):
+    n = p["spec"].get("nodeName")
+    if n:
+        return n
+    terms = ((((p["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+              .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+             .get("nodeSelectorTerms") or [])
+    for t in terms:
+        for f in t.get("matchFields") or []:
+            if f.get("key") == "metadata.name" and f.get("values"):
+                return f["values"][0]
+    return None
+
+
+def _group(res_name):
+    for r in R.RESOURCES:
+        if r.name == res_name:
+            return r.group
+    return ""
+
+
+def _set_cond(pod, typ, status, reason, msg):
+    st = pod.setdefault("status", {})
+    cs = st.setdefault("conditions", [])
+    for c in cs:
+        if c["type"] == typ:
+            if c["status"] != status:
+                c["lastTransitionTime"] = now_iso()
+            c["status"] = status
+            c["lastProbeTime"] = None
+            for k, v in (("reason", reason), ("message", msg)):
+                if v:
+                    c[k] = v
+                else:
+                    c.pop(k, None)
+            return
+    c = {"type": typ, "status": status, "lastProbeTime": None,
+         "lastTransitionTime": now_iso()}
+    if reason:
+        c["reason"] = reason
+    if msg:
+        c["message"] = msg
+    cs.append(c)
+
+
+set_cond = _set_cond
+_unused = (now_micro, rand_suffix)

@@ -1,0 +1,293 @@
+# SPDX-License-Identifier: Apache-2.0
+"""faults - misbehaviour on demand.
+
+Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
+(429 with Retry-After and APF's plain-text body, 500/503 Status, slow
+answers), watch faults (streams cut after N seconds, 410 ERROR events or
+an HTTP 410), node faults (NotReady, unschedulable, tainted), images that
+never pull, Pod Security default level, a Gatekeeper-like rule refusing to
+delete a namespace that still holds pods, exec-token rotation, and the
+/kube-sim/faults control endpoint behind `kube-sim fault`.
+"""
+import json
+import random
+import re
+import threading
+import time
+
+from .schema import Rejected
+from .util import now_iso
+
+KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
+         "node-notready", "node-unschedulable", "node-taint",
+         "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token"}
+
+
+class FaultError(ValueError):
+    pass
+
+
+def _dur(v):
+    m = re.match(r"^([0-9.]+)(ms|s|m)?$", v or "")
+    if not m:
+        raise FaultError("bad duration %r" % v)
+    x = float(m.group(1))
+    return x / 1000 if m.group(2) == "ms" else x * 60 if m.group(2) == "m" \
+        else x
+
+
+def parse(spec):
+    """'kind[:k=v,k=v][;kind...]' -> list of rule dicts."""
+    rules = []
+    for item in re.split(r"[;\n]", spec or ""):
+        item = item.strip()
+        if not item:
+            continue
+        kind, _, rest = item.partition(":")
+        kind = kind.strip()
+        if kind not in KINDS:
+            raise FaultError("unknown fault %r (known: %s)" % (
+                kind, ", ".join(sorted(KINDS))))
+        r = {"kind": kind}
+        for kv in filter(None, (x.strip() for x in rest.split(","))):
+            k, eq, v = kv.partition("=")
+            if not eq:
+                raise FaultError("fault %s: expected key=value, got %r" %
+                                 (kind, kv))
+            r[k.strip()] = v.strip()
+        for k in ("rate",):
+            if k in r:
+                r[k] = float(r[k])
+        for k in ("count",):
+            if k in r:
+                r[k] = int(r[k])
+        for k in ("delay", "after", "retry-after"):
+            if k in r:
+                r[k] = _dur(r[k])
+        if kind.startswith("node-") and "node" not in r:
+            raise FaultError("fault %s needs node=NAME" % kind)
+        rules.append(r)
+    return rules
+
+
+class Faults:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.lock = threading.Lock()
+        self.rules = []
+        self.psa_default = None
+        self.down_nodes = set()
+        self.store = self.auth = None   # wired by main
+
+    # ------------------------------------------------------------ control
+    def add(self, spec):
+        new = parse(spec)
+        with self.lock:
+            for r in new:
+                if r["kind"] == "psa-default":
+                    self.psa_default = r.get("level", "baseline")
+                elif r["kind"] == "compact":
+                    self.store.compact()
+                elif r["kind"] == "rotate-token":
+                    self.auth.rotate_exec_token()
+                else:
+                    self.rules.append(r)
+        for r in new:
+            if r["kind"].startswith("node-"):
+                self.apply_node(r, True)
+        return new
+
+    def clear(self):
+        with self.lock:
+            old, self.rules = self.rules, []
+            self.psa_default = None
+        for r in old:
+            if r["kind"].startswith("node-"):
+                self.apply_node(r, False)
+
+    def apply_node(self, r, on):
+        name = r["node"]
+        kind = r["kind"]
+
+        def edit(n):
+            spec = n.setdefault("spec", {})
+            taints = [t for t in spec.get("taints") or []
+                      if t.get("_fault") != kind]
+            for t in spec.get("taints") or []:
+                t.pop("_fault", None)
+            if kind == "node-notready":
+                for c in n["status"]["conditions"]:
+                    c["lastTransitionTime"] = now_iso()
+                    if on:
+                        c["status"] = "Unknown"
+                        c["reason"] = "NodeStatusUnknown"
+                        c["message"] = "Kubelet stopped posting node status."
+                    elif c["type"] == "Ready":
+                        c["status"], c["reason"] = "True", "KubeletReady"
+                        c["message"] = "kubelet is posting ready status"
+                    else:
+                        c["status"] = "False"
+                        c["reason"] = {"MemoryPressure":
+                                       "KubeletHasSufficientMemory",
+                                       "DiskPressure":
+                                       "KubeletHasNoDiskPressure",
+                                       "PIDPressure":
+                                       "KubeletHasSufficientPID"}.get(
+                                           c["type"], "")
+                        c["message"] = "kubelet is posting ready status"
+                keys = [("node.kubernetes.io/unreachable", "NoSchedule"),
+                        ("node.kubernetes.io/unreachable", "NoExecute")]
+                taints = [t for t in taints if (t.get("key"),
+                                                t.get("effect")) not in keys]
+                if on:
+                    taints += [{"key": k, "effect": e, "timeAdded":
+                                now_iso()} for k, e in keys]
+            elif kind == "node-unschedulable":
+                if on:
+                    spec["unschedulable"] = True
+                else:
+                    spec.pop("unschedulable", None)
+                key = "node.kubernetes.io/unschedulable"
+                taints = [t for t in taints if t.get("key") != key]
+                if on:
+                    taints.append({"key": key, "effect": "NoSchedule",
+                                   "timeAdded": now_iso()})
+            elif kind == "node-taint":
+                t = {"key": r.get("key", "kube-sim/fault"),
+                     "effect": r.get("effect", "NoSchedule")}
+                if r.get("value"):
+                    t["value"] = r["value"]
+                taints = [x for x in taints if (x.get("key"),
+                                                x.get("effect")) !=
+                          (t["key"], t["effect"])]
+                if on:
+                    taints.append(t)
+            if taints:
+                spec["taints"] = taints
+            else:
+                spec.pop("taints", None)
+        with self.lock:
+            if kind == "node-notready":
+                (self.down_nodes.add if on else self.down_nodes.discard)(
+                    name)
+        self.store.mutate("nodes", "", name, edit)
+
+    def control(self, app, req):
+        if req.method == "GET":
+            with self.lock:
+                body = {"rules": self.rules, "psaDefault": self.psa_default}
+            return app.send(req, 200, body)
+        if req.method == "DELETE":
+            self.clear()
+            return app.send(req, 200, {"cleared": True})
+        if req.method == "POST":
+            try:
+                new = self.add(req.body.decode())
+            except FaultError as e:
+                raise Rejected(400, "BadRequest", str(e))
+            return app.send(req, 200, {"added": new})
+        raise Rejected(405, "MethodNotAllowed", "GET, POST or DELETE")
+
+    # ------------------------------------------------------------ matching
+    def _take(self, kind, req, watch=None):
+        with self.lock:
+            for r in self.rules:
+                if r["kind"] != kind:
+                    continue
+                if r.get("path") and not req.path.startswith(r["path"]):
+                    continue
+                if r.get("method") and r["method"].upper() != req.method:
+                    continue
+                if watch is not None and r.get("watch") is not None and \
+                        (r["watch"] in ("1", "true")) != watch:
+                    continue
+                if "count" in r and r["count"] <= 0:
+                    continue
+                if random.random() >= r.get("rate", 1.0):
+                    continue
+                if "count" in r:
+                    r["count"] -= 1
+                return r
+        return None
+
+    def before(self, req):
+        """A responder for a faulty answer, or None to serve normally."""
+        if not self.rules:
+            return None
+        w = req.qbool("watch")
+        r = self._take("slow", req, w)
+        if r:
+            time.sleep(r.get("delay", 1.0))
+        for kind in ("429", "500", "503"):
+            r = self._take(kind, req, w)
+            if r:
+                return lambda app, rq, r=r: self.respond(app, rq, r)
+        return None
+
+    def respond(self, app, req, r):
+        ra = r.get("retry-after")
+        if r["kind"] == "429":
+            ra = int(ra if ra is not None else 1)
+            return app.send(req, 429, "Too many requests, please try again "
+                            "later.\n", "text/plain; charset=utf-8", [
+                                ("Retry-After", str(ra)),
+                                ("X-Content-Type-Options", "nosniff"),
+                                ("X-Kubernetes-PF-FlowSchema-UID",
+                                 "kube-sim-flowschema"),
+                                ("X-Kubernetes-PF-PriorityLevel-UID",
+                                 "kube-sim-prioritylevel")])
+        code = int(r["kind"])
+        if code == 500:
+            body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                    "status": "Failure", "message": "Internal error "
+                    "occurred: kube-sim injected fault", "reason":
+                    "InternalError", "details": {"causes": [{
+                        "message": "kube-sim injected fault"}]},
+                    "code": 500}
+        else:
+            body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                    "status": "Failure", "message": "the server is "
+                    "currently unable to handle the request", "reason":
+                    "ServiceUnavailable", "code": 503}
+        headers = []
+        if ra is not None:
+            headers.append(("Retry-After", str(int(ra))))
+            body.setdefault("details", {})["retryAfterSeconds"] = int(ra)
+        return app.send(req, code, body, headers=headers)
+
+    def watch_drop_after(self, req):
+        r = self._take("drop-watch", req)
+        return r.get("after", 2.0) if r else None
+
+    def watch_gone(self, req):
+        r = self._take("gone-watch", req)
+        if r and r.get("mode") == "http":
+            raise Rejected(410, "Expired", "too old resource version: %s (%d)"
+                           % (req.q.get("resourceVersion", "0"),
+                              self.store.rv))
+        return r is not None
+
+    def node_down(self, name):
+        return name in self.down_nodes
+
+    def pull_fails(self, image):
+        with self.lock:
+            return any(r["kind"] == "image-pull-fail" and
+                       r.get("image", "") in image for r in self.rules)
+
+    def check_ns_delete(self, ctrl, name):
+        with self.lock:
+            on = any(r["kind"] == "ns-delete-guard" for r in self.rules)
+        if not on:
+            return
+        with self.store.lock:
+            n = len(self.store.list_refs("pods", name))
+        if n:
+            raise Rejected(403, "Forbidden", 'admission webhook '
+                           '"validation.gatekeeper.sh" denied the request: '
+                           '[ns-must-be-empty] namespace "%s" still has %d '
+                           'pod(s); delete its workloads first' % (name, n))
+
+
+def dumps(rules):
+    return json.dumps(rules)

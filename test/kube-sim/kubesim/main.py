@@ -1,0 +1,420 @@
+# SPDX-License-Identifier: Apache-2.0
+"""main - the kube-sim command: up (daemonize, wait until ready), serve (the
+daemon itself), down (remove everything recorded in the state dir, also
+after SIGKILL), fault (change faults at runtime), status.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXE = os.path.join(os.path.dirname(HERE), "kube-sim")
+STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
+               "exec-token", "exec-token.tmp", "exec-credential.sh",
+               "exec-plugin.calls", "pods", "pids", "netns.list",
+               "config.json", "ready", "requests.log", "kube-sim.log"]
+
+
+class Cfg:
+    def __init__(self, d):
+        self.__dict__.update(d)
+
+
+def prefix_for(state_dir):
+    h = hashlib.sha1(os.path.realpath(state_dir).encode()).hexdigest()
+    return "ks%s-" % h[:4]
+
+
+def read_pids(d):
+    out = []
+    try:
+        with open(os.path.join(d, "pids")) as f:
+            for ln in f:
+                p = ln.split(None, 2)
+                if len(p) >= 2 and p[0].isdigit():
+                    out.append((int(p[0]), p[1], p[2].strip() if len(p) > 2
+                                else ""))
+    except OSError:
+        pass
+    return out
+
+
+def alive(pid, start):
+    from .kubelet import proc_starttime
+    st = proc_starttime(pid)
+    return st is not None and (start == "0" or st == start)
+
+
+def daemon_pid(d):
+    for pid, st, role in read_pids(d):
+        if role == "kube-sim" and alive(pid, st):
+            return pid
+    return None
+
+
+# ---------------------------------------------------------------- up
+def cmd_up(a):
+    if os.geteuid() != 0:
+        print("kube-sim: up needs root (network namespaces)",
+              file=sys.stderr)
+        return 1
+    d = os.path.abspath(a.state_dir)
+    if daemon_pid(d):
+        print("kube-sim: already running in %s (kube-sim down first)" % d,
+              file=sys.stderr)
+        return 1
+    if not 1 <= a.nodes <= 200:
+        print("kube-sim: --nodes must be 1..200", file=sys.stderr)
+        return 2
+    created = not os.path.exists(d)
+    os.makedirs(d, exist_ok=True)
+    for f in ("ready", "pids", "netns.list"):
+        if os.path.exists(os.path.join(d, f)):
+            os.unlink(os.path.join(d, f))
+    agent = a.agent_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
+                                        "kperf-agent")
+    taints = {}
+    for t in a.taint or []:
+        # node-2=key=value:NoSchedule or node-2=key:NoExecute
+        node, _, rest = t.partition("=")
+        kv, _, eff = rest.rpartition(":")
+        k, _, v = kv.partition("=")
+        tt = {"key": k, "effect": eff or "NoSchedule"}
+        if v:
+            tt["value"] = v
+        taints.setdefault(node, []).append(tt)
+    if a.faults:
+        from . import faults
+        try:
+            faults.parse(a.faults)
+        except faults.FaultError as e:
+            print("kube-sim: --faults: %s" % e, file=sys.stderr)
+            return 2
+    cfg = {"state_dir": d, "nodes": a.nodes, "auth": a.auth,
+           "user": a.user, "groups": a.group or [],
+           "rbac_file": os.path.abspath(a.rbac) if a.rbac else None,
+           "agent_bin": os.path.abspath(agent),
+           "host_images": (a.host_images or "kube-sim/host").split(","),
+           "taints": taints, "faults": a.faults or "",
+           "port": a.port, "prefix": prefix_for(d),
+           "watch_timeout": 1800, "bookmark_seconds": 3,
+           "job_backoff": a.job_backoff, "crash_backoff": 10,
+           "created_dir": created}
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    t0 = time.time()
+    log = open(os.path.join(d, "kube-sim.log"), "ab")
+    p = subprocess.Popen([sys.executable, EXE, "serve", "--state-dir", d],
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True, close_fds=True)
+    with open(os.path.join(d, "pids"), "a") as f:
+        from .kubelet import proc_starttime
+        f.write("%d %s kube-sim\n" % (p.pid, proc_starttime(p.pid) or "0"))
+    ready = os.path.join(d, "ready")
+    while time.time() - t0 < a.timeout:
+        if os.path.exists(ready):
+            with open(ready) as f:
+                info = json.load(f)
+            print("kube-sim ready in %.2fs: %d nodes, %s, kubeconfig %s "
+                  "(admin: %s)" % (time.time() - t0, a.nodes, info["server"],
+                                   os.path.join(d, "kubeconfig"),
+                                   os.path.join(d, "admin.kubeconfig")))
+            sys.stdout.flush()
+            return 0
+        if p.poll() is not None:
+            break
+        time.sleep(0.02)
+    print("kube-sim: failed to start (see %s/kube-sim.log):" % d,
+          file=sys.stderr)
+    try:
+        with open(os.path.join(d, "kube-sim.log")) as f:
+            sys.stderr.write("".join(f.readlines()[-15:]))
+    except OSError:
+        pass
+    down(d, keep_logs=True)
+    return 1
+
+
+# ---------------------------------------------------------------- serve
+def cmd_serve(a):
+    d = os.path.abspath(a.state_dir)
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = Cfg(json.load(f))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    from . import admission, api, auth, ctrl, faults, kubelet, net, store
+    t0 = time.time()
+    st = store.Store()
+    fl = faults.Faults(cfg)
+    network = net.Network(d, cfg.prefix, cfg.nodes)
+    au = auth.Auth(cfg, st)
+    sock_srv = [None]
+
+    # network and certificates are independent: build them in parallel
+    err = []
+
+    def build_net():
+        try:
+            network.build()
+        except Exception as e:
+            err.append(e)
+    tn = threading.Thread(target=build_net)
+    tn.start()
+    adm = admission.Admission(cfg, st, fl)
+    cm = ctrl.Controllers(cfg, st, adm, network, fl)
+    adm.ctrl = cm
+    pids = kubelet.PidFile(os.path.join(d, "pids"))
+    kl = kubelet.Kubelet(cfg, st, cm, network, fl, pids)
+    app = api.App(cfg, st, adm, cm, kl, au, fl)
+    fl.store, fl.auth = st, au
+    # bind first (port 0 = any), then write certs and kubeconfig
+    srv = api.Server(app, cfg.port or 0, None)
+    cfg.port = srv.server_address[1]
+    au.setup(cfg.port)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    pki = os.path.join(d, "pki")
+    ctx.load_cert_chain(os.path.join(pki, "server.crt"),
+                        os.path.join(pki, "server.key"))
+    ctx.load_verify_locations(os.path.join(pki, "ca.crt"))
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    ctx.set_alpn_protocols(["http/1.1"])
+    srv.sslctx = ctx
+    sock_srv[0] = srv
+    seed(st, adm, cfg)
+    tn.join()
+    if err:
+        raise err[0]
+    kl.register_nodes()
+    if cfg.faults:
+        fl.add(cfg.faults)
+    cm.start()
+    kl.start()
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    with open(os.path.join(d, "ready.tmp"), "w") as f:
+        json.dump({"server": "https://127.0.0.1:%d" % cfg.port,
+                   "startup_seconds": round(time.time() - t0, 3)}, f)
+    os.rename(os.path.join(d, "ready.tmp"), os.path.join(d, "ready"))
+    print("kube-sim serving on 127.0.0.1:%d (%d nodes, %.2fs)" % (
+        cfg.port, cfg.nodes, time.time() - t0), flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def seed(st, adm, cfg):
+    """Namespaces every cluster has, and the RBAC file's objects."""
+    from . import resources as R
+    from .util import yaml_load_all
+    for n in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        adm.create(R.BY_GR[("", "namespaces")], {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": n}}, None, False, [])
+    st.create("services", {"apiVersion": "v1", "kind": "Service",
+                           "metadata": {"name": "kubernetes", "namespace":
+                                        "default", "labels": {
+                                            "component": "apiserver",
+                                            "provider": "kubernetes"}},
+                           "spec": {"type": "ClusterIP", "clusterIP":
+                                    "198.19.240.1", "clusterIPs":
+                                    ["198.19.240.1"], "ports": [{
+                                        "name": "https", "port": 443,
+                                        "protocol": "TCP",
+                                        "targetPort": 6443}],
+                                    "sessionAffinity": "None"},
+                           "status": {"loadBalancer": {}}})
+    if not cfg.rbac_file:
+        return
+    with open(cfg.rbac_file) as f:
+        text = f.read()
+    docs = []
+    try:
+        docs = [json.loads(text)]
+    except ValueError:
+        docs = yaml_load_all(text)
+    objs = []
+    for doc in docs:
+        if doc.get("kind", "").endswith("List") and "items" in doc:
+            objs += doc["items"]
+        else:
+            objs.append(doc)
+    objs.sort(key=lambda o: o.get("kind") != "Namespace")
+    for o in objs:
+        av = o.get("apiVersion", "v1")
+        group = av.split("/")[0] if "/" in av else ""
+        res = next((r for r in R.RESOURCES if r.kind == o.get("kind") and
+                    r.group == group), None)
+        if res is None:
+            print("kube-sim: --rbac: skipping %s/%s" % (av, o.get("kind")),
+                  file=sys.stderr)
+            continue
+        md = o.setdefault("metadata", {})
+        if res.namespaced:
+            md.setdefault("namespace", "default")
+            if st.get("namespaces", "", md["namespace"]) is None:
+                adm.create(R.BY_GR[("", "namespaces")], {
+                    "apiVersion": "v1", "kind": "Namespace", "metadata": {
+                        "name": md["namespace"]}}, None, False, [])
+        if st.get(res.name, md.get("namespace"), md.get("name")) is None:
+            adm.create(res, o, None, False, [])
+
+
+# ---------------------------------------------------------------- down
+def down(d, keep_logs=False):
+    from . import net
+    from .kubelet import proc_starttime
+    report = {"killed": [], "netns": []}
+    pids = read_pids(d)
+    for pid, st, role in pids:
+        if role == "kube-sim" and alive(pid, st):
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                if proc_starttime(pid) is None or _zombie(pid):
+                    break
+                time.sleep(0.02)
+            if alive(pid, st) and not _zombie(pid):
+                os.kill(pid, signal.SIGKILL)
+            report["killed"].append(pid)
+    for pid, st, role in pids:
+        if role != "kube-sim" and alive(pid, st):
+            try:
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                report["killed"].append(pid)
+            except OSError:
+                pass
+    report["netns"] = net.teardown(d)
+    created = False
+    try:
+        with open(os.path.join(d, "config.json")) as f:
+            created = json.load(f).get("created_dir", False)
+    except (OSError, ValueError):
+        pass
+    for f in STATE_FILES:
+        if keep_logs and f.endswith(".log"):
+            continue
+        p = os.path.join(d, f)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif os.path.lexists(p):
+            os.unlink(p)
+    if created and not keep_logs:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    return report
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def cmd_down(a):
+    d = os.path.abspath(a.state_dir)
+    if os.geteuid() != 0:
+        print("kube-sim: down needs root", file=sys.stderr)
+        return 1
+    r = down(d, a.keep_logs)
+    print("kube-sim down: killed %d process(es), deleted %d network "
+          "namespace(s)" % (len(r["killed"]), len(r["netns"])))
+    return 0
+
+
+# ---------------------------------------------------------------- fault
+def _admin_call(d, method, body=None):
+    with open(os.path.join(d, "ready")) as f:
+        server = json.load(f)["server"]
+    with open(os.path.join(d, "tokens")) as f:
+        admin_tok = f.read().split()[1]
+    ctx = ssl.create_default_context(cafile=os.path.join(d, "pki",
+                                                         "ca.crt"))
+    req = urllib.request.Request(server + "/kube-sim/faults", method=method,
+                                 data=body.encode() if body else None,
+                                 headers={"Authorization":
+                                          "Bearer " + admin_tok})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raise SystemExit("kube-sim fault: %s" % e.read().decode())
+
+
+def cmd_fault(a):
+    d = os.path.abspath(a.state_dir)
+    if a.clear:
+        _admin_call(d, "DELETE")
+    if a.spec:
+        out = _admin_call(d, "POST", a.spec)
+        print(json.dumps(out["added"]))
+    if a.list or not (a.clear or a.spec):
+        print(json.dumps(_admin_call(d, "GET"), indent=1))
+    return 0
+
+
+def cmd_status(a):
+    d = os.path.abspath(a.state_dir)
+    pid = daemon_pid(d)
+    if not pid:
+        print("kube-sim: not running in %s" % d)
+        return 1
+    with open(os.path.join(d, "ready")) as f:
+        print("kube-sim: pid %d, %s" % (pid, json.load(f)["server"]))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="kube-sim", description=(
+        "A Kubernetes API server, controllers and kubelets in network "
+        "namespaces, for testing kperf. See docs/kube-sim.md."))
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start (daemonizes; prints when ready)")
+    up.add_argument("--nodes", type=int, default=3)
+    up.add_argument("--state-dir", required=True)
+    up.add_argument("--faults", help="fault SPEC (docs/kube-sim.md)")
+    up.add_argument("--auth", choices=["token", "cert", "exec"],
+                    default="token")
+    up.add_argument("--rbac", help="YAML/JSON file of RBAC objects; "
+                    "enforce RBAC for the kubeconfig's user")
+    up.add_argument("--user", default="kperf-test",
+                    help="the kubeconfig's user name (RBAC subject)")
+    up.add_argument("--group", action="append",
+                    help="extra group of the kubeconfig's user")
+    up.add_argument("--agent-bin", help="binary for kperf-agent images "
+                    "(default $KPERF_BIN/kperf-agent)")
+    up.add_argument("--host-images", help="comma-separated image names "
+                    "whose command runs from the host (default "
+                    "kube-sim/host)")
+    up.add_argument("--taint", action="append",
+                    help="NODE=KEY[=VALUE]:EFFECT (repeatable)")
+    up.add_argument("--port", type=int, default=0)
+    up.add_argument("--job-backoff", type=float, default=10,
+                    help="seconds before a Job's first retry pod (doubles)")
+    up.add_argument("--timeout", type=float, default=120)
+    dn = sub.add_parser("down", help="remove everything up made")
+    dn.add_argument("--state-dir", required=True)
+    dn.add_argument("--keep-logs", action="store_true")
+    sv = sub.add_parser("serve", help=argparse.SUPPRESS)
+    sv.add_argument("--state-dir", required=True)
+    fa = sub.add_parser("fault", help="add/list/clear faults at runtime")
+    fa.add_argument("--state-dir", required=True)
+    fa.add_argument("--clear", action="store_true")
+    fa.add_argument("--list", action="store_true")
+    fa.add_argument("spec", nargs="?")
+    ss = sub.add_parser("status")
+    ss.add_argument("--state-dir", required=True)
+    a = ap.parse_args(argv)
+    return {"up": cmd_up, "down": cmd_down, "serve": cmd_serve,
+            "fault": cmd_fault, "status": cmd_status}[a.cmd](a)

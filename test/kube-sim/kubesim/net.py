@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: Apache-2.0
+"""net - the simulated cluster network, built from network namespaces.
+
+Owns: the underlay (one namespace "<p>ul" holding a bridge "<p>ub"), one
+namespace per node ("<p>n<i>", eth0 = 198.19.0.(10+i) on the underlay,
+bridge "<p>br" = 198.19.(16+i).1/24 for its pods, routes to every other
+node's pod CIDR), one namespace per pod ("<p>p<k>", eth0 on its node's
+bridge through veth "<p>v<k>"), and the per-node nftables table
+"<p>svc" that DNATs Service ClusterIPs (198.19.240.0/20) to endpoints.
+<p> is "ks<id>-". Nothing is created in the root namespace; every name is
+recorded in the state dir (record_name) before it is created, so `down`
+can delete exactly those.
+Knows nothing of the Kubernetes API.
+"""
+import ctypes
+import os
+import subprocess
+import threading
+
+CLONE_NEWNET = 0x40000000
+UNDERLAY_NET = "198.19.0.0/24"
+SERVICE_NET = "198.19.240.0/20"
+MAX_NODES = 200
+
+
+def node_ip(i):
+    return "198.19.0.%d" % (10 + i)
+
+
+def pod_cidr(i):
+    return "198.19.%d.0/24" % (16 + i)
+
+
+def pod_gw(i):
+    return "198.19.%d.1" % (16 + i)
+
+
+class NetError(RuntimeError):
+    pass
+
+
+def run(argv, stdin=None, check=True):
+    p = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise NetError("%s: %s" % (" ".join(argv[:6]), p.stderr.strip()))
+    return p
+
+
+_libc = None
+
+
+def _setns(fd):
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    if _libc.setns(fd, CLONE_NEWNET) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def in_netns(name, fn, *args):
+    """Run fn(*args) on a fresh thread that has joined netns `name` (sockets
+    created there stay in that namespace). Returns fn's result or raises."""
+    box = {}
+
+    def body():
+        try:
+            fd = os.open("/run/netns/%s" % name, os.O_RDONLY)
+            try:
+                _setns(fd)
+            finally:
+                os.close(fd)
+            box["r"] = fn(*args)
+        except BaseException as e:  # handed to the caller
+            box["e"] = e
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join()
+    if "e" in box:
+        raise box["e"]
+    return box.get("r")
+
+
+def sysctl_in(ns, key, value):
+    def w():
+        with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+            f.write(str(value))
+    in_netns(ns, w)
+
+
+class Names:
+    """Append-only record of every namespace created (state dir file)."""
+
+    def __init__(self, state_dir):
+        self.path = os.path.join(state_dir, "netns.list")
+        self.lock = threading.Lock()
+
+    def record(self, name):
+        with self.lock:
+            with open(self.path, "a") as f:
+                f.write(name + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+
+    def all(self):
+        try:
+            with open(self.path) as f:
+                return [ln.strip() for ln in f if ln.strip()]
+        except OSError:
+            return []
+
+
+class Network:
+    def __init__(self, state_dir, prefix, nnodes):
+        if nnodes > MAX_NODES:
+            raise NetError("at most %d nodes" % MAX_NODES)
+        self.prefix = prefix
+        self.names = Names(state_dir)
+        self.nnodes = nnodes
+        self.ul = prefix + "ul"
+        self.lock = threading.Lock()
+        self.pod_seq = 0
+        self.free_ips = {}  # node index -> set of free host numbers
+
+    def node_ns(self, i):
+        return "%sn%d" % (self.prefix, i)
+
+    def bridge(self):
+        return self.prefix + "br"
+
+    def build(self):
+        """Create the underlay and every node namespace."""
+        p = self.prefix
+        allns = [self.ul] + [self.node_ns(i) for i in range(1, self.nnodes + 1)]
+        for n in allns:
+            self.names.record(n)
+        run(["ip", "-batch", "-"], stdin="".join("netns add %s\n" % n
+                                                 for n in allns))
+        cmds = ["link set lo up", "link add %sub type bridge" % p,
+                "link set %sub up" % p]
+        for i in range(1, self.nnodes + 1):
+            cmds.append("link add %su%d type veth peer name eth0 netns %s" %
+                        (p, i, self.node_ns(i)))
+            cmds.append("link set %su%d master %sub up" % (p, i, p))
+        run(["ip", "-n", self.ul, "-batch", "-"], stdin="\n".join(cmds) + "\n")
+        for i in range(1, self.nnodes + 1):
+            ns = self.node_ns(i)
+            br = self.bridge()
+            c = ["link set lo up",
+                 "addr add %s/24 dev eth0" % node_ip(i),
+                 "link set eth0 up",
+                 "link add %s type bridge" % br,
+                 "addr add %s/24 dev %s" % (pod_gw(i), br),
+                 "link set %s up" % br,
+                 "route add %s dev %s" % (SERVICE_NET, br)]
+            for j in range(1, self.nnodes + 1):
+                if j != i:
+                    c.append("route add %s via %s" % (pod_cidr(j), node_ip(j)))
+            run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(c) + "\n")
+            sysctl_in(ns, "net.ipv4.ip_forward", 1)
+            self.free_ips[i] = set(range(2, 255))
+
+    def add_pod(self, node_i):
+        """Create a pod namespace on node node_i. Returns (ns, ip)."""
+        with self.lock:
+            self.pod_seq += 1
+            k = self.pod_seq
+            free = self.free_ips[node_i]
+            if not free:
+                raise NetError("node %d: pod CIDR exhausted" % node_i)
+            host = min(free)
+            free.discard(host)
+        ns = "%sp%d" % (self.prefix, k)
+        veth = "%sv%d" % (self.prefix, k)
+        ip = "198.19.%d.%d" % (16 + node_i, host)
+        self.names.record(ns)
+        try:
+            run(["ip", "netns", "add", ns])
+            run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin=(
+                "link add %s type veth peer name eth0 netns %s\n"
+                "link set %s master %s up\n" % (veth, ns, veth, self.bridge())))
+            run(["ip", "-n", ns, "-batch", "-"], stdin=(
+                "link set lo up\naddr add %s/24 dev eth0\nlink set eth0 up\n"
+                "route add default via %s\n" % (ip, pod_gw(node_i))))
+        except NetError:
+            self.del_pod(ns, node_i, ip)
+            raise
+        return ns, ip
+
+    def del_pod(self, ns, node_i, ip):
+        run(["ip", "netns", "del", ns], check=False)
+        with self.lock:
+            try:
+                self.free_ips[node_i].add(int(ip.rsplit(".", 1)[1]))
+            except (KeyError, ValueError):
+                pass
+
+    def set_services(self, rules):
+        """rules: list of (cluster_ip, proto, port, [(ip, port), ...]).
+        Replaces table <p>svc in every node namespace atomically."""
+        t = self.prefix + "svc"
+        br = self.bridge()
+        lines = ["table ip %s {}" % t, "delete table ip %s" % t,
+                 "table ip %s {" % t]
+        svc_lines, noep, n = [], [], 0
+        for cip, proto, port, eps in rules:
+            proto = proto.lower()
+            if not eps:
+                # no endpoints: kube-proxy rejects (ICMP port unreachable)
+                noep.append("ip daddr %s %s dport %d reject" %
+                            (cip, proto, port))
+                continue
+            n += 1
+            chain = "svc%d" % n
+            if len(eps) == 1:
+                body = "dnat to %s:%d" % eps[0]
+            else:
+                m = ", ".join("%d : %s . %d" % (k, e[0], e[1])
+                              for k, e in enumerate(eps))
+                body = ("dnat ip addr . port to numgen random mod %d map "
+                        "{ %s }" % (len(eps), m))
+            lines.append("  chain %s { meta l4proto %s %s; }" %
+                         (chain, proto, body))
+            svc_lines.append("ip daddr %s %s dport %d jump %s" %
+                             (cip, proto, port, chain))
+        lines.append("  chain services {")
+        lines += ["    " + s for s in svc_lines]
+        lines.append("  }")
+        lines.append("  chain noendpoints {")
+        lines += ["    " + s for s in noep]
+        lines.append("  }")
+        lines.append("  chain prerouting { type nat hook prerouting "
+                     "priority dstnat; jump services; }")
+        lines.append("  chain output { type nat hook output priority -100; "
+                     "jump services; }")
+        lines.append('  chain postrouting { type nat hook postrouting '
+                     'priority srcnat; ct status dnat oifname "%s" '
+                     'masquerade; }' % br)
+        lines.append("  chain filter_forward { type filter hook forward priority 0; "
+                     "jump noendpoints; }")
+        lines.append("  chain filter_output { type filter hook output priority 0; "
+                     "jump noendpoints; }")
+        lines.append("}")
+        text = "\n".join(x for x in lines if x) + "\n"
+        errs = []
+        for i in range(1, self.nnodes + 1):
+            p = subprocess.run(["ip", "netns", "exec", self.node_ns(i),
+                                "nft", "-f", "-"], input=text,
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                errs.append(p.stderr.strip())
+        if errs:
+            raise NetError("nft: %s" % errs[0])
+
+
+def pids_in_netns(name):
+    p = run(["ip", "netns", "pids", name], check=False)
+    return [int(x) for x in p.stdout.split() if x.isdigit()]
+
+
+def teardown(state_dir):
+    """Delete every namespace recorded in the state dir (killing what still
+    runs inside). Returns the list of names deleted."""
+    import signal
+    names = Names(state_dir).all()
+    gone = []
+    existing = set(run(["ip", "netns", "list"], check=False).stdout.split())
+    for n in reversed(names):
+        if n not in existing:
+            continue
+        for pid in pids_in_netns(n):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if run(["ip", "netns", "del", n], check=False).returncode == 0:
+            gone.append(n)
+    return gone

@@ -1,0 +1,390 @@
+# SPDX-License-Identifier: Apache-2.0
+"""schema - request-body decoding and validation, shaped like the apiserver.
+
+Owns: loading ../shared/k8s/validate.py as a module (from $KPERF_SHARED or
+<repo>/../shared) with openapi-subset.json, a few extra schemas for kinds
+the subset lacks (ConfigMap, Secret, ServiceAccount, RBAC, access reviews),
+turning validator findings into the apiserver's answers (400 decode
+errors, strict decoding errors or Warning headers for unknown/duplicate
+fields, 422 Invalid with causes) and the semantic checks the OpenAPI
+document cannot express (names, images, selectors, restart policies).
+Knows nothing of HTTP or storage.
+"""
+import importlib.util
+import json
+import os
+import re
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_O = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _shared_dir():
+    cands = []
+    if os.environ.get("KPERF_SHARED"):
+        s = os.environ["KPERF_SHARED"]
+        cands += [os.path.join(s, "k8s"), s]
+    repo = os.path.normpath(os.path.join(_HERE, "..", "..", ".."))
+    cands.append(os.path.join(repo, "..", "shared", "k8s"))
+    for c in cands:
+        if os.path.exists(os.path.join(c, "validate.py")):
+            return os.path.normpath(c)
+    raise RuntimeError("cannot find validate.py (set KPERF_SHARED); tried "
+                       + ", ".join(cands))
+
+
+def _load():
+    d = _shared_dir()
+    spec = importlib.util.spec_from_file_location(
+        "kperf_validate", os.path.join(d, "validate.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with open(os.path.join(d, "openapi-subset.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    return mod, doc["components"]["schemas"]
+
+
+V, SCHEMAS = _load()
+
+
+def _ref(name):
+    return {"allOf": [{"$ref": "#/components/schemas/" + name}]}
+
+
+def _gvk(group, version, kind):
+    return [{"group": group, "version": version, "kind": kind}]
+
+
+def _smap():
+    return {"type": "object", "additionalProperties": {"type": "string"}}
+
+
+def _sarr():
+    return {"type": "array", "items": {"type": "string"}}
+
+
+def _top(group, version, kind, props, required=None):
+    p = {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+         "metadata": _ref(_O)}
+    p.update(props)
+    s = {"type": "object", "properties": p,
+         "x-kubernetes-group-version-kind": _gvk(group, version, kind)}
+    if required:
+        s["required"] = required
+    return s
+
+
+_R = "io.k8s.api.rbac.v1."
+_A = "io.k8s.api.authorization.v1."
+EXTRA = {
+    "io.k8s.api.core.v1.ConfigMap": _top("", "v1", "ConfigMap", {
+        "data": _smap(), "binaryData": _smap(), "immutable": {
+            "type": "boolean"}}),
+    "io.k8s.api.core.v1.Secret": _top("", "v1", "Secret", {
+        "data": _smap(), "stringData": _smap(), "type": {"type": "string"},
+        "immutable": {"type": "boolean"}}),
+    "io.k8s.api.core.v1.ServiceAccount": _top("", "v1", "ServiceAccount", {
+        "automountServiceAccountToken": {"type": "boolean"},
+        "imagePullSecrets": {"type": "array", "items": _ref(
+            "io.k8s.api.core.v1.LocalObjectReference")},
+        "secrets": {"type": "array", "items": _ref(
+            "io.k8s.api.core.v1.ObjectReference")}}),
+    _R + "PolicyRule": {"type": "object", "required": ["verbs"],
+                        "properties": {"apiGroups": _sarr(),
+                                       "resources": _sarr(),
+                                       "resourceNames": _sarr(),
+                                       "nonResourceURLs": _sarr(),
+                                       "verbs": _sarr()}},
+    _R + "Subject": {"type": "object", "required": ["kind", "name"],
+                     "properties": {"apiGroup": {"type": "string"},
+                                    "kind": {"type": "string"},
+                                    "name": {"type": "string"},
+                                    "namespace": {"type": "string"}}},
+    _R + "RoleRef": {"type": "object",
+                     "required": ["apiGroup", "kind", "name"],
+                     "properties": {"apiGroup": {"type": "string"},
+                                    "kind": {"type": "string"},
+                                    "name": {"type": "string"}}},
+    _R + "AggregationRule": {"type": "object", "properties": {
+        "clusterRoleSelectors": {"type": "array", "items": {
+            "type": "object"}}}},
+    _A + "ResourceAttributes": {"type": "object", "properties": {
+        k: {"type": "string"} for k in ("namespace", "verb", "group",
+                                        "version", "resource",
+                                        "subresource", "name")}},
+    _A + "NonResourceAttributes": {"type": "object", "properties": {
+        "path": {"type": "string"}, "verb": {"type": "string"}}},
+    _A + "SelfSubjectAccessReviewSpec": {"type": "object", "properties": {
+        "resourceAttributes": _ref(_A + "ResourceAttributes"),
+        "nonResourceAttributes": _ref(_A + "NonResourceAttributes")}},
+    _A + "SubjectAccessReviewStatus": {"type": "object", "properties": {
+        "allowed": {"type": "boolean"}, "denied": {"type": "boolean"},
+        "reason": {"type": "string"}, "evaluationError": {
+            "type": "string"}}},
+}
+for _k, _rules in (("Role", True), ("ClusterRole", True)):
+    EXTRA[_R + _k] = _top("rbac.authorization.k8s.io", "v1", _k, {
+        "rules": {"type": "array", "items": _ref(_R + "PolicyRule")},
+        **({"aggregationRule": _ref(_R + "AggregationRule")}
+           if _k == "ClusterRole" else {})})
+for _k in ("RoleBinding", "ClusterRoleBinding"):
+    EXTRA[_R + _k] = _top("rbac.authorization.k8s.io", "v1", _k, {
+        "subjects": {"type": "array", "items": _ref(_R + "Subject")},
+        "roleRef": _ref(_R + "RoleRef")}, ["roleRef"])
+EXTRA[_A + "SelfSubjectAccessReview"] = _top(
+    "authorization.k8s.io", "v1", "SelfSubjectAccessReview", {
+        "spec": _ref(_A + "SelfSubjectAccessReviewSpec"),
+        "status": _ref(_A + "SubjectAccessReviewStatus")}, ["spec"])
+ALL = dict(SCHEMAS)
+ALL.update(EXTRA)
+
+
+class _Validator(V.Validator):
+    """validate.Validator that also remembers where unknown fields are, so
+    that Warn mode can drop them as the apiserver does."""
+
+    def __init__(self, schemas):
+        super().__init__(schemas, True)
+        self.unknown = []   # (dict, key)
+
+    def _object(self, v, schema, path, name):
+        super()._object(v, schema, path, name)
+        props = schema.get("properties")
+        addl = schema.get("additionalProperties")
+        if name == "io.k8s.apimachinery.pkg.runtime.RawExtension" or (
+                schema.get("x-kubernetes-embedded-resource") and not props):
+            return
+        if props is None or isinstance(addl, dict) or addl is True or \
+                schema.get("x-kubernetes-preserve-unknown-fields") is True:
+            return
+        for k in list(v.keys()):
+            if k not in props:
+                self.unknown.append((v, k))
+
+
+class Rejected(Exception):
+    """An error answer: code, reason, message, details (dict or None)."""
+
+    def __init__(self, code, reason, message, details=None):
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.details = details
+
+
+def parse_body(raw):
+    """JSON text -> object with duplicate-key tracking (DuplicateKeys)."""
+    return json.loads(raw, object_pairs_hook=V._pairs)
+
+
+_GO = {"integer": "number", "number": "number", "string": "string",
+       "boolean": "bool", "array": "array", "object": "object"}
+
+
+def _decode_msg(path, msg, kind):
+    m = re.match(r"expected (\w+), got (\w+)", msg)
+    if m:
+        want = {"boolean": "bool", "integer": "int32", "object":
+                "map[string]interface {}", "array": "[]interface {}"}.get(
+                    m.group(1), m.group(1))
+        return ("json: cannot unmarshal %s into Go struct field %s.%s of "
+                "type %s" % (_GO.get(m.group(2), m.group(2)), kind,
+                             re.sub(r"\[\d+\]", "", path), want))
+    m = re.match(r"(-?\d+) out of (\w+) range", msg)
+    if m:
+        return ("json: cannot unmarshal number %s into Go struct field %s.%s"
+                " of type %s" % (m.group(1), kind,
+                                 re.sub(r"\[\d+\]", "", path), m.group(2)))
+    m = re.match(r"'(.*)' is not an RFC 3339 date-time", msg)
+    if m:
+        return ('parsing time "%s" as "2006-01-02T15:04:05Z07:00": cannot '
+                'parse "%s" as "2006"' % (m.group(1), m.group(1)))
+    if "is not a valid resource quantity" in msg:
+        return ("quantities must match the regular expression "
+                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    if msg.startswith("expected one of"):
+        return "json: cannot unmarshal %s into Go struct field %s.%s" % (
+            "value", kind, path)
+    return None
+
+
+def cause(reason, field, message):
+    return {"reason": reason, "message": message, "field": field}
+
+
+def invalid(kind, group, name, causes):
+    """422 Invalid exactly like the apiserver's (one or a bracketed list)."""
+    parts = ["%s: %s" % (c["field"], c["message"]) if c["field"] else
+             c["message"] for c in causes]
+    text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return Rejected(422, "Invalid", '%s "%s" is invalid: %s' % (kind, name,
+                                                                 text),
+                    {"name": name, "group": group, "kind": kind,
+                     "causes": causes})
+
+
+def check(obj, schema_name, kind, api_version, mode, name_for_errors):
+    """Validate a decoded body. mode: Strict|Warn|Ignore.
+    Returns warnings (list of text) or raises Rejected. Drops unknown fields
+    from obj unless Strict (where they are an error)."""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    val = _Validator(ALL)
+    val.validate(obj, ALL[schema_name], "", schema_name, True)
+    decode, strict, semantic = [], [], []
+    for e in val.errors:
+        path, _, msg = e.partition(": ")
+        path = "" if path == "$" else path
+        if msg.startswith("unknown field"):
+            strict.append('unknown field "%s"' % path)
+        elif msg.startswith("duplicate field"):
+            f = msg.split("'")[1]
+            strict.append('duplicate field "%s"' % (
+                path + "." + f if path else f))
+        elif msg.startswith("missing required field"):
+            f = msg.split("'")[1]
+            semantic.append(cause("FieldValueRequired",
+                                  path + "." + f if path else f,
+                                  "Required value"))
+        elif msg.startswith("required field is null"):
+            semantic.append(cause("FieldValueRequired", path,
+                                  "Required value"))
+        elif msg.endswith("[--k8s]"):
+            m = re.match(r"value '(.*)' not one of \[(.*?)\] \[--k8s\]", msg)
+            vals = sorted(x.strip().strip("'") for x in m.group(2).split(","))
+            semantic.append(cause(
+                "FieldValueNotSupported", path,
+                'Unsupported value: "%s": supported values: %s' % (
+                    m.group(1), ", ".join('"%s"' % v for v in vals))))
+        elif msg.startswith("apiVersion/kind"):
+            continue
+        else:
+            d = _decode_msg(path, msg, kind)
+            decode.append(d or msg)
+    prefix = '%s in version "%s" cannot be handled as a %s: ' % (
+        kind, api_version.split("/")[-1], kind)
+    if decode:
+        raise Rejected(400, "BadRequest", prefix + decode[0])
+    warnings = []
+    if strict:
+        if mode == "Strict":
+            raise Rejected(400, "BadRequest", prefix +
+                           "strict decoding error: " + ", ".join(strict))
+        if mode != "Ignore":
+            warnings = strict
+        for d, k in val.unknown:
+            d.pop(k, None)
+    if semantic:
+        raise invalid(kind, group, name_for_errors, semantic)
+    return warnings
+
+
+# ------------------------------------------------------ semantic validation
+DNS1123_SUB = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                         r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SUB_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case "
+           "alphanumeric characters, '-' or '.', and must start and end with"
+           " an alphanumeric character (e.g. 'example.com', regex used for "
+           "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]"
+           "([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case "
+             "alphanumeric characters or '-', and must start and end with an "
+             "alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+             "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+def check_name(name, label_only, field="metadata.name"):
+    if label_only:
+        if not DNS1123_LABEL.match(name) or len(name) > 63:
+            return [cause("FieldValueInvalid", field,
+                          'Invalid value: "%s": %s' % (name, LABEL_MSG))]
+    elif not DNS1123_SUB.match(name) or len(name) > 253:
+        return [cause("FieldValueInvalid", field,
+                      'Invalid value: "%s": %s' % (name, SUB_MSG))]
+    return []
+
+
+def check_pod_spec(spec, path, restart_allowed=None):
+    cs = []
+    ctrs = spec.get("containers")
+    if not ctrs:
+        cs.append(cause("FieldValueRequired", path + ".containers",
+                        "Required value"))
+        ctrs = []
+    seen = set()
+    for i, c in enumerate(ctrs):
+        p = "%s.containers[%d]" % (path, i)
+        n = c.get("name") or ""
+        if n:
+            cs += check_name(n, True, p + ".name")
+            if n in seen:
+                cs.append(cause("FieldValueDuplicate", p + ".name",
+                                'Duplicate value: "%s"' % n))
+            seen.add(n)
+        if not c.get("image"):
+            cs.append(cause("FieldValueRequired", p + ".image",
+                            "Required value"))
+        for j, port in enumerate(c.get("ports") or []):
+            v = port.get("containerPort")
+            if isinstance(v, int) and not 1 <= v <= 65535:
+                cs.append(cause("FieldValueInvalid",
+                                "%s.ports[%d].containerPort" % (p, j),
+                                "Invalid value: %d: must be between 1 and "
+                                "65535, inclusive" % v))
+    rp = spec.get("restartPolicy")
+    if restart_allowed and (rp or "Always") not in restart_allowed:
+        if rp:
+            cs.append(cause("FieldValueNotSupported", path + ".restartPolicy",
+                            'Unsupported value: "%s": supported values: %s'
+                            % (rp, ", ".join('"%s"' % x
+                                             for x in restart_allowed))))
+        else:
+            cs.append(cause("FieldValueRequired", path + ".restartPolicy",
+                            "Required value: valid values: %s" % ", ".join(
+                                '"%s"' % x for x in restart_allowed)))
+    return cs
+
+
+def _selector_matches(sel, labels):
+    from .util import label_match, selector_to_reqs
+    return label_match(selector_to_reqs(sel), labels)
+
+
+def semantic(res, obj):
+    """Checks beyond the schema; returns a list of causes (empty = fine)."""
+    md = obj.get("metadata") or {}
+    cs = []
+    name = md.get("name")
+    if name:
+        cs += check_name(name, res in ("namespaces", "services"))
+    spec = obj.get("spec") or {}
+    if res == "pods":
+        cs += check_pod_spec(spec, "spec")
+    elif res in ("daemonsets", "jobs"):
+        tmpl = spec.get("template") or {}
+        tl = (tmpl.get("metadata") or {}).get("labels") or {}
+        sel = spec.get("selector")
+        if res == "daemonsets":
+            if not sel:
+                cs.append(cause("FieldValueRequired", "spec.selector",
+                                "Required value"))
+            elif not _selector_matches(sel, tl):
+                cs.append(cause(
+                    "FieldValueInvalid", "spec.template.metadata.labels",
+                    "Invalid value: map[string]string{%s}: `selector` does "
+                    "not match template `labels`" % ", ".join(
+                        '"%s":"%s"' % kv for kv in sorted(tl.items()))))
+        cs += check_pod_spec(tmpl.get("spec") or {}, "spec.template.spec",
+                             ["Always"] if res == "daemonsets" else
+                             ["OnFailure", "Never"])
+    elif res == "services":
+        st = spec.get("type") or "ClusterIP"
+        if st != "ExternalName" and not spec.get("ports"):
+            cs.append(cause("FieldValueRequired", "spec.ports",
+                            "Required value"))
+        for i, p in enumerate(spec.get("ports") or []):
+            v = p.get("port")
+            if isinstance(v, int) and not 1 <= v <= 65535:
+                cs.append(cause("FieldValueInvalid", "spec.ports[%d].port" % i,
+                                "Invalid value: %d: must be between 1 and "
+                                "65535, inclusive" % v))
+    return cs
