@@ -35,10 +35,14 @@ struct watch {
     char status_msg[512]; /* other ERROR events */
 };
 
-static char *key_of(json_t *obj)
+/* "ns/name"; the watched namespace stands in when an object omits its own. */
+static char *key_of(const struct watch *w, json_t *obj)
 {
     json_t *m = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(m, "namespace"));
+
+    if (!ns && w->res->namespaced)
+        ns = w->ns;
     const char *name = json_string_value(json_object_get(m, "name"));
     return kp_xasprintf("%s/%s", ns ? ns : "", name ? name : "");
 }
@@ -72,7 +76,7 @@ static int emit(struct watch *w, enum kube_event_type t, json_t *obj)
 static int relist_item(void *arg, json_t *item, struct kp_err *err)
 {
     struct watch *w = arg;
-    char *key = key_of(item);
+    char *key = key_of(w, item);
     const char *old = json_string_value(json_object_get(w->index, key));
     const char *rv = rv_of(item);
     int r = 0;
@@ -155,7 +159,7 @@ static int on_event(struct watch *w, json_t *ev)
     set_rv(w, rv_of(obj));
     if (!strcmp(type, "BOOKMARK"))
         return w->opts->bookmarks ? emit(w, KUBE_EVENT_BOOKMARK, obj) : 0;
-    key = key_of(obj);
+    key = key_of(w, obj);
     if (!strcmp(type, "DELETED"))
         json_object_del(w->index, key);
     else
@@ -239,17 +243,15 @@ enum stream_end {
     STREAM_FAIL
 };
 
-static enum stream_end one_stream(struct watch *w, uint64_t deadline, const char *what)
+static enum stream_end one_stream(struct watch *w, long timeout_s, uint64_t deadline,
+                                  const char *what)
 {
     struct kube_client *c = w->c;
-    long timeout_s = w->opts->stream_timeout_s;
     struct http_request rq = {0};
     struct http_response rs;
     char *path;
     int r;
 
-    if (timeout_s <= 0)
-        timeout_s = 300 + (long)(http_now_ms(c->http) % 301);
     path = watch_path(w, timeout_s);
     rq.method = "GET";
     rq.path = path;
@@ -314,6 +316,8 @@ static int watch_loop(struct watch *w, uint64_t deadline, const char *what)
 
     for (;;) {
         enum stream_end e;
+        long timeout_s = w->opts->stream_timeout_s;
+        uint64_t t0;
 
         if (http_aborted(c->http))
             return kp_err_set(w->err, "%s: interrupted", what);
@@ -327,7 +331,10 @@ static int watch_loop(struct watch *w, uint64_t deadline, const char *what)
             need_list = 0;
         }
         w->gone = 0;
-        e = one_stream(w, deadline, what);
+        if (timeout_s <= 0) /* spread reconnects like client-go: 5 to 10 minutes */
+            timeout_s = 300 + (long)(http_now_ms(c->http) % 301);
+        t0 = http_now_ms(c->http);
+        e = one_stream(w, timeout_s, deadline, what);
         switch (e) {
         case STREAM_STOP:
             return 0;
@@ -346,7 +353,10 @@ static int watch_loop(struct watch *w, uint64_t deadline, const char *what)
                    e == STREAM_EOF ? "ended" : "dropped", w->events, w->rv ? w->rv : "");
             break;
         }
-        if (w->events > 0) {
+        /* a stream that delivered events, or that lasted until about its timeout on a quiet
+         * collection, was healthy */
+        if (w->events > 0 ||
+            (e == STREAM_EOF && http_now_ms(c->http) - t0 >= (uint64_t)timeout_s * 500u)) {
             failures = 0;
             backoff = WATCH_BACKOFF_MS;
             continue;

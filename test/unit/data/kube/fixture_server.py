@@ -122,6 +122,8 @@ def store_create(coll, body):
         return 409, status(409, "AlreadyExists", f'{plural} "{name}" already exists')
     obj = json.loads(json.dumps(body))
     obj.setdefault("metadata", {})["resourceVersion"] = next_rv()
+    if "/namespaces/" in coll:
+        obj["metadata"]["namespace"] = coll.split("/namespaces/")[1].split("/")[0]
     obj["metadata"]["uid"] = f"uid-{STATE['rv']}"
     objs[name] = obj
     return 201, obj
