@@ -23,8 +23,9 @@ struct progress {
     bool thread_running;
     bool stopping;
     uint64_t start_ms;
-    size_t done;   /* measurements finished (ok or not) */
-    size_t failed; /* steps that failed */
+    size_t done;     /* measurements finished (ok or not) */
+    size_t failed;   /* steps that failed */
+    size_t measured; /* measurements of steps that succeeded */
     uint64_t expected_done_ms;
     /* current step */
     bool in_step;
@@ -215,6 +216,8 @@ void progress_end(struct progress *p, bool ok, const char *result)
         fflush(p->o.out);
     }
     p->done += p->step_n;
+    if (ok)
+        p->measured += p->step_n;
     p->expected_done_ms += p->step_expected_ms;
     if (!ok)
         p->failed++;

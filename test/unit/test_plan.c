@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_plan.c - which groups a plan holds, in which order, with which tests; skips that keep
+ * their reason; sample counts and expected time; sweep expansion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/plan.h"
+#include "controller/run_options.h"
+
+static struct plan_opts opts_with(unsigned scenarios, unsigned placements, unsigned tests,
+                                  int samples)
+{
+    struct plan_opts o = {
+        .scenarios = scenarios,
+        .placements = placements,
+        .tests = tests,
+        .samples = samples,
+        .samples_max = samples,
+        .duration_ms = 10000,
+    };
+    return o;
+}
+
+static void assert_group(const struct plan *p, size_t i, enum scenario s, const char *placement,
+                         bool reverse, size_t n_tests)
+{
+    const struct plan_group *g = plan_group_get(p, i);
+
+    assert_non_null(g);
+    assert_int_equal(g->scenario, s);
+    assert_string_equal(g->placement_label, placement);
+    assert_int_equal(g->reverse, reverse);
+    assert_int_equal(g->n_tests, n_tests);
+}
+
+static void test_plan_default_is_pod_to_pod_both_placements(void **state)
+{
+    struct run_options ro;
+    struct plan_opts po;
+    struct plan *p;
+
+    (void)state;
+    run_options_init(&ro);
+    plan_opts_from_run_options(&ro, &po);
+    p = plan_new(&po);
+    assert_int_equal(plan_group_count(p), 2);
+    assert_group(p, 0, SCENARIO_POD_TO_POD, "same-node", false, 3);
+    assert_group(p, 1, SCENARIO_POD_TO_POD, "other-node", false, 3);
+    /* default tests in canonical order */
+    assert_int_equal(plan_group_get(p, 0)->tests[0], TEST_TCP_RR);
+    assert_int_equal(plan_group_get(p, 0)->tests[1], TEST_TCP_STREAM);
+    assert_int_equal(plan_group_get(p, 0)->tests[2], TEST_TCP_STREAM_MULTI);
+    assert_int_equal(plan_measurement_count(p), 6);
+    assert_int_equal(plan_expected_ms(p), 60000);
+    plan_free(p);
+    run_options_cleanup(&ro);
+}
+
+static void test_plan_all_scenarios_order_and_external_directions(void **state)
+{
+    struct plan_opts o = opts_with(SCENARIO_ALL_MASK, PLACEMENT_BOTH_MASK, TEST_DEFAULT_MASK, 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    assert_int_equal(plan_group_count(p), 8);
+    assert_group(p, 0, SCENARIO_POD_TO_POD, "same-node", false, 3);
+    assert_group(p, 1, SCENARIO_POD_TO_POD, "other-node", false, 3);
+    assert_group(p, 2, SCENARIO_HOST_TO_HOST, "same-node", false, 3);
+    assert_group(p, 3, SCENARIO_HOST_TO_HOST, "other-node", false, 3);
+    assert_group(p, 4, SCENARIO_POD_TO_SERVICE, "same-node", false, 3);
+    assert_group(p, 5, SCENARIO_POD_TO_SERVICE, "other-node", false, 3);
+    assert_group(p, 6, SCENARIO_POD_TO_EXTERNAL, "external", false, 3);
+    /* the reverse direction only for stream tests */
+    assert_group(p, 7, SCENARIO_POD_TO_EXTERNAL, "external", true, 2);
+    assert_int_equal(plan_group_get(p, 7)->tests[0], TEST_TCP_STREAM);
+    assert_int_equal(plan_group_get(p, 7)->tests[1], TEST_TCP_STREAM_MULTI);
+    assert_int_equal(plan_measurement_count(p), 23);
+    plan_free(p);
+}
+
+static void test_plan_one_placement_keeps_external(void **state)
+{
+    struct plan_opts o =
+        opts_with(SCENARIO_ALL_MASK, 1u << PLACEMENT_OTHER_NODE, 1u << TEST_TCP_RR, 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    /* 3 other-node groups + external forward; no reverse group (RR is not reversible) */
+    assert_int_equal(plan_group_count(p), 4);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(plan_group_get(p, i)->placement_label, "other-node");
+    assert_group(p, 3, SCENARIO_POD_TO_EXTERNAL, "external", false, 1);
+    plan_free(p);
+}
+
+static void test_plan_all_tests_canonical_order(void **state)
+{
+    struct plan_opts o =
+        opts_with(1u << SCENARIO_POD_TO_EXTERNAL, PLACEMENT_BOTH_MASK, TEST_ALL_MASK, 1);
+    struct plan *p = plan_new(&o);
+    const struct plan_group *g;
+
+    (void)state;
+    assert_int_equal(plan_group_count(p), 2);
+    g = plan_group_get(p, 0);
+    assert_int_equal(g->n_tests, TEST_COUNT);
+    for (int t = 0; t < TEST_COUNT; t++)
+        assert_int_equal(g->tests[t], t);
+    g = plan_group_get(p, 1);
+    assert_true(g->reverse);
+    assert_int_equal(g->n_tests, 3);
+    assert_int_equal(g->tests[2], TEST_UDP_STREAM);
+    plan_free(p);
+}
+
+static void test_plan_skip_keeps_group_with_first_reason(void **state)
+{
+    struct plan_opts o = opts_with(SCENARIO_ALL_MASK, PLACEMENT_BOTH_MASK, TEST_DEFAULT_MASK, 3);
+    struct plan *p = plan_new(&o);
+    size_t before = plan_measurement_count(p);
+
+    (void)state;
+    assert_int_equal(before, 69);
+    assert_int_equal(plan_skip(p, SCENARIO_POD_TO_SERVICE, PLACEMENT_OTHER_NODE, "no %s", "svc"),
+                     1);
+    /* a second reason does not replace the first, and is not counted again */
+    assert_int_equal(plan_skip(p, SCENARIO_POD_TO_SERVICE, PLACEMENT_COUNT, "later"), 1);
+    assert_int_equal(plan_group_count(p), 8); /* never dropped */
+    assert_true(plan_group_get(p, 5)->skipped);
+    assert_string_equal(plan_group_get(p, 5)->skip_reason, "no svc");
+    assert_string_equal(plan_group_get(p, 4)->skip_reason, "later");
+    assert_false(plan_group_get(p, 3)->skipped);
+    assert_int_equal(plan_measurement_count(p), before - 2 * 3 * 3);
+    /* both external groups at once */
+    assert_int_equal(plan_skip(p, SCENARIO_POD_TO_EXTERNAL, PLACEMENT_COUNT, "none"), 2);
+    assert_int_equal(plan_measurement_count(p), 12 * 3);
+    assert_int_equal(plan_expected_ms(p), 36ull * 10000);
+    plan_free(p);
+}
+
+static void test_plan_expected_time_counts_omit(void **state)
+{
+    struct plan_opts o =
+        opts_with(1u << SCENARIO_HOST_TO_HOST, 1u << PLACEMENT_SAME_NODE, 1u << TEST_UDP_RR, 2);
+    struct plan *p;
+
+    (void)state;
+    o.omit_ms = 1000;
+    p = plan_new(&o);
+    assert_int_equal(plan_measurement_count(p), 2);
+    assert_int_equal(plan_expected_ms(p), 2 * 11000);
+    plan_free(p);
+}
+
+static void test_plan_sweep_one_group_per_node(void **state)
+{
+    const char *nodes[] = {"ip-10-0-1-5", "ip-10-0-1-6", "ip-10-0-1-7"};
+    struct plan_opts o = opts_with((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_EXTERNAL),
+                                   PLACEMENT_BOTH_MASK, 1u << TEST_TCP_RR, 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    plan_skip(p, SCENARIO_POD_TO_POD, PLACEMENT_OTHER_NODE, "kept reason");
+    plan_expand_sweep(p, nodes, 3);
+    assert_int_equal(plan_group_count(p), 1 + 3 + 1);
+    assert_string_equal(plan_group_get(p, 0)->placement_label, "same-node");
+    for (size_t i = 0; i < 3; i++) {
+        const struct plan_group *g = plan_group_get(p, 1 + i);
+        char want[64];
+        snprintf(want, sizeof(want), "node:%s", nodes[i]);
+        assert_int_equal(g->placement, PLACEMENT_NODE);
+        assert_string_equal(g->node, nodes[i]);
+        assert_string_equal(g->placement_label, want);
+        assert_string_equal(g->skip_reason, "kept reason");
+    }
+    assert_string_equal(plan_group_get(p, 4)->placement_label, "external");
+    plan_free(p);
+}
+
+static void test_plan_names_round_trip(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SCENARIO_COUNT; s++)
+        assert_int_equal(plan_scenario_from_name(plan_scenario_name((enum scenario)s)), s);
+    for (int t = 0; t < TEST_COUNT; t++)
+        assert_int_equal(plan_test_from_name(plan_test_name((enum test_kind)t)), t);
+    assert_int_equal(plan_test_from_name("tcp_rr"), TEST_TCP_RR);
+    assert_int_equal(plan_scenario_from_name("pod-to-nowhere"), -1);
+    assert_int_equal(plan_test_from_name("TCP_RRR"), -1);
+    assert_true(plan_test_is_latency(TEST_UDP_RR));
+    assert_false(plan_test_is_latency(TEST_UDP_STREAM));
+    assert_true(plan_test_is_reversible(TEST_UDP_STREAM));
+    assert_false(plan_test_is_reversible(TEST_TCP_CRR));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_default_is_pod_to_pod_both_placements),
+        cmocka_unit_test(test_plan_all_scenarios_order_and_external_directions),
+        cmocka_unit_test(test_plan_one_placement_keeps_external),
+        cmocka_unit_test(test_plan_all_tests_canonical_order),
+        cmocka_unit_test(test_plan_skip_keeps_group_with_first_reason),
+        cmocka_unit_test(test_plan_expected_time_counts_omit),
+        cmocka_unit_test(test_plan_sweep_one_group_per_node),
+        cmocka_unit_test(test_plan_names_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
