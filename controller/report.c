@@ -13,6 +13,7 @@
 
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_err.h"
+#include "agent/base/result.h"
 #include "controller/render_html.h"
 #include "controller/render_text.h"
 #include "controller/report_aggregate.h"
@@ -126,8 +127,10 @@ int report_add_agent_doc(struct report *rep, const char *scenario, const char *p
     const json_t *v;
     size_t i;
 
-    if (report_validate_agent_doc(agent_doc, err) != 0)
-        return kp_err_prefix(err, "%s %s", scenario, placement);
+    /* the agent's own contract first (agent/base/result.h: every field, types, consistency),
+     * then what merging needs (histograms that parse) */
+    if (result_validate(agent_doc, err) != 0 || report_validate_agent_doc(agent_doc, err) != 0)
+        return kp_err_prefix(err, "agent document for %s %s", scenario, placement);
     json_array_foreach(json_object_get(agent_doc, "results"), i, v)
     {
         json_t *row =

@@ -58,7 +58,8 @@ static struct report *make(const struct spec *sp, const char *name)
         json_array_append_new(results, s);
     }
     doc = fx_agent_doc(results, NULL);
-    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "other-node", doc, &err), 0);
+    if (report_add_agent_doc(rep, "pod-to-pod", "other-node", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
     json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
@@ -255,11 +256,12 @@ static void test_compare_refuses_reports_without_common_rows(void **state)
     struct report *rb = make(&b, NULL), *other = report_new();
     struct kp_err err = {{0}};
     struct compare_opts o;
-    json_t *doc =
-        fx_agent_doc(json_pack("[o]", fx_stream_sample("UDP_STREAM", 0, false, 900, 0)), NULL);
+    json_t *doc = fx_agent_doc(
+        json_pack("[o]", fx_stream_sample("TCP_STREAM_MULTI", 0, false, 900, 0)), NULL);
     (void)state;
 
-    assert_int_equal(report_add_agent_doc(other, "host-to-host", "same-node", doc, &err), 0);
+    if (report_add_agent_doc(other, "host-to-host", "same-node", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
     assert_int_equal(report_finish(other, &err), 0);
     compare_opts_init(&o);
     assert_null(compare_reports(rb, other, &o, &err));

@@ -30,11 +30,14 @@ static struct report *synthetic(void)
         hist_reset(h);
         for (uint64_t us = 10; us <= 109; us++) /* 100 values 10..109 us, twice */
             hist_record(h, us * 1000);
-        rr[s] =
-            json_pack("{s:s, s:i, s:b, s:f, s:I, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f}}", "test",
-                      "TCP_RR", "sample", s, "reverse", 0, "duration_s", 1.0, "ops",
-                      (json_int_t)100, "ops_per_sec", s ? 12000.0 : 12500.0, "latency_us", "min",
-                      10.0, "mean", 59.5, "p50", 59.0, "p90", 99.0, "p99", 108.0, "max", 109.0);
+        rr[s] = json_pack("{s:s, s:i, s:b, s:s, s:f, s:I, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, "
+                          "s:f, s:f}, s:{s:f, s:f}}",
+                          "test", "TCP_RR", "sample", s, "reverse", 0, "start_time",
+                          "2026-11-30T09:00:00Z", "duration_s", 1.0, "ops", (json_int_t)100,
+                          "ops_per_sec", s ? 12000.0 : 12500.0, "latency_us", "min", 10.0, "mean",
+                          59.5, "p50", 59.0, "p90", 99.0, "p99", 108.0, "p999", 109.0, "max", 109.0,
+                          "stddev", 28.9, "cpu_seconds", "client", 0.5, "server", 0.5);
+        json_object_set_new(rr[s], "node_cpu", fx_node_cpu());
         json_object_set_new(rr[s], "histogram", hist_to_json(h));
     }
     hist_free(h);
@@ -43,11 +46,13 @@ static struct report *synthetic(void)
                                  fx_stream_sample("TCP_STREAM", 1, false, 9000.25, 5),
                                  fx_stream_sample("TCP_STREAM", 2, false, 9500.0, 4)),
                        NULL);
-    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), 0);
+    if (report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     doc = fx_agent_doc(
         json_pack("[o]", fx_stream_sample("TCP_STREAM_MULTI", 0, false, 23456.78, 12)), NULL);
-    assert_int_equal(report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err), 0);
+    if (report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "service <DNAT> unavailable");
     report_add_error(rep, "pod-to-external", "external", NULL, "server unreachable, \"timeout\"");
