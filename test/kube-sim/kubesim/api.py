@@ -155,6 +155,13 @@ class App:
                     "serverAddress": "127.0.0.1:%d" % self.cfg.port}]})
         if p == "/apis":
             return self.send(req, 200, R.api_group_list())
+        if p == "/openapi/v3":
+            return self.send(req, 200, R.openapi_index())
+        if p.startswith("/openapi/v3/"):
+            gv = p[len("/openapi/v3/"):]
+            if gv in R.openapi_index()["paths"]:
+                return self.send(req, 200, R.openapi_doc(gv, schema.ALL))
+            return self.notfound_page(req)
         parts = p.strip("/").split("/")
         if parts[0] == "api" and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]

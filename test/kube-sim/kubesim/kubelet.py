@@ -11,6 +11,7 @@ Records every process it starts in DIR/pids so `down` can kill it.
 """
 import base64
 import os
+import re
 import platform
 import select
 import signal
@@ -436,6 +437,11 @@ class Worker:
         self.push()
         if not self.pull_images():
             return
+        if self.pod["spec"].get("hostNetwork"):
+            self.netns = self.kl.net.node_ns(self.node_i)
+            self.ip = node_ip(self.node_i)
+        else:
+            self.netns, self.ip = self.kl.net.add_pod(self.node_i)
         while not self.deleting.is_set():
             err = self.prepare()
             if not err:
@@ -449,11 +455,6 @@ class Worker:
                 return
         if self.deleting.is_set():
             return
-        if self.pod["spec"].get("hostNetwork"):
-            self.netns = self.kl.net.node_ns(self.node_i)
-            self.ip = node_ip(self.node_i)
-        else:
-            self.netns, self.ip = self.kl.net.add_pod(self.node_i)
         self.push()
         for c in self.containers.values():
             self.start(c)
@@ -691,11 +692,18 @@ class Worker:
                     best = (mp, host)
         if best:
             return best[1] + s[len(best[0]):]
-        if "=" in s:
-            k, _, v = s.partition("=")
-            mv = self.map_path(c, v)
-            if mv != v:
-                return k + "=" + mv
+        # also inside words of a longer argument (sh -c "... /etc/x/y ...",
+        # --flag=/etc/x/y)
+        for m in sorted(c.spec.get("volumeMounts") or [],
+                        key=lambda m: -len(m.get("mountPath", ""))):
+            mp = m.get("mountPath", "").rstrip("/")
+            host = self.mounts.get(m.get("name"))
+            if not mp or not host:
+                continue
+            if m.get("subPath"):
+                host = os.path.join(host, m["subPath"])
+            s = re.sub(r"(?<![\w/.-])" + re.escape(mp) + r"(?=/|$|[\s\"';])",
+                       lambda _m, h=host: h, s)
         return s
 
     # ------------------------------------------------------------ processes

@@ -375,3 +375,61 @@ def to_table(res, items, list_meta, include="Metadata"):
         rows.append(row)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
             "metadata": list_meta, "columnDefinitions": cols, "rows": rows}
+
+
+# ---------------------------------------------------------------- OpenAPI v3
+_OPENAPI_CACHE = {}
+
+
+def openapi_index():
+    paths = {}
+    for gv in ["api/v1"] + ["apis/%s/v1" % g for g in GROUPS]:
+        paths[gv] = {"serverRelativeURL": "/openapi/v3/%s?hash=%s" % (
+            gv, "0" * 16)}
+    return {"paths": paths}
+
+
+def openapi_doc(gv_path, schemas):
+    """A per group-version OpenAPI v3 document: the paths kubectl inspects
+    (PATCH with fieldValidation, per GVK) plus every schema we validate
+    with."""
+    if gv_path in _OPENAPI_CACHE:
+        return _OPENAPI_CACHE[gv_path]
+    group = "" if gv_path == "api/v1" else gv_path.split("/")[1]
+    params = [{"name": n, "in": "query", "schema": {"type": "string"},
+               "uniqueItems": True} for n in
+              ("dryRun", "fieldManager", "fieldValidation", "force")]
+    paths = {}
+    for r in RESOURCES:
+        if r.group != group:
+            continue
+        base = "/" + gv_path + ("/namespaces/{namespace}" if r.namespaced
+                                else "") + "/" + r.name
+        gvk = {"group": group, "version": "v1", "kind": r.kind}
+        ref = {"$ref": "#/components/schemas/" + r.schema} if r.schema \
+            else {"type": "object"}
+        resp = {"200": {"description": "OK", "content": {
+            "application/json": {"schema": ref}}}}
+        one = {"get": {"x-kubernetes-action": "get",
+                       "x-kubernetes-group-version-kind": gvk,
+                       "responses": resp}}
+        if "patch" in r.verbs:
+            one["patch"] = {"x-kubernetes-action": "patch",
+                            "x-kubernetes-group-version-kind": gvk,
+                            "parameters": params, "responses": resp}
+        if "update" in r.verbs:
+            one["put"] = {"x-kubernetes-action": "put",
+                          "x-kubernetes-group-version-kind": gvk,
+                          "parameters": params, "responses": resp}
+        paths[base + "/{name}"] = one
+        coll = {}
+        if "create" in r.verbs:
+            coll["post"] = {"x-kubernetes-action": "post",
+                            "x-kubernetes-group-version-kind": gvk,
+                            "parameters": params, "responses": resp}
+        paths[base] = coll
+    doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes",
+                                        "version": "v1.35.0"},
+           "paths": paths, "components": {"schemas": schemas}}
+    _OPENAPI_CACHE[gv_path] = doc
+    return doc
