@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_proto.c - wire protocol: every message round-trips, every malformed header and payload
+ * is rejected with a reason, truncation asks for more, test requests are range-checked. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/base/kp_err.h"
+#include "agent/proto.h"
+
+static uint8_t buf[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD];
+
+static struct proto_test_req good_req(void)
+{
+    struct proto_test_req r = {.test = PROTO_TCP_STREAM_MULTI,
+                               .flags = PROTO_FLAG_REVERSE,
+                               .streams = 8,
+                               .msg_size = 131072,
+                               .duration_ms = 10000,
+                               .omit_ms = 1000,
+                               .rate_bps = 0};
+    return r;
+}
+
+/* Encodes m, decodes it back into out; asserts the whole buffer is consumed. */
+static void round_trip(const struct proto_msg *m, struct proto_msg *out)
+{
+    size_t n = proto_encode(m, buf, sizeof(buf));
+    size_t used = 0;
+    struct kp_err err;
+
+    kp_err_clear(&err);
+    assert_true(n >= PROTO_HEADER_LEN);
+    assert_int_equal(proto_decode(buf, n, out, &used, &err), PROTO_OK);
+    assert_int_equal(used, n);
+    assert_int_equal(out->type, m->type);
+}
+
+static enum proto_status decode_len(size_t n, struct kp_err *err)
+{
+    struct proto_msg m;
+    size_t used;
+    kp_err_clear(err);
+    return proto_decode(buf, n, &m, &used, err);
+}
+
+static void test_proto_round_trip_every_type(void **state)
+{
+    struct proto_msg m, out;
+    (void)state;
+
+    for (uint8_t t = 1; t <= PROTO_TYPE_MAX; t++) {
+        memset(&m, 0, sizeof(m));
+        m.type = t;
+        switch (t) {
+        case PROTO_HELLO:
+            m.u.hello.version_min = 1;
+            m.u.hello.version_max = 3;
+            break;
+        case PROTO_CHALLENGE:
+            memset(m.u.challenge.nonce, 0xa5, PROTO_NONCE_LEN);
+            m.u.challenge.flags = PROTO_FLAG_AUTH;
+            break;
+        case PROTO_AUTH:
+            memset(m.u.auth.mac, 0x3c, PROTO_MAC_LEN);
+            break;
+        case PROTO_TEST_REQ:
+            m.u.test_req = good_req();
+            break;
+        case PROTO_ACCEPT:
+            m.u.accept.session = 0x0102030405060708ull;
+            break;
+        case PROTO_REFUSE:
+            m.u.refuse.code = PROTO_REFUSE_BUSY;
+            strcpy(m.u.refuse.reason, "busy: 16 tests running");
+            break;
+        case PROTO_DATA_HELLO:
+            m.u.data_hello.session = 42;
+            m.u.data_hello.stream = 7;
+            break;
+        case PROTO_STOP:
+            m.u.stop.sent_bytes = 1ull << 40;
+            m.u.stop.udp_sent = 12345;
+            break;
+        case PROTO_RESULT:
+            m.u.result.window_ns = 10000000000ull;
+            m.u.result.rx_bytes = 1000;
+            m.u.result.rx_total = 2000;
+            m.u.result.mtu = 9001;
+            m.u.result.node_cpu[PROTO_CPU_SOFTIRQ] = 77;
+            m.u.result.udp_jitter_ns = 5000;
+            m.u.result.nstreams = 3;
+            m.u.result.streams[2].rx_bytes = 999;
+            m.u.result.streams[2].mss = 8949;
+            break;
+        default:
+            break;
+        }
+        round_trip(&m, &out);
+        switch (t) {
+        case PROTO_HELLO:
+            assert_int_equal(out.u.hello.version_max, 3);
+            break;
+        case PROTO_CHALLENGE:
+            assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, PROTO_NONCE_LEN);
+            assert_int_equal(out.u.challenge.flags, PROTO_FLAG_AUTH);
+            break;
+        case PROTO_AUTH:
+            assert_memory_equal(out.u.auth.mac, m.u.auth.mac, PROTO_MAC_LEN);
+            break;
+        case PROTO_TEST_REQ:
+            assert_memory_equal(&out.u.test_req, &m.u.test_req, sizeof(m.u.test_req));
+            break;
+        case PROTO_ACCEPT:
+            assert_int_equal(out.u.accept.session, m.u.accept.session);
+            break;
+        case PROTO_REFUSE:
+            assert_string_equal(out.u.refuse.reason, m.u.refuse.reason);
+            break;
+        case PROTO_DATA_HELLO:
+            assert_int_equal(out.u.data_hello.stream, 7);
+            break;
+        case PROTO_STOP:
+            assert_int_equal(out.u.stop.sent_bytes, 1ull << 40);
+            break;
+        case PROTO_RESULT:
+            assert_int_equal(out.u.result.nstreams, 3);
+            assert_int_equal(out.u.result.streams[2].mss, 8949);
+            assert_int_equal(out.u.result.node_cpu[PROTO_CPU_SOFTIRQ], 77);
+            assert_int_equal(out.u.result.rx_total, 2000);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void test_proto_truncated_asks_for_more(void **state)
+{
+    struct proto_msg m;
+    struct kp_err err;
+    size_t n;
+    (void)state;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_TEST_REQ;
+    m.u.test_req = good_req();
+    n = proto_encode(&m, buf, sizeof(buf));
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(decode_len(i, &err), PROTO_AGAIN);
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+}
+
+static void encode_header(uint32_t magic, uint8_t ver, uint8_t type, uint16_t rsv, uint32_t len)
+{
+    buf[0] = (uint8_t)(magic >> 24);
+    buf[1] = (uint8_t)(magic >> 16);
+    buf[2] = (uint8_t)(magic >> 8);
+    buf[3] = (uint8_t)magic;
+    buf[4] = ver;
+    buf[5] = type;
+    buf[6] = (uint8_t)(rsv >> 8);
+    buf[7] = (uint8_t)rsv;
+    buf[8] = (uint8_t)(len >> 24);
+    buf[9] = (uint8_t)(len >> 16);
+    buf[10] = (uint8_t)(len >> 8);
+    buf[11] = (uint8_t)len;
+}
+
+static void test_proto_bad_headers(void **state)
+{
+    struct kp_err err;
+    (void)state;
+
+    memset(buf, 0, sizeof(buf));
+    encode_header(0x47455420, 1, PROTO_HELLO, 0, 4); /* "GET " */
+    assert_int_equal(decode_len(16, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "magic"));
+    encode_header(PROTO_MAGIC, 2, PROTO_HELLO, 0, 4);
+    assert_int_equal(decode_len(16, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "version"));
+    encode_header(PROTO_MAGIC, 1, 0, 0, 4);
+    assert_int_equal(decode_len(16, &err), PROTO_ERROR);
+    encode_header(PROTO_MAGIC, 1, PROTO_TYPE_MAX + 1, 0, 4);
+    assert_int_equal(decode_len(16, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "type"));
+    encode_header(PROTO_MAGIC, 1, PROTO_HELLO, 1, 4);
+    assert_int_equal(decode_len(16, &err), PROTO_ERROR);
+}
+
+static void test_proto_oversized_lengths_rejected_before_payload(void **state)
+{
+    static const uint32_t lens[] = {0xffffffffu, 0x80000000u, PROTO_MAX_PAYLOAD + 1,
+                                    4 + PROTO_REASON_MAX + 1};
+    struct kp_err err;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        encode_header(PROTO_MAGIC, 1, PROTO_REFUSE, 0, lens[i]);
+        /* only the header is present: the length alone must be enough to refuse */
+        assert_int_equal(decode_len(PROTO_HEADER_LEN, &err), PROTO_ERROR);
+        assert_non_null(strstr(kp_err_msg(&err), "length"));
+    }
+    encode_header(PROTO_MAGIC, 1, PROTO_RESULT, 0, 0xffffffffu);
+    assert_int_equal(decode_len(PROTO_HEADER_LEN, &err), PROTO_ERROR);
+}
+
+static void test_proto_fixed_lengths_enforced(void **state)
+{
+    static const struct {
+        uint8_t type;
+        uint32_t len;
+    } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},     {PROTO_AUTH, 31},
+                 {PROTO_TEST_REQ, 23},  {PROTO_TEST_REQ, 0},  {PROTO_START, 1},
+                 {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},   {PROTO_CHALLENGE, 32},
+                 {PROTO_STOP, 0},       {PROTO_DATA_OK, 12},  {PROTO_UDP_READY, 2}};
+    struct kp_err err;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+        memset(buf, 0, sizeof(buf));
+        encode_header(PROTO_MAGIC, 1, wrong[i].type, 0, wrong[i].len);
+        assert_int_equal(decode_len(PROTO_HEADER_LEN + wrong[i].len, &err), PROTO_ERROR);
+    }
+}
+
+static int req_rejected(struct proto_test_req r)
+{
+    struct proto_msg m;
+    struct kp_err err;
+    size_t n;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_TEST_REQ;
+    m.u.test_req = r;
+    n = proto_encode(&m, buf, sizeof(buf));
+    return decode_len(n, &err) == PROTO_ERROR && kp_err_is_set(&err);
+}
+
+static void test_proto_test_request_ranges(void **state)
+{
+    struct proto_test_req r;
+    (void)state;
+
+    assert_false(req_rejected(good_req()));
+    r = good_req(), r.test = 0;
+    assert_true(req_rejected(r));
+    r = good_req(), r.test = 7;
+    assert_true(req_rejected(r));
+    r = good_req(), r.flags = 0x80;
+    assert_true(req_rejected(r));
+    r = good_req(), r.streams = 0;
+    assert_true(req_rejected(r));
+    r = good_req(), r.streams = PROTO_MAX_STREAMS + 1;
+    assert_true(req_rejected(r));
+    r = good_req(), r.streams = 65535;
+    assert_true(req_rejected(r));
+    r = good_req(), r.test = PROTO_TCP_RR, r.flags = 0; /* RR takes one stream */
+    assert_true(req_rejected(r));
+    r = good_req(), r.msg_size = 0;
+    assert_true(req_rejected(r));
+    r = good_req(), r.msg_size = PROTO_MAX_MSG_SIZE + 1;
+    assert_true(req_rejected(r));
+    r = good_req(), r.msg_size = 0xffffffffu;
+    assert_true(req_rejected(r));
+    r = good_req(), r.duration_ms = 0;
+    assert_true(req_rejected(r));
+    r = good_req(), r.duration_ms = PROTO_MAX_DURATION_MS + 1;
+    assert_true(req_rejected(r));
+    r = good_req(), r.omit_ms = 0xffffffffu;
+    assert_true(req_rejected(r));
+    r = good_req(), r.rate_bps = 1000; /* a rate is only for UDP_STREAM */
+    assert_true(req_rejected(r));
+    r = good_req(), r.test = PROTO_UDP_STREAM, r.streams = 1, r.msg_size = 1472, r.rate_bps = 0;
+    assert_true(req_rejected(r));
+    r.rate_bps = PROTO_MAX_RATE_BPS + 1;
+    assert_true(req_rejected(r));
+    r.rate_bps = 1000000000ull;
+    assert_false(req_rejected(r));
+    r.msg_size = PROTO_MIN_UDP_SIZE - 1;
+    assert_true(req_rejected(r));
+    r.msg_size = PROTO_MAX_UDP_SIZE + 1;
+    assert_true(req_rejected(r));
+    r = good_req(), r.test = PROTO_TCP_RR, r.streams = 1; /* reverse is for streams only */
+    assert_true(req_rejected(r));
+    r.flags = 0;
+    assert_false(req_rejected(r));
+}
+
+static void test_proto_bad_payloads(void **state)
+{
+    struct proto_msg m;
+    struct kp_err err;
+    size_t n;
+    (void)state;
+
+    /* HELLO with an empty version range */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_HELLO;
+    m.u.hello.version_min = 3;
+    m.u.hello.version_max = 1;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* ACCEPT of session 0 */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_ACCEPT;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* CHALLENGE with unknown flags */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_CHALLENGE;
+    m.u.challenge.flags = 0x10;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* DATA_HELLO with a stream index past the cap, or padding set */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_DATA_HELLO;
+    m.u.data_hello.session = 1;
+    m.u.data_hello.stream = PROTO_MAX_STREAMS;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    m.u.data_hello.stream = 0;
+    n = proto_encode(&m, buf, sizeof(buf));
+    buf[PROTO_HEADER_LEN + 11] = 1;
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+}
+
+static void test_proto_bad_refuse(void **state)
+{
+    struct proto_msg m;
+    struct kp_err err;
+    size_t n;
+    (void)state;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_REFUSE;
+    m.u.refuse.code = PROTO_REFUSE_AUTH;
+    strcpy(m.u.refuse.reason, "no");
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+    buf[PROTO_HEADER_LEN + 4] = 0x07; /* a bell in the reason */
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    n = proto_encode(&m, buf, sizeof(buf));
+    buf[PROTO_HEADER_LEN + 3] = 5; /* reason length beyond the payload */
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    n = proto_encode(&m, buf, sizeof(buf));
+    buf[PROTO_HEADER_LEN + 1] = 99; /* unknown code */
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* the encoder sanitises, so a server cannot emit an undecodable reason */
+    strcpy(m.u.refuse.reason, "a\nb\x01");
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+}
+
+static void test_proto_bad_result(void **state)
+{
+    struct proto_msg m;
+    struct kp_err err;
+    size_t n;
+    (void)state;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_RESULT;
+    m.u.result.nstreams = 2;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+    /* claim 3 streams in a payload sized for 2 */
+    buf[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN - 1] = 3;
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* claim more than the cap */
+    buf[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN - 2] = 0xff;
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* window bytes above the total */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_RESULT;
+    m.u.result.rx_bytes = 10;
+    m.u.result.rx_total = 9;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+}
+
+static void test_proto_pipelined_messages(void **state)
+{
+    struct proto_msg a, b, out;
+    struct kp_err err;
+    size_t n1, n2, used;
+    (void)state;
+
+    memset(&a, 0, sizeof(a));
+    a.type = PROTO_START;
+    memset(&b, 0, sizeof(b));
+    b.type = PROTO_STOP;
+    b.u.stop.sent_bytes = 5;
+    n1 = proto_encode(&a, buf, sizeof(buf));
+    n2 = proto_encode(&b, buf + n1, sizeof(buf) - n1);
+    kp_err_clear(&err);
+    assert_int_equal(proto_decode(buf, n1 + n2, &out, &used, &err), PROTO_OK);
+    assert_int_equal(out.type, PROTO_START);
+    assert_int_equal(used, n1);
+    assert_int_equal(proto_decode(buf + used, n2, &out, &used, &err), PROTO_OK);
+    assert_int_equal(out.u.stop.sent_bytes, 5);
+}
+
+static void test_proto_auth_mac(void **state)
+{
+    uint8_t nonce[PROTO_NONCE_LEN] = {1, 2, 3};
+    uint8_t m1[PROTO_MAC_LEN], m2[PROTO_MAC_LEN], m3[PROTO_MAC_LEN];
+    (void)state;
+
+    proto_auth_mac("secret", 6, nonce, m1);
+    proto_auth_mac("secret", 6, nonce, m2);
+    assert_memory_equal(m1, m2, PROTO_MAC_LEN);
+    proto_auth_mac("secreT", 6, nonce, m3);
+    assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+    nonce[31] = 1;
+    proto_auth_mac("secret", 6, nonce, m3);
+    assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+}
+
+static void test_proto_names_and_udp_header(void **state)
+{
+    uint8_t d[PROTO_MIN_UDP_SIZE];
+    uint64_t a, b, c;
+    (void)state;
+
+    for (uint8_t t = PROTO_TCP_RR; t <= PROTO_UDP_STREAM; t++)
+        assert_int_equal(proto_test_from_name(proto_test_name(t)), t);
+    assert_int_equal(proto_test_from_name("tcp_rr"), 0);
+    assert_string_equal(proto_test_name(99), "UNKNOWN");
+    assert_string_equal(proto_type_name(PROTO_RESULT), "RESULT");
+    proto_udp_put(d, 0x1122334455667788ull, 9, UINT64_MAX - 1);
+    proto_udp_get(d, &a, &b, &c);
+    assert_int_equal(a, 0x1122334455667788ull);
+    assert_int_equal(b, 9);
+    assert_int_equal(c, UINT64_MAX - 1);
+    assert_int_equal(d[0], 0x11);
+}
+
+static void test_proto_encode_refuses_small_buffer(void **state)
+{
+    struct proto_msg m;
+    uint8_t small[PROTO_HEADER_LEN + 8];
+    (void)state;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_TEST_REQ;
+    m.u.test_req = good_req();
+    assert_int_equal(proto_encode(&m, small, sizeof(small)), 0);
+    m.type = 0;
+    assert_int_equal(proto_encode(&m, buf, sizeof(buf)), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_proto_round_trip_every_type),
+        cmocka_unit_test(test_proto_truncated_asks_for_more),
+        cmocka_unit_test(test_proto_bad_headers),
+        cmocka_unit_test(test_proto_oversized_lengths_rejected_before_payload),
+        cmocka_unit_test(test_proto_fixed_lengths_enforced),
+        cmocka_unit_test(test_proto_test_request_ranges),
+        cmocka_unit_test(test_proto_bad_payloads),
+        cmocka_unit_test(test_proto_bad_refuse),
+        cmocka_unit_test(test_proto_bad_result),
+        cmocka_unit_test(test_proto_pipelined_messages),
+        cmocka_unit_test(test_proto_auth_mac),
+        cmocka_unit_test(test_proto_names_and_udp_header),
+        cmocka_unit_test(test_proto_encode_refuses_small_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
