@@ -214,10 +214,10 @@ static void test_proto_fixed_lengths_enforced(void **state)
     static const struct {
         uint8_t type;
         uint32_t len;
-    } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},     {PROTO_AUTH, 31},
-                 {PROTO_TEST_REQ, 23},  {PROTO_TEST_REQ, 0},  {PROTO_START, 1},
-                 {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},   {PROTO_CHALLENGE, 32},
-                 {PROTO_STOP, 0},       {PROTO_DATA_OK, 12},  {PROTO_UDP_READY, 2}};
+    } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},    {PROTO_AUTH, 31},
+                 {PROTO_TEST_REQ, 23},  {PROTO_TEST_REQ, 0}, {PROTO_START, 1},
+                 {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},  {PROTO_CHALLENGE, 32},
+                 {PROTO_STOP, 0},       {PROTO_DATA_OK, 12}, {PROTO_UDP_READY, 2}};
     struct kp_err err;
     (void)state;
 

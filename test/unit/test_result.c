@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_result.c - kperf.result/v1: a real agent document parses and round-trips; each kind of
+ * malformed document is rejected naming the offending path; the emission helpers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/base/hist.h"
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "agent/base/result.h"
+
+static char *doc_text;
+static size_t doc_len;
+
+static int load(void **state)
+{
+    const char *dir = getenv("KPERF_TEST_DATA");
+    char path[1024];
+    FILE *f;
+    long n;
+    (void)state;
+
+    snprintf(path, sizeof(path), "%s/result/valid.json", dir ? dir : "test/unit/data");
+    f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    doc_text = kp_xmalloc((size_t)n + 1);
+    doc_len = fread(doc_text, 1, (size_t)n, f);
+    fclose(f);
+    kp_alloc_init_json();
+    return 0;
+}
+
+static int unload(void **state)
+{
+    (void)state;
+    free(doc_text);
+    return 0;
+}
+
+static json_t *valid_doc(void)
+{
+    json_t *doc = NULL;
+    struct kp_err err;
+    kp_err_clear(&err);
+    if (result_parse(doc_text, doc_len, &doc, &err) != 0)
+        fail_msg("valid.json rejected: %s", kp_err_msg(&err));
+    return doc;
+}
+
+static void test_result_real_document_parses(void **state)
+{
+    json_t *doc = valid_doc();
+    const json_t *rr, *udp;
+    struct hist *h;
+    struct kp_err err;
+    double v;
+    (void)state;
+
+    assert_int_equal(result_count(doc), 6);
+    assert_int_equal(result_error_count(doc), 1);
+    assert_string_equal(result_test(result_error_get(doc, 0)), "UDP_STREAM");
+    rr = result_get(doc, 0);
+    assert_string_equal(result_test(rr), "TCP_RR");
+    assert_int_equal(result_number(rr, "latency_us.p50", &v), 0);
+    assert_true(v > 0);
+    assert_int_equal(result_number(rr, "throughput_mbps", &v), -1); /* not for RR */
+    assert_int_equal(result_number(rr, "node_cpu.client.idle_pct", &v), 0);
+    assert_int_equal(result_number(rr, "latency_us..p50", &v), -1);
+    kp_err_clear(&err);
+    h = result_histogram(rr, &err);
+    assert_non_null(h);
+    assert_int_equal(result_number(rr, "ops", &v), 0);
+    assert_int_equal(hist_count(h), (uint64_t)v);
+    hist_free(h);
+    assert_null(result_histogram(result_get(doc, 2), &err));
+    udp = result_get(doc, 5);
+    assert_int_equal(result_number(udp, "udp.loss_pct", &v), 0);
+    assert_null(result_get(doc, 6));
+    json_decref(doc);
+}
+
+static void test_result_round_trip(void **state)
+{
+    json_t *doc = valid_doc(), *again = NULL;
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    struct kp_err err;
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(result_parse(text, strlen(text), &again, &err), 0);
+    assert_true(json_equal(doc, again));
+    free(text);
+    json_decref(doc);
+    json_decref(again);
+}
+
+/* Applies one mutation to a fresh valid document and expects rejection mentioning `want`. */
+static void expect_invalid(void (*mutate)(json_t *doc), const char *want)
+{
+    json_t *doc = valid_doc();
+    struct kp_err err;
+
+    mutate(doc);
+    kp_err_clear(&err);
+    if (result_validate(doc, &err) == 0)
+        fail_msg("mutation for '%s' was accepted", want);
+    if (!strstr(kp_err_msg(&err), want))
+        fail_msg("error '%s' does not mention '%s'", kp_err_msg(&err), want);
+    json_decref(doc);
+}
+
+static json_t *res(json_t *doc, size_t i)
+{
+    return json_array_get(json_object_get(doc, "results"), i);
+}
+
+static void m_schema(json_t *d)
+{
+    json_object_set_new(d, "schema", json_string("kperf.result/v2"));
+}
+static void m_no_latency(json_t *d)
+{
+    json_object_del(res(d, 0), "latency_us");
+}
+static void m_negative_ops(json_t *d)
+{
+    json_object_set_new(res(d, 0), "ops", json_integer(-1));
+}
+static void m_string_p50(json_t *d)
+{
+    json_object_set_new(json_object_get(res(d, 0), "latency_us"), "p50", json_string("fast"));
+}
+static void m_p99_below_p50(json_t *d)
+{
+    json_object_set_new(json_object_get(res(d, 0), "latency_us"), "p99", json_real(0.0));
+}
+static void m_latency_on_stream(json_t *d)
+{
+    json_object_set(res(d, 2), "latency_us", json_object_get(res(d, 0), "latency_us"));
+}
+static void m_unknown_top(json_t *d)
+{
+    json_object_set_new(d, "extra", json_true());
+}
+static void m_loss_over_100(json_t *d)
+{
+    json_object_set_new(json_object_get(res(d, 5), "udp"), "loss_pct", json_real(150));
+}
+static void m_unknown_test(json_t *d)
+{
+    json_object_set_new(res(d, 0), "test", json_string("TCP_XX"));
+}
+static void m_ops_vs_hist(json_t *d)
+{
+    json_object_set_new(res(d, 0), "ops", json_integer(1));
+}
+static void m_hist_layout(json_t *d)
+{
+    json_object_set_new(json_object_get(res(d, 0), "histogram"), "layout", json_string("x"));
+}
+static void m_node_cpu_missing(json_t *d)
+{
+    json_object_del(json_object_get(json_object_get(res(d, 1), "node_cpu"), "client"), "user_pct");
+}
+static void m_port(json_t *d)
+{
+    json_object_set_new(json_object_get(d, "server"), "port", json_integer(70000));
+}
+static void m_error_entry(json_t *d)
+{
+    json_object_del(json_array_get(json_object_get(d, "errors"), 0), "error");
+}
+static void m_lost_over_sent(json_t *d)
+{
+    json_t *u = json_object_get(res(d, 5), "udp");
+    json_object_set_new(u, "lost",
+                        json_integer(json_integer_value(json_object_get(u, "sent")) + 1));
+}
+static void m_interval_backwards(json_t *d)
+{
+    json_t *iv = json_array_get(json_object_get(res(d, 2), "intervals"), 0);
+    json_object_set_new(iv, "start_s", json_real(5.0));
+}
+static void m_negative_duration(json_t *d)
+{
+    json_object_set_new(res(d, 3), "duration_s", json_real(-1.0));
+}
+static void m_tcp_on_udp(json_t *d)
+{
+    json_object_set(res(d, 5), "tcp", json_object_get(res(d, 2), "tcp"));
+}
+static void m_results_not_array(json_t *d)
+{
+    json_object_set_new(d, "results", json_object());
+}
+static void m_streams_missing_bytes(json_t *d)
+{
+    json_object_del(json_array_get(json_object_get(res(d, 3), "streams"), 1), "bytes");
+}
+static void m_reverse_not_bool(json_t *d)
+{
+    json_object_set_new(res(d, 0), "reverse", json_integer(0));
+}
+
+static void test_result_rejects_malformed_documents(void **state)
+{
+    (void)state;
+    expect_invalid(m_schema, "schema");
+    expect_invalid(m_no_latency, "results[0].latency_us: missing");
+    expect_invalid(m_negative_ops, "results[0].ops");
+    expect_invalid(m_string_p50, "results[0].latency_us.p50");
+    expect_invalid(m_p99_below_p50, "p99 < p90");
+    expect_invalid(m_latency_on_stream, "results[2]: unexpected field \"latency_us\"");
+    expect_invalid(m_unknown_top, "unexpected field \"extra\"");
+    expect_invalid(m_loss_over_100, "results[5].udp.loss_pct");
+    expect_invalid(m_unknown_test, "results[0].test");
+    expect_invalid(m_ops_vs_hist, "ops differs from histogram.count");
+    expect_invalid(m_hist_layout, "results[0].histogram");
+    expect_invalid(m_node_cpu_missing, "results[1].node_cpu.client.user_pct: missing");
+    expect_invalid(m_port, "server.port");
+    expect_invalid(m_error_entry, "errors[0].error: missing");
+    expect_invalid(m_lost_over_sent, "lost > sent");
+    expect_invalid(m_interval_backwards, "results[2].intervals[0]");
+    expect_invalid(m_negative_duration, "results[3].duration_s");
+    expect_invalid(m_tcp_on_udp, "unexpected field \"tcp\"");
+    expect_invalid(m_results_not_array, "results");
+    expect_invalid(m_streams_missing_bytes, "results[3].streams[1].bytes: missing");
+    expect_invalid(m_reverse_not_bool, "results[0].reverse");
+}
+
+static void test_result_parse_rejects_bad_text(void **state)
+{
+    static const char dup[] = "{\"schema\":\"kperf.result/v1\",\"schema\":\"kperf.result/v1\"}";
+    json_t *doc = (json_t *)1;
+    struct kp_err err;
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(result_parse(dup, sizeof(dup) - 1, &doc, &err), -1);
+    assert_null(doc);
+    assert_int_equal(result_parse("not json", 8, &doc, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "not JSON"));
+    assert_int_equal(result_parse(doc_text, doc_len / 2, &doc, &err), -1);
+    assert_int_equal(result_parse("[]", 2, &doc, &err), -1);
+    /* the size cap is checked before the text is read */
+    assert_int_equal(result_parse("{}", (size_t)RESULT_MAX_BYTES + 1, &doc, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "limit"));
+}
+
+static void test_result_latency_json_from_hist(void **state)
+{
+    struct hist *h = hist_new();
+    json_t *j;
+    double v;
+    (void)state;
+
+    for (uint64_t us = 1; us <= 1000; us++)
+        hist_record(h, us * 1000);
+    j = result_latency_json(h);
+    assert_int_equal(result_number(j, "min", &v), 0);
+    assert_true(v == 1.0);
+    assert_int_equal(result_number(j, "max", &v), 0);
+    assert_true(v == 1000.0);
+    assert_int_equal(result_number(j, "mean", &v), 0);
+    assert_true(v > 500.49 && v < 500.51);
+    assert_int_equal(result_number(j, "p50", &v), 0);
+    assert_true(v > 495 && v < 505);
+    assert_int_equal(result_number(j, "p999", &v), 0);
+    assert_true(v > 989 && v <= 1000);
+    json_decref(j);
+    hist_free(h);
+}
+
+static void test_result_node_cpu_percentages(void **state)
+{
+    const uint64_t d[8] = {8, 2, 20, 60, 0, 0, 10, 0};
+    const uint64_t zero[8] = {0};
+    json_t *j = result_node_cpu_json(d);
+    double v;
+    (void)state;
+
+    assert_int_equal(result_number(j, "user_pct", &v), 0);
+    assert_true(v > 9.99 && v < 10.01); /* user includes nice */
+    assert_int_equal(result_number(j, "system_pct", &v), 0);
+    assert_true(v > 19.99 && v < 20.01);
+    assert_int_equal(result_number(j, "softirq_pct", &v), 0);
+    assert_true(v > 9.99 && v < 10.01);
+    assert_int_equal(result_number(j, "idle_pct", &v), 0);
+    assert_true(v > 59.99 && v < 60.01);
+    json_decref(j);
+    j = result_node_cpu_json(zero);
+    assert_int_equal(result_number(j, "idle_pct", &v), 0);
+    assert_true(v == 0.0);
+    json_decref(j);
+}
+
+static void test_result_test_classes(void **state)
+{
+    (void)state;
+    assert_true(result_test_is_latency("TCP_CRR"));
+    assert_false(result_test_is_latency("UDP_STREAM"));
+    assert_true(result_test_is_stream("TCP_STREAM_MULTI"));
+    assert_false(result_test_is_known("tcp_rr"));
+    assert_false(result_test_is_known(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_result_real_document_parses),
+        cmocka_unit_test(test_result_round_trip),
+        cmocka_unit_test(test_result_rejects_malformed_documents),
+        cmocka_unit_test(test_result_parse_rejects_bad_text),
+        cmocka_unit_test(test_result_latency_json_from_hist),
+        cmocka_unit_test(test_result_node_cpu_percentages),
+        cmocka_unit_test(test_result_test_classes),
+    };
+    return cmocka_run_group_tests(tests, load, unload);
+}
