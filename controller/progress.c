@@ -250,7 +250,7 @@ void progress_finish(struct progress *p, const char *outcome)
     if (!p->o.quiet) {
         clear_locked(p);
         fprintf(p->o.out, "%s%zu of %zu measurements in %s%s%s\n",
-                p->o.tty ? "" : "kperf: ", p->done, p->o.total,
+                p->o.tty ? "" : "kperf: ", p->measured, p->o.total,
                 dur(now(p) - p->start_ms, a, sizeof(a)), outcome && *outcome ? ": " : "",
                 outcome ? outcome : "");
         fflush(p->o.out);
