@@ -397,7 +397,9 @@ static void usage(FILE *f)
     fprintf(f,
             "kperf-agent %s - the kperf measurement engine\n\n"
             "Usage:\n  kperf-agent server [flags]\n  kperf-agent client --server HOST[:PORT] "
-            "--tests LIST [flags]\n\nServer flags:\n",
+            "--tests LIST [flags]\n"
+            "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n\n"
+            "Server flags:\n",
             KPERF_VERSION);
     print_flags(f, server_flags, sizeof(server_flags) / sizeof(server_flags[0]));
     fprintf(f, "\nClient flags:\n");
@@ -563,6 +565,43 @@ static int cmd_client(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+/* `kperf-agent validate [FILE]`: checks a kperf.result/v1 document (stdin by default). */
+static int cmd_validate(int argc, char **argv)
+{
+    FILE *f = argc > 0 ? fopen(argv[0], "rb") : stdin;
+    size_t cap = 1 << 20, len = 0;
+    char *buf;
+    json_t *doc = NULL;
+    struct kp_err err;
+    int rc = 1;
+
+    if (!f) {
+        fprintf(stderr, "kperf-agent: error: cannot open %s: %s\n", argv[0], strerror(errno));
+        return 1;
+    }
+    buf = kp_xmalloc(cap);
+    for (;;) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0 || len > RESULT_MAX_BYTES)
+            break;
+        if (len == cap)
+            buf = kp_xrealloc(buf, cap *= 2);
+    }
+    if (f != stdin)
+        fclose(f);
+    kp_err_clear(&err);
+    if (result_parse(buf, len, &doc, &err) != 0) {
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
+    } else {
+        printf("ok: %zu results, %zu errors\n", result_count(doc), result_error_count(doc));
+        rc = 0;
+    }
+    json_decref(doc);
+    free(buf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf-agent");
@@ -571,6 +610,8 @@ int main(int argc, char **argv)
         return cmd_server(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "client") == 0)
         return cmd_client(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "validate") == 0)
+        return cmd_validate(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)) {
         printf("kperf-agent %s\n", KPERF_VERSION);
         return 0;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# agent_loopback.sh - every test type over loopback, forward and reverse, and the figures are
+# consistent: bytes sent = bytes received, RR ops / duration = ops_per_sec, histogram count =
+# ops, no UDP loss at a low rate, per-stream bytes add up, intervals and samples are there.
+. "$(dirname "$0")/agent_common.inc"
+
+start_server
+
+# --- every test, forward ---------------------------------------------------------------------
+client --tests all --duration 1s --streams 3 --udp-rate 20M --interval 250ms --json \
+    > "$WORK/fwd.json" 2> "$WORK/fwd.err"
+rc=$?
+check "client exits 0 for all tests (rc $rc: $(head -c 300 "$WORK/fwd.err"))" [ "$rc" -eq 0 ]
+check "document validates against kperf.result/v1" "$AGENT" validate "$WORK/fwd.json"
+F="$WORK/fwd.json"
+check "6 results, 0 errors" jqt "$F" '(.results|length) == 6 and (.errors|length) == 0'
+check "results in run order" jqt "$F" \
+    '[.results[].test] == ["TCP_RR","TCP_CRR","TCP_STREAM","TCP_STREAM_MULTI","UDP_RR","UDP_STREAM"]'
+for t in TCP_RR TCP_CRR UDP_RR; do
+    R=".results[] | select(.test == \"$t\")"
+    check "$t: ops > 50" jqt "$F" "$R | .ops > 50"
+    check "$t: ops / duration = ops_per_sec" jqt "$F" \
+        "$R | ((.ops / .duration_s - .ops_per_sec) | fabs) < 0.0001 * .ops_per_sec"
+    check "$t: histogram count = ops" jqt "$F" "$R | .histogram.count == .ops"
+    check "$t: min <= p50 <= p99 <= max" jqt "$F" \
+        "$R | .latency_us as \$l | \$l.min <= \$l.p50 and \$l.p50 <= \$l.p99 and \$l.p99 <= \$l.max"
+    check "$t: duration ~ 1 s" jqt "$F" "$R | .duration_s > 0.95 and .duration_s < 1.1"
+    check "$t: ops_per_sec intervals" jqt "$F" "$R | (.intervals|length) >= 3 and (.intervals[0].ops_per_sec > 0)"
+done
+check "UDP_RR: nothing lost on loopback" jqt "$F" \
+    '.results[] | select(.test == "UDP_RR") | .udp.lost == 0 and .udp.sent == .udp.received'
+check "TCP_RR: TCP_INFO mss > 0" jqt "$F" '.results[] | select(.test == "TCP_RR") | .tcp.mss > 0'
+for t in TCP_STREAM TCP_STREAM_MULTI UDP_STREAM; do
+    R=".results[] | select(.test == \"$t\")"
+    check "$t: bytes received = bytes sent (> 0)" jqt "$F" "$R | .bytes == .bytes_sent and .bytes > 0"
+    check "$t: throughput = bytes / duration" jqt "$F" \
+        "$R | ((.bytes * 8 / .duration_s / 1e6 - .throughput_mbps) | fabs) < 0.001 * .throughput_mbps + 0.001"
+    check "$t: throughput intervals" jqt "$F" "$R | (.intervals|length) >= 3 and .intervals[1].throughput_mbps > 0"
+done
+check "TCP_STREAM_MULTI: 3 streams adding up" jqt "$F" \
+    '.results[] | select(.test == "TCP_STREAM_MULTI") | (.streams|length) == 3 and ([.streams[].bytes]|add) == .bytes and all(.streams[]; .bytes > 0)'
+check "UDP_STREAM at 20 Mbit/s: no loss, in order" jqt "$F" \
+    '.results[] | select(.test == "UDP_STREAM") | .udp.lost == 0 and .udp.loss_pct == 0 and .udp.sent == .udp.received and .udp.out_of_order == 0'
+check "UDP_STREAM paced to ~20 Mbit/s" jqt "$F" \
+    '.results[] | select(.test == "UDP_STREAM") | .throughput_mbps > 18 and .throughput_mbps < 21'
+check "CPU seconds of both sides" jqt "$F" 'all(.results[]; .cpu_seconds.client > 0 and .cpu_seconds.server >= 0)'
+check "node CPU sums to ~100%" jqt "$F" \
+    'all(.results[]; .node_cpu.client | (.user_pct + .system_pct + .softirq_pct + .irq_pct + .steal_pct + .iowait_pct + .idle_pct) > 90)'
+check "loopback MTU on both sides" jqt "$F" '.mtu.client == 65536 and .mtu.server == 65536'
+
+# --- reverse: the server sends ---------------------------------------------------------------
+client --tests TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM --reverse --streams 2 --duration 1s \
+    --udp-rate 20M --json > "$WORK/rev.json" 2> "$WORK/rev.err"
+rc=$?
+check "reverse: client exits 0 (rc $rc: $(head -c 300 "$WORK/rev.err"))" [ "$rc" -eq 0 ]
+R="$WORK/rev.json"
+check "reverse: validates" "$AGENT" validate "$R"
+check "reverse: all marked reverse" jqt "$R" '(.results|length) == 3 and all(.results[]; .reverse)'
+check "reverse: bytes received = bytes sent" jqt "$R" 'all(.results[]; .bytes == .bytes_sent and .bytes > 0)'
+check "reverse UDP: no loss" jqt "$R" '.results[] | select(.test == "UDP_STREAM") | .udp.lost == 0 and .udp.received > 1000'
+check "reverse TCP: server's TCP_INFO reported" jqt "$R" '.results[] | select(.test == "TCP_STREAM") | .tcp.mss > 0'
+
+# --- warm-up and samples ---------------------------------------------------------------------
+client --tests TCP_RR,TCP_STREAM --duration 500ms --omit 300ms --samples 2 --json \
+    > "$WORK/omit.json" 2>/dev/null
+O="$WORK/omit.json"
+check "samples: 2 per test, numbered" jqt "$O" '[.results[] | [.test, .sample]] == [["TCP_RR",0],["TCP_RR",1],["TCP_STREAM",0],["TCP_STREAM",1]]'
+check "omit: measured window ~0.5 s" jqt "$O" 'all(.results[]; .duration_s > 0.45 and .duration_s < 0.6)'
+check "omit: params recorded" jqt "$O" '.params.omit_s == 0.3 and .params.samples == 2'
+
+# --- human table -----------------------------------------------------------------------------
+client --tests TCP_RR --duration 300ms > "$WORK/table.txt" 2>&1
+check "table output without --json" grep -q '^TCP_RR ' "$WORK/table.txt"
+
+stop_server
+finish
