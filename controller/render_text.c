@@ -27,6 +27,7 @@ enum col {
     COL_RETR,
     COL_MSS,
     COL_CPU,
+    COL_LOSS,
     COL_N,
     COL_CV,
     COL_NOTE,
@@ -35,14 +36,29 @@ enum col {
 static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MIN,
                                         COL_MEAN,     COL_P50,  COL_P90,  COL_P99,
                                         COL_OPS,      COL_N,    COL_CV,   COL_NOTE};
-static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS, COL_RETR,
-                                           COL_MSS,      COL_CPU,  COL_N,    COL_CV,   COL_NOTE};
+static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS,
+                                           COL_RETR,     COL_MSS,  COL_LOSS, COL_CPU,
+                                           COL_N,        COL_CV,   COL_NOTE};
 
 static const char *col_header(enum col c)
 {
-    static const char *const names[] = {
-        "Scenario",        "Node",        "Test", "Min",        "Mean", "P50", "P90", "P99", "OP/s",
-        "Throughput Mb/s", "Retransmits", "MSS",  "CPU s/Gbit", "n",    "CV%", "Note"};
+    static const char *const names[] = {[COL_SCENARIO] = "Scenario",
+                                        [COL_NODE] = "Node",
+                                        [COL_TEST] = "Test",
+                                        [COL_MIN] = "Min",
+                                        [COL_MEAN] = "Mean",
+                                        [COL_P50] = "P50",
+                                        [COL_P90] = "P90",
+                                        [COL_P99] = "P99",
+                                        [COL_OPS] = "OP/s",
+                                        [COL_MBPS] = "Throughput Mb/s",
+                                        [COL_RETR] = "Retransmits",
+                                        [COL_MSS] = "MSS",
+                                        [COL_CPU] = "CPU s/Gbit",
+                                        [COL_LOSS] = "Loss%",
+                                        [COL_N] = "n",
+                                        [COL_CV] = "CV%",
+                                        [COL_NOTE] = "Note"};
     return names[c];
 }
 
@@ -72,6 +88,37 @@ static const json_t *key_stats(const json_t *row)
     const char *kind = json_string_value(json_object_get(row, "kind"));
 
     return json_object_get(stats, strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps");
+}
+
+/* "noisy: p99, ops/s" (the metrics whose CV exceeds the threshold) and "partial" (some
+ * samples failed); empty when neither. */
+static void note(const json_t *row, char *buf)
+{
+    const json_t *stats = json_object_get(row, "stats"), *v, *lat;
+    const char *key, *k2;
+    size_t used = 0;
+
+    buf[0] = 0;
+    json_object_foreach((json_t *)stats, key, v)
+    {
+        if (strcmp(key, "latency_us") == 0) {
+            json_object_foreach((json_t *)v, k2, lat)
+            {
+                if (json_is_true(json_object_get(lat, "noisy")))
+                    used += (size_t)snprintf(buf + used, CELL - used, "%s%s",
+                                             used ? ", " : "noisy: ", k2);
+                if (used >= CELL)
+                    return;
+            }
+        } else if (json_is_true(json_object_get(v, "noisy"))) {
+            used += (size_t)snprintf(buf + used, CELL - used, "%s%s", used ? ", " : "noisy: ",
+                                     strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
+        }
+        if (used >= CELL)
+            return;
+    }
+    if (strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0)
+        snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
 }
 
 static void cell(const json_t *row, enum col c, char *buf)
@@ -117,6 +164,9 @@ static void cell(const json_t *row, enum col c, char *buf)
         else
             snprintf(buf, CELL, "-");
         return;
+    case COL_LOSS:
+        render_num(agg, "udp", "loss_pct", 2, buf, CELL);
+        return;
     case COL_N:
         snprintf(buf, CELL, "%zu", json_array_size(json_object_get(row, "samples")));
         return;
@@ -127,10 +177,7 @@ static void cell(const json_t *row, enum col c, char *buf)
             render_num(key_stats(row), "cv_pct", NULL, 1, buf, CELL);
         return;
     case COL_NOTE:
-        snprintf(buf, CELL, "%s%s", json_is_true(json_object_get(row, "noisy")) ? "noisy " : "",
-                 strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0
-                     ? "partial"
-                     : "");
+        note(row, buf);
         return;
     }
 }

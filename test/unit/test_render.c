@@ -110,7 +110,9 @@ static void test_render_table_has_cilium_style_rows(void **state)
     assert_non_null(l);
     assert_non_null(strstr(l, "same-node"));
     assert_non_null(strstr(l, "10.0")); /* min */
-    assert_non_null(line_with(t, "Scenario", "Throughput Mb/s", NULL));
+    l = line_with(t, "Scenario", "Throughput Mb/s", "Retransmits");
+    assert_non_null(l);
+    assert_non_null(strstr(l, "MSS | Loss% | CPU s/Gbit | n | CV% | Note"));
     l = line_with(t, "pod-to-pod", "TCP_STREAM ", "9412.50"); /* median of three */
     assert_non_null(l);
     assert_non_null(strstr(l, " 4 ")); /* median retransmits */
