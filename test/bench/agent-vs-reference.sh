@@ -114,7 +114,8 @@ m_sockperf_tcprr() { in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -
 m_sockperf_udprr() { in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt 2>&1 | sockperf_parse; }
 # qperf reports one-way latency (half the round trip): double it to compare with RR figures
 m_qperf_tcplat() { in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
-m_iperf2_connect() { in_c_or_s iperf -c "$host" -p 5203 -t "$secs" --connect-only 2>&1 | awk '/connect-only/ || /Connect-only/ {for (i=1;i<=NF;i++) if ($i ~ /^[0-9.]+$/ && $(i+1) ~ /conn/) v=$i} END {print v+0}'; }
+# iperf 2.1.8 prints one line per connect and no summary: count them
+m_iperf2_connect() { in_c_or_s iperf -c "$host" -p 5203 -t "$secs" --connect-only 2>&1 | awk -v s="$secs" '/connected with/ {n++} END {print n / s}'; }
 
 # client pinning: "same" = client on the servers' core, "split" = the other core
 run_pinned() { # mode fn
