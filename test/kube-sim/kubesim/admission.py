@@ -337,9 +337,10 @@ class Admission:
                 raise invalid(res.kind, res.group, "", [cause(
                     "FieldValueRequired", "metadata.name",
                     "Required value: name or generateName is required")])
-        cs = schema.semantic(res.name, obj)
-        if cs:
-            raise invalid(res.kind, res.group, md["name"], cs)
+        if controller:
+            cs = schema.semantic(res.name, obj)
+            if cs:
+                raise invalid(res.kind, res.group, md["name"], cs)
         ns_obj = None
         if res.namespaced:
             ns_obj = self.check_namespace(md["namespace"], res.name)
@@ -399,9 +400,6 @@ class Admission:
                               "clusterroles", "clusterrolebindings"):
             if "status" in cur:
                 obj["status"] = cur["status"]
-            cs = schema.semantic(res.name, obj)
-            if cs:
-                raise invalid(res.kind, res.group, md["name"], cs)
             if res.name == "pods":
                 self._pod_immutable(cur, obj)
             if res.name == "jobs":

@@ -282,6 +282,9 @@ class App:
         match = self.filters(req, res)
         items, rv = self.store.list(res.name, ns)
         items = [o for o in items if match(o)]
+        for o in items:
+            o.pop("kind", None)
+            o.pop("apiVersion", None)
         meta = {"resourceVersion": str(rv)}
         cont = req.q.get("continue")
         if cont:
@@ -330,6 +333,7 @@ class App:
                         self.cfg.watch_timeout)
         bookmarks = req.qbool("allowWatchBookmarks")
         table = self.wants_table(req)
+        gone = self.faults.watch_gone(req)
         h = req.h
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
@@ -349,7 +353,6 @@ class App:
             h.wfile.flush()
 
         start = time.time()
-        gone = self.faults.watch_gone(req)
         try:
             if gone or (rv_s not in ("", "0") and
                         int(rv_s) < self.store.compacted_rv):
@@ -466,9 +469,17 @@ class App:
         md = obj.get("metadata") if isinstance(obj.get("metadata"),
                                                dict) else {}
         name = md.get("name") or md.get("generateName") or ""
+        causes = []
         if res.schema:
-            req.warnings += schema.check(obj, res.schema, res.kind,
-                                         res.api_version, mode, name)
+            w, causes = schema.check(obj, res.schema, res.kind,
+                                     res.api_version, mode, name)
+            req.warnings += w
+        seen = {(c["field"], c["reason"]) for c in causes}
+        causes += [c for c in schema.semantic(res.name, obj)
+                   if (c["field"], c["reason"]) not in seen]
+        if causes:
+            raise schema.invalid(res.kind, res.group, md.get("name") or "",
+                                 causes)
 
     def do_create(self, req, res, ns):
         obj = self.read_obj(req)
@@ -582,7 +593,10 @@ class App:
                                      o["metadata"]["name"], opts, req.user,
                                      req.warnings, collection=True)
                 if r is not None:
-                    gone.append(r if r.get("kind") != "Status" else o)
+                    r = r if r.get("kind") != "Status" else o
+                    r.pop("kind", None)
+                    r.pop("apiVersion", None)
+                    gone.append(r)
         return self.send(req, 200, {"kind": res.kind + "List",
                                     "apiVersion": res.api_version,
                                     "metadata": {"resourceVersion":

@@ -597,6 +597,26 @@ class Controllers:
 
     def jobs(self):
         st = self.store
+        jobs = {j["metadata"]["uid"] for j in st.list("jobs")[0]}
+        for p in st.list("pods")[0]:
+            # the job controller drops tracking finalizers of orphans
+            if "batch.kubernetes.io/job-tracking" not in (
+                    p["metadata"].get("finalizers") or []):
+                continue
+            if any(r.get("uid") in jobs for r in
+                   p["metadata"].get("ownerReferences") or []):
+                continue
+
+            def unfin(x):
+                x["metadata"]["finalizers"] = [
+                    f for f in x["metadata"].get("finalizers") or []
+                    if f != "batch.kubernetes.io/job-tracking"]
+                if not x["metadata"]["finalizers"]:
+                    x["metadata"].pop("finalizers")
+            o = st.mutate("pods", p["metadata"]["namespace"],
+                          p["metadata"]["name"], unfin)
+            if o:
+                self.finalize("pods", o)
         for job in st.list("jobs")[0]:
             job["kind"], job["apiVersion"] = "Job", "batch/v1"
             try:

@@ -224,8 +224,9 @@ def invalid(kind, group, name, causes):
 
 def check(obj, schema_name, kind, api_version, mode, name_for_errors):
     """Validate a decoded body. mode: Strict|Warn|Ignore.
-    Returns warnings (list of text) or raises Rejected. Drops unknown fields
-    from obj unless Strict (where they are an error)."""
+    Returns (warnings, causes): Warning texts and the 422 causes found by
+    the schema (the caller adds its own and raises). Raises Rejected for
+    400 answers. Drops unknown fields from obj unless Strict."""
     group = api_version.split("/")[0] if "/" in api_version else ""
     val = _Validator(ALL)
     val.validate(obj, ALL[schema_name], "", schema_name, True)
@@ -272,9 +273,7 @@ def check(obj, schema_name, kind, api_version, mode, name_for_errors):
             warnings = strict
         for d, k in val.unknown:
             d.pop(k, None)
-    if semantic:
-        raise invalid(kind, group, name_for_errors, semantic)
-    return warnings
+    return warnings, semantic
 
 
 # ------------------------------------------------------ semantic validation
