@@ -145,7 +145,7 @@ json_t *k8s_facts_node_info(const json_t *node, const char *role)
     if (str(ni, "kernelVersion"))
         json_object_set_new(out, "kernel", json_string(str(ni, "kernelVersion")));
     if (str(ni, "osImage"))
-        json_object_set_new(out, "os", json_string(str(ni, "osImage")));
+        json_object_set_new(out, "os_image", json_string(str(ni, "osImage")));
     if (str(ni, "containerRuntimeVersion"))
         json_object_set_new(out, "container_runtime",
                             json_string(str(ni, "containerRuntimeVersion")));
@@ -413,21 +413,23 @@ json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
         const json_t *ds = find_ds(daemonsets, cni_kinds[k].ds_name);
         const json_t *c;
         json_t *one;
+        json_t *settings;
         char *tag;
         if (!ds)
             continue;
         c = ds_container(ds, cni_kinds[k].container);
-        one = json_pack("{s:s}", "name", cni_kinds[k].cni);
+        one = json_pack("{s:s, s:{}}", "name", cni_kinds[k].cni, "settings");
+        settings = json_object_get(one, "settings");
         if (str(c, "image")) {
             tag = k8s_facts_image_tag(str(c, "image"));
             json_object_set_new(one, "version", json_string(tag));
-            json_object_set_new(one, "image", json_string(str(c, "image")));
+            json_object_set_new(settings, "image", json_string(str(c, "image")));
             free(tag);
         }
         if (strcmp(cni_kinds[k].cni, "aws-vpc-cni") == 0)
-            aws_settings(one, c, vpc_cni_config);
+            aws_settings(settings, c, vpc_cni_config);
         else if (strcmp(cni_kinds[k].cni, "cilium") == 0)
-            cilium_settings(one, cilium_config);
+            cilium_settings(settings, cilium_config);
         if (!primary)
             primary = one;
         else

@@ -30,7 +30,7 @@ const char *k8s_facts_node_hostname(const json_t *node);
 const char *k8s_facts_node_name(const json_t *node); /* borrowed; "" when missing */
 const char *k8s_facts_node_zone(const json_t *node); /* topology.kubernetes.io/zone or NULL */
 
-/* Report facts of one node: {"name","role","kernel","os","container_runtime","instance_type",
+/* Report facts of one node: {"name","role","kernel","os_image","container_runtime","instance_type",
  * "zone","internal_ip","arch"} (absent fields omitted). role borrowed. New reference. */
 json_t *k8s_facts_node_info(const json_t *node, const char *role);
 
@@ -52,9 +52,9 @@ int k8s_facts_nodes_from_report(const json_t *report, char **a, char **b, struct
 /* The CNI from kube-system DaemonSets (items array, borrowed) and, when present, the
  * cilium-config / amazon-vpc-cni ConfigMaps (NULL when absent). New object
  * {"name": "aws-vpc-cni"|"cilium"|"calico"|"flannel"|"weave"|"kube-router"|"antrea"|
- * "canal"|"unknown", "version": tag, "image": ..., and settings such as
- * "custom_networking", "prefix_delegation", "routing_mode", "tunnel_protocol",
- * "kube_proxy_replacement"}. Several CNIs (chaining) are listed in "also". */
+ * "canal"|"unknown", "version": tag, "settings": {"image", and e.g. "custom_networking",
+ * "prefix_delegation", "routing_mode", "tunnel_protocol", "kube_proxy_replacement"}}.
+ * Several CNIs (chaining) are listed in "also". */
 json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
                       const json_t *vpc_cni_config);
 

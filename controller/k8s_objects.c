@@ -269,6 +269,7 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
     json_t *obj = NULL;
 
     json_object_update(tmpl_labels, extra);
+    json_object_set_new(tmpl_labels, K8S_LABEL_JOB, json_string(job->name));
     json_decref(extra);
     json_object_set_new(md, "annotations",
                         json_pack("{s:s}", "kperf.io/placement", job->placement));

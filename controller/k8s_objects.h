@@ -25,6 +25,7 @@
 #define K8S_LABEL_ROLE       "kperf.io/role"
 #define K8S_LABEL_NETWORK    "kperf.io/network"
 #define K8S_LABEL_SLOT       "kperf.io/slot"
+#define K8S_LABEL_JOB        "kperf.io/job" /* on client pods: their Job's name */
 #define K8S_MANAGED_BY       "kperf"
 #define K8S_HOSTNAME_LABEL   "kubernetes.io/hostname"
 #define K8S_PSA_ENFORCE      "pod-security.kubernetes.io/enforce"

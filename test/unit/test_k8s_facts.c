@@ -225,8 +225,12 @@ static void test_k8s_facts_aws_vpc_cni_with_settings(void **state)
 
     assert_string_equal(json_string_value(json_object_get(cni, "name")), "aws-vpc-cni");
     assert_string_equal(json_string_value(json_object_get(cni, "version")), "v1.18.1-eksbuild.3");
-    assert_string_equal(json_string_value(json_object_get(cni, "custom_networking")), "true");
-    assert_string_equal(json_string_value(json_object_get(cni, "prefix_delegation")), "false");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(cni, "settings"), "custom_networking")),
+        "true");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(cni, "settings"), "prefix_delegation")),
+        "false");
     assert_null(json_object_get(cni, "also"));
     /* EKS: mode from the config file, not given here -> default iptables */
     assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "iptables");
@@ -243,9 +247,15 @@ static void test_k8s_facts_cilium_with_config_and_no_kube_proxy(void **state)
 
     assert_string_equal(json_string_value(json_object_get(cni, "name")), "cilium");
     assert_string_equal(json_string_value(json_object_get(cni, "version")), "v1.16.3");
-    assert_string_equal(json_string_value(json_object_get(cni, "routing_mode")), "tunnel");
-    assert_string_equal(json_string_value(json_object_get(cni, "tunnel_protocol")), "geneve");
-    assert_string_equal(json_string_value(json_object_get(cni, "kube_proxy_replacement")), "true");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(cni, "settings"), "routing_mode")),
+        "tunnel");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(cni, "settings"), "tunnel_protocol")),
+        "geneve");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(cni, "settings"),
+                                                          "kube_proxy_replacement")),
+                        "true");
     assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "none");
     json_decref(cni);
     json_decref(cm);
