@@ -329,6 +329,15 @@ out:
     return rc;
 }
 
+/* Names and values from the file may hold control characters: keep the message one line. */
+static int one_line(struct kp_err *err)
+{
+    for (char *p = err ? err->msg : NULL; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return -1;
+}
+
 static char *dir_of(const char *path)
 {
     char *copy = kp_xstrdup(path);
@@ -388,6 +397,8 @@ int kube_config_parse(const char *buf, size_t len, const char *name, const char 
 out:
     json_decref(doc);
     merged_cleanup(&m);
+    if (rc != 0)
+        one_line(err);
     return rc;
 }
 
@@ -480,6 +491,8 @@ int kube_config_load(const struct kube_config_opts *opts, struct kube_config **o
     rc = resolve(&m, opts->context, opts->ns, out, err);
 out:
     merged_cleanup(&m);
+    if (rc != 0)
+        one_line(err);
     return rc;
 }
 
