@@ -59,6 +59,32 @@ static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
     }
 }
 
+void server_warn(struct server *srv, const char *fmt, ...)
+{
+    uint64_t now = sysinfo_now_ns();
+    char line[512];
+    va_list ap;
+
+    /* token bucket: bursts of LOG_BURST lines, then LOG_PER_SEC; a flood costs a few lines */
+    srv->log_tokens += (double)(now - srv->log_last_ns) / 1e9 * LOG_PER_SEC;
+    if (srv->log_tokens > LOG_BURST)
+        srv->log_tokens = LOG_BURST;
+    srv->log_last_ns = now;
+    if (srv->log_tokens < 1.0) {
+        srv->log_suppressed++;
+        return;
+    }
+    srv->log_tokens -= 1.0;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (srv->log_suppressed)
+        kp_log(KP_LOG_WARN, "%s [%u similar lines suppressed]", line, srv->log_suppressed);
+    else
+        kp_log(KP_LOG_WARN, "%s", line);
+    srv->log_suppressed = 0;
+}
+
 /* --- closing ----------------------------------------------------------------------------- */
 
 static void conn_closed(uv_handle_t *h)
@@ -191,7 +217,7 @@ void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(m.u.refuse.reason, sizeof(m.u.refuse.reason), fmt, ap);
     va_end(ap);
-    kp_log(KP_LOG_WARN, "%s: refused: %s", c->peer, m.u.refuse.reason);
+    server_warn(c->srv, "%s: refused: %s", c->peer, m.u.refuse.reason);
     conn_send(c, &m);
     conn_drain(c);
 }
@@ -203,12 +229,17 @@ static void deadline_fired(uv_timer_t *t)
     struct conn *c = t->data;
 
     if (c->state == CONN_CONTROL && c->sess && c->sess->started) {
-        kp_log(KP_LOG_WARN, "%s: %s exceeded its deadline; dropped", c->peer,
-               proto_test_name(c->sess->req.test));
+        server_warn(c->srv, "%s: %s exceeded its deadline; dropped", c->peer,
+                    proto_test_name(c->sess->req.test));
         conn_refuse(c, PROTO_REFUSE_TIMEOUT, "test exceeded its deadline");
         return;
     }
-    kp_log(KP_LOG_WARN, "%s: no progress in time (state %d); dropped", c->peer, (int)c->state);
+    server_warn(c->srv, "%s: no progress in time (%s); dropped", c->peer,
+                c->state == CONN_NEW       ? "no hello"
+                : c->state == CONN_AUTH    ? "no auth"
+                : c->state == CONN_REQ     ? "no test request"
+                : c->state == CONN_CONTROL ? "idle"
+                                           : "draining");
     conn_close(c);
 }
 
@@ -295,12 +326,12 @@ static void on_data_hello(struct conn *c, const struct proto_msg *m)
     struct session *s = session_find(c->srv, m->u.data_hello.session);
 
     if (!s || s->closing) {
-        kp_log(KP_LOG_WARN, "%s: data connection for an unknown session; dropped", c->peer);
+        server_warn(c->srv, "%s: data connection for an unknown session; dropped", c->peer);
         conn_close(c);
         return;
     }
     if (session_attach(s, c, m->u.data_hello.stream) != 0) {
-        kp_log(KP_LOG_WARN, "%s: data connection rejected by its session; dropped", c->peer);
+        server_warn(c->srv, "%s: data connection rejected by its session; dropped", c->peer);
         conn_close(c);
     }
 }
@@ -368,7 +399,7 @@ static size_t process_ctrl(struct conn *c)
         if (st == PROTO_AGAIN)
             break;
         if (st == PROTO_ERROR) {
-            kp_log(KP_LOG_WARN, "%s: protocol error: %s; dropped", c->peer, kp_err_msg(&err));
+            server_warn(c->srv, "%s: protocol error: %s; dropped", c->peer, kp_err_msg(&err));
             conn_close(c);
             return c->rlen;
         }
@@ -405,11 +436,11 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
             return;
         }
         if (c->state == CONN_CONTROL && c->sess && !c->sess->reported)
-            kp_log(KP_LOG_WARN, "%s: client went away during %s (%s); dropped", c->peer,
-                   proto_test_name(c->sess->req.test), uv_strerror((int)n));
+            server_warn(c->srv, "%s: client went away during %s (%s); dropped", c->peer,
+                        proto_test_name(c->sess->req.test), uv_strerror((int)n));
         else if (c->state == CONN_NEW || c->state == CONN_AUTH || c->state == CONN_REQ)
-            kp_log(KP_LOG_WARN, "%s: closed during handshake (%s); dropped", c->peer,
-                   uv_strerror((int)n));
+            server_warn(c->srv, "%s: closed during handshake (%s); dropped", c->peer,
+                        uv_strerror((int)n));
         conn_close(c);
         return;
     }
@@ -432,7 +463,7 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
         memcpy(c->srv->rx_buf, c->rbuf, rest);
         session_on_data(c, c->srv->rx_buf, rest);
     } else if (c->rlen == sizeof(c->rbuf)) {
-        kp_log(KP_LOG_WARN, "%s: control message too large; dropped", c->peer);
+        server_warn(c->srv, "%s: control message too large; dropped", c->peer);
         conn_close(c);
     }
 }
@@ -605,6 +636,8 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     int rc = -1;
 
     srv->o = *o;
+    srv->log_tokens = LOG_BURST;
+    srv->log_last_ns = sysinfo_now_ns();
     signal(SIGPIPE, SIG_IGN);
     uv_loop_init(&srv->loop);
     uv_tcp_init(&srv->loop, &srv->listener);

@@ -93,10 +93,19 @@ struct server {
     uint8_t udp_buf[65536];
     uint64_t last_flood_log_ns;
     unsigned flood_suppressed;
+    double log_tokens; /* server_warn's bucket */
+    uint64_t log_last_ns;
+    unsigned log_suppressed;
     int shutting_down;
 };
 
+#define LOG_BURST   10.0
+#define LOG_PER_SEC 2.0
+
 /* server.c */
+/* A per-connection warning (one line per dropped connection), rate-limited so that a flood
+ * costs a bounded number of lines. */
+void server_warn(struct server *srv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void conn_close(struct conn *c);
 void conn_drain(struct conn *c);  /* half-close after queued writes, then close */
 void conn_resume(struct conn *c); /* restart reading after a pause */

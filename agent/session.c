@@ -401,8 +401,8 @@ static void deadline_fired(uv_timer_t *t)
 {
     struct session *s = t->data;
 
-    kp_log(KP_LOG_WARN, "%s: %s exceeded its deadline; dropped", s->ctrl ? s->ctrl->peer : "?",
-           proto_test_name(s->req.test));
+    server_warn(s->srv, "%s: %s exceeded its deadline; dropped", s->ctrl ? s->ctrl->peer : "?",
+                proto_test_name(s->req.test));
     session_end(s, "test exceeded its deadline");
 }
 
