@@ -27,6 +27,26 @@ void compare_opts_init(struct compare_opts *opts)
     opts->alpha = COMPARE_DEFAULT_ALPHA;
 }
 
+/* True when every node has a distinct "role": nodes are then matched by role, not by order. */
+static bool roles_unique(const json_t *nodes)
+{
+    const json_t *a, *b;
+    size_t i, k;
+
+    json_array_foreach(nodes, i, a)
+    {
+        const char *ra = json_string_value(json_object_get(a, "role"));
+        if (!ra)
+            return false;
+        for (k = 0; k < i; k++) {
+            b = json_array_get(nodes, k);
+            if (strcmp(ra, json_string_value(json_object_get(b, "role"))) == 0)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Flattens metadata into {"path": "value as text"}; run-specific keys are left out because
  * they always differ and explain nothing. */
 static void flatten(const json_t *v, const char *path, json_t *out)
@@ -49,9 +69,14 @@ static void flatten(const json_t *v, const char *path, json_t *out)
             flatten(item, sub, out);
         }
     } else if (json_is_array(v)) {
+        bool by_role = strcmp(path, "nodes") == 0 && roles_unique(v);
         json_array_foreach(v, i, item)
         {
-            snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+            if (by_role)
+                snprintf(sub, sizeof(sub), "%s[%s]", path,
+                         json_string_value(json_object_get(item, "role")));
+            else
+                snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
             flatten(item, sub, out);
         }
     } else {

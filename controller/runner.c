@@ -125,15 +125,21 @@ static void fill_metadata(json_t *md, const struct backend *b, const struct run_
     for (int i = 0; i < ro->argc; i++)
         json_array_append_new(args, json_string(ro->argv[i]));
     json_object_set_new(md, "arguments", args);
-    params = json_pack(
-        "{s:o, s:o, s:f, s:i, s:b, s:i, s:f, s:f, s:I, s:I}", "scenarios",
-        mask_names(ro->scenarios, SCENARIO_COUNT, scenario_name_i), "tests",
-        mask_names(ro->tests, TEST_COUNT, test_name_i), "duration_s", ro->duration_ms / 1000.0,
-        "samples", ro->samples, "samples_auto", ro->samples_auto, "streams", ro->streams, "omit_s",
-        ro->omit_ms / 1000.0, "interval_s", ro->interval_ms / 1000.0, "msg_size_bytes",
-        (json_int_t)ro->msg_size_bytes, "udp_rate_bps", (json_int_t)ro->udp_rate_bps);
-    if (params)
-        json_object_set_new(md, "params", params);
+    params = json_pack("{s:o, s:o, s:f, s:i, s:b, s:i, s:f}", "scenarios",
+                       mask_names(ro->scenarios, SCENARIO_COUNT, scenario_name_i), "tests",
+                       mask_names(ro->tests, TEST_COUNT, test_name_i), "duration_s",
+                       ro->duration_ms / 1000.0, "samples", ro->samples, "samples_auto",
+                       ro->samples_auto, "streams", ro->streams, "omit_s", ro->omit_ms / 1000.0);
+    /* agent defaults are left out rather than written as 0 */
+    if (ro->interval_ms)
+        json_object_set_new(params, "interval_s", json_real(ro->interval_ms / 1000.0));
+    if (ro->msg_size_bytes)
+        json_object_set_new(params, "msg_size_bytes", json_integer((json_int_t)ro->msg_size_bytes));
+    if (ro->udp_rate_bps)
+        json_object_set_new(params, "udp_rate_bps", json_integer((json_int_t)ro->udp_rate_bps));
+    if (ro->local)
+        json_object_set_new(params, "mtu", json_integer(ro->mtu));
+    json_object_set_new(md, "params", params);
 }
 
 static void merge_describe(json_t *md, struct backend *b)
@@ -179,7 +185,8 @@ struct step {
 
 static void step_label(const struct step *s, char *buf, size_t len)
 {
-    size_t off = (size_t)snprintf(buf, len, "%s %s ", plan_scenario_name(s->g->scenario),
+    /* columns, so that the finished lines on a terminal line up */
+    size_t off = (size_t)snprintf(buf, len, "%-15s %-10s ", plan_scenario_name(s->g->scenario),
                                   s->g->placement_label);
 
     for (size_t i = 0; i < s->n_tests && off < len; i++)
