@@ -418,13 +418,20 @@ class App:
     # ------------------------------------------------------------ writes
     def read_obj(self, req):
         ct = (req.h.headers.get("Content-Type") or "").split(";")[0].strip()
-        if ct and ct not in ("application/json", "*/*") and \
+        if ct and ct not in ("application/json", "*/*",
+                             "application/vnd.kubernetes.protobuf") and \
                 req.method != "PATCH":
             raise Rejected(415, "UnsupportedMediaType",
                            "the body of the request was in an unknown "
                            "format - accepted media types include: "
                            "application/json, application/yaml, "
                            "application/vnd.kubernetes.protobuf")
+        if ct == "application/vnd.kubernetes.protobuf":
+            from . import pb
+            try:
+                return schema.parse_body(jdump(pb.decode(req.body)))
+            except pb.PbError as e:
+                raise Rejected(415, "UnsupportedMediaType", str(e))
         try:
             return schema.parse_body(req.body.decode("utf-8") or "null")
         except (ValueError, UnicodeDecodeError) as e:
