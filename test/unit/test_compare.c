@@ -63,10 +63,11 @@ static struct report *make(const struct spec *sp, const char *name)
     json_decref(doc);
     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
     json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
-    json_object_set_new(report_metadata(rep), "nodes",
-                        json_pack("[{s:s, s:s, s:i}, {s:s, s:s, s:i}]", "name", "node-a", "kernel",
-                                  sp->kernel ? sp->kernel : "6.1.0-18-amd64", "mtu", 1500, "name",
-                                  "node-b", "kernel", "6.1.0-18-amd64", "mtu", 1500));
+    json_object_set_new(
+        report_metadata(rep), "nodes",
+        json_pack("[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}]", "name", "node-a", "role",
+                  "server", "kernel", sp->kernel ? sp->kernel : "6.1.0-18-amd64", "mtu", 1500,
+                  "name", "node-b", "role", "client", "kernel", "6.1.0-18-amd64", "mtu", 1500));
     assert_int_equal(report_finish(rep, &err), 0);
     if (getenv("KPERF_WRITE_FIXTURES") && name) {
         char path[512];
@@ -241,7 +242,7 @@ static void test_compare_lists_provenance_differences(void **state)
     if (getenv("KPERF_TEST_SHOW"))
         fprintf(stderr, "%s\n", buf);
     assert_non_null(strstr(buf, "Provenance differences"));
-    assert_non_null(strstr(buf, "nodes[0].kernel: 6.1.0-18-amd64 -> 6.8.0-1-amd64"));
+    assert_non_null(strstr(buf, "nodes[server].kernel: 6.1.0-18-amd64 -> 6.8.0-1-amd64"));
     assert_null(strstr(buf, "start_time")); /* always differs, explains nothing */
     assert_non_null(strstr(buf, "REGRESSION"));
     assert_non_null(strstr(buf, "1 regression, 0 improvements beyond 5%"));
