@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S python3 -S
 # SPDX-License-Identifier: Apache-2.0
 """selftest - API-level checks of a running kube-sim (run by
 test/e2e/kubesim_api.sh): answers are compared with what a real apiserver

@@ -11,6 +11,7 @@ import base64
 import os
 import random
 import subprocess
+import threading
 
 from .schema import Rejected
 from .util import rand_token
@@ -35,21 +36,16 @@ def _openssl(args, cwd):
         raise RuntimeError("openssl %s: %s" % (args[0], p.stderr.strip()))
 
 
-def _key_and_csr(d, base, subj):
-    _openssl(["req", "-new", "-newkey", "ec", "-pkeyopt",
-              "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-              base + ".key", "-out", base + ".csr", "-subj", subj], d)
-
-
-def _sign(d, base, ext):
-    with open(os.path.join(d, base + ".ext"), "w") as f:
-        f.write(ext)
-    _openssl(["x509", "-req", "-in", base + ".csr", "-CA", "ca.crt",
-              "-CAkey", "ca.key", "-set_serial",
-              str(random.randint(1, 2 ** 62)), "-days", "365", "-out",
-              base + ".crt", "-extfile", base + ".ext"], d)
-    os.unlink(os.path.join(d, base + ".csr"))
-    os.unlink(os.path.join(d, base + ".ext"))
+def _issue(d, base, subj, exts):
+    """Key and certificate signed by the CA in one openssl call."""
+    args = ["req", "-x509", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+            base + ".key", "-out", base + ".crt", "-subj", subj, "-days",
+            "365", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial",
+            str(random.randint(1, 2 ** 62))]
+    for e in exts:
+        args += ["-addext", e]
+    _openssl(args, d)
 
 
 def make_certs(d, user, groups):
@@ -61,17 +57,24 @@ def make_certs(d, user, groups):
               "/CN=kube-sim-ca", "-addext",
               "basicConstraints=critical,CA:TRUE", "-addext",
               "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"], d)
-    _key_and_csr(d, "server", "/CN=kube-apiserver")
-    _sign(d, "server", "subjectAltName=IP:127.0.0.1,DNS:localhost,"
-          "DNS:kubernetes,DNS:kubernetes.default.svc\n"
-          "extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
-          "keyUsage=critical,digitalSignature,keyEncipherment\n")
+    client = ["extendedKeyUsage=clientAuth", "basicConstraints=CA:FALSE",
+              "keyUsage=critical,digitalSignature"]
     subj = "".join("/O=%s" % g for g in groups) + "/CN=%s" % user
-    for base, s in (("user", subj),
-                    ("admin", "/O=system:masters/CN=%s" % ADMIN_USER)):
-        _key_and_csr(d, base, s)
-        _sign(d, base, "extendedKeyUsage=clientAuth\nbasicConstraints="
-              "CA:FALSE\nkeyUsage=critical,digitalSignature\n")
+    jobs = [("server", "/CN=kube-apiserver", [
+        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,"
+        "DNS:kubernetes.default.svc", "extendedKeyUsage=serverAuth",
+        "basicConstraints=CA:FALSE",
+        "keyUsage=critical,digitalSignature,keyEncipherment"]),
+        ("user", subj, client),
+        ("admin", "/O=system:masters/CN=%s" % ADMIN_USER, client)]
+    ts = [threading.Thread(target=_issue, args=(d,) + j) for j in jobs]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for base, _, _ in jobs:
+        if not os.path.exists(os.path.join(d, base + ".crt")):
+            raise RuntimeError("openssl: could not issue %s.crt" % base)
     for f in os.listdir(d):
         if f.endswith(".key"):
             os.chmod(os.path.join(d, f), 0o600)

@@ -112,13 +112,40 @@ def cmd_up(a):
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     t0 = time.time()
-    log = open(os.path.join(d, "kube-sim.log"), "ab")
-    p = subprocess.Popen([sys.executable, EXE, "serve", "--state-dir", d],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                         start_new_session=True, close_fds=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()   # no threads yet: the child becomes the daemon
+    if pid == 0:
+        os.setsid()
+        fd = os.open(os.path.join(d, "kube-sim.log"),
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        nul = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(nul, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        os.close(nul)
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        try:
+            serve(d)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        os._exit(1)
     with open(os.path.join(d, "pids"), "a") as f:
         from .kubelet import proc_starttime
-        f.write("%d %s kube-sim\n" % (p.pid, proc_starttime(p.pid) or "0"))
+        f.write("%d %s kube-sim\n" % (pid, proc_starttime(pid) or "0"))
+
+    class P:
+        @staticmethod
+        def poll():
+            try:
+                r, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return 1
+            return None if r == 0 else 1
+    p = P()
     ready = os.path.join(d, "ready")
     while time.time() - t0 < a.timeout:
         if os.path.exists(ready):
@@ -146,7 +173,11 @@ def cmd_up(a):
 
 # ---------------------------------------------------------------- serve
 def cmd_serve(a):
-    d = os.path.abspath(a.state_dir)
+    return serve(os.path.abspath(a.state_dir))
+
+
+def serve(d):
+    """The daemon: build the cluster, write DIR/ready, serve forever."""
     with open(os.path.join(d, "config.json")) as f:
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
@@ -291,6 +322,10 @@ def down(d, keep_logs=False):
                 report["killed"].append(pid)
             except OSError:
                 pass
+    end = time.time() + 3
+    while time.time() < end and any(
+            alive(p, st) and not _zombie(p) for p, st, _ in pids):
+        time.sleep(0.02)
     report["netns"] = net.teardown(d)
     created = False
     try:
