@@ -450,10 +450,58 @@ def t_logs():
           time.time() - t > 0.5, r.raw)
 
 
+def t_jobs():
+    def job(name, cmd, **spec):
+        j = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": name}, "spec": dict({"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{
+                    "name": "c", "image": "kube-sim/host",
+                    "command": cmd}]}}}, **spec)}
+        r = call("POST", "/apis/batch/v1/namespaces/st/jobs", j)
+        check("create job " + name, r.status == 201, r.raw[:300])
+
+    def cond(name):
+        st = call("GET", "/apis/batch/v1/namespaces/st/jobs/" +
+                  name).json.get("status") or {}
+        return {c["type"]: c for c in st.get("conditions") or []
+                if c["status"] == "True"}, st
+    job("bl", ["sh", "-c", "exit 3"], backoffLimit=1)
+    c = wait(lambda: cond("bl")[0].get("Failed"), 40)
+    st = cond("bl")[1]
+    check("backoffLimit: Failed BackoffLimitExceeded after 2 pods",
+          c and c["reason"] == "BackoffLimitExceeded" and st["failed"] == 2,
+          (c, st))
+    job("dl", ["sleep", "60"], activeDeadlineSeconds=2)
+    c = wait(lambda: cond("dl")[0].get("Failed"), 20)
+    check("activeDeadlineSeconds: DeadlineExceeded", c and c["reason"] ==
+          "DeadlineExceeded" and c["message"] ==
+          "Job was active longer than specified deadline", c)
+    job("pf", ["sh", "-c", "exit 42"], backoffLimit=6, podFailurePolicy={
+        "rules": [{"action": "FailJob", "onExitCodes": {
+            "operator": "In", "values": [42]}}]})
+    c = wait(lambda: cond("pf")[0].get("Failed"), 20)
+    check("podFailurePolicy FailJob", c and c["reason"] ==
+          "PodFailurePolicy" and "exit code 42" in c["message"], c)
+    job("ok", ["true"], ttlSecondsAfterFinished=1)
+    c = wait(lambda: cond("ok")[0].get("Complete"), 20)
+    check("Complete condition", c and c["reason"] == "CompletionsReached", c)
+    gone = wait(lambda: call("GET", "/apis/batch/v1/namespaces/st/jobs/ok"
+                             ).status == 404, 10)
+    check("ttlSecondsAfterFinished deletes the job", gone)
+    p = pod("probe", ["sh", "-c", "sleep 1; touch ready; sleep 30"])
+    p["spec"]["containers"][0]["readinessProbe"] = {
+        "exec": {"command": ["test", "-e", "ready"]}, "periodSeconds": 1}
+    call("POST", NS + "/pods", p)
+    r = wait(lambda: [c for c in call("GET", NS + "/pods/probe").json[
+        "status"].get("conditions", []) if c["type"] == "Ready" and
+        c["status"] == "True"], 15)
+    check("exec readiness probe", r)
+
+
 NODES = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 GROUPS = [g for g in sys.argv[3:]] or ["basics", "validation", "list_watch",
                                        "delete", "ssar", "logs", "psa",
-                                       "faults"]
+                                       "jobs", "faults"]
 for g in GROUPS:
     print("== %s" % g)
     globals()["t_" + g]()
