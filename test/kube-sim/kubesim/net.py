@@ -178,7 +178,9 @@ class Network:
             run(["ip", "netns", "add", ns])
             run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin=(
                 "link add %s type veth peer name eth0 netns %s\n"
-                "link set %s master %s up\n" % (veth, ns, veth, self.bridge())))
+                "link set %s master %s up\n"
+                "link set %s type bridge_slave hairpin on\n" % (
+                    veth, ns, veth, self.bridge(), veth)))
             run(["ip", "-n", ns, "-batch", "-"], stdin=(
                 "link set lo up\naddr add %s/24 dev eth0\nlink set eth0 up\n"
                 "route add default via %s\n" % (ip, pod_gw(node_i))))
@@ -207,8 +209,9 @@ class Network:
             proto = proto.lower()
             if not eps:
                 # no endpoints: kube-proxy rejects (ICMP port unreachable)
-                noep.append("ip daddr %s %s dport %d reject" %
-                            (cip, proto, port))
+                noep.append("ip daddr %s %s dport %d reject%s" %
+                            (cip, proto, port, " with tcp reset" if
+                             proto == "tcp" else ""))
                 continue
             n += 1
             chain = "svc%d" % n
