@@ -146,8 +146,11 @@ int report_add_agent_doc(struct report *rep, const char *scenario, const char *p
                              json_string_value(json_object_get(v, "error")));
             continue;
         }
-        json_t *row = get_row(rep, scenario, placement, json_string_value(test),
-                              json_is_true(json_object_get(v, "reverse")));
+        /* errors carry no direction; a client run with --reverse measured only reverse */
+        bool reverse =
+            json_is_true(json_object_get(v, "reverse")) ||
+            json_is_true(json_object_get(json_object_get(agent_doc, "params"), "reverse"));
+        json_t *row = get_row(rep, scenario, placement, json_string_value(test), reverse);
         json_array_append_new(json_object_get(row, "errors"), json_deep_copy(v));
     }
     return 0;
@@ -161,8 +164,22 @@ void report_add_skip(struct report *rep, const char *scenario, const char *place
                                                       "placement", placement, "reason", reason));
         return;
     }
-    json_object_set_new(get_row(rep, scenario, placement, test, false), "skip_reason",
+    report_add_test_skip(rep, scenario, placement, test, false, reason);
+}
+
+void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
+                          const char *test, bool reverse, const char *reason)
+{
+    json_object_set_new(get_row(rep, scenario, placement, test, reverse), "skip_reason",
                         json_string(reason));
+}
+
+void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
+                           const char *test, bool reverse, const char *message)
+{
+    json_array_append_new(
+        json_object_get(get_row(rep, scenario, placement, test, reverse), "errors"),
+        json_pack("{s:s, s:s}", "test", test, "error", message));
 }
 
 void report_add_error(struct report *rep, const char *scenario, const char *placement,
@@ -173,8 +190,7 @@ void report_add_error(struct report *rep, const char *scenario, const char *plac
                                                      "placement", placement, "error", message));
         return;
     }
-    json_array_append_new(json_object_get(get_row(rep, scenario, placement, test, false), "errors"),
-                          json_pack("{s:s, s:s}", "test", test, "error", message));
+    report_add_test_error(rep, scenario, placement, test, false, message);
 }
 
 int report_finish(struct report *rep, struct kp_err *err)

@@ -88,6 +88,13 @@ void report_add_skip(struct report *rep, const char *scenario, const char *place
 void report_add_error(struct report *rep, const char *scenario, const char *placement,
                       const char *test, const char *message);
 
+/* report_add_skip / report_add_error for one direction of a test: reverse = the row of the
+ * reversed test (the server sends, as pod-to-external measures it). test must not be NULL. */
+void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
+                          const char *test, bool reverse, const char *reason);
+void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
+                           const char *test, bool reverse, const char *message);
+
 /* Computes every row's aggregate (latency percentiles from MERGED histograms, scalar metrics as
  * the median of samples), statistics (median, mean, stddev, cv, ci95, noisy) and status.
  * Idempotent; call again after adding more samples. Returns 0 or -1 with err (e.g. histograms

@@ -207,8 +207,25 @@ static void test_report_skips_and_errors(void **state)
     report_add_skip(rep, "pod-to-external", "external", NULL, "no external server");
     report_add_error(rep, "pod-to-pod", "same-node", "TCP_CRR", "agent timed out after 30s");
     report_add_error(rep, "pod-to-pod", "other-node", NULL, "pod never became ready");
+    report_add_test_skip(rep, "host-to-host", "other-node", "TCP_STREAM", true, "interrupted");
+    report_add_test_error(rep, "pod-to-external", "external", "TCP_STREAM", true, "refused");
+    doc = fx_agent_doc(json_array(), json_pack("[{s:s, s:i, s:s}]", "test", "TCP_STREAM_MULTI",
+                                               "sample", 0, "error", "reset"));
+    json_object_set_new(json_object_get(doc, "params"), "reverse", json_true());
+    if (report_add_agent_doc(rep, "pod-to-external", "external", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
     assert_int_equal(report_finish(rep, &err), 0);
 
+    assert_int_equal(report_row_count(rep), 6);
+    /* the reverse skip does not touch the measured forward row */
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 3), "status")),
+                        "skipped");
+    assert_true(json_is_true(json_object_get(report_row(rep, 3), "reverse")));
+    assert_null(json_object_get(report_row(rep, 0), "skip_reason"));
+    assert_true(json_is_true(json_object_get(report_row(rep, 4), "reverse")));
+    assert_true(json_is_true(json_object_get(report_row(rep, 5), "reverse")));
+    assert_string_equal(json_string_value(json_object_get(report_row(rep, 5), "status")), "failed");
     assert_string_equal(json_string_value(json_object_get(report_row(rep, 0), "status")),
                         "partial");
     assert_string_equal(json_string_value(json_object_get(report_row(rep, 1), "status")),
@@ -218,7 +235,7 @@ static void test_report_skips_and_errors(void **state)
     assert_int_equal(json_array_size(report_skipped(rep)), 1);
     assert_int_equal(json_array_size(report_errors(rep)), 1);
     assert_int_equal(report_ok_count(rep), 1);
-    assert_int_equal(report_error_count(rep), 3);
+    assert_int_equal(report_error_count(rep), 5);
     report_free(rep);
 }
 

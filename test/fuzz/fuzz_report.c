@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fuzz_report.c - libFuzzer target for report input: the bytes are read as a saved report
+ * (report_from_json, then every renderer and a comparison with itself) and as an agent document
+ * (report_add_agent_doc, report_finish, every renderer). Any input must give a report or one
+ * error line, without crashes, leaks or unbounded memory. Corpus: test/fuzz/corpus/report/. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "agent/base/kp_alloc.h"
+#include "agent/base/kp_err.h"
+#include "controller/compare.h"
+#include "controller/report.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static FILE *sink;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    kp_alloc_init_json();
+    sink = fopen("/dev/null", "w");
+    return 0;
+}
+
+static void check_err(const struct kp_err *err)
+{
+    if (!err->msg[0] || strchr(err->msg, '\n'))
+        __builtin_trap(); /* a failure must say why, in one line */
+}
+
+static void render_all(const struct report *rep)
+{
+    static const enum report_format fmts[] = {REPORT_TABLE, REPORT_MARKDOWN, REPORT_CSV,
+                                              REPORT_HTML, REPORT_JSON};
+    struct kp_err err;
+
+    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
+        report_render(rep, fmts[i], sink, &err);
+}
+
+static void as_report(const json_t *doc)
+{
+    struct kp_err err;
+    struct compare_opts opts;
+    struct compare *cmp;
+    struct report *rep;
+
+    kp_err_clear(&err);
+    rep = report_from_json(doc, &err);
+    if (!rep) {
+        check_err(&err);
+        return;
+    }
+    render_all(rep);
+    compare_opts_init(&opts);
+    cmp = compare_reports(rep, rep, &opts, &err);
+    if (cmp) {
+        if (compare_regression_count(cmp) != 0)
+            __builtin_trap(); /* a report cannot regress against itself */
+        compare_render(cmp, REPORT_TABLE, sink, &err);
+        compare_render(cmp, REPORT_JSON, sink, &err);
+        compare_free(cmp);
+    }
+    report_free(rep);
+}
+
+static void as_agent_doc(const json_t *doc)
+{
+    struct kp_err err;
+    struct report *rep = report_new();
+
+    kp_err_clear(&err);
+    if (report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err) != 0) {
+        check_err(&err);
+    } else if (report_finish(rep, &err) == 0) {
+        render_all(rep);
+    } else {
+        check_err(&err);
+    }
+    report_free(rep);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_error_t jerr;
+    json_t *doc;
+
+    if (size > 1 << 20)
+        return 0;
+    doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc)
+        return 0;
+    as_report(doc);
+    as_agent_doc(doc);
+    json_decref(doc);
+    return 0;
+}
