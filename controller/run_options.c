@@ -70,18 +70,20 @@ struct flag {
 
 static const struct flag flags[] = {
     {F_SCENARIOS, G_WHAT, "scenarios", 0, "LIST",
-     "all, or any of pod-to-pod,host-to-host,pod-to-service,pod-to-external\n"
-     "(default pod-to-pod)"},
+     "all, or a comma list of pod-to-pod,host-to-host,\n"
+     "pod-to-service,pod-to-external (default pod-to-pod)"},
     {F_TESTS, G_WHAT, "tests", 0, "LIST",
-     "all, or any of TCP_RR,TCP_CRR,UDP_RR,TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM\n"
+     "all (six), or a comma list of TCP_RR,TCP_CRR,UDP_RR,\n"
+     "TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM\n"
      "(default TCP_RR,TCP_STREAM,TCP_STREAM_MULTI)"},
     {F_SAME_NODE, G_WHAT, "same-node", 0, NULL,
-     "client and server on the same node (both placements run unless one is given)"},
+     "client and server on one node (both placements run\n"
+     "unless --same-node or --other-node is given)"},
     {F_OTHER_NODE, G_WHAT, "other-node", 0, NULL, "client and server on two different nodes"},
     {F_DURATION, G_MEASURE, "duration", 0, "DUR", "length of each test sample (default 10s)"},
     {F_SAMPLES, G_MEASURE, "samples", 0, "N|auto",
-     "samples per test (default 1); auto repeats (3 to 10) until the 95% interval\n"
-     "of the median is within 5%"},
+     "samples per test (default 1); auto: 3 to 10 samples,\n"
+     "until the 95% interval of the mean is within 5%"},
     {F_STREAMS, G_MEASURE, "streams", 0, "N", "parallel streams of TCP_STREAM_MULTI (default 4)"},
     {F_MSG_SIZE, G_MEASURE, "msg-size", 0, "SIZE",
      "message size (RR tests default 1, streams default 128K)"},
@@ -89,15 +91,16 @@ static const struct flag flags[] = {
     {F_OMIT, G_MEASURE, "omit", 0, "DUR", "warm-up discarded before each sample (default 0)"},
     {F_INTERVAL, G_MEASURE, "interval", 0, "DUR", "time-series interval in the JSON (default 1s)"},
     {F_TIMEOUT, G_MEASURE, "timeout", 0, "DUR",
-     "bound on every wait beyond the measurement itself: start-up, servers ready,\n"
-     "a client finishing (default 2m)"},
+     "bound on each wait beyond the measurement itself\n"
+     "(start-up, servers ready, a client finishing; default 2m)"},
     {F_OUTPUT, G_OUTPUT, "output", 'o', "FORMAT", "table (default), markdown, json or csv"},
     {F_OUTPUT_DIR, G_OUTPUT, "output-dir", 0, "DIR",
-     "also write report.json, report.md, report.csv and report.html to DIR"},
+     "also write report.json, .md, .csv and .html into DIR"},
     {F_VERBOSE, G_OUTPUT, "verbose", 'v', NULL, "more diagnostics on stderr (-vv: debug)"},
     {F_HELP, G_OUTPUT, "help", 'h', NULL, "show this help"},
     {F_LOCAL, G_LOCAL, "local", 0, NULL,
-     "measure on this machine: network namespaces as nodes and pods (needs root)"},
+     "measure on this machine: network namespaces as nodes\n"
+     "and pods (needs root; see docs/local-backend.md)"},
     {F_MTU, G_LOCAL, "mtu", 0, "BYTES", "MTU of every local link (default 1500; 9001 = jumbo)"},
     {F_KUBECONFIG, G_K8S, "kubeconfig", 0, "FILE",
      "kubeconfig (default $KUBECONFIG, ~/.kube/config)"},
@@ -119,7 +122,8 @@ static const struct flag flags[] = {
     {F_CLEANUP_LEFTOVERS, G_K8S, "cleanup-leftovers", 0, NULL,
      "remove objects of earlier kperf runs before starting"},
     {F_ALL_NODES, G_K8S, "all-nodes", 0, NULL,
-     "sweep: every node's client against the reference node, one row per node"},
+     "sweep: every node's client against the reference\n"
+     "node, one row per node"},
 };
 
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))

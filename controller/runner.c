@@ -414,7 +414,8 @@ cleanup:
              : rc != 0 ? "failed"
                        : "done",
              out->cleanup_failed ? ", cleanup incomplete" : "");
-    progress_finish(pg, outcome);
+    if (rc == 0 || out->signal)
+        progress_finish(pg, outcome); /* a failed prepare speaks through err alone */
     progress_free(pg);
     if (rc != 0 && sig_first && !kp_err_is_set(err))
         kp_err_set(err, "interrupted");
