@@ -352,6 +352,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_response 
             else if (rq->retry == HTTP_RETRY_CREATE)
                 rs->maybe_done = 1;
             wait = backoff_ms(h, retries, 0);
+            kp_log(KP_LOG_DEBUG, "retrying %s %s in %llu ms", rq->method, rq->path,
+                   (unsigned long long)wait);
             attempt_cleanup(&at);
             retries++;
             http_sleep_ms(h, wait);

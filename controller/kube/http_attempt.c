@@ -222,6 +222,11 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
     curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, rq->method);
     if (!strcmp(rq->method, "GET"))
         curl_easy_setopt(k, CURLOPT_HTTPGET, 1L);
+    /* libcurl silently re-sends a request whose reused connection died before any answer.
+     * For a create we must know when it may have been applied (to reconcile a 409), so it
+     * always gets a connection of its own: one extra handshake per create. */
+    if (rq->retry == HTTP_RETRY_CREATE)
+        curl_easy_setopt(k, CURLOPT_FRESH_CONNECT, 1L);
     if (rq->body) {
         curl_easy_setopt(k, CURLOPT_POSTFIELDS, rq->body);
         curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "agent/base/kp_log.h"
 #include "kube_fixture.h"
 
 static struct fake_clock clk;
@@ -147,6 +148,31 @@ static void test_kube_http_retries_429_and_503_honouring_retry_after(void **stat
     assert_int_equal(clk.sleeps, 2);
     /* 7 s from Retry-After, then a backoff of 0.5-1 s (jittered) */
     assert_in_range(clk.slept_ms, 7000 + 500, 7000 + 1000);
+    json_decref(got);
+    json_decref(obj);
+    kube_client_free(c);
+}
+
+static void test_kube_http_connection_reset_is_retried(void **state)
+{
+    struct kube_client *c = token_client();
+    json_t *obj = pod("r1", "run-1"), *got = NULL;
+    struct kp_err err = {{0}};
+    (void)state;
+
+    /* a GET that meets a dropped connection is sent again */
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods/r1\","
+                             "\"responses\":[{\"reset\":true}]}");
+    assert_int_equal(kube_get(c, &KUBE_RES_PODS, "ns1", "r1", &got, &err), -1);
+    assert_int_equal(kube_client_last(c)->http_status, 404); /* the retry got an answer */
+    assert_int_equal(kube_client_last(c)->retries, 1);
+    /* a create whose connection dropped after the server stored it is reconciled */
+    fx_do("/_fixture/queue", "{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/ns1/pods\","
+                             "\"responses\":[{\"apply\":true,\"reset\":true}]}");
+    if (kube_create(c, &KUBE_RES_PODS, "ns1", obj, NULL, &got, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "r1");
     json_decref(got);
     json_decref(obj);
     kube_client_free(c);
@@ -447,8 +473,10 @@ static void test_kube_http_list_5000_nodes_under_64_mib(void **state)
     assert_int_equal(kube_client_last(c)->requests, 10); /* default page of 500 */
     getrusage(RUSAGE_SELF, &ru);
     fprintf(stderr, "peak RSS after listing 5000 nodes: %ld KiB\n", ru.ru_maxrss);
-    assert_in_range(ru.ru_maxrss, 1, 64 * 1024);
     kube_client_free(c);
+#if !defined(__SANITIZE_ADDRESS__) /* shadow memory and quarantine inflate RSS under ASan */
+    assert_in_range(ru.ru_maxrss, 1, 64 * 1024);
+#endif
 }
 
 static int collect_log(void *arg, const char *data, size_t len)
@@ -518,6 +546,45 @@ static void test_kube_http_abort_stops_calls(void **state)
     free(kc);
 }
 
+static void test_kube_http_request_log_never_shows_secrets(void **state)
+{
+    char *user = kp_xasprintf("    token: good-token\n    client-certificate: client.crt\n"
+                              "    client-key: client.key\n");
+    char *kc = fx_kubeconfig("log.yaml", NULL, user);
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    char *path = kp_xasprintf("%s/stderr.txt", fx.dir);
+    char text[8192] = "";
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    (void)state;
+
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/version\",\"responses\":["
+                             "{\"status\":429,\"headers\":{\"Retry-After\":\"1\","
+                             "\"X-Kubernetes-PF-FlowSchema-UID\":\"fs-1\"},\"body\":\"busy\"}]}");
+    kp_log_set_level(KP_LOG_TRACE);
+    dup2(fileno(f), 2);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    kp_log_set_level(KP_LOG_WARN);
+    rewind(f);
+    assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+    fclose(f);
+    assert_non_null(strstr(text, "GET /version 429 in "));
+    assert_non_null(strstr(text, "retrying GET /version after 429 in "));
+    assert_non_null(strstr(text, "GET /version 200 in "));
+    assert_non_null(strstr(text, "X-Kubernetes-PF-FlowSchema-UID: fs-1"));
+    assert_null(strstr(text, "good-token"));
+    assert_null(strstr(text, "BEGIN"));
+    kube_client_free(c);
+    free(path);
+    free(kc);
+    free(user);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +592,7 @@ int main(void)
         cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, reset),
         cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, reset),
         cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, reset),
+        cmocka_unit_test_setup(test_kube_http_connection_reset_is_retried, reset),
         cmocka_unit_test_setup(test_kube_http_429_plain_text_gives_up_after_max_retries, reset),
         cmocka_unit_test_setup(test_kube_http_rate_limit_applies_to_every_request, reset),
         cmocka_unit_test_setup(test_kube_http_status_bodies_become_one_actionable_line, reset),
@@ -536,6 +604,7 @@ int main(void)
         cmocka_unit_test_setup(test_kube_http_list_5000_nodes_under_64_mib, reset),
         cmocka_unit_test_setup(test_kube_http_pod_logs_and_ssar, reset),
         cmocka_unit_test_setup(test_kube_http_abort_stops_calls, reset),
+        cmocka_unit_test_setup(test_kube_http_request_log_never_shows_secrets, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,7 +15,8 @@ Control endpoints (no auth):
                           "responses": [{"status": 429, "headers": {...}, "body": ... ,
                                          "apply": true,    # run the real handler first
                                          "effects": [{"op": "create"|"delete", "path", "body"}],
-                                         "stream": [event, ...], "drop": true, "hold": true}]}
+                                         "stream": [event, ...], "drop": true, "hold": true,
+                                         "reset": true}]}   # close without an answer
   GET  /_fixture/log                      {"requests": [{method, path, auth, cert_cn}]}
 """
 import argparse
@@ -245,6 +246,11 @@ class Handler(BaseHTTPRequestHandler):
         return None
 
     def scripted(self, r):
+        if r.get("reset"):
+            # close without answering, like a load balancer dropping the connection
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return None
         if "stream" in r:
             return self.stream(r["stream"], r.get("drop"), r.get("hold"))
         body = r.get("body", "")
