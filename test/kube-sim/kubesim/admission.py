@@ -363,14 +363,56 @@ class Admission:
                 raise self.exists(res, md)
             md["creationTimestamp"] = now_iso()
             return obj
+        if res.name == "pods":
+            sa = obj["spec"].get("serviceAccountName") or "default"
+            if self.store.get("serviceaccounts", md["namespace"], sa) is None:
+                shown = md["generateName"] if gen else md["name"]
+                raise Rejected(403, "Forbidden", 'pods "%s" is forbidden: '
+                               'error looking up service account %s/%s: '
+                               'serviceaccount "%s" not found' % (
+                                   shown, md["namespace"], sa, sa),
+                               {"name": shown, "kind": "pods"})
         for _ in range(5):
             try:
-                return self.store.create(res.name, obj)
+                out = self.store.create(res.name, obj)
+                if res.name == "namespaces":
+                    self.namespace_content(out["metadata"]["name"])
+                return out
             except Conflict:
                 if not gen:
                     raise self.exists(res, md)
                 md["name"] = md["generateName"] + rand_suffix()
         raise self.exists(res, md)
+
+    def namespace_content(self, ns):
+        """What the ServiceAccount and root-CA controllers put in every new
+        namespace (done at once here, so clients never race them)."""
+        import os
+        try:
+            self.store.create("serviceaccounts", {
+                "apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": "default", "namespace": ns}})
+        except Conflict:
+            pass
+        ca = os.path.join(self.cfg.state_dir, "pki", "ca.crt")
+        try:
+            with open(ca) as f:
+                data = {"ca.crt": f.read()}
+        except OSError:
+            data = {}
+        try:
+            self.store.create("configmaps", {
+                "apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                    "name": "kube-root-ca.crt", "namespace": ns,
+                    "annotations": {"kubernetes.io/description": (
+                        "Contains a CA bundle that can be used to verify the"
+                        " kube-apiserver when using internal endpoints such "
+                        "as the internal service IP or kubernetes.default."
+                        "svc. No other usage is guaranteed across "
+                        "distributions of Kubernetes clusters.")}},
+                "data": data})
+        except Conflict:
+            pass
 
     def exists(self, res, md):
         cur = self.store.get(res.name, md.get("namespace"), md["name"])

@@ -17,8 +17,7 @@ import traceback
 
 from . import resources as R
 from .schema import Rejected
-from .util import (dcopy, label_match, now_iso, now_micro, rand_suffix,
-                   selector_to_reqs, parse_iso)
+from .util import dcopy, label_match, now_iso, parse_iso, selector_to_reqs
 
 JOB_WARNING = ("child pods are preserved by default when jobs are deleted; "
                "set propagationPolicy=Background to remove them or set "
@@ -918,4 +917,3 @@ def _set_cond(pod, typ, status, reason, msg):
 
 
 set_cond = _set_cond
-_unused = (now_micro, rand_suffix)

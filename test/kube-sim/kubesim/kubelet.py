@@ -13,7 +13,6 @@ import base64
 import os
 import re
 import platform
-import select
 import signal
 import socket
 import subprocess
@@ -1008,5 +1007,3 @@ def _ts():
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
         ".%09dZ" % int((t % 1) * 1e9)
 
-
-_unused = select

@@ -10,14 +10,12 @@ import os
 import shutil
 import signal
 import ssl
-import subprocess
 import sys
 import threading
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXE = os.path.join(os.path.dirname(HERE), "kube-sim")
 STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-token", "exec-token.tmp", "exec-credential.sh",
                "exec-plugin.calls", "pods", "pids", "netns.list",

@@ -7,7 +7,6 @@ Knows nothing of HTTP, storage or the network.
 """
 import copy
 import json
-import os
 import random
 import re
 import string
