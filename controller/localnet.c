@@ -161,11 +161,32 @@ static bool have_tool(const char *name)
     return found;
 }
 
+/* Effective capabilities from /proc/self/status (0 when unreadable). */
+static unsigned long long cap_eff(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long caps = 0;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "CapEff:", 7) == 0)
+            caps = strtoull(line + 7, NULL, 16);
+    if (f)
+        fclose(f);
+    return caps;
+}
+
 int localnet_check_host(struct kp_err *err)
 {
+    const unsigned long long need = (1ull << 12) | (1ull << 21); /* NET_ADMIN, SYS_ADMIN */
+
     if (geteuid() != 0)
         return kp_err_set(err, "--local needs root to create network namespaces. Run it as root "
                                "(sudo kperf run --local ...)");
+    if ((cap_eff() & need) != need)
+        return kp_err_set(err, "--local needs CAP_NET_ADMIN and CAP_SYS_ADMIN to create network "
+                               "namespaces; this root lacks them (an unprivileged container?). "
+                               "Run it on the host, in a VM or in a privileged container");
     if (!have_tool("ip"))
         return kp_err_set(err, "--local needs the 'ip' tool. Install iproute2 (apt-get install "
                                "iproute2)");

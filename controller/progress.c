@@ -207,7 +207,7 @@ void progress_end(struct progress *p, bool ok, const char *result)
     if (!p->o.quiet) {
         clear_locked(p);
         if (p->o.tty)
-            fprintf(p->o.out, "  %s [%zu/%zu] %-40s %-28s %s\n", ok ? "\u2714" : "\u2718",
+            fprintf(p->o.out, "  %s [%2zu/%zu] %-54s %-26s %s\n", ok ? "\u2714" : "\u2718",
                     p->done + 1, p->o.total, p->label, result ? result : "",
                     dur(took, a, sizeof(a)));
         else
