@@ -32,6 +32,32 @@ static int deliver(json_t *page, kube_item_fn *fn, void *arg, struct kp_err *err
     return 0;
 }
 
+static char *page_path(const char *base, const struct kube_list_opts *o, const char *cont)
+{
+    char limit[32];
+    char *q = NULL, *path;
+
+    snprintf(limit, sizeof(limit), "%u", o->page_size ? o->page_size : DEFAULT_PAGE);
+    kube_query_add(&q, "labelSelector", o->label_selector);
+    kube_query_add(&q, "fieldSelector", o->field_selector);
+    kube_query_add(&q, "limit", limit);
+    if (cont)
+        kube_query_add(&q, "continue", cont);
+    else
+        kube_query_add(&q, "resourceVersion", o->resource_version);
+    path = with_query(base, q);
+    free(q);
+    return path;
+}
+
+/* Replaces *s with a copy of page.metadata[key] (NULL when absent or empty). */
+static void take_meta(char **s, json_t *page, const char *key)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(page, "metadata"), key));
+    free(*s);
+    *s = v && *v ? kp_xstrdup(v) : NULL;
+}
+
 int kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
               const struct kube_list_opts *opts, kube_item_fn *fn, void *arg, char **rv_out,
               struct kp_err *err)
@@ -41,55 +67,32 @@ int kube_list(struct kube_client *c, const struct kube_resource *res, const char
     char *what = kube_what("list", res, ns, NULL);
     char *cont = NULL, *rv = NULL;
     unsigned pages = 0, retries = 0;
-    char limit[32];
-    int rc = -1;
+    int r, rc = -1;
 
     if (rv_out)
         *rv_out = NULL;
     if (!opts)
         opts = &none;
-    snprintf(limit, sizeof(limit), "%u", opts->page_size ? opts->page_size : DEFAULT_PAGE);
-    for (;;) {
-        char *q = NULL, *path;
+    do {
+        char *path = page_path(base, opts, cont);
+        struct kube_call call = {"GET", path, NULL, NULL, HTTP_RETRY_IDEMPOTENT, what};
         json_t *page = NULL;
-        struct kube_call call = {"GET", NULL, NULL, NULL, HTTP_RETRY_IDEMPOTENT, what};
-        const char *next;
-        int r;
 
-        kube_query_add(&q, "labelSelector", opts->label_selector);
-        kube_query_add(&q, "fieldSelector", opts->field_selector);
-        kube_query_add(&q, "limit", limit);
-        if (cont)
-            kube_query_add(&q, "continue", cont);
-        else
-            kube_query_add(&q, "resourceVersion", opts->resource_version);
-        path = with_query(base, q);
-        call.path = path;
         r = kube_call(c, &call, &page, err);
         free(path);
-        free(q);
         pages++;
         retries += c->last.retries;
         if (r != 0)
             goto out;
-        free(rv);
-        rv =
-            json_string_value(json_object_get(json_object_get(page, "metadata"), "resourceVersion"))
-                ? kp_xstrdup(json_string_value(
-                      json_object_get(json_object_get(page, "metadata"), "resourceVersion")))
-                : NULL;
-        next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
-        free(cont);
-        cont = next && *next ? kp_xstrdup(next) : NULL;
-        r = deliver(page, fn, arg, err);
+        take_meta(&rv, page, "resourceVersion");
+        take_meta(&cont, page, "continue");
+        r = deliver(page, fn, arg, err); /* one page at a time: the only one we hold */
         json_decref(page);
         if (r < 0) {
             kp_err_prefix(err, "%s", what);
             goto out;
         }
-        if (r > 0 || !cont)
-            break;
-    }
+    } while (r == 0 && cont);
     if (rv_out) {
         *rv_out = rv;
         rv = NULL;
