@@ -3,6 +3,7 @@
  * comes from the report is escaped; the page loads nothing from anywhere. */
 #include "controller/render_html.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,11 @@ static void print_metadata(const struct report *rep, FILE *out)
             esc(str(n, keys[k]), out);
             fputs("</td>", out);
         }
-        fprintf(out, "<td>%lld</td></tr>\n",
-                (long long)json_integer_value(json_object_get(n, "mtu")));
+        if (json_is_integer(json_object_get(n, "mtu")))
+            fprintf(out, "<td>%lld</td></tr>\n",
+                    (long long)json_integer_value(json_object_get(n, "mtu")));
+        else
+            fputs("<td>-</td></tr>\n", out);
     }
     fputs("</table>\n", out);
 }
@@ -111,89 +115,144 @@ static void row_label(const json_t *row, FILE *out)
     esc(render_test_label(row, label, sizeof(label)), out);
 }
 
-/* Horizontal bar chart: for each measured row of `kind`, one bar per (field, sub) series,
- * scaled to the largest value. Latency: p50/p90/p99; throughput: Mb/s with its 95% CI. */
-static void chart(const struct report *rep, const char *kind, FILE *out)
+struct series {
+    const char *name;  /* legend and tooltip */
+    const char *field; /* in the aggregate */
+    const char *sub;
+    const char *color;
+};
+
+static const struct series lat_series[] = {
+    {"p50", "latency_us", "p50", "#4e79a7"},
+    {"p90", "latency_us", "p90", "#f28e2b"},
+    {"p99", "latency_us", "p99", "#e15759"},
+};
+static const struct series tput_series[] = {
+    {"Mb/s", "throughput_mbps", NULL, "#59a14f"},
+};
+
+static bool in_chart(const json_t *row, const char *scenario, const char *kind)
 {
-    static const char *const lat_subs[] = {"p50", "p90", "p99"};
-    static const char *const colors[] = {"#4e79a7", "#f28e2b", "#e15759"};
-    bool lat = strcmp(kind, "latency") == 0;
-    size_t series = lat ? 3 : 1, rows = 0;
-    double maxv = 0, v;
-    const json_t *row, *agg;
+    return json_object_get(row, "aggregate") && strcmp(str(row, "scenario"), scenario) == 0 &&
+           strcmp(str(row, "kind"), kind) == 0;
+}
+
+/* The throughput row's 95% interval, when it has one. */
+static bool tput_ci(const json_t *row, double *lo, double *hi)
+{
+    const json_t *ci =
+        json_object_get(json_object_get(json_object_get(row, "stats"), "throughput_mbps"), "ci95");
+
+    if (!json_is_array(ci))
+        return false;
+    *lo = json_number_value(json_array_get(ci, 0));
+    *hi = json_number_value(json_array_get(ci, 1));
+    return true;
+}
+
+/* Bar length in px: linear from 0, or logarithmic from lo when the values span more than a
+ * factor of 20 (latency tails), so that p50 bars stay visible next to p99. */
+static double scale(double v, double lo, double hi, bool log_scale)
+{
+    if (v <= 0 || hi <= 0)
+        return 0;
+    if (!log_scale)
+        return v / hi * BAR_W;
+    if (v <= lo)
+        return 2;
+    return 2 + (BAR_W - 2) * log(v / lo) / log(hi / lo);
+}
+
+/* Horizontal bar chart of the rows of one scenario and kind: one bar per series, with the 95%
+ * interval as a line for throughput. Prints nothing when there is no such row. */
+static void chart(const struct report *rep, const char *scenario, const char *kind, FILE *out)
+{
+    bool lat = strcmp(kind, "latency") == 0, log_scale;
+    const struct series *ser = lat ? lat_series : tput_series;
+    size_t nser = lat ? 3 : 1, rows = 0, y = 5;
+    double lo = 0, hi = 0, v, clo, chi;
+    const json_t *row;
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
         row = report_row(rep, i);
-        agg = json_object_get(row, "aggregate");
-        if (!agg || strcmp(str(row, "kind"), kind) != 0)
+        if (!in_chart(row, scenario, kind))
             continue;
         rows++;
-        for (size_t s = 0; s < series; s++)
-            if (report_get_number(agg, lat ? "latency_us" : "throughput_mbps",
-                                  lat ? lat_subs[s] : NULL, &v) &&
-                v > maxv)
-                maxv = v;
-        if (!lat &&
-            json_is_array(json_object_get(
-                json_object_get(json_object_get(row, "stats"), "throughput_mbps"), "ci95"))) {
-            v = json_number_value(json_array_get(
-                json_object_get(json_object_get(json_object_get(row, "stats"), "throughput_mbps"),
-                                "ci95"),
-                1));
-            if (v > maxv)
-                maxv = v;
+        for (size_t k = 0; k < nser; k++) {
+            if (!report_get_number(json_object_get(row, "aggregate"), ser[k].field, ser[k].sub,
+                                   &v) ||
+                v <= 0)
+                continue;
+            lo = lo == 0 || v < lo ? v : lo;
+            hi = v > hi ? v : hi;
         }
+        if (!lat && tput_ci(row, &clo, &chi) && chi > hi)
+            hi = chi;
     }
-    if (rows == 0 || maxv <= 0)
+    if (rows == 0 || hi <= 0)
         return;
-    size_t band = series * 14 + 10, h = rows * band + 30, y = 5;
+    log_scale = lat && hi / lo > 20;
+    lo /= 2;
     fprintf(out,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
             "role=\"img\" class=\"chart\">\n",
-            LABEL_W + BAR_W + 90, h);
+            LABEL_W + BAR_W + 90, rows * (nser * 14 + 10) + 30);
     for (size_t i = 0; i < report_row_count(rep); i++) {
         row = report_row(rep, i);
-        agg = json_object_get(row, "aggregate");
-        if (!agg || strcmp(str(row, "kind"), kind) != 0)
+        if (!in_chart(row, scenario, kind))
             continue;
         fprintf(out, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LABEL_W - 8,
-                y + series * 7 + 4);
+                y + nser * 7 + 4);
         row_label(row, out);
         fputs("</text>\n", out);
-        for (size_t s = 0; s < series; s++) {
-            if (!report_get_number(agg, lat ? "latency_us" : "throughput_mbps",
-                                   lat ? lat_subs[s] : NULL, &v))
+        bool has_ci = !lat && tput_ci(row, &clo, &chi);
+        for (size_t k = 0; k < nser; k++) {
+            if (!report_get_number(json_object_get(row, "aggregate"), ser[k].field, ser[k].sub, &v))
                 continue;
-            double w = v / maxv * BAR_W;
+            double w = scale(v, lo, hi, log_scale), text_x = w;
+            if (has_ci && scale(chi, lo, hi, false) > text_x)
+                text_x = scale(chi, lo, hi, false); /* value right of the interval line */
             fprintf(out,
                     "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"12\" fill=\"%s\">"
-                    "<title>%s %.2f</title></rect>"
-                    "<text x=\"%.1f\" y=\"%zu\" class=\"v\">%.1f</text>\n",
-                    LABEL_W, y + s * 14, w, colors[s], lat ? lat_subs[s] : "Mb/s", v,
-                    LABEL_W + w + 4, y + s * 14 + 10, v);
+                    "<title>%s %.2f</title></rect><text x=\"%.1f\" y=\"%zu\" class=\"v\">%.1f"
+                    "</text>\n",
+                    LABEL_W, y + k * 14, w, ser[k].color, ser[k].name, v, LABEL_W + text_x + 4,
+                    y + k * 14 + 10, v);
         }
-        const json_t *ci = json_object_get(
-            json_object_get(json_object_get(row, "stats"), "throughput_mbps"), "ci95");
-        if (!lat && json_is_array(ci)) {
-            double lo = json_number_value(json_array_get(ci, 0)) / maxv * BAR_W;
-            double hi = json_number_value(json_array_get(ci, 1)) / maxv * BAR_W;
+        if (has_ci)
             fprintf(out,
                     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%zu\" y2=\"%zu\" stroke=\"#222\" "
-                    "stroke-width=\"2\"><title>95%% CI</title></line>\n",
-                    LABEL_W + (lo < 0 ? 0 : lo), LABEL_W + hi, y + 6, y + 6);
-        }
-        y += band;
+                    "stroke-width=\"1.5\"><title>95%% CI %.1f - %.1f</title></line>\n",
+                    LABEL_W + scale(clo, lo, hi, false), LABEL_W + scale(chi, lo, hi, false), y + 6,
+                    y + 6, clo, chi);
+        y += nser * 14 + 10;
     }
-    if (lat)
-        fprintf(out,
-                "<text x=\"%d\" y=\"%zu\"><tspan fill=\"%s\">&#9632; p50</tspan> "
-                "<tspan fill=\"%s\">&#9632; p90</tspan> <tspan fill=\"%s\">&#9632; p99</tspan>"
-                " (microseconds, merged histograms)</text>\n",
-                LABEL_W, y + 12, colors[0], colors[1], colors[2]);
-    else
-        fprintf(out, "<text x=\"%d\" y=\"%zu\">Mb/s (median of samples; line: 95%% CI)</text>\n",
-                LABEL_W, y + 12);
-    fputs("</svg>\n", out);
+    fprintf(out, "<text x=\"%d\" y=\"%zu\">", LABEL_W, y + 12);
+    for (size_t k = 0; lat && k < nser; k++)
+        fprintf(out, "<tspan fill=\"%s\">&#9632; %s</tspan> ", ser[k].color, ser[k].name);
+    fputs(lat ? (log_scale ? "microseconds, merged histograms, log scale"
+                           : "microseconds, merged histograms")
+              : "Mb/s, median of samples; line: 95% CI of the mean",
+          out);
+    fputs("</text>\n</svg>\n", out);
+}
+
+/* One section per scenario, in report order, with its latency and throughput charts. */
+static void charts(const struct report *rep, FILE *out)
+{
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const char *sc = str(report_row(rep, i), "scenario");
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(str(report_row(rep, k), "scenario"), sc) == 0;
+        if (seen)
+            continue;
+        fputs("<h2>", out);
+        esc(sc, out);
+        fputs("</h2>\n", out);
+        chart(rep, sc, "latency", out);
+        chart(rep, sc, "throughput", out);
+    }
 }
 
 /* The Markdown tables carry the numbers; the page embeds the same text in <pre> blocks so
@@ -232,10 +291,7 @@ void render_html(const struct report *rep, FILE *out)
           "</style></head><body>\n<h1>kperf network performance report</h1>\n",
           out);
     print_metadata(rep, out);
-    fputs("<h2>Latency percentiles</h2>\n", out);
-    chart(rep, "latency", out);
-    fputs("<h2>Throughput</h2>\n", out);
-    chart(rep, "throughput", out);
+    charts(rep, out);
     tables(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "
           "samples; scalar metrics are the median of samples.</p>\n</body></html>\n",
