@@ -314,7 +314,7 @@ int report_render(const struct report *rep, enum report_format fmt, FILE *out, s
         break;
     case REPORT_JSON:
         doc = report_to_json(rep);
-        rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        rc = json_dumpf(doc, out, JSON_INDENT(2)); /* full precision: samples stay verbatim */
         json_decref(doc);
         fputc('\n', out);
         break;
