@@ -6,21 +6,26 @@
 #include <string.h>
 
 #include "agent/base/kp_err.h"
+#include "agent/base/units.h"
 #include "cmd/kperf/commands.h"
 #include "controller/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n\n"
+    "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n"
+    "                    [--noisy-cv PCT]\n\n"
     "Re-renders a saved report (report.json of 'kperf run --output-dir', schema "
     "kperf.report/v1).\n\n"
     "  -o, --output FORMAT   table (default), markdown, csv, html or json, on stdout\n"
     "      --output-dir DIR  also write report.json, report.md, report.csv, report.html to DIR\n"
+    "      --noisy-cv PCT    flag metrics whose CV across samples exceeds PCT (default: the\n"
+    "                        report's own setting, 10%); recomputes aggregates from the samples\n"
     "  -h, --help            this help\n";
 
 struct report_flags {
     enum report_format fmt;
     const char *dir;
     const char *path;
+    double noisy_cv_pct; /* < 0: keep the report's */
 };
 
 /* Parses argv into f. Returns 0, 1 for --help (exit 0), or 2 for a usage error. */
@@ -28,6 +33,7 @@ static int parse_flags(int argc, char **argv, struct report_flags *f)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"output-dir", required_argument, NULL, 'd'},
+                                         {"noisy-cv", required_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     struct kp_err err = {{0}};
@@ -45,6 +51,12 @@ static int parse_flags(int argc, char **argv, struct report_flags *f)
             break;
         case 'd':
             f->dir = optarg;
+            break;
+        case 'n':
+            if (units_parse_percent(optarg, &f->noisy_cv_pct, &err) != 0) {
+                fprintf(stderr, "kperf: error: --noisy-cv: %s\n", kp_err_msg(&err));
+                return 2;
+            }
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -65,7 +77,7 @@ static int parse_flags(int argc, char **argv, struct report_flags *f)
 
 int cmd_report(int argc, char **argv)
 {
-    struct report_flags f = {REPORT_TABLE, NULL, NULL};
+    struct report_flags f = {REPORT_TABLE, NULL, NULL, -1};
     struct kp_err err = {{0}};
     struct report *rep;
     int rc = parse_flags(argc, argv, &f);
@@ -77,6 +89,14 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "kperf: error: %s. Pass a report.json written by 'kperf run'.\n",
                 kp_err_msg(&err));
         return 1;
+    }
+    if (f.noisy_cv_pct >= 0) {
+        report_set_noisy_cv_pct(rep, f.noisy_cv_pct);
+        if (report_finish(rep, &err) != 0) {
+            fprintf(stderr, "kperf: error: %s: %s\n", f.path, kp_err_msg(&err));
+            report_free(rep);
+            return 1;
+        }
     }
     rc = 0;
     if (report_render(rep, f.fmt, stdout, &err) != 0 || fflush(stdout) != 0) {

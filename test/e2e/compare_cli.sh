@@ -73,6 +73,12 @@ expect 0 "$KPERF" report "$D/base.json" --output-dir "$D/site"
 for f in report.json report.md report.csv report.html; do
     [ -s "$D/site/$f" ] || fail "--output-dir did not write $f"
 done
+# --noisy-cv re-flags from the samples: 15% spread is noisy at 10%, not at 50%
+expect 0 "$KPERF" report "$D/noise.json" --noisy-cv 10
+grep -q "noisy: Mb/s" "$D/out" || fail "--noisy-cv 10 did not flag the noisy row"
+expect 0 "$KPERF" report "$D/noise.json" --noisy-cv 50% -o json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["settings"]["noisy_cv_pct"]==50; assert not any(r["noisy"] for r in d["results"] if r["kind"]=="throughput")' "$D/out" || fail "--noisy-cv 50%"
+expect 2 "$KPERF" report "$D/noise.json" --noisy-cv much
 expect 2 "$KPERF" report
 expect 2 "$KPERF" report -o xml "$D/base.json"
 expect 1 "$KPERF" report "$D/broken.json"
