@@ -66,6 +66,10 @@ static void format_status_locked(struct progress *p, char *buf, size_t len)
                            : 0;
     char a[32], b[32], c[32], d[32];
 
+    if (!p->in_step && !p->label[0]) {
+        buf[0] = '\0'; /* between steps: nothing to show */
+        return;
+    }
     if (!p->in_step) {
         snprintf(buf, len, "%s (%s)", p->label[0] ? p->label : "starting",
                  dur(elapsed, a, sizeof(a)));
@@ -90,6 +94,8 @@ static void draw_locked(struct progress *p)
     if (p->o.quiet || !p->o.tty || p->finished)
         return;
     format_status_locked(p, line, sizeof(line));
+    if (!line[0])
+        return;
     fprintf(p->o.out, "\r\033[K%s", line);
     fflush(p->o.out);
     p->status_shown = true;
@@ -222,6 +228,7 @@ void progress_end(struct progress *p, bool ok, const char *result)
     if (!ok)
         p->failed++;
     p->in_step = false;
+    p->label[0] = '\0';
     pthread_mutex_unlock(&p->mu);
 }
 
