@@ -95,7 +95,8 @@ static void cni_facts(struct k8s_backend *b)
     }
     k8s_tally(b);
     cni = k8s_facts_cni(ds, NULL, NULL);
-    const char *name = json_string_value(json_object_get(cni, "name"));
+    char name[32];
+    snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(cni, "name")));
     if (strcmp(name, "cilium") == 0)
         cilium = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "cilium-config");
     else if (strcmp(name, "aws-vpc-cni") == 0)
@@ -110,8 +111,10 @@ static void cni_facts(struct k8s_backend *b)
         if (!kp)
             kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy-config");
     }
-    json_object_set_new(b->facts, "kube_proxy_mode",
-                        json_string(k8s_facts_kube_proxy_mode(ds, kp)));
+    /* no kube-proxy DaemonSet means "replaced" only when a CNI that can replace it is known */
+    if (strcmp(k8s_facts_kube_proxy_mode(ds, kp), "none") != 0 || strcmp(name, "unknown") != 0)
+        json_object_set_new(b->facts, "kube_proxy_mode",
+                            json_string(k8s_facts_kube_proxy_mode(ds, kp)));
     json_decref(ds);
     json_decref(cilium);
     json_decref(vpc);

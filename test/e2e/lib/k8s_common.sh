@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+# k8s_common.sh - helpers for test/e2e/k8s_*.sh (sourced): a kube-sim cluster per test,
+# a pod recorder (kubectl watch of kperf pods during a run), and "nothing left" checks.
+# Needs: KPERF_BIN, KPERF_SRC. Provides: K8S_DIR, KPERF, k8s_up ARGS, kperf_k8s ARGS,
+# k8s_nothing_left, k8s_record_pods_start FILE, k8s_record_pods_stop, k8s_user_requests.
+source "${KPERF_SRC:?}/test/kube-sim/testlib.sh"
+KPERF="${KPERF_BIN:?}/kperf"
+export KPERF_BIN
+K8S_DIR=$(mktemp -d /tmp/kperf-k8s-e2e.XXXXXX)
+K8S_REC_PID=
+[ -x "$KPERF" ] || { echo "SKIP: no $KPERF"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
+
+k8s_on_exit() {
+    [ -n "$K8S_REC_PID" ] && kill "$K8S_REC_PID" 2>/dev/null
+    if [ "$KS_FAILED" = 1 ]; then
+        ks_dump "$K8S_DIR"
+    fi
+    "$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
+    rm -rf "$K8S_DIR"
+}
+trap k8s_on_exit EXIT
+
+# k8s_up ARGS: a kube-sim (3 nodes unless ARGS say otherwise)
+k8s_up() {
+    "$KS" up --state-dir "$K8S_DIR" "$@" >"$K8S_DIR/up.log" 2>&1 ||
+        { cat "$K8S_DIR/up.log"; echo "FAIL: kube-sim up"; exit 1; }
+}
+
+kperf_k8s() {
+    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "$@"
+}
+
+kadmin() {
+    "$KUBECTL" --kubeconfig "$K8S_DIR/admin.kubeconfig" "$@"
+}
+
+# k8s_nothing_left WHAT: fails unless no kperf object exists anywhere
+k8s_nothing_left() {
+    local left
+    left=$(kadmin get namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts -A \
+        -l app.kubernetes.io/managed-by=kperf -o name 2>&1)
+    if [ -n "$left" ]; then
+        fail "$1: left behind: $(echo "$left" | tr '\n' ' ')"
+    else
+        pass "$1: nothing left behind"
+    fi
+}
+
+# k8s_record_pods_start FILE: every state of every kperf pod, one JSON object per line
+k8s_record_pods_start() {
+    K8S_REC_OUT=$1
+    kadmin get pods -A -l app.kubernetes.io/managed-by=kperf -w -o json --output-watch-events \
+        >"$1.raw" 2>/dev/null &
+    K8S_REC_PID=$!
+    sleep 0.5 # let the watch start; it only records
+}
+
+k8s_record_pods_stop() {
+    kill "$K8S_REC_PID" 2>/dev/null
+    wait "$K8S_REC_PID" 2>/dev/null
+    K8S_REC_PID=
+    jq -c '.object // .' "$K8S_REC_OUT.raw" >"$K8S_REC_OUT" 2>/dev/null
+}
+
+# API requests kperf's user sent (admin/kubectl requests excluded)
+k8s_user_requests() {
+    grep -vc ' kube-sim-admin ' "$K8S_DIR/requests.log"
+}
