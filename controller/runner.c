@@ -196,6 +196,20 @@ static void step_label(const struct step *s, char *buf, size_t len)
         snprintf(buf + off, len - off, " (reverse)");
 }
 
+/* Records a failed client run against every test of the step, in its direction. */
+static void step_error(const struct step *s, struct report *rep, const char *msg)
+{
+    const char *sc = plan_scenario_name(s->g->scenario);
+
+    if (s->n_tests > 1 && !s->g->reverse) {
+        report_add_error(rep, sc, s->g->placement_label, NULL, msg);
+        return;
+    }
+    for (size_t i = 0; i < s->n_tests; i++)
+        report_add_test_error(rep, sc, s->g->placement_label, plan_test_name(s->tests[i]),
+                              s->g->reverse, msg);
+}
+
 /* Runs one client for step s; adds its document or error to rep. Returns true when ok. */
 static bool run_step(struct backend *b, const struct step *s, struct report *rep,
                      struct progress *pg, const struct run_options *ro)
@@ -224,16 +238,13 @@ static bool run_step(struct backend *b, const struct step *s, struct report *rep
     progress_begin(pg, label, s->n_tests * (size_t)s->samples, per * s->n_tests * s->samples);
     if (b->ops->run_client(b, &spec, &doc, &err) != 0) {
         if (!sig_first) /* an interrupted measurement is not an error of the row */
-            report_add_error(rep, plan_scenario_name(g->scenario), g->placement_label,
-                             s->n_tests == 1 ? plan_test_name(s->tests[0]) : NULL,
-                             kp_err_msg(&err));
+            step_error(s, rep, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
         return false;
     }
     if (report_add_agent_doc(rep, plan_scenario_name(g->scenario), g->placement_label, doc, &err) !=
         0) {
-        report_add_error(rep, plan_scenario_name(g->scenario), g->placement_label,
-                         s->n_tests == 1 ? plan_test_name(s->tests[0]) : NULL, kp_err_msg(&err));
+        step_error(s, rep, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
     } else {
         summarize(doc, result, sizeof(result));
@@ -312,13 +323,28 @@ static void run_group(struct backend *b, const struct plan_group *g, bool *measu
 
 /* ---- the run ---- */
 
+/* Skips in the report: one line per skipped group; a reverse group skipped for the same
+ * reason as its forward group adds nothing (one line already covers the placement). */
 static void add_skips(struct plan *plan, struct report *rep)
 {
-    for (size_t i = 0; i < plan_group_count(plan); i++) {
+    const struct plan_group *prev = NULL;
+
+    for (size_t i = 0; i < plan_group_count(plan); prev = plan_group_get(plan, i), i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        if (g->skipped)
-            report_add_skip(rep, plan_scenario_name(g->scenario), g->placement_label, NULL,
-                            g->skip_reason);
+        const char *sc = plan_scenario_name(g->scenario);
+        if (!g->skipped)
+            continue;
+        if (!g->reverse) {
+            report_add_skip(rep, sc, g->placement_label, NULL, g->skip_reason);
+            continue;
+        }
+        if (prev && prev->skipped && prev->scenario == g->scenario &&
+            strcmp(prev->placement_label, g->placement_label) == 0 &&
+            strcmp(prev->skip_reason, g->skip_reason) == 0)
+            continue;
+        for (size_t t = 0; t < g->n_tests; t++)
+            report_add_test_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]), true,
+                                 g->skip_reason);
     }
 }
 
@@ -330,18 +356,14 @@ static void skip_unmeasured(const struct plan_group *g, const bool *measured, st
 
     for (size_t t = 0; t < g->n_tests; t++)
         any = any || measured[t];
-    if (!any) { /* one line for a whole group */
-        report_add_skip(rep, sc, g->placement_label, NULL,
-                        g->reverse ? "not run (reverse direction): interrupted"
-                                   : "not run: interrupted");
+    if (!any && !g->reverse) { /* one line for a whole group */
+        report_add_skip(rep, sc, g->placement_label, NULL, "not run: interrupted");
         return;
     }
-    if (g->reverse)
-        return; /* skips carry no direction: a partly measured reverse group shows in its rows */
     for (size_t t = 0; t < g->n_tests; t++)
         if (!measured[t])
-            report_add_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]),
-                            "not run: interrupted");
+            report_add_test_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]),
+                                 g->reverse, "not run: interrupted");
 }
 
 static void run_groups(struct backend *b, struct plan *plan, struct report *rep,
