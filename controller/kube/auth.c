@@ -15,9 +15,10 @@
 #define EXEC_EARLY_REFRESH 30 /* seconds before expiry that a credential counts as expired */
 
 struct auth {
-    const struct kube_config *cfg;     /* borrowed */
-    volatile sig_atomic_t *abort_flag; /* borrowed */
-    char *file_token;                  /* last good read of token_file (secret) */
+    const struct kube_config *cfg;  /* borrowed */
+    volatile sig_atomic_t *abort_a; /* borrowed */
+    volatile sig_atomic_t *abort_b;
+    char *file_token; /* last good read of token_file (secret) */
     struct stat file_st;
     time_t file_read_at;
     int file_stale; /* re-read on next use */
@@ -27,11 +28,13 @@ struct auth {
     unsigned cert_generation;
 };
 
-struct auth *auth_new(const struct kube_config *cfg, volatile sig_atomic_t *abort_flag)
+struct auth *auth_new(const struct kube_config *cfg, volatile sig_atomic_t *abort_a,
+                      volatile sig_atomic_t *abort_b)
 {
     struct auth *a = kp_xcalloc(1, sizeof(*a));
     a->cfg = cfg;
-    a->abort_flag = abort_flag;
+    a->abort_a = abort_a;
+    a->abort_b = abort_b;
     return a;
 }
 
@@ -88,7 +91,7 @@ static int exec_cred(struct auth *a, time_t now, struct kp_err *err)
     if (a->have_cred && (a->cred.expiry == 0 || now < a->cred.expiry - EXEC_EARLY_REFRESH))
         return 0;
     a->exec_runs++;
-    if (exec_run(a->cfg, a->abort_flag, &fresh, err) != 0)
+    if (exec_run(a->cfg, a->abort_a, a->abort_b, &fresh, err) != 0)
         return kp_err_prefix(err, "user \"%s\"", a->cfg->user_name);
     if (fresh.cert && (!a->cred.cert || strcmp(fresh.cert, a->cred.cert) != 0))
         a->cert_generation++;

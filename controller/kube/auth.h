@@ -27,8 +27,10 @@ struct auth_creds {
     unsigned cert_generation; /* changes when an exec plugin rotates the certificate */
 };
 
-/* cfg is borrowed and must outlive the auth. abort_flag (may be NULL) is borrowed too. */
-struct auth *auth_new(const struct kube_config *cfg, volatile sig_atomic_t *abort_flag);
+/* cfg is borrowed and must outlive the auth. The abort flags (may be NULL) are borrowed too;
+ * either one stops a running exec plugin. */
+struct auth *auth_new(const struct kube_config *cfg, volatile sig_atomic_t *abort_a,
+                      volatile sig_atomic_t *abort_b);
 void auth_free(struct auth *a); /* wipes secrets; NULL is a no-op */
 
 /* Fills *out for the next request, running the exec plugin or re-reading the token file when

@@ -151,8 +151,8 @@ static uint64_t mono_ms(void)
 }
 
 /* Reads the plugin's stdout until EOF, the cap, the timeout or an abort. */
-static int read_output(int fd, volatile sig_atomic_t *abort_flag, char **buf, size_t *len,
-                       const char *what)
+static int read_output(int fd, volatile sig_atomic_t *abort_a, volatile sig_atomic_t *abort_b,
+                       char **buf, size_t *len)
 {
     uint64_t end = mono_ms() + EXEC_TIMEOUT_MS;
     size_t cap = 4096;
@@ -162,7 +162,7 @@ static int read_output(int fd, volatile sig_atomic_t *abort_flag, char **buf, si
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         ssize_t r;
-        if (abort_flag && *abort_flag) {
+        if ((abort_a && *abort_a) || (abort_b && *abort_b)) {
             *buf = b;
             *len = n;
             return -2;
@@ -190,7 +190,6 @@ static int read_output(int fd, volatile sig_atomic_t *abort_flag, char **buf, si
             break;
         n += (size_t)r;
     }
-    (void)what;
     b[n] = '\0';
     *buf = b;
     *len = n;
@@ -208,8 +207,8 @@ static int missing_command(const struct kube_config *cfg, int e, struct kp_err *
     return kp_err_set(err, "cannot run exec plugin \"%s\": %s", cfg->exec->command, strerror(e));
 }
 
-int exec_run(const struct kube_config *cfg, volatile sig_atomic_t *abort_flag,
-             struct exec_cred *out, struct kp_err *err)
+int exec_run(const struct kube_config *cfg, volatile sig_atomic_t *abort_a,
+             volatile sig_atomic_t *abort_b, struct exec_cred *out, struct kp_err *err)
 {
     int out_fd = -1, err_fd = -1, child_errno = 0, status = 0, r;
     pid_t pid = -1;
@@ -226,7 +225,7 @@ int exec_run(const struct kube_config *cfg, volatile sig_atomic_t *abort_flag,
         missing_command(cfg, child_errno, err);
         goto out;
     }
-    r = read_output(out_fd, abort_flag, &buf, &len, cfg->exec->command);
+    r = read_output(out_fd, abort_a, abort_b, &buf, &len);
     if (r != 0) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);

@@ -149,7 +149,7 @@ struct http *http_new(const struct kube_config *cfg, const struct kube_client_op
     h->rng = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h;
     ratelimit_init(&h->rl, opts->qps == 0 ? 5.0 : opts->qps, opts->burst ? opts->burst : 10,
                    http_now_ms(h));
-    h->auth = auth_new(cfg, opts->abort_flag);
+    h->auth = auth_new(cfg, opts->abort_flag, &h->own_abort);
     h->curl = curl_easy_init();
     if (!h->curl || split_server(h, err) != 0) {
         if (!h->curl)

@@ -34,8 +34,9 @@ int kube_client_new_from_config(struct kube_config *cfg, const struct kube_clien
     c->cfg = cfg;
     c->http = http_new(cfg, opts, err);
     if (!c->http) {
-        kube_client_free(c);
-        return kp_err_prefix(err, "context \"%s\"", cfg->context_name);
+        kp_err_prefix(err, "context \"%s\"", cfg->context_name);
+        kube_client_free(c); /* frees cfg too */
+        return -1;
     }
     if (cfg->insecure)
         kp_log(KP_LOG_WARN,
