@@ -43,6 +43,7 @@ static void add_latency(json_t *r, const struct sample *s)
                       (json_int_t)w->udp_received, "lost", (json_int_t)lost, "loss_pct",
                       w->udp_sent ? 100.0 * (double)lost / (double)w->udp_sent : 0.0));
     }
+    hist_free(h);
 }
 
 static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
