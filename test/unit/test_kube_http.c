@@ -585,6 +585,73 @@ static void test_kube_http_request_log_never_shows_secrets(void **state)
     free(user);
 }
 
+static void test_kube_http_insecure_warns_and_redirects_are_not_followed(void **state)
+{
+    char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    insecure-skip-tls-verify: "
+                                 "true\n",
+                                 fx.port);
+    char *kc = fx_kubeconfig("insecure.yaml", cluster, NULL);
+    char *path = kp_xasprintf("%s/stderr2.txt", fx.dir);
+    char text[4096] = "";
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    struct kube_client *c;
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    json_t *log;
+    (void)state;
+
+    dup2(fileno(f), 2);
+    c = fx_client(kc, NULL, &clk);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+    fclose(f);
+    assert_non_null(strstr(text, "warning: TLS verification is off for https://127.0.0.1:"));
+    assert_int_equal(kube_version(c, &v, &err), 0); /* the fixture CA is not configured */
+
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/version\",\"responses\":["
+                             "{\"status\":302,\"headers\":{\"Location\":"
+                             "\"http://127.0.0.1:1/version\"},\"body\":\"moved\"}]}");
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    assert_string_equal(err.msg, "get server version: unexpected response (302): moved");
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+    kube_client_free(c);
+    free(path);
+    free(kc);
+    free(cluster);
+}
+
+static void test_kube_http_response_bodies_are_capped(void **state)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = -1, .max_body = 100000};
+    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_list_opts lo = {.page_size = 100};
+    struct counter k = {0, 1};
+    struct kp_err err = {{0}};
+    char *want = kp_xasprintf("list nodes: response from https://127.0.0.1:%d is larger than the "
+                              "100000-byte limit",
+                              fx.port);
+    (void)state;
+
+    fx_do("/_fixture/config", "{\"nodes\":300,\"node_bytes\":2000}");
+    assert_int_equal(kube_list(c, &KUBE_RES_NODES, NULL, &lo, count_item, &k, NULL, &err), -1);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(k.n, 0);
+    lo.page_size = 40; /* 40 x 2 KB fits */
+    assert_int_equal(kube_list(c, &KUBE_RES_NODES, NULL, &lo, count_item, &k, NULL, &err), 0);
+    assert_int_equal(k.n, 300);
+    assert_int_equal(kube_client_last(c)->requests, 8);
+    free(want);
+    kube_client_free(c);
+    free(kc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +672,8 @@ int main(void)
         cmocka_unit_test_setup(test_kube_http_pod_logs_and_ssar, reset),
         cmocka_unit_test_setup(test_kube_http_abort_stops_calls, reset),
         cmocka_unit_test_setup(test_kube_http_request_log_never_shows_secrets, reset),
+        cmocka_unit_test_setup(test_kube_http_insecure_warns_and_redirects_are_not_followed, reset),
+        cmocka_unit_test_setup(test_kube_http_response_bodies_are_capped, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
