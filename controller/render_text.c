@@ -348,32 +348,70 @@ static void print_summary_line(const struct report *rep, FILE *out)
             failed, skipped, noisy, cv);
 }
 
+/* metadata[key] as a string, or NULL when absent or not a string (metadata is free-form). */
+static const char *meta_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Appends "label value" to the fact line (", " separated in a table, "- " items in Markdown). */
+static void fact(FILE *out, bool markdown, int *n, const char *label, const char *value)
+{
+    if (!value)
+        return;
+    if (markdown)
+        fprintf(out, "- %s%s\n", label, value);
+    else
+        fprintf(out, "%s%s%s", (*n)++ ? ", " : "", label, value);
+}
+
+/* One line per node: "node-a (server, kernel 6.1.0, MTU 9001, zone eu-1a, m5.large)". */
+static void node_lines(const json_t *nodes, bool markdown, FILE *out)
+{
+    static const char *const keys[] = {"role", "kernel", "os_image", "zone", "instance_type"};
+    static const char *const labels[] = {"", "kernel ", "", "zone ", ""};
+    const json_t *n;
+    size_t i;
+
+    json_array_foreach(nodes, i, n)
+    {
+        int parts = 0;
+        fprintf(out, "%snode %s (", markdown ? "- " : "",
+                meta_str(n, "name") ? meta_str(n, "name") : "?");
+        for (size_t k = 0; k < 5; k++)
+            if (meta_str(n, keys[k]))
+                fprintf(out, "%s%s%s", parts++ ? ", " : "", labels[k], meta_str(n, keys[k]));
+        if (json_is_integer(json_object_get(n, "mtu")))
+            fprintf(out, "%sMTU %lld", parts++ ? ", " : "",
+                    (long long)json_integer_value(json_object_get(n, "mtu")));
+        fputs(")\n", out);
+    }
+}
+
 static void print_header(const struct report *rep, bool markdown, FILE *out)
 {
     const json_t *md = report_metadata_const(rep);
-    const char *backend = json_string_value(json_object_get(md, "backend"));
-    const char *start = json_string_value(json_object_get(md, "start_time"));
     const json_t *cni = json_object_get(md, "cni");
+    char cni_text[160];
+    int n = 0;
 
     fprintf(out, "%sNetwork Performance Test Summary", markdown ? "## " : "");
-    if (backend)
-        fprintf(out, " [%s]", backend);
-    fputc('\n', out);
-    if (markdown)
+    if (meta_str(md, "backend"))
+        fprintf(out, " [%s]", meta_str(md, "backend"));
+    fputs(markdown ? "\n\n" : "\n", out);
+    fact(out, markdown, &n, "started ", meta_str(md, "start_time"));
+    fact(out, markdown, &n, "kperf ", meta_str(md, "kperf_version"));
+    fact(out, markdown, &n, "Kubernetes ", meta_str(md, "kubernetes_version"));
+    if (meta_str(cni, "name")) {
+        snprintf(cni_text, sizeof(cni_text), "%s%s%s", meta_str(cni, "name"),
+                 meta_str(cni, "version") ? " " : "",
+                 meta_str(cni, "version") ? meta_str(cni, "version") : "");
+        fact(out, markdown, &n, "CNI ", cni_text);
+    }
+    fact(out, markdown, &n, "kube-proxy ", meta_str(md, "kube_proxy_mode"));
+    if (n)
         fputc('\n', out);
-    if (start)
-        fprintf(out, "%sstarted %s", markdown ? "- " : "", start);
-    if (json_object_get(md, "kubernetes_version"))
-        fprintf(out, "%sKubernetes %s", start ? (markdown ? "\n- " : ", ") : "",
-                json_string_value(json_object_get(md, "kubernetes_version")));
-    if (json_string_value(json_object_get(cni, "name")))
-        fprintf(out, "%sCNI %s %s", markdown ? "\n- " : ", ",
-                json_string_value(json_object_get(cni, "name")),
-                json_string_value(json_object_get(cni, "version"))
-                    ? json_string_value(json_object_get(cni, "version"))
-                    : "");
-    if (start || cni)
-        fputc('\n', out);
+    node_lines(json_object_get(md, "nodes"), markdown, out);
 }
 
 void render_text_table(const struct report *rep, FILE *out)

@@ -58,6 +58,12 @@ static struct report *synthetic(void)
     report_add_error(rep, "pod-to-external", "external", NULL, "server unreachable, \"timeout\"");
     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
     json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
+    json_object_set_new(report_metadata(rep), "kubernetes_version", json_integer(31)); /* odd */
+    json_object_set_new(report_metadata(rep), "cni",
+                        json_pack("{s:s, s:s}", "name", "cilium", "version", "1.16.1"));
+    json_object_set_new(report_metadata(rep), "nodes",
+                        json_pack("[{s:s, s:s, s:s, s:i}]", "name", "node-a", "role", "server",
+                                  "kernel", "6.1.0-18-amd64", "mtu", 9001));
     assert_int_equal(report_finish(rep, &err), 0);
     return rep;
 }
@@ -102,6 +108,10 @@ static void test_render_table_has_cilium_style_rows(void **state)
     (void)state;
 
     assert_non_null(strstr(t, "Network Performance Test Summary [local]"));
+    assert_non_null(line_with(t, "started 2026-11-30T09:00:00Z, CNI cilium 1.16.1", NULL, NULL));
+    assert_non_null(
+        line_with(t, "node node-a (server, kernel 6.1.0-18-amd64, MTU 9001)", NULL, NULL));
+    assert_null(strstr(t, "Kubernetes")); /* not a string: left out, not printed as garbage */
     l = line_with(t, "Scenario", "P99", "OP/s");
     assert_non_null(l);
     assert_non_null(strstr(l, "Min"));
