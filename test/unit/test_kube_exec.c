@@ -160,6 +160,52 @@ static void test_kube_exec_401_reruns_the_plugin_once(void **state)
     kube_client_free(c);
 }
 
+static void test_kube_exec_eks_aws_cli_found_on_path(void **state)
+{
+    char *plugins = fx_data("plugins");
+    char *old_path = kp_xstrdup(getenv("PATH"));
+    char *new_path = kp_xasprintf("%s:%s", plugins, old_path);
+    char *user = kp_xasprintf(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+        "      args: [--region, eu-west-1, eks, get-token, --cluster-name, prod, --output, json]\n"
+        "      env:\n      - {name: AWS_PROFILE, value: prod-readonly}\n"
+        "      - {name: KPERF_PLUGIN_STATE, value: %s}\n",
+        fx.dir);
+    char *kc = fx_kubeconfig("eks.yaml", NULL, user);
+    char *call_path = kp_xasprintf("%s/aws-call", fx.dir);
+    struct kube_client *c;
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    char call[512] = "";
+    json_t *log;
+    FILE *f;
+    (void)state;
+
+    setenv("PATH", new_path, 1);
+    c = fx_client(kc, NULL, &clk);
+    fx_do("/_fixture/config",
+          "{\"tokens\":[\"k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20\"]}");
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    assert_int_equal(kube_version(c, &v, &err), 0); /* cached: expires in 14 min */
+    setenv("PATH", old_path, 1);
+    f = fopen(call_path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(call, sizeof(call), f));
+    fclose(f);
+    assert_string_equal(call, "prod-readonly --region eu-west-1 eks get-token --cluster-name "
+                              "prod --output json");
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+    kube_client_free(c);
+    free(call_path);
+    free(kc);
+    free(user);
+    free(new_path);
+    free(old_path);
+    free(plugins);
+}
+
 static void test_kube_exec_client_certificate_from_plugin(void **state)
 {
     char *plugin = fx_data("plugins/cert.py");
@@ -190,10 +236,11 @@ static void test_kube_exec_client_certificate_from_plugin(void **state)
 static void test_kube_exec_missing_and_failing_commands(void **state)
 {
     char *fail = fx_data("plugins/fail.sh");
-    char *kc = fx_kubeconfig("exec-missing.yaml", NULL,
-                             "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-                             "      command: kperf-no-such-plugin\n"
-                             "      installHint: \"Install it with: brew install no-such-plugin\"\n");
+    char *kc =
+        fx_kubeconfig("exec-missing.yaml", NULL,
+                      "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                      "      command: kperf-no-such-plugin\n"
+                      "      installHint: \"Install it with: brew install no-such-plugin\"\n");
     char *user = kp_xasprintf("    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
                               "      command: %s\n",
                               fail);
@@ -349,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup(test_kube_exec_token_cached_until_expiry, reset),
         cmocka_unit_test_setup(test_kube_exec_expired_token_is_refreshed, reset),
         cmocka_unit_test_setup(test_kube_exec_401_reruns_the_plugin_once, reset),
+        cmocka_unit_test_setup(test_kube_exec_eks_aws_cli_found_on_path, reset),
         cmocka_unit_test_setup(test_kube_exec_client_certificate_from_plugin, reset),
         cmocka_unit_test_setup(test_kube_exec_missing_and_failing_commands, reset),
         cmocka_unit_test_setup(test_kube_exec_parse_rejects_bad_output, reset),
