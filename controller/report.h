@@ -72,8 +72,10 @@ void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
 /* Adds one kperf-agent client document (kperf.result/v1, docs/result-schema.md) measured for
  * (scenario, placement). Each results[] entry becomes a sample of the row (scenario, placement,
  * entry.test, entry.reverse), kept verbatim; each errors[] entry becomes an error of its row.
- * The document is validated strictly first; a malformed one is rejected as a whole (nothing
- * added) with an error naming the field that is wrong. agent_doc is borrowed (copied).
+ * The document is validated strictly first (the agent's result_validate, then what merging
+ * needs); a malformed one is rejected as a whole (nothing added) with an error naming the
+ * field that is wrong. errors[] entries go to the reverse row when params.reverse is true.
+ * agent_doc is borrowed (copied).
  * Returns 0 or -1 with err. */
 int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
                          const json_t *agent_doc, struct kp_err *err);
