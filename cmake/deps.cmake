@@ -20,3 +20,17 @@ if(KPERF_TESTS)
   kperf_require(CMOCKA cmocka libcmocka-dev)
 endif()
 find_package(Threads REQUIRED)
+
+# Static agent for FROM-scratch images: point the imported targets at Debian's static archives
+# (libuv1-dev ships libuv_a.a, libjansson-dev libjansson.a). Only kperf-agent links -static.
+if(KPERF_STATIC)
+  find_library(KPERF_UV_STATIC NAMES libuv_a.a libuv.a)
+  find_library(KPERF_JANSSON_STATIC NAMES libjansson.a)
+  if(NOT KPERF_UV_STATIC OR NOT KPERF_JANSSON_STATIC)
+    message(FATAL_ERROR "static libuv/jansson not found: apt-get install libuv1-dev libjansson-dev")
+  endif()
+  set_target_properties(PkgConfig::UV PROPERTIES INTERFACE_LINK_LIBRARIES
+                        "${KPERF_UV_STATIC};pthread;dl;rt")
+  set_target_properties(PkgConfig::JANSSON PROPERTIES INTERFACE_LINK_LIBRARIES
+                        "${KPERF_JANSSON_STATIC}")
+endif()

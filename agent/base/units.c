@@ -25,7 +25,7 @@ static int parse_scaled(const char *s, const struct suffix *table, double bare, 
                         const char *what, struct kp_err *err)
 {
     char *end = NULL;
-    double v;
+    double v = 0;
 
     if (!s || !*s)
         return kp_err_set(err, "empty %s", what);
@@ -55,7 +55,7 @@ int units_parse_duration_ms(const char *s, uint64_t *ms, struct kp_err *err)
         {"us", 0.001}, {"ms", 1},      {"s", 1000},    {"sec", 1000},
         {"m", 60000},  {"min", 60000}, {"h", 3600000}, {NULL, 0},
     };
-    double v;
+    double v = 0;
 
     if (parse_scaled(s, table, 1000, &v, "duration", err) != 0)
         return -1;
@@ -83,7 +83,7 @@ int units_parse_size(const char *s, uint64_t *bytes, struct kp_err *err)
         {"TiB", 1099511627776.0},
         {NULL, 0},
     };
-    double v;
+    double v = 0;
 
     if (parse_scaled(s, table, 1, &v, "size", err) != 0)
         return -1;
@@ -103,7 +103,7 @@ int units_parse_rate_bps(const char *s, uint64_t *bps, struct kp_err *err)
         {"Mbit", 1e6}, {"G", 1e9},    {"Gb", 1e9},    {"Gbps", 1e9},  {"Gbit", 1e9},
         {"T", 1e12},   {"Tb", 1e12},  {"Tbps", 1e12}, {"Tbit", 1e12}, {NULL, 0},
     };
-    double v;
+    double v = 0;
 
     if (parse_scaled(s, table, 1, &v, "rate", err) != 0)
         return -1;
@@ -116,7 +116,7 @@ int units_parse_rate_bps(const char *s, uint64_t *bps, struct kp_err *err)
 int units_parse_percent(const char *s, double *pct, struct kp_err *err)
 {
     static const struct suffix table[] = {{"%", 1}, {NULL, 0}};
-    double v;
+    double v = 0;
 
     if (parse_scaled(s, table, 1, &v, "percentage", err) != 0)
         return -1;
