@@ -16,6 +16,7 @@
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_err.h"
 #include "agent/base/kp_log.h"
+#include "agent/echo.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
@@ -120,6 +121,9 @@ void conn_close(struct conn *c)
                s->streams[c->stream] == c) {
         s->streams[c->stream] = NULL;
     }
+    /* the echo thread must be gone before the descriptor can be closed */
+    echo_stop(c->echo);
+    c->echo = NULL;
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, conn_closed);
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
@@ -143,6 +147,10 @@ void conn_drain(struct conn *c)
 
     if (c->closing || c->state == CONN_DRAIN)
         return;
+    if (c->echo) { /* nothing queued on the loop: an echo conn just closes */
+        conn_close(c);
+        return;
+    }
     if (c->sess && c->sess->ctrl == c) {
         struct session *s = c->sess;
         s->ctrl = NULL;

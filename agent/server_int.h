@@ -4,6 +4,7 @@
 #ifndef KPERF_AGENT_SERVER_INT_H
 #define KPERF_AGENT_SERVER_INT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -47,9 +48,11 @@ struct conn {
     int eof;
     int writes_in_flight;
     int paused;
-    uint64_t rx_bytes, tx_bytes, rx_mark, tx_mark; /* mark = at window start */
-    uint32_t crr_need;                             /* TCP_CRR: request bytes still expected */
-    uv_write_t wr[2];                              /* reverse stream / CRR response writes */
+    _Atomic uint64_t rx_bytes, tx_bytes; /* atomic: an echo thread may count */
+    uint64_t rx_mark, tx_mark;           /* at the window start */
+    struct echo *echo;                   /* TCP_RR echo thread; ours */
+    uint32_t crr_need;                   /* TCP_CRR: request bytes still expected */
+    uv_write_t wr[2];                    /* reverse stream / CRR response writes */
 };
 
 struct session {

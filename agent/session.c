@@ -11,6 +11,7 @@
 
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_log.h"
+#include "agent/echo.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
 
@@ -474,6 +475,20 @@ static void report_fired(uv_timer_t *t)
     report(s);
 }
 
+/* TCP_RR: from START on, the data connection is echoed on its own thread (echo.h); if no
+ * thread can be had, the loop keeps echoing it. */
+static void start_echo(struct conn *c)
+{
+    int fd;
+
+    if (c->writes_in_flight || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0)
+        return;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->echo = echo_start(fd, &c->rx_bytes, &c->tx_bytes);
+    if (!c->echo)
+        conn_resume(c);
+}
+
 static void on_start(struct session *s)
 {
     const struct proto_test_req *r = &s->req;
@@ -497,6 +512,8 @@ static void on_start(struct session *s)
         take_mark(s);
     else
         uv_timer_start(&s->mark, mark_fired, r->omit_ms, 0);
+    if (r->test == PROTO_TCP_RR && s->streams[0])
+        start_echo(s->streams[0]);
     memset(&m, 0, sizeof(m));
     m.type = PROTO_STARTED;
     conn_send(s->ctrl, &m);
