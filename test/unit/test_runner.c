@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_runner.c - the runner against a scripted fake backend: call order, one client per test
+ * or per group, skips and errors reaching the report, --samples auto, a failed prepare, and
+ * SIGINT in the middle of a measurement (cleanup still runs, the rest is listed as not run). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/base/kp_err.h"
+#include "controller/backend.h"
+#include "controller/plan.h"
+#include "controller/report.h"
+#include "controller/run_options.h"
+#include "controller/runner.h"
+#include "test/unit/report_fixture.h"
+
+struct fake {
+    struct backend base;
+    bool batches;
+    bool fail_prepare;
+    int fail_call;      /* run_client call number that fails (1-based), 0 = none */
+    int interrupt_call; /* run_client call number during which SIGINT arrives, 0 = none */
+    bool constant;      /* identical figures each sample (auto stops early) */
+    int calls;
+    int cleanups;
+    int interrupts;
+    char log[4096]; /* "scenario/placement/TEST[,TEST][/r]x<samples>;" per call */
+    uint64_t rng;
+};
+
+static int fake_prepare(struct backend *b, struct plan *plan, struct kp_err *err)
+{
+    struct fake *f = (struct fake *)b;
+
+    if (f->fail_prepare)
+        return kp_err_set(err, "no cluster here");
+    plan_skip(plan, SCENARIO_POD_TO_SERVICE, PLACEMENT_OTHER_NODE, "no second node");
+    return 0;
+}
+
+static json_t *sample_for(struct fake *f, enum test_kind t, int sample, bool reverse)
+{
+    double jitter = f->constant ? 0 : 400 * fx_uniform(&f->rng);
+
+    if (plan_test_is_latency(t)) {
+        uint64_t rng = f->constant ? 7 : fx_next(&f->rng);
+        return fx_latency_sample(plan_test_name(t), sample, &rng, 20 + jitter / 10, 200, NULL,
+                                 NULL);
+    }
+    return fx_stream_sample(plan_test_name(t), sample, reverse, 900 + jitter, 0);
+}
+
+static int fake_run_client(struct backend *b, const struct run_spec *spec, json_t **doc,
+                           struct kp_err *err)
+{
+    struct fake *f = (struct fake *)b;
+    size_t off = strlen(f->log);
+    json_t *results = json_array();
+
+    f->calls++;
+    off +=
+        (size_t)snprintf(f->log + off, sizeof(f->log) - off, "%s/%s/",
+                         plan_scenario_name(spec->group->scenario), spec->group->placement_label);
+    for (size_t i = 0; i < spec->n_tests; i++)
+        off += (size_t)snprintf(f->log + off, sizeof(f->log) - off, "%s%s", i ? "," : "",
+                                plan_test_name(spec->tests[i]));
+    snprintf(f->log + off, sizeof(f->log) - off, "%sx%d;", spec->group->reverse ? "/r" : "",
+             spec->samples);
+    assert_true(spec->timeout_ms > spec->duration_ms);
+    if (f->calls == f->interrupt_call) {
+        raise(SIGINT); /* the runner's handler calls interrupt(): we stop like a killed client */
+        json_decref(results);
+        return kp_err_set(err, "interrupted");
+    }
+    if (f->calls == f->fail_call) {
+        json_decref(results);
+        return kp_err_set(err, "client exited with status 1: connection refused");
+    }
+    for (size_t i = 0; i < spec->n_tests; i++)
+        for (int s = 0; s < spec->samples; s++)
+            json_array_append_new(results, sample_for(f, spec->tests[i], s, spec->group->reverse));
+    *doc = fx_agent_doc(results, NULL);
+    json_object_set_new(json_object_get(*doc, "params"), "reverse",
+                        json_boolean(spec->group->reverse));
+    return 0;
+}
+
+static json_t *fake_describe(struct backend *b)
+{
+    (void)b;
+    return json_pack("{s:[{s:s}], s:{s:s}}", "nodes", "name", "fake-node", "cni", "name", "fake");
+}
+
+static void fake_interrupt(struct backend *b)
+{
+    ((struct fake *)b)->interrupts++;
+}
+
+static int fake_cleanup(struct backend *b, struct kp_err *err)
+{
+    (void)err;
+    ((struct fake *)b)->cleanups++;
+    return 0;
+}
+
+static void fake_destroy(struct backend *b)
+{
+    (void)b;
+}
+
+static struct backend_ops fake_ops = {
+    .name = "fake",
+    .prepare = fake_prepare,
+    .run_client = fake_run_client,
+    .describe = fake_describe,
+    .interrupt = fake_interrupt,
+    .cleanup = fake_cleanup,
+    .destroy = fake_destroy,
+};
+
+struct run {
+    struct run_options ro;
+    struct fake f;
+    struct backend_ops ops;
+    struct report *rep;
+    struct runner_outcome out;
+    struct kp_err err;
+    int rc;
+};
+
+/* Runs the plan of ro (after adjust) on a fake configured by the caller. */
+static void run(struct run *r)
+{
+    struct plan_opts po;
+    struct plan *p;
+    FILE *devnull = fopen("/dev/null", "w");
+    struct runner_opts o = {.ro = &r->ro, .progress_out = devnull, .handle_signals = true};
+
+    r->ops = fake_ops;
+    r->ops.batches_tests = r->f.batches;
+    r->f.base.ops = &r->ops;
+    r->f.rng = 42;
+    plan_opts_from_run_options(&r->ro, &po);
+    p = plan_new(&po);
+    r->rep = report_new();
+    r->rc = runner_run(&r->f.base, p, r->rep, &o, &r->out, &r->err);
+    plan_free(p);
+    fclose(devnull);
+}
+
+static void run_free(struct run *r)
+{
+    report_free(r->rep);
+    run_options_cleanup(&r->ro);
+}
+
+static const json_t *row(const struct report *rep, const char *scenario, const char *placement,
+                         const char *test, bool reverse)
+{
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *w = report_row(rep, i);
+        if (strcmp(json_string_value(json_object_get(w, "scenario")), scenario) == 0 &&
+            strcmp(json_string_value(json_object_get(w, "placement")), placement) == 0 &&
+            strcmp(json_string_value(json_object_get(w, "test")), test) == 0 &&
+            json_is_true(json_object_get(w, "reverse")) == reverse)
+            return w;
+    }
+    return NULL;
+}
+
+static size_t n_samples(const json_t *w)
+{
+    return json_array_size(json_object_get(w, "samples"));
+}
+
+static bool skipped_with(const struct report *rep, const char *scenario, const char *placement,
+                         const char *reason)
+{
+    const json_t *s = report_skipped(rep);
+
+    for (size_t i = 0; i < json_array_size(s); i++) {
+        const json_t *e = json_array_get(s, i);
+        if (strcmp(json_string_value(json_object_get(e, "scenario")), scenario) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "placement")), placement) == 0 &&
+            strstr(json_string_value(json_object_get(e, "reason")), reason))
+            return true;
+    }
+    return false;
+}
+
+static void test_runner_one_client_per_test_in_plan_order(void **state)
+{
+    struct run r = {0};
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.ro.scenarios = (1u << SCENARIO_POD_TO_SERVICE) | (1u << SCENARIO_POD_TO_EXTERNAL);
+    r.ro.tests = (1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM);
+    r.ro.samples = r.ro.samples_max = 2;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.f.log, "pod-to-service/same-node/TCP_RRx2;"
+                                 "pod-to-service/same-node/TCP_STREAMx2;"
+                                 "pod-to-external/external/TCP_RRx2;"
+                                 "pod-to-external/external/TCP_STREAMx2;"
+                                 "pod-to-external/external/TCP_STREAM/rx2;");
+    assert_int_equal(r.f.cleanups, 1);
+    assert_int_equal(r.out.n_client_runs, 5);
+    assert_int_equal(r.out.n_failed, 0);
+    assert_int_equal(r.out.signal, 0);
+    assert_int_equal(n_samples(row(r.rep, "pod-to-service", "same-node", "TCP_RR", false)), 2);
+    assert_non_null(row(r.rep, "pod-to-external", "external", "TCP_STREAM", true));
+    assert_non_null(row(r.rep, "pod-to-external", "external", "TCP_STREAM", false));
+    /* the backend's skip is listed, never dropped */
+    assert_true(skipped_with(r.rep, "pod-to-service", "other-node", "no second node"));
+    /* metadata from the runner and from describe() */
+    const json_t *md = report_metadata_const(r.rep);
+    assert_string_equal(json_string_value(json_object_get(md, "backend")), "fake");
+    assert_non_null(json_object_get(md, "start_time"));
+    assert_non_null(json_object_get(md, "end_time"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(md, "cni"), "name")),
+                        "fake");
+    assert_int_equal(json_array_size(json_object_get(md, "nodes")), 1);
+    run_free(&r);
+}
+
+static void test_runner_batching_backend_gets_whole_groups(void **state)
+{
+    struct run r = {0};
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.f.batches = true;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.f.log, "pod-to-pod/same-node/TCP_RR,TCP_STREAM,TCP_STREAM_MULTIx1;"
+                                 "pod-to-pod/other-node/TCP_RR,TCP_STREAM,TCP_STREAM_MULTIx1;");
+    assert_non_null(row(r.rep, "pod-to-pod", "other-node", "TCP_STREAM_MULTI", false));
+    run_free(&r);
+}
+
+static void test_runner_failed_client_is_a_row_error_and_the_run_goes_on(void **state)
+{
+    struct run r = {0};
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.f.fail_call = 2;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.f.calls, 6);
+    assert_int_equal(r.out.n_failed, 1);
+    assert_int_equal(report_error_count(r.rep), 1);
+    const json_t *w = row(r.rep, "pod-to-pod", "same-node", "TCP_STREAM", false);
+    assert_non_null(w);
+    char *errors = json_dumps(json_object_get(w, "errors"), 0);
+    assert_non_null(strstr(errors, "connection refused"));
+    free(errors);
+    assert_int_equal(r.f.cleanups, 1);
+    run_free(&r);
+}
+
+static void test_runner_failed_prepare_still_cleans_up(void **state)
+{
+    struct run r = {0};
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.f.fail_prepare = true;
+    run(&r);
+    assert_int_equal(r.rc, -1);
+    assert_string_equal(kp_err_msg(&r.err), "no cluster here");
+    assert_int_equal(r.f.calls, 0);
+    assert_int_equal(r.f.cleanups, 1);
+    run_free(&r);
+}
+
+static void test_runner_sigint_stops_cleans_up_and_lists_the_rest(void **state)
+{
+    struct run r = {0};
+    struct sigaction before, after;
+
+    (void)state;
+    sigaction(SIGINT, NULL, &before);
+    run_options_init(&r.ro);
+    r.ro.scenarios = SCENARIO_ALL_MASK;
+    r.f.interrupt_call = 2; /* during pod-to-pod same-node TCP_STREAM */
+    run(&r);
+    sigaction(SIGINT, NULL, &after);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.out.signal, SIGINT);
+    assert_int_equal(r.f.interrupts, 1);
+    assert_int_equal(r.f.calls, 2); /* nothing started after the signal */
+    assert_int_equal(r.f.cleanups, 1);
+    assert_int_equal(r.out.n_failed, 0); /* an interrupt is not a failed measurement */
+    assert_int_equal(report_error_count(r.rep), 0);
+    /* measured so far: kept; the interrupted test and the rest: listed as not run */
+    assert_int_equal(n_samples(row(r.rep, "pod-to-pod", "same-node", "TCP_RR", false)), 1);
+    assert_true(skipped_with(r.rep, "pod-to-pod", "other-node", "interrupted"));
+    assert_true(skipped_with(r.rep, "pod-to-external", "external", "interrupted"));
+    const json_t *w = row(r.rep, "pod-to-pod", "same-node", "TCP_STREAM", false);
+    assert_non_null(w);
+    assert_int_equal(n_samples(w), 0);
+    /* the handlers are restored */
+    assert_ptr_equal(before.sa_handler, after.sa_handler);
+    run_free(&r);
+}
+
+static void test_runner_samples_auto_bounded(void **state)
+{
+    struct run steady = {0}, noisy = {0};
+
+    (void)state;
+    run_options_init(&steady.ro);
+    steady.ro.tests = 1u << TEST_TCP_STREAM;
+    steady.ro.placements = 1u << PLACEMENT_SAME_NODE;
+    steady.ro.samples_auto = true;
+    steady.ro.samples = 3;
+    steady.ro.samples_max = 10;
+    steady.f.constant = true;
+    run(&steady);
+    /* identical samples: the interval is narrow at the minimum */
+    assert_int_equal(steady.f.calls, 3);
+    assert_int_equal(n_samples(row(steady.rep, "pod-to-pod", "same-node", "TCP_STREAM", false)), 3);
+    run_free(&steady);
+
+    run_options_init(&noisy.ro);
+    noisy.ro.tests = 1u << TEST_TCP_STREAM;
+    noisy.ro.placements = 1u << PLACEMENT_SAME_NODE;
+    noisy.ro.samples_auto = true;
+    noisy.ro.samples = 3;
+    noisy.ro.samples_max = 5;
+    run(&noisy); /* 900..1300 Mb/s: never within 5%, stops at the bound */
+    assert_int_equal(noisy.f.calls, 5);
+    assert_string_equal(noisy.f.log, "pod-to-pod/same-node/TCP_STREAMx1;"
+                                     "pod-to-pod/same-node/TCP_STREAMx1;"
+                                     "pod-to-pod/same-node/TCP_STREAMx1;"
+                                     "pod-to-pod/same-node/TCP_STREAMx1;"
+                                     "pod-to-pod/same-node/TCP_STREAMx1;");
+    run_free(&noisy);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_runner_one_client_per_test_in_plan_order),
+        cmocka_unit_test(test_runner_batching_backend_gets_whole_groups),
+        cmocka_unit_test(test_runner_failed_client_is_a_row_error_and_the_run_goes_on),
+        cmocka_unit_test(test_runner_failed_prepare_still_cleans_up),
+        cmocka_unit_test(test_runner_sigint_stops_cleans_up_and_lists_the_rest),
+        cmocka_unit_test(test_runner_samples_auto_bounded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
