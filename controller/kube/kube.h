@@ -152,7 +152,8 @@ struct kube_write_opts {
 /* POSTs obj (borrowed) with fieldValidation=Strict. *out (may be NULL): the stored object, new
  * reference. If a retry of a create that may have reached the server gets 409 AlreadyExists,
  * the existing object is fetched and accepted when its labels contain all of obj's labels
- * (it is ours); otherwise 409 is an error. Warning headers are shown once each. */
+ * (it is ours; obj needs at least one label, e.g. a run id); otherwise 409 is an error. Warning
+ * headers are shown once each. */
 int kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns, json_t *obj,
                 const struct kube_write_opts *opts, json_t **out, struct kp_err *err);
 

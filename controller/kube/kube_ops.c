@@ -141,7 +141,7 @@ static char *write_query(const struct kube_write_opts *o)
 }
 
 /* After a retried create met 409: the existing object is ours when it carries every label of
- * the one we sent. Returns 0 with *out (new reference) or -1. */
+ * the one we sent (at least one). Returns 0 with *out (new reference) or -1. */
 static int reconcile(struct kube_client *c, const struct kube_resource *res, const char *ns,
                      json_t *obj, json_t **out)
 {
@@ -154,7 +154,8 @@ static int reconcile(struct kube_client *c, const struct kube_resource *res, con
     json_t *v;
     int ours = 1;
 
-    if (!name || kube_get(c, res, ns, name, &have, &ignored) != 0)
+    /* without labels nothing proves the object is ours */
+    if (!name || json_object_size(want) == 0 || kube_get(c, res, ns, name, &have, &ignored) != 0)
         return -1;
     hl = json_object_get(json_object_get(have, "metadata"), "labels");
     json_object_foreach(want, k, v)
