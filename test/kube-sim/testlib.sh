@@ -35,11 +35,13 @@ ks_dump() {
     echo "--- kube-sim.log (tail)"; tail -30 "$d/kube-sim.log" 2>/dev/null
 }
 
-# ks_cleanup_on_exit DIR: `down` at exit (logs shown when a check failed)
+# ks_cleanup_on_exit DIR: `down` at exit (logs shown when a check failed),
+# then remove DIR (the test made it). INT/TERM exit through the same trap.
 ks_cleanup_on_exit() {
     KS_DIRS="$KS_DIRS $1"
     trap 'for d in $KS_DIRS; do [ "$KS_FAILED" = 1 ] && ks_dump $d; \
-          "$KS" down --state-dir $d >/dev/null 2>&1; done' EXIT
+          "$KS" down --state-dir $d >/dev/null 2>&1; rm -rf "$d"; done' EXIT
+    trap 'exit 1' INT TERM
 }
 
 ks_finish() {
