@@ -122,6 +122,9 @@ static void test_kube_watch_relists_on_410_and_survives_drops(void **state)
         free(rv);
     }
     assert_int_equal(w, 4);
+    /* 3 lists + 4 watches, plus the 2 creates before */
+    assert_int_equal(kube_client_last(c)->requests, 7);
+    assert_int_equal(json_array_size(log), 9);
     json_decref(log);
     kube_client_free(c);
 }
