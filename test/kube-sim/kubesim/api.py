@@ -362,12 +362,20 @@ class App:
                                             self.store.compacted_rv)))
                 h.wfile.write(b"0\r\n\r\n")
                 return 200
-            if rv_s in ("", "0"):
+            initial = req.qbool("sendInitialEvents")
+            if rv_s in ("", "0") or initial:
                 with self.store.lock:
                     items, pos = self.store.list(res.name, ns)
                 for o in items:
                     if match(o):
                         emit("ADDED", o)
+                if initial and bookmarks:
+                    emit("BOOKMARK", {
+                        "kind": res.kind, "apiVersion": res.api_version,
+                        "metadata": {"resourceVersion": str(pos),
+                                     "annotations": {
+                                         "k8s.io/initial-events-end":
+                                         "true"}}})
             else:
                 pos = int(rv_s)
             last_bm = time.time()

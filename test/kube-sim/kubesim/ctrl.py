@@ -10,6 +10,7 @@ changes (or every half second) and converges. Pods are created through
 admission, so Pod Security rejections become FailedCreate events.
 """
 import hashlib
+import json
 import sys
 import threading
 import time
@@ -556,7 +557,9 @@ class Controllers:
                                 p["metadata"]["name"], {}, None, [])
                     continue
                 by_node.setdefault(n, []).append(p)
-            h = hashlib.sha1(repr(tmpl).encode()).hexdigest()[:10]
+            h = hashlib.sha1(json.dumps(tmpl, sort_keys=True).encode()
+                             ).hexdigest()[:10]
+            self.roll(ds, by_node, h, len(want))
             for n in want:
                 if n in by_node:
                     continue
@@ -578,12 +581,14 @@ class Controllers:
                 by_node[n] = [p]
             cur = [p for ps in by_node.values() for p in ps]
             ready = sum(1 for p in cur if pod_ready(p))
+            updated = sum(1 for p in cur if p["metadata"].get("labels", {}).get(
+                "controller-revision-hash") == h)
             status = {"currentNumberScheduled": len(cur),
                       "desiredNumberScheduled": len(want),
                       "numberMisscheduled": 0,
                       "numberReady": ready,
                       "numberAvailable": ready,
-                      "updatedNumberScheduled": len(cur),
+                      "updatedNumberScheduled": updated,
                       "observedGeneration": md.get("generation", 1)}
             if len(want) - ready:
                 status["numberUnavailable"] = len(want) - ready
@@ -593,6 +598,32 @@ class Controllers:
                     return False
                 x["status"] = status
             st.mutate("daemonsets", md["namespace"], md["name"], setst)
+
+    def roll(self, ds, by_node, h, desired):
+        """RollingUpdate: replace pods of an old template revision, at most
+        maxUnavailable at a time (OnDelete: leave them)."""
+        us = ds["spec"].get("updateStrategy") or {}
+        if us.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        mu = (us.get("rollingUpdate") or {}).get("maxUnavailable", 1)
+        if isinstance(mu, str) and mu.endswith("%"):
+            mu = max(1, int(desired * int(mu[:-1]) // 100))
+        mu = int(mu) if str(mu).isdigit() else 1
+        pods = [p for ps in by_node.values() for p in ps]
+        unavailable = sum(1 for p in pods if not pod_ready(p)) + \
+            max(0, desired - len(pods))
+        for node, ps in list(by_node.items()):
+            p = ps[0]
+            if p["metadata"].get("labels", {}).get(
+                    "controller-revision-hash") == h:
+                continue
+            if pod_ready(p) and unavailable >= mu:
+                continue
+            self.delete(R.BY_GR[("", "pods")], p["metadata"]["namespace"],
+                        p["metadata"]["name"], {}, None, [])
+            del by_node[node]
+            if pod_ready(p):
+                unavailable += 1
 
     def jobs(self):
         st = self.store
