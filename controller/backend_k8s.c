@@ -259,6 +259,8 @@ static void interrupt(struct backend *base)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
 
+    if (b->cleaning)
+        return; /* cleanup always finishes; a third signal makes the runner quit at once */
     b->stop = 1;
     if (b->kc)
         kube_client_abort(b->kc);
@@ -270,6 +272,7 @@ static int cleanup(struct backend *base, struct kp_err *err)
     unsigned n = 0;
     int rc;
 
+    b->cleaning = 1;
     if (!b->kc || !b->created)
         return 0;
     kube_client_reset_abort(b->kc);

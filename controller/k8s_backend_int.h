@@ -14,10 +14,11 @@
 
 struct k8s_backend {
     struct backend base;
-    const struct run_options *ro; /* borrowed for the backend's life */
-    struct kube_client *kc;       /* ours */
-    volatile sig_atomic_t stop;   /* set by interrupt() */
-    struct k8s_deploy d;          /* valid once `deployed` */
+    const struct run_options *ro;   /* borrowed for the backend's life */
+    struct kube_client *kc;         /* ours */
+    volatile sig_atomic_t stop;     /* set by interrupt() */
+    volatile sig_atomic_t cleaning; /* cleanup() runs: interrupt() must not abort it */
+    struct k8s_deploy d;            /* valid once `deployed` */
     int deployed;
     char *token;          /* per-run agent token (secret) */
     json_t *nodes;        /* eligible Node objects, ours */

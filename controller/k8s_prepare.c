@@ -22,7 +22,6 @@ static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
         .ns = b->ro->namespace_name,
         .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
         .burst = 100,
-        .abort_flag = &b->stop,
     };
     struct kube_version v;
 
