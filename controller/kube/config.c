@@ -238,6 +238,7 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
                           "are both set; keep one",
                           c->cluster_name);
     c->insecure = cfg_bool(cl, "insecure-skip-tls-verify");
+    c->disable_compression = cfg_bool(cl, "disable-compression");
     if (c->insecure && (ca || ca_data))
         return kp_err_set(err,
                           "cluster \"%s\": insecure-skip-tls-verify together with a certificate "

@@ -55,6 +55,7 @@ struct kube_config {
     char *tls_server_name;     /* or NULL */
     char *proxy_url;           /* or NULL; http, https, socks5 only */
     char *exec_cluster_config; /* extensions[client.authentication.k8s.io/exec] as JSON or NULL */
+    int disable_compression;   /* do not ask for gzip responses */
 
     /* user */
     char *cert_file; /* absolute path or NULL */
@@ -67,6 +68,7 @@ struct kube_config {
     char *token_file;              /* absolute path or NULL; re-read when it changes */
     struct kube_exec_config *exec; /* or NULL */
     char *impersonate_user;        /* "as", or NULL */
+    char **impersonate_groups;     /* "as-groups", NULL-terminated, or NULL */
 };
 
 /* Loads the kubeconfig selected by opts (or the in-cluster config) and resolves one context.

@@ -109,5 +109,8 @@ void kube_config_free(struct kube_config *c)
     free(c->token_file);
     exec_free(c->exec);
     free(c->impersonate_user);
+    for (char **g = c->impersonate_groups; g && *g; g++)
+        free(*g);
+    free(c->impersonate_groups);
     free(c);
 }

@@ -159,6 +159,8 @@ int cfg_resolve_user(struct kube_config *c, json_t *u, struct kp_err *err)
                           c->user_name);
     if (cfg_str(u, "as"))
         c->impersonate_user = kp_xstrdup(cfg_str(u, "as"));
+    if (json_array_size(json_object_get(u, "as-groups")) > 0)
+        c->impersonate_groups = string_list(json_object_get(u, "as-groups"));
     if (json_is_object(x) && json_is_object(ap))
         return kp_err_set(err, "user \"%s\": exec and auth-provider are both set; keep one",
                           c->user_name);

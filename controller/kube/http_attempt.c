@@ -196,6 +196,11 @@ static struct curl_slist *headers(struct http *h, const struct http_request *rq,
         l = curl_slist_append(l, s);
         free(s);
     }
+    for (char **g = h->cfg->impersonate_groups; g && *g; g++) {
+        s = kp_xasprintf("Impersonate-Group: %s", *g);
+        l = curl_slist_append(l, s);
+        free(s);
+    }
     return l;
 }
 
@@ -216,7 +221,8 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
     curl_easy_setopt(k, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(k, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(k, CURLOPT_TCP_KEEPINTVL, 30L);
-    curl_easy_setopt(k, CURLOPT_ACCEPT_ENCODING, "");
+    if (!h->cfg->disable_compression)
+        curl_easy_setopt(k, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: lists shrink ~10x */
     curl_easy_setopt(k, CURLOPT_USERAGENT, h->user_agent);
     curl_easy_setopt(k, CURLOPT_ERRORBUFFER, at->errbuf);
     curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, rq->method);

@@ -77,6 +77,32 @@ static void test_kube_http_version_with_token_and_keepalive(void **state)
     kube_client_free(c);
 }
 
+static void test_kube_http_impersonation_headers(void **state)
+{
+    char *kc = fx_kubeconfig("as.yaml", NULL,
+                             "    token: good-token\n    as: system:serviceaccount:kperf:runner\n"
+                             "    as-groups: [kperf-runners, system:authenticated]\n");
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    json_t *log, *e;
+    char *groups;
+    (void)state;
+
+    assert_non_null(c);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    log = fx_log();
+    e = json_array_get(log, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "as")),
+                        "system:serviceaccount:kperf:runner");
+    groups = json_dumps(json_object_get(e, "as_groups"), JSON_COMPACT);
+    assert_string_equal(groups, "[\"kperf-runners\",\"system:authenticated\"]");
+    free(groups);
+    json_decref(log);
+    kube_client_free(c);
+    free(kc);
+}
+
 static void test_kube_http_client_certificate_and_tls_server_name(void **state)
 {
     char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    tls-server-name: "
@@ -656,6 +682,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_kube_http_version_with_token_and_keepalive, reset),
+        cmocka_unit_test_setup(test_kube_http_impersonation_headers, reset),
         cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, reset),
         cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, reset),
         cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, reset),

@@ -221,7 +221,9 @@ class Handler(BaseHTTPRequestHandler):
         cn = self.cert_cn()
         with LOCK:
             STATE["log"].append({"method": self.command, "path": self.path, "auth": auth,
-                                 "cert_cn": cn, "peer_port": self.client_address[1]})
+                                 "cert_cn": cn, "peer_port": self.client_address[1],
+                                 "as": self.headers.get("Impersonate-User"),
+                                 "as_groups": self.headers.get_all("Impersonate-Group") or []})
             ok = cn is not None or auth[7:] in STATE["config"]["tokens"]
             scripted = self.pop_queue(path, url.query)
         if scripted is not None and not scripted.get("apply"):
