@@ -246,6 +246,15 @@ def t_list_watch():
                            "timeoutSeconds=1", 4)
     check("watch without RV: synthetic ADDED", [e["type"] for e in evs] ==
           ["ADDED"] and evs[0]["object"]["kind"] == "Pod", evs)
+    st, evs, clean = watch(NS + "/pods?watch=1&sendInitialEvents=true&"
+                           "resourceVersionMatch=NotOlderThan&"
+                           "allowWatchBookmarks=true&labelSelector=grp&"
+                           "timeoutSeconds=1", 4)
+    check("sendInitialEvents: ADDED... then initial-events-end bookmark",
+          [e["type"] for e in evs[:4]] == ["ADDED"] * 4 and
+          evs[4]["type"] == "BOOKMARK" and evs[4]["object"]["metadata"][
+              "annotations"]["k8s.io/initial-events-end"] == "true",
+          [e["type"] for e in evs])
     subprocess.run([KS, "fault", "--state-dir", D, "compact"], check=True,
                    capture_output=True)
     st, evs, clean = watch(NS + "/pods?watch=1&resourceVersion=%s" % rv, 4)

@@ -86,6 +86,18 @@ class App:
         n = int(h.headers.get("Content-Length") or 0)
         if n:
             req.body = h.rfile.read(n)
+        elif "chunked" in (h.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(h.rfile.readline().split(b";")[0].strip() or b"0",
+                           16)
+                if size == 0:
+                    while h.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                parts.append(h.rfile.read(size))
+                h.rfile.readline()
+            req.body = b"".join(parts)
         code = 0
         try:
             code = self.dispatch(req)
@@ -338,7 +350,6 @@ class App:
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("Cache-Control", "no-cache, private")
         h.end_headers()
         drop_after = self.faults.watch_drop_after(req)
 
@@ -696,6 +707,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def send_response(self, code, message=None):
+        # like Go's net/http: no Server header
+        self.send_response_only(code, message)
+        self.send_header("Date", self.date_time_string())
+        self.send_header("Cache-Control", "no-cache, private")
 
     def _go(self):
         self.server.app.handle(self)

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 
 from .net import in_netns, node_ip
 from .util import dcopy, now_iso, rand_token
@@ -208,7 +209,7 @@ class Kubelet:
                     "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
                     "nodeInfo": {
                         "machineID": mid, "systemUUID": "%s-%04d" % (
-                            mid[:8], i), "bootID": rand_token(32).lower(),
+                            mid[:8], i), "bootID": str(uuid.uuid4()),
                         "kernelVersion": uname.release,
                         "osImage": _os_image(),
                         "containerRuntimeVersion": RUNTIME,
