@@ -15,6 +15,7 @@
 
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_log.h"
+#include "agent/base/result.h"
 #include "agent/client_int.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000
@@ -533,6 +534,12 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
             }
             sample_cleanup(&s);
         }
+    }
+    {
+        struct kp_err err;
+        kp_err_clear(&err);
+        if (result_add_aggregates(doc, &err) != 0)
+            kp_log(KP_LOG_WARN, "cannot aggregate samples: %s", kp_err_msg(&err));
     }
     return doc;
 }

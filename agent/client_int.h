@@ -51,7 +51,8 @@ struct sample {
     int reverse;
     unsigned nworkers;
     struct worker *workers; /* ours */
-    uint64_t t_start_ns, t_mark_ns, t_deadline_ns, t_end_ns;
+    uint64_t t_start_ns, t_mark_ns, t_end_ns;
+    _Atomic uint64_t t_deadline_ns; /* workers stop here; 0 stops them early */
     uint64_t cpu_user0, cpu_sys0, cpu_user1, cpu_sys1;
     uint64_t node0[SYSINFO_CPU_FIELDS], node1[SYSINFO_CPU_FIELDS];
     uint64_t rcvbuf0, rcvbuf1;

@@ -51,6 +51,17 @@ int result_test_is_known(const char *test);
 int result_test_is_latency(const char *test);
 int result_test_is_stream(const char *test);
 
+/* The aggregate of every sample of one test in doc's results[] (same test and direction):
+ * samples, summed counts, the merged histogram and its latency_us, the mean headline figure
+ * (ops_per_sec or throughput_mbps) and its spread over samples, summed UDP/TCP counters and
+ * CPU seconds. Returns a new reference, or NULL with err when there is no such sample or a
+ * histogram is unreadable. */
+json_t *result_aggregate(const json_t *doc, const char *test, int reverse, struct kp_err *err);
+
+/* Sets doc's "aggregates" to one result_aggregate per distinct (test, reverse) of results[],
+ * in order of first appearance. Returns 0 or -1 with err. */
+int result_add_aggregates(json_t *doc, struct kp_err *err);
+
 /* {"min","mean","p50","p90","p99","p999","max","stddev"} in microseconds from a histogram in
  * nanoseconds. New reference. */
 json_t *result_latency_json(const struct hist *h);

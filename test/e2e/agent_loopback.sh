@@ -67,6 +67,8 @@ client --tests TCP_RR,TCP_STREAM --duration 500ms --omit 300ms --samples 2 --jso
 O="$WORK/omit.json"
 check "samples: 2 per test, numbered" jqt "$O" '[.results[] | [.test, .sample]] == [["TCP_RR",0],["TCP_RR",1],["TCP_STREAM",0],["TCP_STREAM",1]]'
 check "omit: measured window ~0.5 s" jqt "$O" 'all(.results[]; .duration_s > 0.45 and .duration_s < 0.6)'
+check "aggregates: one per test, 2 samples, ops summed" jqt "$O" \
+    '(.aggregates|length) == 2 and all(.aggregates[]; .samples == 2) and (.aggregates[0].ops == ([.results[] | select(.test == "TCP_RR") | .ops] | add))'
 check "omit: params recorded" jqt "$O" '.params.omit_s == 0.3 and .params.samples == 2'
 
 # --- human table -----------------------------------------------------------------------------

@@ -58,6 +58,13 @@ static json_t *valid_doc(void)
     return doc;
 }
 
+static double num_of(const json_t *r, const char *path)
+{
+    double v = -1;
+    (void)result_number(r, path, &v);
+    return v;
+}
+
 static void test_result_real_document_parses(void **state)
 {
     json_t *doc = valid_doc();
@@ -305,6 +312,52 @@ static void test_result_node_cpu_percentages(void **state)
     json_decref(j);
 }
 
+static void test_result_aggregates_merge_samples(void **state)
+{
+    json_t *doc = valid_doc(), *copy, *agg;
+    json_t *results = json_object_get(doc, "results");
+    struct kp_err err;
+    double ops, v, p1, p2;
+    (void)state;
+
+    /* a second TCP_RR sample: the same figures again, with ops_per_sec doubled */
+    copy = json_deep_copy(json_array_get(results, 0));
+    json_object_set_new(copy, "sample", json_integer(1));
+    p1 = json_number_value(json_object_get(copy, "ops_per_sec"));
+    json_object_set_new(copy, "ops_per_sec", json_real(2 * p1));
+    json_array_append_new(results, copy);
+    kp_err_clear(&err);
+    assert_int_equal(result_add_aggregates(doc, &err), 0);
+    assert_int_equal(result_validate(doc, &err), 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "aggregates")), 6);
+    agg = json_array_get(json_object_get(doc, "aggregates"), 0);
+    assert_string_equal(result_test(agg), "TCP_RR");
+    assert_int_equal(json_integer_value(json_object_get(agg, "samples")), 2);
+    assert_int_equal(result_number(result_get(doc, 0), "ops", &ops), 0);
+    assert_int_equal(result_number(agg, "ops", &v), 0);
+    assert_true(v == 2 * ops);
+    assert_int_equal(result_number(agg, "histogram.count", &v), 0);
+    assert_true(v == 2 * ops);
+    assert_int_equal(result_number(agg, "sample_spread.min", &v), 0);
+    assert_true(v == p1);
+    assert_int_equal(result_number(agg, "sample_spread.max", &v), 0);
+    assert_true(v == 2 * p1);
+    assert_int_equal(result_number(agg, "ops_per_sec", &p2), 0);
+    assert_true(p2 > 1.49 * p1 && p2 < 1.51 * p1);
+    /* min latency of the merge equals the sample's: the same values twice */
+    assert_int_equal(result_number(agg, "latency_us.min", &v), 0);
+    assert_true(v == num_of(result_get(doc, 0), "latency_us.min"));
+    agg = json_array_get(json_object_get(doc, "aggregates"), 5);
+    assert_string_equal(result_test(agg), "UDP_STREAM");
+    assert_int_equal(result_number(agg, "udp.loss_pct", &v), 0);
+    assert_null(result_aggregate(doc, "TCP_RR", 1, &err)); /* no reverse TCP_RR sample */
+    json_object_set_new(json_array_get(json_object_get(doc, "aggregates"), 1), "samples",
+                        json_integer(0));
+    assert_int_equal(result_validate(doc, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "aggregates[1].samples"));
+    json_decref(doc);
+}
+
 static void test_result_test_classes(void **state)
 {
     (void)state;
@@ -324,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_result_parse_rejects_bad_text),
         cmocka_unit_test(test_result_latency_json_from_hist),
         cmocka_unit_test(test_result_node_cpu_percentages),
+        cmocka_unit_test(test_result_aggregates_merge_samples),
         cmocka_unit_test(test_result_test_classes),
     };
     return cmocka_run_group_tests(tests, load, unload);
