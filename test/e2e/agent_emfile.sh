@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# agent_emfile.sh - a server out of file descriptors (ulimit -n 32) under a flood of idle
+# connections: it must not spin (libuv's reserve-descriptor trick), must log a bounded number
+# of lines, and must serve again once the flood is gone.
+. "$(dirname "$0")/agent_common.inc"
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+
+: > "$WORK/server.log"
+(ulimit -n 32 && exec "$AGENT" server --port 0 --bind 127.0.0.1 --handshake-timeout 4s) \
+    2> "$WORK/server.log" &
+SRV_PID=$!
+for _ in $(seq 1 100); do
+    PORT=$(sed -n 's/^kperf-agent: listening on 127\.0\.0\.1:\([0-9][0-9]*\) (tcp+udp)$/\1/p' "$WORK/server.log")
+    [ -n "$PORT" ] && break
+    sleep 0.05
+done
+[ -n "$PORT" ] || { cat "$WORK/server.log"; exit 1; }
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SRV_PID/stat"; }
+
+# 80 connections held open for 2 s: far more than the server has descriptors
+python3 - "$PORT" <<'PY' &
+import socket, sys, time
+socks = []
+for _ in range(80):
+    try:
+        socks.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2))
+    except OSError:
+        pass
+time.sleep(2.5)
+PY
+flood=$!
+sleep 0.5
+t0=$(cpu_ticks)
+sleep 1.5
+t1=$(cpu_ticks)
+ticks=$((t1 - t0))
+check "no busy loop while out of descriptors ($ticks ticks of CPU in 1.5 s)" [ "$ticks" -lt 30 ]
+wait "$flood"
+# libuv accepts and closes what it cannot hold, usually without telling us: no log spam
+check "log stays bounded ($(wc -l < "$WORK/server.log") lines)" [ "$(wc -l < "$WORK/server.log")" -lt 40 ]
+sleep 0.5
+client --tests TCP_RR,TCP_STREAM --duration 300ms --json > "$WORK/after.json" 2> "$WORK/after.err"
+rc=$?
+check "serves again after the flood (rc $rc: $(head -c 200 "$WORK/after.err"))" [ "$rc" -eq 0 ]
+check "results present" jqt "$WORK/after.json" '(.results|length) == 2'
+stop_server
+finish
