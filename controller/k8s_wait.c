@@ -167,6 +167,30 @@ static char *events_of(struct kube_client *kc, const char *ns, const char *name,
     return out;
 }
 
+/* the last lines the crashed container printed (e.g. "address already in use"), or NULL */
+static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, const char *problem,
+                       unsigned *requests)
+{
+    struct kube_log_opts lo = {.previous = 1, .tail_lines = 2, .limit_bytes = 4096};
+    char *log = NULL;
+    size_t len = 0;
+    struct kp_err err;
+
+    if (!strstr(problem, "CrashLoopBackOff"))
+        return NULL;
+    if (kube_pod_logs(kc, ns, pod, &lo, &log, &len, &err) != 0) {
+        free(log);
+        log = NULL;
+    }
+    if (requests)
+        *requests += kube_client_last(kc)->requests;
+    for (size_t i = 0; log && i < len; i++) {
+        if (log[i] == '\n')
+            log[i] = i + 1 == len ? '\0' : ' ';
+    }
+    return log;
+}
+
 struct pod_wait {
     const struct k8s_wait_opts *o;
     json_t *pods; /* name -> last state */
@@ -237,9 +261,12 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     if (requests)
         *requests += kube_client_last(kc)->requests;
     if (rc == 0 && w.fatal) {
+        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal, requests);
         ev = events_of(kc, o->ns, w.fatal_pod, requests);
-        kp_err_set(err, "%s did not start: %s%s%s", o->what, w.fatal, ev ? "; events: " : "",
+        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
+                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
                    ev ? ev : "");
+        free(logtail);
         rc = -1;
     } else if (rc == 1) {
         ev = events_of(kc, o->ns, o->owner, requests);

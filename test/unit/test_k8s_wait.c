@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_k8s_wait.c - the diagnosis of pods that do not start, from fixtures
+ * (test/unit/data/k8s/pod-*.json, events-*.json). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "agent/base/kp_alloc.h"
+#include "controller/k8s_wait.h"
+
+static json_t *fixture(const char *name)
+{
+    const char *dir = getenv("KPERF_TEST_DATA");
+    char *path = kp_xasprintf("%s/k8s/%s", dir ? dir : "test/unit/data", name);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+
+    if (!doc)
+        fail_msg("%s: %s", path, jerr.text);
+    free(path);
+    return doc;
+}
+
+static void test_k8s_wait_image_pull_names_pod_node_and_image(void **state)
+{
+    json_t *pod = fixture("pod-imagepull.json");
+    int fatal = 0;
+    char *p = k8s_wait_pod_problem(pod, &fatal);
+    (void)state;
+
+    assert_non_null(p);
+    assert_true(fatal);
+    assert_non_null(strstr(p, "pod kperf-server-pod-a-x7k2p on node node-1"));
+    assert_non_null(strstr(p, "ImagePullBackOff for image registry.invalid/kperf-agent:1"));
+    assert_non_null(strstr(p, "--image"));
+    free(p);
+    json_decref(pod);
+}
+
+static void test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler(void **state)
+{
+    json_t *pod = fixture("pod-unschedulable.json");
+    int fatal = 1;
+    char *p = k8s_wait_pod_problem(pod, &fatal);
+    (void)state;
+
+    assert_non_null(p);
+    assert_false(fatal); /* an autoscaler may still add a node: wait until --timeout */
+    assert_non_null(strstr(p, "(not scheduled)"));
+    assert_non_null(strstr(p, "Unschedulable: 0/3 nodes are available"));
+    free(p);
+    json_decref(pod);
+}
+
+static void test_k8s_wait_crash_loop_is_fatal(void **state)
+{
+    json_t *pod = fixture("pod-crashloop.json");
+    int fatal = 0;
+    char *p = k8s_wait_pod_problem(pod, &fatal);
+    (void)state;
+
+    assert_true(fatal);
+    assert_non_null(strstr(p, "container server: CrashLoopBackOff"));
+    free(p);
+    json_decref(pod);
+}
+
+static void test_k8s_wait_running_pod_has_no_problem(void **state)
+{
+    json_t *pod = fixture("pod-running.json");
+    int fatal = 1;
+    (void)state;
+
+    assert_null(k8s_wait_pod_problem(pod, &fatal));
+    assert_false(fatal);
+    json_decref(pod);
+}
+
+static void test_k8s_wait_failed_pod_with_exit_code(void **state)
+{
+    json_t *pod = fixture("pod-running.json");
+    json_t *st = json_object_get(pod, "status");
+    int fatal = 0;
+    char *p;
+    (void)state;
+
+    json_object_set_new(st, "phase", json_string("Failed"));
+    json_object_set_new(
+        json_array_get(json_object_get(st, "containerStatuses"), 0), "state",
+        json_pack("{s:{s:i, s:s}}", "terminated", "exitCode", 2, "reason", "Error"));
+    p = k8s_wait_pod_problem(pod, &fatal);
+    assert_true(fatal);
+    assert_non_null(strstr(p, "exited with code 2"));
+    free(p);
+    json_decref(pod);
+}
+
+static void test_k8s_wait_events_psa_hint_names_the_label(void **state)
+{
+    json_t *ev = fixture("events-psa.json");
+    json_t *none = json_array();
+    char *s = k8s_wait_events_summary(ev, "kperf-r1");
+    (void)state;
+
+    assert_non_null(strstr(s, "FailedCreate: Error creating"));
+    assert_non_null(strstr(s, "kubectl label namespace kperf-r1 "
+                              "pod-security.kubernetes.io/enforce=privileged"));
+    free(s);
+    assert_null(k8s_wait_events_summary(none, "x"));
+    json_decref(none);
+    json_decref(ev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k8s_wait_image_pull_names_pod_node_and_image),
+        cmocka_unit_test(test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler),
+        cmocka_unit_test(test_k8s_wait_crash_loop_is_fatal),
+        cmocka_unit_test(test_k8s_wait_running_pod_has_no_problem),
+        cmocka_unit_test(test_k8s_wait_failed_pod_with_exit_code),
+        cmocka_unit_test(test_k8s_wait_events_psa_hint_names_the_label),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
