@@ -143,7 +143,9 @@ class Network:
                         (p, i, self.node_ns(i)))
             cmds.append("link set %su%d master %sub up" % (p, i, p))
         run(["ip", "-n", self.ul, "-batch", "-"], stdin="\n".join(cmds) + "\n")
-        for i in range(1, self.nnodes + 1):
+        errs = []
+
+        def node(i):
             ns = self.node_ns(i)
             br = self.bridge()
             c = ["link set lo up",
@@ -156,8 +158,32 @@ class Network:
             for j in range(1, self.nnodes + 1):
                 if j != i:
                     c.append("route add %s via %s" % (pod_cidr(j), node_ip(j)))
-            run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(c) + "\n")
-            sysctl_in(ns, "net.ipv4.ip_forward", 1)
+            try:
+                run(["ip", "-n", ns, "-batch", "-"],
+                    stdin="\n".join(c) + "\n")
+                sysctl_in(ns, "net.ipv4.ip_forward", 1)
+            except (NetError, OSError) as e:
+                errs.append(e)
+        # the ip commands wait on the kernel more than on the CPU: run a few
+        # nodes at once
+        todo = list(range(1, self.nnodes + 1))
+        lock = threading.Lock()
+
+        def worker():
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    i = todo.pop()
+                node(i)
+        ts = [threading.Thread(target=worker) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if errs:
+            raise errs[0]
+        for i in range(1, self.nnodes + 1):
             self.free_ips[i] = set(range(2, 255))
 
     def add_pod(self, node_i):
