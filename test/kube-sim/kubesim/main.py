@@ -74,10 +74,19 @@ def cmd_up(a):
         print("kube-sim: --nodes must be 1..200", file=sys.stderr)
         return 2
     created = not os.path.exists(d)
+    if not created and any(os.path.exists(os.path.join(d, f))
+                           for f in ("pids", "netns.list")):
+        # leftovers of a kube-sim that died without `down`: remove them
+        # first, or their names would be forgotten
+        try:
+            with open(os.path.join(d, "config.json")) as f:
+                created = json.load(f).get("created_dir", False)
+        except (OSError, ValueError):
+            pass
+        down(d, keep_logs=True)
     os.makedirs(d, exist_ok=True)
-    for f in ("ready", "pids", "netns.list"):
-        if os.path.exists(os.path.join(d, f)):
-            os.unlink(os.path.join(d, f))
+    if os.path.exists(os.path.join(d, "ready")):
+        os.unlink(os.path.join(d, "ready"))
     agent = a.agent_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
                                         "kperf-agent")
     taints = {}
