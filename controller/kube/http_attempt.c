@@ -237,8 +237,10 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
         curl_easy_setopt(k, CURLOPT_POSTFIELDS, rq->body);
         curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
     }
-    if (h->cfg->proxy_url)
+    if (h->cfg->proxy_url) { /* like client-go: an explicit proxy-url ignores NO_PROXY */
         curl_easy_setopt(k, CURLOPT_PROXY, h->cfg->proxy_url);
+        curl_easy_setopt(k, CURLOPT_NOPROXY, "");
+    }
     curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(k, CURLOPT_WRITEDATA, at);
     curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);

@@ -24,7 +24,8 @@
 struct fixture {
     pid_t pid;
     int port;
-    char dir[64]; /* temp dir with certificates and kubeconfigs */
+    int proxy_port; /* HTTP CONNECT proxy in the same server */
+    char dir[64];   /* temp dir with certificates and kubeconfigs */
 };
 
 static struct fixture fx;
@@ -79,7 +80,8 @@ static FX_UNUSED int fx_start(void)
     close(p[1]);
     free(script);
     f = fdopen(p[0], "r");
-    if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "READY %d", &fx.port) != 1) {
+    if (!f || !fgets(line, sizeof(line), f) ||
+        sscanf(line, "READY %d %d", &fx.port, &fx.proxy_port) != 2) {
         fprintf(stderr, "fixture server did not start: %s\n", line);
         return -1;
     }

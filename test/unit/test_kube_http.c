@@ -128,6 +128,33 @@ static void test_kube_http_client_certificate_and_tls_server_name(void **state)
     free(cluster);
 }
 
+static void test_kube_http_proxy_url_tunnels_and_still_verifies(void **state)
+{
+    char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    certificate-authority: "
+                                 "ca.crt\n    proxy-url: http://127.0.0.1:%d\n",
+                                 fx.port, fx.proxy_port);
+    char *kc = fx_kubeconfig("proxy.yaml", cluster, NULL);
+    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    char *target = kp_xasprintf("127.0.0.1:%d", fx.port);
+    json_t *log;
+    (void)state;
+
+    assert_non_null(c);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    log = fx_log();
+    assert_int_equal(json_array_size(log), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "method")),
+                        "CONNECT");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(log, 0), "path")), target);
+    json_decref(log);
+    kube_client_free(c);
+    free(target);
+    free(kc);
+    free(cluster);
+}
+
 static void test_kube_http_untrusted_server_certificate(void **state)
 {
     char *cluster = kp_xasprintf("    server: https://127.0.0.1:%d\n    certificate-authority: "
@@ -684,6 +711,7 @@ int main(void)
         cmocka_unit_test_setup(test_kube_http_version_with_token_and_keepalive, reset),
         cmocka_unit_test_setup(test_kube_http_impersonation_headers, reset),
         cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, reset),
+        cmocka_unit_test_setup(test_kube_http_proxy_url_tunnels_and_still_verifies, reset),
         cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, reset),
         cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, reset),
         cmocka_unit_test_setup(test_kube_http_connection_reset_is_retried, reset),

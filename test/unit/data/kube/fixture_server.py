@@ -341,6 +341,51 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 
 
+def pipe(a, b):
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def proxy_conn(c):
+    """One HTTP CONNECT tunnel (proxy-url tests); targets must be on 127.0.0.1."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < 8192:
+        chunk = c.recv(1024)
+        if not chunk:
+            c.close()
+            return
+        head += chunk
+    parts = head.split(b"\r\n", 1)[0].decode().split()
+    host, _, port = parts[1].rpartition(":") if len(parts) == 3 else ("", "", "")
+    if parts[0] != "CONNECT" or host != "127.0.0.1":
+        c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+        c.close()
+        return
+    with LOCK:
+        STATE["log"].append({"method": "CONNECT", "path": parts[1], "auth": "", "cert_cn": None})
+    up = socket.create_connection((host, int(port)))
+    c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+    threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+    pipe(c, up)
+
+
+def proxy_serve(ls):
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=proxy_conn, args=(c,), daemon=True).start()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -354,7 +399,11 @@ def main():
     ctx.load_verify_locations(f"{args.dir}/ca.crt")
     ctx.verify_mode = ssl.CERT_OPTIONAL
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    print(f"READY {srv.server_address[1]}", flush=True)
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(16)
+    threading.Thread(target=proxy_serve, args=(ls,), daemon=True).start()
+    print(f"READY {srv.server_address[1]} {ls.getsockname()[1]}", flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:
