@@ -23,6 +23,10 @@ class User:
     def __init__(self, name, groups):
         self.name = name
         self.groups = list(groups) + ["system:authenticated"]
+        if name.startswith("system:serviceaccount:"):
+            ns = name.split(":")[2]
+            self.groups += ["system:serviceaccounts",
+                            "system:serviceaccounts:" + ns]
         self.admin = "system:masters" in groups
 
     def __str__(self):
@@ -126,7 +130,7 @@ printf '{"kind":"ExecCredential","apiVersion":"%s","spec":{},"status":{"token":"
 class Auth:
     def __init__(self, cfg, store):
         self.cfg, self.store = cfg, store
-        self.rbac = bool(cfg.rbac_file)
+        self.rbac = bool(cfg.rbac_files)
         d = cfg.state_dir
         self.tokens = {}
         self.user = User(cfg.user, cfg.groups)

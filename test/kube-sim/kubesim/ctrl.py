@@ -528,7 +528,8 @@ class Controllers:
         for ds in st.list("daemonsets")[0]:
             ds["kind"], ds["apiVersion"] = "DaemonSet", "apps/v1"
             md, spec = ds["metadata"], ds["spec"]
-            if md.get("deletionTimestamp"):
+            if md.get("deletionTimestamp") or (md.get("annotations") or {}
+                                               ).get("kube-sim.io/static"):
                 continue
             tmpl = spec.get("template") or {}
             tspec = dict(tmpl.get("spec") or {})

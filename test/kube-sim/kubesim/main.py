@@ -99,6 +99,10 @@ def cmd_up(a):
         if v:
             tt["value"] = v
         taints.setdefault(node, []).append(tt)
+    if a.cni and a.cni.split(":")[0] not in CNIS:
+        print("kube-sim: --cni: one of %s" % ", ".join(sorted(CNIS)),
+              file=sys.stderr)
+        return 2
     if a.faults:
         from . import faults
         try:
@@ -108,11 +112,11 @@ def cmd_up(a):
             return 2
     cfg = {"state_dir": d, "nodes": a.nodes, "auth": a.auth,
            "user": a.user, "groups": a.group or [],
-           "rbac_file": os.path.abspath(a.rbac) if a.rbac else None,
+           "rbac_files": [os.path.abspath(x) for x in a.rbac or []],
            "agent_bin": os.path.abspath(agent),
            "host_images": (a.host_images or "kube-sim/host").split(","),
            "taints": taints, "faults": a.faults or "",
-           "port": a.port, "prefix": prefix_for(d),
+           "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "created_dir": created}
@@ -267,15 +271,15 @@ def seed(st, adm, cfg):
                                         "targetPort": 6443}],
                                     "sessionAffinity": "None"},
                            "status": {"loadBalancer": {}}})
-    if not cfg.rbac_file:
-        return
-    with open(cfg.rbac_file) as f:
-        text = f.read()
+    seed_system(st, adm, cfg)
     docs = []
-    try:
-        docs = [json.loads(text)]
-    except ValueError:
-        docs = yaml_load_all(text)
+    for path in cfg.rbac_files:
+        with open(path) as f:
+            text = f.read()
+        try:
+            docs.append(json.loads(text))
+        except ValueError:
+            docs += yaml_load_all(text)
     objs = []
     for doc in docs:
         if doc.get("kind", "").endswith("List") and "items" in doc:
@@ -301,6 +305,65 @@ def seed(st, adm, cfg):
                         "name": md["namespace"]}}, None, False, [])
         if st.get(res.name, md.get("namespace"), md.get("name")) is None:
             adm.create(res, o, None, False, [])
+
+
+CNIS = {
+    "aws-node": ("kube-system", "aws-node",
+                 "602401143452.dkr.ecr.us-west-2.amazonaws.com/"
+                 "amazon-k8s-cni:%s", "v1.19.2"),
+    "cilium": ("kube-system", "cilium", "quay.io/cilium/cilium:%s",
+               "v1.16.3"),
+    "calico": ("kube-system", "calico-node", "docker.io/calico/node:%s",
+               "v3.28.2"),
+    "flannel": ("kube-flannel", "kube-flannel-ds",
+                "docker.io/flannel/flannel:%s", "v0.25.7"),
+}
+
+
+def seed_system(st, adm, cfg):
+    """kube-proxy and (with --cni) a CNI DaemonSet in kube-system, as
+    static objects: their status says every node runs them, but kube-sim
+    starts no pods for them (annotation kube-sim.io/static)."""
+    from . import resources as R
+    want = [("kube-system", "kube-proxy",
+             "registry.k8s.io/kube-proxy:v1.35.0")]
+    if cfg.cni:
+        name, _, ver = cfg.cni.partition(":")
+        ns, ds, img, dver = CNIS[name]
+        want.append((ns, ds, img % (ver or dver)))
+    for ns, name, img in want:
+        if st.get("namespaces", "", ns) is None:
+            adm.create(R.BY_GR[("", "namespaces")], {
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": ns}}, None, False, [])
+        lab = {"k8s-app": name}
+        o = adm.create(R.BY_GR[("apps", "daemonsets")], {
+            "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {
+                "name": name, "namespace": ns, "labels": dict(lab),
+                "annotations": {"kube-sim.io/static": "true"}},
+            "spec": {"selector": {"matchLabels": lab}, "template": {
+                "metadata": {"labels": dict(lab)}, "spec": {
+                    "hostNetwork": True, "priorityClassName":
+                    "system-node-critical", "containers": [{
+                        "name": name, "image": img}]}}}},
+            None, False, [])
+        n = cfg.nodes
+
+        def setst(x, n=n):
+            x["status"] = {"currentNumberScheduled": n,
+                           "desiredNumberScheduled": n,
+                           "numberAvailable": n, "numberMisscheduled": 0,
+                           "numberReady": n, "observedGeneration": 1,
+                           "updatedNumberScheduled": n}
+        st.mutate("daemonsets", ns, o["metadata"]["name"], setst)
+    if st.get("configmaps", "kube-system", "kube-proxy") is None:
+        st.create("configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": "kube-proxy", "namespace": "kube-system",
+                "labels": {"app": "kube-proxy"}},
+            "data": {"config.conf": "apiVersion: kubeproxy.config.k8s.io/"
+                     "v1alpha1\nkind: KubeProxyConfiguration\nmode: "
+                     "nftables\nclusterCIDR: 198.19.16.0/20\n"}})
 
 
 # ---------------------------------------------------------------- down
@@ -428,7 +491,8 @@ def main(argv=None):
     up.add_argument("--faults", help="fault SPEC (docs/kube-sim.md)")
     up.add_argument("--auth", choices=["token", "cert", "exec"],
                     default="token")
-    up.add_argument("--rbac", help="YAML/JSON file of RBAC objects; "
+    up.add_argument("--rbac", action="append",
+                    help="YAML/JSON file of RBAC objects (repeatable); "
                     "enforce RBAC for the kubeconfig's user")
     up.add_argument("--user", default="kperf-test",
                     help="the kubeconfig's user name (RBAC subject)")
@@ -441,6 +505,8 @@ def main(argv=None):
                     "kube-sim/host)")
     up.add_argument("--taint", action="append",
                     help="NODE=KEY[=VALUE]:EFFECT (repeatable)")
+    up.add_argument("--cni", choices=None, help="seed a CNI DaemonSet: "
+                    "aws-node|cilium|calico|flannel[:VERSION]")
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--job-backoff", type=float, default=10,
                     help="seconds before a Job's first retry pod (doubles)")
