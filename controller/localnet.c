@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* localnet.c - see localnet.h. Building is a list of `ip`, `sysctl` and `nft` commands run in
- * order; removal works from the state file only, so it never touches a name it did not
- * record. */
+/* localnet.c - see localnet.h. Names, the host check, the state file and removal (which works
+ * from the state file only, so it never touches a name it did not record). Building is in
+ * localnet_build.c. */
 #include "controller/localnet.h"
 
 #include <dirent.h>
@@ -19,23 +19,13 @@
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_err.h"
 #include "agent/base/kp_log.h"
+#include "controller/localnet_int.h"
 #include "controller/subproc.h"
 
 #define MAX_ARGS     32
-#define NETNS_DIR    "/run/netns"
 #define MAX_STATE_NS 64
 
-struct localnet {
-    char id[LOCALNET_ID_LEN + 1];
-    int mtu;
-    char *state_dir;               /* owned */
-    char *state_path;              /* owned: <state_dir>/<id>.state */
-    char *run_dir;                 /* owned: <state_dir>/<id> */
-    char *ns[LN_NS_COUNT];         /* owned names */
-    volatile sig_atomic_t *cancel; /* borrowed during create */
-};
-
-static const char *const ns_suffix[LN_NS_COUNT] = {
+const char *const localnet_ns_suffix[LN_NS_COUNT] = {
     "-u", "-n1", "-n2", "-n1p1", "-n1p2", "-n2p1", "-ext",
 };
 
@@ -77,7 +67,7 @@ struct localnet *localnet_new(const char *run_id, int mtu, const char *state_dir
     ln->state_path = kp_xasprintf("%s/%s.state", state_dir, ln->id);
     ln->run_dir = kp_xasprintf("%s/%s", state_dir, ln->id);
     for (int i = 0; i < LN_NS_COUNT; i++)
-        ln->ns[i] = kp_xasprintf("%s%s", ln->id, ns_suffix[i]);
+        ln->ns[i] = kp_xasprintf("%s%s", ln->id, localnet_ns_suffix[i]);
     return ln;
 }
 
@@ -119,7 +109,7 @@ const char *localnet_run_dir(const struct localnet *ln)
 }
 
 /* Runs a command given as NULL-terminated string arguments; fails with err. */
-static int cmd(struct localnet *ln, struct kp_err *err, ...)
+int localnet_cmd(struct localnet *ln, struct kp_err *err, ...)
 {
     const char *argv[MAX_ARGS + 1];
     va_list ap;
@@ -135,7 +125,7 @@ static int cmd(struct localnet *ln, struct kp_err *err, ...)
     return subproc_check(argv, err);
 }
 
-static bool ns_exists(const char *name)
+bool localnet_ns_exists(const char *name)
 {
     char path[256];
     struct stat st;
@@ -226,7 +216,7 @@ static long long proc_starttime(pid_t pid)
     return v;
 }
 
-static int write_state(struct localnet *ln, struct kp_err *err)
+int localnet_write_state(struct localnet *ln, struct kp_err *err)
 {
     char *tmp = kp_xasprintf("%s.tmp", ln->state_path);
     FILE *f = fopen(tmp, "w");
@@ -289,10 +279,10 @@ static void kill_ns_pids(const char *name)
 
 static int remove_ns(const char *name, struct kp_err *err)
 {
-    if (!localnet_name_is_ours(name) || !ns_exists(name))
+    if (!localnet_name_is_ours(name) || !localnet_ns_exists(name))
         return 0;
     kill_ns_pids(name);
-    return cmd(NULL, err, "ip", "netns", "del", name, NULL);
+    return localnet_cmd(NULL, err, "ip", "netns", "del", name, NULL);
 }
 
 /* Removes the run directory's files (token, logs, nft scripts) and the directory. */
@@ -421,192 +411,5 @@ int localnet_cleanup_leftovers(const char *state_dir, int *n_removed, struct kp_
             *n_removed += r;
     }
     closedir(d);
-    return rc;
-}
-
-/* ---- building ---- */
-
-/* A namespace with loopback up and the sysctls of its role (router: forwarding on, no ICMP
- * redirects, since pods route through the node and back out of the same bridge). */
-static int ns_add(struct localnet *ln, enum localnet_ns i, struct kp_err *err)
-{
-    bool router = i == LN_UNDERLAY || i == LN_NODE1 || i == LN_NODE2;
-    const char *name = ln->ns[i];
-
-    if (cmd(ln, err, "ip", "netns", "add", name, NULL) != 0 ||
-        cmd(ln, err, "ip", "-n", name, "link", "set", "lo", "up", NULL) != 0)
-        return -1;
-    return cmd(ln, err, "ip", "netns", "exec", name, "sysctl", "-q", "-e", "-w",
-               router ? "net.ipv4.ip_forward=1" : "net.ipv4.ip_forward=0",
-               "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-               "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",
-               "net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.default.accept_redirects=0",
-               "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1", NULL);
-}
-
-/* A veth pair created directly in two of our namespaces, both ends up. */
-static int veth(struct localnet *ln, enum localnet_ns a, const char *a_dev, enum localnet_ns b,
-                const char *b_dev, struct kp_err *err)
-{
-    char mtu[16];
-
-    snprintf(mtu, sizeof(mtu), "%d", ln->mtu);
-    if (cmd(ln, err, "ip", "link", "add", a_dev, "netns", ln->ns[a], "mtu", mtu, "type", "veth",
-            "peer", "name", b_dev, "netns", ln->ns[b], "mtu", mtu, NULL) != 0)
-        return -1;
-    if (cmd(ln, err, "ip", "-n", ln->ns[a], "link", "set", a_dev, "up", NULL) != 0)
-        return -1;
-    return cmd(ln, err, "ip", "-n", ln->ns[b], "link", "set", b_dev, "up", NULL);
-}
-
-static int bridge(struct localnet *ln, enum localnet_ns n, const char *dev, const char *cidr,
-                  struct kp_err *err)
-{
-    char mtu[16];
-
-    snprintf(mtu, sizeof(mtu), "%d", ln->mtu);
-    if (cmd(ln, err, "ip", "-n", ln->ns[n], "link", "add", dev, "mtu", mtu, "type", "bridge",
-            NULL) != 0 ||
-        cmd(ln, err, "ip", "-n", ln->ns[n], "addr", "add", cidr, "dev", dev, NULL) != 0)
-        return -1;
-    return cmd(ln, err, "ip", "-n", ln->ns[n], "link", "set", dev, "up", NULL);
-}
-
-static int enslave(struct localnet *ln, enum localnet_ns n, const char *dev, const char *br,
-                   struct kp_err *err)
-{
-    return cmd(ln, err, "ip", "-n", ln->ns[n], "link", "set", dev, "master", br, NULL);
-}
-
-static int addr(struct localnet *ln, enum localnet_ns n, const char *cidr, const char *dev,
-                struct kp_err *err)
-{
-    return cmd(ln, err, "ip", "-n", ln->ns[n], "addr", "add", cidr, "dev", dev, NULL);
-}
-
-static int route(struct localnet *ln, enum localnet_ns n, const char *dst, const char *via,
-                 struct kp_err *err)
-{
-    return cmd(ln, err, "ip", "-n", ln->ns[n], "route", "add", dst, "via", via, "dev", "eth0",
-               "onlink", NULL);
-}
-
-/* The "VPC": an underlay bridge joining both nodes, and a routed link to the external host. */
-static int build_underlay(struct localnet *ln, struct kp_err *err)
-{
-    if (bridge(ln, LN_UNDERLAY, "br0", "198.18.0.254/24", err) != 0 ||
-        veth(ln, LN_NODE1, "eth0", LN_UNDERLAY, "node1", err) != 0 ||
-        enslave(ln, LN_UNDERLAY, "node1", "br0", err) != 0 ||
-        addr(ln, LN_NODE1, "198.18.0.1/24", "eth0", err) != 0 ||
-        veth(ln, LN_NODE2, "eth0", LN_UNDERLAY, "node2", err) != 0 ||
-        enslave(ln, LN_UNDERLAY, "node2", "br0", err) != 0 ||
-        addr(ln, LN_NODE2, "198.18.0.2/24", "eth0", err) != 0 ||
-        veth(ln, LN_EXTERNAL, "eth0", LN_UNDERLAY, "ext", err) != 0 ||
-        addr(ln, LN_UNDERLAY, "198.18.4.1/24", "ext", err) != 0 ||
-        addr(ln, LN_EXTERNAL, "198.18.4.2/24", "eth0", err) != 0 ||
-        route(ln, LN_EXTERNAL, "default", "198.18.4.1", err) != 0)
-        return -1;
-    return 0;
-}
-
-/* A node: its pod bridge, routes to the other node's pods and out of the cluster. */
-static int build_node(struct localnet *ln, enum localnet_ns node, struct kp_err *err)
-{
-    bool first = node == LN_NODE1;
-
-    if (bridge(ln, node, "cni0", first ? "198.18.1.1/24" : "198.18.2.1/24", err) != 0 ||
-        route(ln, node, first ? "198.18.2.0/24" : "198.18.1.0/24",
-              first ? "198.18.0.2" : "198.18.0.1", err) != 0 ||
-        route(ln, node, "default", "198.18.0.254", err) != 0)
-        return -1;
-    return 0;
-}
-
-/* A pod: eth0 with a /32 address, default route via its node's bridge address. */
-static int build_pod(struct localnet *ln, enum localnet_ns pod, enum localnet_ns node,
-                     enum localnet_addr a, const char *host_dev, struct kp_err *err)
-{
-    char cidr[32];
-
-    snprintf(cidr, sizeof(cidr), "%s/32", addrs[a]);
-    if (veth(ln, pod, "eth0", node, host_dev, err) != 0 ||
-        enslave(ln, node, host_dev, "cni0", err) != 0 || addr(ln, pod, cidr, "eth0", err) != 0 ||
-        route(ln, pod, "default", node == LN_NODE1 ? "198.18.1.1" : "198.18.2.1", err) != 0)
-        return -1;
-    return 0;
-}
-
-/* kube-proxy's part (service DNAT) and the CNI's SNAT of pod traffic leaving the cluster. */
-static int build_nft(struct localnet *ln, enum localnet_ns node, struct kp_err *err)
-{
-    char *path = kp_xasprintf("%s/nft-%s.conf", ln->run_dir, ns_suffix[node] + 1);
-    FILE *f = fopen(path, "w");
-    int rc = -1;
-
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
-        goto out;
-    }
-    fprintf(f,
-            "table ip %s {\n"
-            "  chain services {\n"
-            "    type nat hook prerouting priority dstnat; policy accept;\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
-            "  }\n"
-            "  chain egress {\n"
-            "    type nat hook postrouting priority srcnat; policy accept;\n"
-            "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
-            "  }\n"
-            "}\n",
-            ln->id, addrs[LA_SVC_SAME], LOCALNET_PORT, addrs[LA_POD_SERVER1], LOCALNET_PORT,
-            addrs[LA_SVC_OTHER], LOCALNET_PORT, addrs[LA_POD_SERVER2], LOCALNET_PORT,
-            node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24");
-    if (fclose(f) != 0) {
-        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
-    rc = cmd(ln, err, "ip", "netns", "exec", ln->ns[node], "nft", "-f", path, NULL);
-out:
-    free(path);
-    return rc;
-}
-
-static int make_dirs(struct localnet *ln, struct kp_err *err)
-{
-    if (mkdir(ln->state_dir, 0755) != 0 && errno != EEXIST)
-        return kp_err_set(err, "cannot create %s: %s", ln->state_dir, strerror(errno));
-    if (mkdir(ln->run_dir, 0700) != 0 && errno != EEXIST)
-        return kp_err_set(err, "cannot create %s: %s", ln->run_dir, strerror(errno));
-    return 0;
-}
-
-int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel, struct kp_err *err)
-{
-    int rc = -1;
-
-    ln->cancel = cancel;
-    if (localnet_check_host(err) != 0 || make_dirs(ln, err) != 0 || write_state(ln, err) != 0)
-        goto out;
-    for (int i = 0; i < LN_NS_COUNT; i++) {
-        if (ns_exists(ln->ns[i])) {
-            kp_err_set(err, "network namespace %s already exists", ln->ns[i]);
-            goto out;
-        }
-        if (ns_add(ln, (enum localnet_ns)i, err) != 0)
-            goto out;
-    }
-    if (build_underlay(ln, err) != 0 || build_node(ln, LN_NODE1, err) != 0 ||
-        build_node(ln, LN_NODE2, err) != 0 ||
-        build_pod(ln, LN_POD_CLIENT, LN_NODE1, LA_POD_CLIENT, "vethp1", err) != 0 ||
-        build_pod(ln, LN_POD_SERVER1, LN_NODE1, LA_POD_SERVER1, "vethp2", err) != 0 ||
-        build_pod(ln, LN_POD_SERVER2, LN_NODE2, LA_POD_SERVER2, "vethp1", err) != 0 ||
-        build_nft(ln, LN_NODE1, err) != 0 || build_nft(ln, LN_NODE2, err) != 0)
-        goto out;
-    rc = 0;
-out:
-    ln->cancel = NULL;
-    if (rc != 0)
-        kp_err_prefix(err, "building the local cluster %s", ln->id);
     return rc;
 }
