@@ -121,6 +121,17 @@ static json_t *get_row(struct report *rep, const char *scenario, const char *pla
     return row;
 }
 
+/* Error messages may quote names and values from the input; keep them on one line whatever
+ * the input holds (a JSON key can contain a newline). */
+static int one_line(struct kp_err *err)
+{
+    if (err)
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = ' ';
+    return -1;
+}
+
 int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
                          const json_t *agent_doc, struct kp_err *err)
 {
@@ -129,8 +140,10 @@ int report_add_agent_doc(struct report *rep, const char *scenario, const char *p
 
     /* the agent's own contract first (agent/base/result.h: every field, types, consistency),
      * then what merging needs (histograms that parse) */
-    if (result_validate(agent_doc, err) != 0 || report_validate_agent_doc(agent_doc, err) != 0)
-        return kp_err_prefix(err, "agent document for %s %s", scenario, placement);
+    if (result_validate(agent_doc, err) != 0 || report_validate_agent_doc(agent_doc, err) != 0) {
+        kp_err_prefix(err, "agent document for %s %s", scenario, placement);
+        return one_line(err);
+    }
     json_array_foreach(json_object_get(agent_doc, "results"), i, v)
     {
         json_t *row =
@@ -246,8 +259,10 @@ struct report *report_from_json(const json_t *doc, struct kp_err *err)
     const json_t *v;
     double cv;
 
-    if (report_validate_doc(doc, err) != 0)
+    if (report_validate_doc(doc, err) != 0) {
+        one_line(err);
         return NULL;
+    }
     rep = report_new();
     json_decref(rep->metadata);
     rep->metadata = json_deep_copy(json_object_get(doc, "metadata"));

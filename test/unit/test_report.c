@@ -153,6 +153,7 @@ static void expect_rejected(json_t *doc, const char *needle)
     assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), -1);
     if (!strstr(kp_err_msg(&err), needle))
         fail_msg("error '%s' does not mention '%s'", kp_err_msg(&err), needle);
+    assert_null(strchr(kp_err_msg(&err), '\n'));
     assert_int_equal(report_row_count(rep), 0); /* nothing added */
     report_free(rep);
     json_decref(doc);
@@ -187,6 +188,9 @@ static void test_report_rejects_malformed_agent_docs(void **state)
     s = fx_stream_sample("TCP_STREAM", 0, false, 100, 0);
     expect_rejected(fx_agent_doc(json_pack("[o, o]", s, json_pack("{s:i}", "sample", 0)), NULL),
                     "results[1]");
+    s = fx_agent_doc(json_array(), NULL);
+    json_object_set_new(s, "bad\nkey", json_true());
+    expect_rejected(s, "bad key"); /* still one line */
     expect_rejected(fx_agent_doc(json_array(), json_pack("[{s:s}]", "test", "TCP_RR")),
                     "errors[0]");
 }
