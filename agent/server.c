@@ -254,6 +254,7 @@ static void deadline_fired(uv_timer_t *t)
 static void on_hello(struct conn *c, const struct proto_msg *m)
 {
     struct proto_msg out;
+    int fd;
 
     if (m->u.hello.version_min > PROTO_VERSION || m->u.hello.version_max < PROTO_VERSION) {
         conn_refuse(c, PROTO_REFUSE_VERSION, "protocol versions %u..%u not supported (server: %u)",
@@ -267,6 +268,9 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
         return;
     }
     memcpy(out.u.challenge.nonce, c->nonce, PROTO_NONCE_LEN);
+    /* a control connection: notice a vanished peer even when no test traffic flows */
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
+        sysinfo_keepalive(fd, 10, 30000);
     out.u.challenge.flags = c->srv->o.token ? PROTO_FLAG_AUTH : 0;
     c->state = CONN_AUTH;
     conn_send(c, &out);
@@ -503,7 +507,6 @@ static void on_connection(uv_stream_t *ls, int status)
     struct conn *c;
     struct sockaddr_storage ss;
     int len = sizeof(ss);
-    int fd;
 
     if (status < 0) {
         /* libuv already accepted and closed one pending connection with its reserve fd */
@@ -539,8 +542,6 @@ static void on_connection(uv_stream_t *ls, int status)
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
-        sysinfo_keepalive(fd, 10, 30000);
     uv_timer_start(&c->timer, deadline_fired, srv->o.handshake_timeout_ms, 0);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         conn_close(c);
