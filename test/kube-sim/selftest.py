@@ -497,6 +497,23 @@ def t_jobs():
     gone = wait(lambda: call("GET", "/apis/batch/v1/namespaces/st/jobs/ok"
                              ).status == 404, 10)
     check("ttlSecondsAfterFinished deletes the job", gone)
+    p = pod("crash", ["sh", "-c", "echo run; exit 1"],
+            restartPolicy="Always")
+    call("POST", NS + "/pods", p)
+    seen = set()
+
+    def crashed():
+        cs = (call("GET", NS + "/pods/crash").json["status"].get(
+            "containerStatuses") or [{}])[0]
+        seen.add(cs.get("state", {}).get("waiting", {}).get("reason"))
+        return cs.get("restartCount", 0) >= 1 and cs
+    cs = wait(crashed, 30)
+    check("CrashLoopBackOff, restartCount, lastState", cs and
+          "CrashLoopBackOff" in seen and cs["lastState"]["terminated"][
+              "exitCode"] == 1 and cs["lastState"]["terminated"]["reason"] ==
+          "Error", (seen, cs))
+    r = call("GET", NS + "/pods/crash/log?previous=true")
+    check("log previous=true", r.raw == b"run\n", r.raw)
     p = pod("probe", ["sh", "-c", "sleep 1; touch ready; sleep 30"])
     p["spec"]["containers"][0]["readinessProbe"] = {
         "exec": {"command": ["test", "-e", "ready"]}, "periodSeconds": 1}
