@@ -21,6 +21,7 @@
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define RESULT_TIMEOUT_MS    15000
 #define UDP_HELLO_EVERY_MS   100
+#define UDP_GRACE_MS         500 /* reverse UDP: datagrams still in flight after RESULT */
 
 void client_opts_default(struct client_opts *o)
 {
@@ -323,11 +324,26 @@ static int setup(struct sample *s, struct kp_err *err)
     return 0;
 }
 
+/* Reverse UDP_STREAM: the server's RESULT says how many datagrams it sent; the receiving
+ * worker stops once it has them all, or UDP_GRACE_MS later. Returns 1 with m holding RESULT,
+ * 0 on failure (the worker then stops at its own hard deadline and err is set). */
+static int reverse_udp_result(struct sample *s, struct proto_msg *m, struct kp_err *err)
+{
+    if (ctrl_recv(s->ctrl, m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0) {
+        atomic_store(&s->udp_grace_end_ns, sysinfo_now_ns());
+        return 0;
+    }
+    atomic_store(&s->udp_grace_end_ns, sysinfo_now_ns() + UDP_GRACE_MS * 1000000ull);
+    atomic_store(&s->udp_expect, m->u.result.udp_sent);
+    return 1;
+}
+
 static int run_sample(struct sample *s, struct kp_err *err)
 {
     const struct client_opts *o = s->o;
     struct proto_msg m;
     unsigned started = 0;
+    int have_result = 0;
     int rc = -1;
 
     if (setup(s, err) != 0)
@@ -344,6 +360,8 @@ static int run_sample(struct sample *s, struct kp_err *err)
     }
     s->t_mark_ns = s->t_start_ns + o->omit_ms * 1000000ull;
     s->t_deadline_ns = s->t_mark_ns + o->duration_ms * 1000000ull;
+    s->udp_expect = UINT64_MAX;
+    s->udp_grace_end_ns = UINT64_MAX;
     if (o->omit_ms == 0)
         take_mark(s);
     for (; started < s->nworkers; started++)
@@ -361,6 +379,8 @@ static int run_sample(struct sample *s, struct kp_err *err)
         m.type = PROTO_STOP;
         if (ctrl_send(s->ctrl, &m, err) != 0)
             s->t_deadline_ns = 0;
+        else if (s->req.test == PROTO_UDP_STREAM)
+            have_result = reverse_udp_result(s, &m, err);
     }
     for (unsigned i = 0; i < started; i++)
         pthread_join(s->workers[i].thread, NULL);
@@ -382,7 +402,7 @@ static int run_sample(struct sample *s, struct kp_err *err)
         if (ctrl_send(s->ctrl, &m, err) != 0)
             goto out;
     }
-    if (ctrl_recv(s->ctrl, &m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0)
+    if (!have_result && ctrl_recv(s->ctrl, &m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0)
         goto out;
     s->server = m.u.result;
     rc = 0;

@@ -53,6 +53,8 @@ struct sample {
     struct worker *workers; /* ours */
     uint64_t t_start_ns, t_mark_ns, t_end_ns;
     _Atomic uint64_t t_deadline_ns; /* workers stop here; 0 stops them early */
+    /* reverse UDP_STREAM: datagrams the server sent, and when to stop waiting for them */
+    _Atomic uint64_t udp_expect, udp_grace_end_ns;
     uint64_t cpu_user0, cpu_sys0, cpu_user1, cpu_sys1;
     uint64_t node0[SYSINFO_CPU_FIELDS], node1[SYSINFO_CPU_FIELDS];
     uint64_t rcvbuf0, rcvbuf1;

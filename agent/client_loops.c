@@ -332,13 +332,18 @@ static void udp_send(struct worker *w, uint8_t *buf)
 
 static void udp_recv(struct worker *w, uint8_t *buf)
 {
-    const struct sample *s = w->smp;
+    struct sample *s = w->smp;
 
-    set_timeout(w->fd, SO_RCVTIMEO, 100);
-    while (sysinfo_now_ns() < s->t_deadline_ns + RECV_GRACE_NS) {
-        uint64_t id, seq, ts;
+    set_timeout(w->fd, SO_RCVTIMEO, 50);
+    for (;;) {
+        uint64_t id, seq, ts, now = sysinfo_now_ns();
         int64_t transit;
-        ssize_t n = recv(w->fd, buf, RX_BUF_LEN, 0);
+        ssize_t n;
+        /* until the server's RESULT says we have everything, or its grace ends */
+        if (w->udp_received >= atomic_load(&s->udp_expect) ||
+            now > atomic_load(&s->udp_grace_end_ns) || now > s->t_deadline_ns + EOF_WAIT_NS)
+            break;
+        n = recv(w->fd, buf, RX_BUF_LEN, 0);
         if (n < (ssize_t)PROTO_MIN_UDP_SIZE)
             continue;
         proto_udp_get(buf, &id, &seq, &ts);
