@@ -28,7 +28,6 @@ from .ctrl import set_cond
 
 RUNTIME = "containerd://1.7.27"
 KUBELET_VERSION = "v1.35.0"
-ZONES = ["sim-1a", "sim-1b", "sim-1c"]
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -175,8 +174,8 @@ class Kubelet:
                     "beta.kubernetes.io/os": "linux",
                     "beta.kubernetes.io/arch": arch,
                     "topology.kubernetes.io/region": "sim-1",
-                    "topology.kubernetes.io/zone": ZONES[(i - 1) %
-                                                         len(ZONES)],
+                    "topology.kubernetes.io/zone": "sim-1" + chr(
+                        ord("a") + (i - 1) % self.cfg.zones),
                     "node.kubernetes.io/instance-type": "sim.large"},
                 "annotations": {
                     "node.alpha.kubernetes.io/ttl": "0",
@@ -217,6 +216,7 @@ class Kubelet:
                         "kubeProxyVersion": "",
                         "operatingSystem": "linux", "architecture": arch},
                     "images": []}}
+            node["metadata"]["labels"].update(self.cfg.labels.get(name, {}))
             taints = self.cfg.taints.get(name)
             if taints:
                 node["spec"]["taints"] = taints

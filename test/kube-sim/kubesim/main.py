@@ -99,6 +99,14 @@ def cmd_up(a):
         if v:
             tt["value"] = v
         taints.setdefault(node, []).append(tt)
+    labels = {}
+    for lab in a.label or []:
+        node, _, kv = lab.partition("=")
+        k, eq, v = kv.partition("=")
+        if not eq:
+            print("kube-sim: --label NODE=KEY=VALUE", file=sys.stderr)
+            return 2
+        labels.setdefault(node, {})[k] = v
     if a.cni and a.cni.split(":")[0] not in CNIS:
         print("kube-sim: --cni: one of %s" % ", ".join(sorted(CNIS)),
               file=sys.stderr)
@@ -117,6 +125,7 @@ def cmd_up(a):
            "host_images": (a.host_images or "kube-sim/host").split(","),
            "taints": taints, "faults": a.faults or "",
            "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
+           "zones": max(1, min(a.zones, 26)), "labels": labels,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "created_dir": created}
@@ -507,6 +516,11 @@ def main(argv=None):
                     help="NODE=KEY[=VALUE]:EFFECT (repeatable)")
     up.add_argument("--cni", choices=None, help="seed a CNI DaemonSet: "
                     "aws-node|cilium|calico|flannel[:VERSION]")
+    up.add_argument("--zones", type=int, default=3,
+                    help="spread nodes round-robin over N zones "
+                    "(sim-1a, sim-1b, ...; default 3)")
+    up.add_argument("--label", action="append",
+                    help="NODE=KEY=VALUE extra node label (repeatable)")
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--job-backoff", type=float, default=10,
                     help="seconds before a Job's first retry pod (doubles)")
