@@ -276,6 +276,12 @@ class Kubelet:
                                      ).start()
             if p["metadata"].get("deletionTimestamp"):
                 w.deleting.set()
+        # pods removed from the API without us (force deletion): stop them
+        live = {p["metadata"]["uid"] for p in pods}
+        with self.lock:
+            gone = [w for uid, w in self.workers.items() if uid not in live]
+        for w in gone:
+            w.deleting.set()
 
     def log_source(self, pod, cname, previous):
         """A LogSource, or an error text for a 400 answer."""
