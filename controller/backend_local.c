@@ -420,12 +420,14 @@ static json_t *local_describe(struct backend *b)
     if (uname(&u) != 0)
         snprintf(u.release, sizeof(u.release), "unknown");
     for (int i = 0; i < 2; i++) {
-        json_t *n = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:i}", "name",
-                              localnet_ns_name(bl->ln, i == 0 ? LN_NODE1 : LN_NODE2), "role",
-                              i == 0 ? "client+server" : "server", "kernel", u.release, "os_image",
-                              os_release_name(), "container_runtime",
-                              "none (agent processes in network namespaces)", "internal_ip",
-                              localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2), "mtu", mtu);
+        /* stable names ("node1"), so that two local reports compare without a provenance
+         * difference; the run's namespace is kept beside it */
+        json_t *n = json_pack(
+            "{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i}", "name", i == 0 ? "node1" : "node2",
+            "namespace", localnet_ns_name(bl->ln, i == 0 ? LN_NODE1 : LN_NODE2), "role",
+            i == 0 ? "client+server" : "server", "kernel", u.release, "os_image", os_release_name(),
+            "container_runtime", "none (agent processes in network namespaces)", "internal_ip",
+            localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2), "mtu", mtu);
         json_array_append_new(nodes, n);
     }
     cni = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",
