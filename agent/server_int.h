@@ -71,7 +71,7 @@ struct session {
     uint64_t t_mark_ns, t_end_ns, t_last_eof_ns;
     uint8_t *udp_tx; /* reverse UDP_STREAM datagram; ours */
     uint64_t cpu_user0, cpu_sys0, node0[PROTO_CPU_FIELDS], rcvbuf0;
-    uint64_t stop_sent_bytes;
+    uint64_t stop_sent_bytes, stop_udp_sent;
     /* UDP */
     struct sockaddr_storage udp_peer;
     int udp_peer_known;

@@ -16,7 +16,7 @@
 #include "agent/sysinfo.h"
 
 #define UDP_SEND_PER_TICK 4096 /* datagrams per 1 ms pacing tick, at most */
-#define REPORT_GRACE_MS   200  /* forward UDP: datagrams still in flight after STOP */
+#define REPORT_GRACE_MS   1000 /* forward UDP: wait for datagrams still in flight after STOP */
 #define DRAIN_WAIT_MS     5000 /* forward TCP: wait for every stream's EOF after STOP */
 
 struct echo_req {
@@ -352,8 +352,12 @@ void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const st
         }
         return;
     }
-    if (!(s->req.flags & PROTO_FLAG_REVERSE) && s->started && !s->stopping)
+    if (!(s->req.flags & PROTO_FLAG_REVERSE) && s->started && !s->reported) {
         udp_sink(s, seq, ts, len);
+        /* after STOP: report as soon as every datagram the client sent is in */
+        if (s->stopping && s->udp_received >= s->stop_udp_sent)
+            report(s);
+    }
 }
 
 static void pace_tick(uv_timer_t *t)
@@ -538,9 +542,10 @@ static void on_stop(struct session *s, const struct proto_msg *m)
     }
     s->stopping = 1;
     s->stop_sent_bytes = m->u.stop.sent_bytes;
+    s->stop_udp_sent = m->u.stop.udp_sent;
     s->t_end_ns = sysinfo_now_ns();
     uv_timer_stop(&s->pace);
-    if (r->test == PROTO_UDP_STREAM && !reverse) {
+    if (r->test == PROTO_UDP_STREAM && !reverse && s->udp_received < s->stop_udp_sent) {
         uv_timer_start(&s->pace, report_fired, REPORT_GRACE_MS, 0);
     } else if (proto_test_is_stream(r->test) && !reverse && !all_streams_eof(s)) {
         uv_timer_start(&s->pace, report_fired, DRAIN_WAIT_MS, 0);
