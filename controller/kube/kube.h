@@ -228,7 +228,8 @@ struct kube_log_opts {
     long limit_bytes;      /* 0 = none (still capped by max_body) */
     int previous;          /* the last terminated instance */
     int timestamps;
-    int follow; /* stream until the container exits; only with kube_pod_logs_stream */
+    int follow;           /* stream until the container exits; only with kube_pod_logs_stream */
+    uint64_t deadline_ms; /* follow: stop (returning 0) after this long; 0 = never */
 };
 
 /* Reads a pod's log into *out (NUL-terminated, caller frees), *len (may be NULL) its length. */

@@ -59,6 +59,8 @@ static int run(struct kube_client *c, const char *ns, const char *pod,
     rq.accept = "*/*";
     rq.retry = HTTP_RETRY_IDEMPOTENT;
     rq.timeout_ms = follow ? -1 : 0;
+    if (follow && o->deadline_ms)
+        rq.deadline_ms = http_now_ms(c->http) + o->deadline_ms;
     rq.on_data = fn;
     rq.data_arg = arg;
     if (http_do(c->http, &rq, &rs, err) != 0) {
@@ -69,6 +71,10 @@ static int run(struct kube_client *c, const char *ns, const char *pod,
     c->last.http_status = (int)rs.status;
     c->last.retries = rs.retries;
     c->last.requests = rs.retries + 1;
+    if (rs.deadline_reached && (rs.status == 0 || rs.status == 200)) {
+        rc = 0; /* a follow that ran out of time is not an error */
+        goto out;
+    }
     if (rs.status < 200 || rs.status >= 300) {
         status_error(rs.status, rs.content_type, rs.body, rs.len, what, c->cfg, rs.retries,
                      c->last.reason, err);

@@ -561,6 +561,15 @@ static void test_kube_http_pod_logs_and_ssar(void **state)
     lo.follow = 1;
     assert_int_equal(kube_pod_logs_stream(c, "ns1", "p", &lo, collect_log, &streamed, &err), 0);
     assert_non_null(strstr(streamed, "log line 1\n"));
+    /* a follow that never ends stops at its deadline (the fake clock jumps) */
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods/p/log\","
+                             "\"responses\":[{\"stream\":[\"one\"],\"hold\":true}]}");
+    lo.deadline_ms = 30000;
+    clk.step_ms = 20000;
+    streamed[0] = '\0';
+    assert_int_equal(kube_pod_logs_stream(c, "ns1", "p", &lo, collect_log, &streamed, &err), 0);
+    assert_true(!strncmp(streamed, "\"one\"\n", strlen(streamed))); /* all or nothing yet */
+    clk.step_ms = 0;
     assert_int_equal(kube_ssar(c, &q, &allowed, &reason, &err), 0);
     assert_int_equal(allowed, 1);
     free(reason);
