@@ -182,4 +182,21 @@ check "usage: bad duration exits 2" [ $? -eq 2 ]
 check "usage: bad port exits 2" [ $? -eq 2 ]
 
 stop_server
+
+# --- busy: one test at a time -----------------------------------------------------------------
+start_server --max-tests 1
+client --tests TCP_STREAM --duration 2s > /dev/null 2> "$WORK/first.err" &
+first=$!
+sleep 0.7
+t0=$(date +%s%N)
+client --tests TCP_RR --duration 1s > /dev/null 2> "$WORK/busy.err"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "busy: a second test is refused at once (${ms} ms)" \
+    bash -c "[ $rc -eq 1 ] && [ $ms -lt 1000 ] && grep -q 'busy: 1 tests running (max 1)' '$WORK/busy.err'"
+wait "$first"
+check "busy: the running test is unaffected" [ $? -eq 0 ]
+quiet_client() { client "$@" > /dev/null 2>&1; }
+check "busy: free again afterwards" quiet_client --tests TCP_RR --duration 200ms
+stop_server
 finish
