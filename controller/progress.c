@@ -179,9 +179,14 @@ void progress_phase(struct progress *p, const char *fmt, ...)
     vsnprintf(p->label, sizeof(p->label), fmt, ap);
     va_end(ap);
     p->in_step = false;
-    if (!p->o.quiet && !p->o.tty)
+    /* a permanent line, also on a terminal: diagnostics printed during the phase (kp_log) then
+     * never collide with a status line */
+    if (!p->o.quiet) {
+        clear_locked(p);
         fprintf(p->o.out, "kperf: %s\n", p->label);
-    draw_locked(p);
+        fflush(p->o.out);
+    }
+    p->label[0] = '\0';
     pthread_mutex_unlock(&p->mu);
 }
 

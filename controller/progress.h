@@ -30,7 +30,7 @@ struct progress_opts {
 struct progress *progress_new(const struct progress_opts *o);
 void progress_free(struct progress *p); /* stops the redraw thread; NULL is a no-op */
 
-/* A free-form phase ("building the local cluster", "cleaning up"): shown as the status. */
+/* A free-form phase ("preparing the local backend", "cleaning up"): one permanent line. */
 void progress_phase(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A measurement step begins: label such as "pod-to-pod same-node TCP_RR", covering

@@ -103,7 +103,7 @@ int cmd_run(int argc, char **argv)
     struct runner_opts o = {
         .ro = &ro,
         .progress_out = stderr,
-        .tty = stderr_is_tty(),
+        .tty = stderr_is_tty() && ro.verbose == 0, /* -v lines would break a status line */
         .handle_signals = true,
     };
     rc = runner_run(b, plan, rep, &o, &out, &err);
