@@ -19,6 +19,7 @@ struct compare {
     json_t *doc; /* kperf.compare/v1, ours */
     size_t regressions;
     size_t improvements;
+    size_t failed_in_new; /* measured in BASE, failed in NEW */
 };
 
 void compare_opts_init(struct compare_opts *opts)
@@ -213,11 +214,12 @@ static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct r
     return out;
 }
 
-static const json_t *find_measured(const struct report *rep, const json_t *key)
+/* The row of rep with the key of `key`; only one with samples when measured_only. */
+static const json_t *find_key(const struct report *rep, const json_t *key, bool measured_only)
 {
     for (size_t i = 0; i < report_row_count(rep); i++) {
         const json_t *r = report_row(rep, i);
-        if (json_array_size(json_object_get(r, "samples")) == 0)
+        if (measured_only && json_array_size(json_object_get(r, "samples")) == 0)
             continue;
         if (json_equal(json_object_get(r, "scenario"), json_object_get(key, "scenario")) &&
             json_equal(json_object_get(r, "placement"), json_object_get(key, "placement")) &&
@@ -226,6 +228,11 @@ static const json_t *find_measured(const struct report *rep, const json_t *key)
             return r;
     }
     return NULL;
+}
+
+static const json_t *find_measured(const struct report *rep, const json_t *key)
+{
+    return find_key(rep, key, true);
 }
 
 static json_t *row_key(const json_t *r)
@@ -263,15 +270,30 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
     return row;
 }
 
-/* Rows measured in `a` with no measured counterpart in `b`, as keys. */
-static json_t *unmatched(const struct report *a, const struct report *b)
+/* Rows measured in `a` with no measured counterpart in `b`, as keys. When failed is not NULL,
+ * rows that `b` has but that failed there (errors, no samples) go to *failed instead, with
+ * their first error: a test that stopped working is worse than a slower one. */
+static json_t *unmatched(const struct report *a, const struct report *b, json_t *failed)
 {
     json_t *out = json_array();
 
     for (size_t i = 0; i < report_row_count(a); i++) {
-        const json_t *r = report_row(a, i);
-        if (json_array_size(json_object_get(r, "samples")) > 0 && !find_measured(b, r))
-            json_array_append_new(out, row_key(r));
+        const json_t *r = report_row(a, i), *other;
+        if (json_array_size(json_object_get(r, "samples")) == 0 || find_measured(b, r))
+            continue;
+        other = find_key(b, r, false);
+        if (failed && other &&
+            strcmp(json_string_value(json_object_get(other, "status")), "failed") == 0) {
+            json_t *k = row_key(r);
+            const json_t *e = json_array_get(json_object_get(other, "errors"), 0);
+            json_object_set_new(k, "error",
+                                json_string(e && json_string_value(json_object_get(e, "error"))
+                                                ? json_string_value(json_object_get(e, "error"))
+                                                : "failed"));
+            json_array_append_new(failed, k);
+            continue;
+        }
+        json_array_append_new(out, row_key(r));
     }
     return out;
 }
@@ -280,7 +302,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
                                 const struct compare_opts *opts, struct kp_err *err)
 {
     struct compare *cmp = kp_xcalloc(1, sizeof(*cmp));
-    json_t *rows = json_array();
+    json_t *rows = json_array(), *failed, *only_base;
 
     for (size_t i = 0; i < report_row_count(base); i++) {
         const json_t *rb = report_row(base, i), *rn;
@@ -297,12 +319,17 @@ struct compare *compare_reports(const struct report *base, const struct report *
         free(cmp);
         return NULL;
     }
+    failed = json_array();
+    only_base = unmatched(base, cur, failed);
+    cmp->failed_in_new = json_array_size(failed);
     cmp->doc = json_pack(
-        "{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:{s:I, s:I}}", "schema", COMPARE_SCHEMA,
+        "{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema", COMPARE_SCHEMA,
         "threshold_pct", opts->threshold_pct, "alpha", opts->alpha, "provenance",
         provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows", rows,
-        "only_in_base", unmatched(base, cur), "only_in_new", unmatched(cur, base), "summary",
-        "regressions", (json_int_t)cmp->regressions, "improvements", (json_int_t)cmp->improvements);
+        "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
+        unmatched(cur, base, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
+        "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+        (json_int_t)cmp->failed_in_new);
     return cmp;
 }
 
@@ -316,7 +343,7 @@ void compare_free(struct compare *cmp)
 
 size_t compare_regression_count(const struct compare *cmp)
 {
-    return cmp->regressions;
+    return cmp->regressions + cmp->failed_in_new;
 }
 
 size_t compare_improvement_count(const struct compare *cmp)
@@ -455,6 +482,24 @@ static void print_keys(const json_t *keys, const char *title, const char *bullet
     }
 }
 
+static void print_failed(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r;
+    size_t i;
+    char label[CCELL];
+
+    if (json_array_size(rows) == 0)
+        return;
+    fprintf(out, "\nFAILED in NEW (measured in BASE; counted as regressions):\n");
+    json_array_foreach(rows, i, r)
+    {
+        fprintf(out, "%s%s %s %s: %s\n", bullet, json_string_value(json_object_get(r, "scenario")),
+                json_string_value(json_object_get(r, "placement")),
+                render_test_label(r, label, sizeof(label)),
+                json_string_value(json_object_get(r, "error")));
+    }
+}
+
 static void print_text(const struct compare *cmp, bool markdown, FILE *out)
 {
     const json_t *doc = cmp->doc, *d;
@@ -480,13 +525,18 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
         fprintf(out, "\nSame provenance (nodes, kernel, MTU, CNI, versions).\n");
     }
     print_metrics_table(doc, markdown, out);
+    print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);
-    fprintf(out, "\n%zu regression%s, %zu improvement%s beyond %g%% in %zu rows compared\n",
+    fprintf(out, "\n%zu regression%s, %zu improvement%s beyond %g%% in %zu rows compared",
             cmp->regressions, cmp->regressions == 1 ? "" : "s", cmp->improvements,
             cmp->improvements == 1 ? "" : "s",
             json_number_value(json_object_get(doc, "threshold_pct")),
             json_array_size(json_object_get(doc, "rows")));
+    if (cmp->failed_in_new)
+        fprintf(out, "; %zu row%s failed in NEW", cmp->failed_in_new,
+                cmp->failed_in_new == 1 ? "" : "s");
+    fputc('\n', out);
 }
 
 int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out, struct kp_err *err)

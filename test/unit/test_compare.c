@@ -272,6 +272,43 @@ static void test_compare_refuses_reports_without_common_rows(void **state)
     report_free(other);
 }
 
+/* A test that worked in BASE and fails in NEW is counted as a regression (exit 3). */
+static void test_compare_row_failing_in_new_is_a_regression(void **state)
+{
+    struct spec b = {11, 4, 20, 9000, 1, 0, NULL};
+    struct report *rb = make(&b, NULL), *rn = report_new();
+    struct kp_err err = {{0}};
+    struct compare_opts o;
+    struct compare *cmp;
+    uint64_t rng = 5;
+    json_t *doc = fx_agent_doc(
+        json_pack("[o]", fx_latency_sample("TCP_RR", 0, &rng, 20, 2000, NULL, NULL)), NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+
+    if (report_add_agent_doc(rn, "pod-to-pod", "other-node", doc, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    report_add_error(rn, "pod-to-pod", "other-node", "TCP_STREAM", "connection refused");
+    assert_int_equal(report_finish(rn, &err), 0);
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    assert_int_equal(compare_regression_count(cmp), 1);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "FAILED in NEW"));
+    assert_non_null(strstr(buf, "pod-to-pod other-node TCP_STREAM: connection refused"));
+    assert_non_null(strstr(buf, "1 row failed in NEW"));
+    free(buf);
+    compare_free(cmp);
+    report_free(rb);
+    report_free(rn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_compare_one_sample_uses_in_run_spread),
         cmocka_unit_test(test_compare_lists_provenance_differences),
         cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
+        cmocka_unit_test(test_compare_row_failing_in_new_is_a_regression),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
