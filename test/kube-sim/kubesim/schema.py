@@ -302,6 +302,54 @@ def check_name(name, label_only, field="metadata.name"):
     return []
 
 
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric "
+               "characters or '-', start with an alphabetic character, and "
+               "end with an alphanumeric character (e.g. 'my-name',  or "
+               "'abc-123', regex used for validation is "
+               "'[a-z]([-a-z0-9]*[a-z0-9])?')")
+QNAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+QNAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' "
+             "or '.', and must start and end with an alphanumeric character"
+             " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+             "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+LVALUE_MSG = ("a valid label must be an empty string or consist of "
+              "alphanumeric characters, '-', '_' or '.', and must start and "
+              "end with an alphanumeric character (e.g. 'MyValue',  or "
+              "'my_value',  or '12345', regex used for validation is "
+              "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def check_labels(labels, field):
+    """Label keys and values, with the apiserver's messages."""
+    cs = []
+    for k, v in (labels or {}).items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            continue
+        prefix, _, name = k.rpartition("/")
+        if prefix and (not DNS1123_SUB.match(prefix) or len(prefix) > 253):
+            cs.append(cause("FieldValueInvalid", field,
+                            'Invalid value: "%s": prefix part %s' % (
+                                k, SUB_MSG)))
+        if not name or len(name) > 63:
+            cs.append(cause("FieldValueInvalid", field,
+                            'Invalid value: "%s": name part must be no more '
+                            'than 63 characters' % k if name else
+                            'Invalid value: "%s": name part must be '
+                            'non-empty' % k))
+        elif not QNAME.match(name):
+            cs.append(cause("FieldValueInvalid", field,
+                            'Invalid value: "%s": %s' % (k, QNAME_MSG)))
+        if len(v) > 63:
+            cs.append(cause("FieldValueInvalid", field,
+                            'Invalid value: "%s": must be no more than 63 '
+                            'characters' % v))
+        elif v and not QNAME.match(v):
+            cs.append(cause("FieldValueInvalid", field,
+                            'Invalid value: "%s": %s' % (v, LVALUE_MSG)))
+    return cs
+
+
 def check_pod_spec(spec, path, restart_allowed=None):
     cs = []
     ctrs = spec.get("containers")
@@ -353,9 +401,35 @@ def semantic(res, obj):
     md = obj.get("metadata") or {}
     cs = []
     name = md.get("name")
-    if name:
-        cs += check_name(name, res in ("namespaces", "services"))
+    if name and res == "services":
+        if not DNS1035.match(name) or len(name) > 63:
+            cs.append(cause("FieldValueInvalid", "metadata.name",
+                            'Invalid value: "%s": %s' % (name, DNS1035_MSG)))
+    elif name:
+        cs += check_name(name, res == "namespaces")
+    if name and res == "jobs" and len(name) > 63:
+        cs.append(cause("FieldValueInvalid", "metadata.name",
+                        'Invalid value: "%s": must be no more than 63 '
+                        'characters' % name))
+    if isinstance(md.get("labels"), dict):
+        cs += check_labels(md["labels"], "metadata.labels")
     spec = obj.get("spec") or {}
+    if res in ("daemonsets", "jobs") and isinstance(spec, dict):
+        tl = ((spec.get("template") or {}).get("metadata") or {}).get(
+            "labels")
+        if isinstance(tl, dict):
+            cs += check_labels(tl, "spec.template.metadata.labels")
+    if res == "secrets":
+        import base64
+        import binascii
+        for k, v in (obj.get("data") or {}).items():
+            try:
+                base64.b64decode(v, validate=True)
+            except (binascii.Error, ValueError, TypeError):
+                raise Rejected(400, "BadRequest",
+                               'Secret in version "v1" cannot be handled as '
+                               'a Secret: illegal base64 data at input byte '
+                               '%d' % _bad_b64_pos(v))
     if res == "pods":
         cs += check_pod_spec(spec, "spec")
     elif res in ("daemonsets", "jobs"):
@@ -387,3 +461,11 @@ def semantic(res, obj):
                                 "Invalid value: %d: must be between 1 and "
                                 "65535, inclusive" % v))
     return cs
+
+
+def _bad_b64_pos(v):
+    ok = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+    for i, ch in enumerate(str(v)):
+        if ch not in ok:
+            return i
+    return max(0, len(str(v)) - 1)
