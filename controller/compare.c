@@ -107,7 +107,8 @@ static json_t *provenance_diff(const json_t *mb, const json_t *mn)
     json_object_foreach(fn, key, v)
     {
         if (!json_object_get(fb, key))
-            json_array_append_new(diff, json_pack("{s:s, s:n, s:O}", "field", key, "new", v));
+            json_array_append_new(
+                diff, json_pack("{s:s, s:n, s:O}", "field", key, "base", "new", v));
     }
     json_decref(fb);
     json_decref(fn);
