@@ -190,6 +190,23 @@ def t_validation():
     r = call("POST", NS + "/pods", p)
     check("bad name 422", r.status == 422 and "RFC 1123" in
           r.json["message"], r.raw)
+    p = pod("lab", ["true"])
+    p["metadata"]["labels"]["kperf.io/run-id"] = "x" * 64
+    r = call("POST", NS + "/pods", p)
+    check("label value > 63 chars: 422", r.status == 422 and
+          r.json["details"]["causes"][0]["field"] == "metadata.labels" and
+          "must be no more than 63 characters" in r.json["message"], r.raw)
+    r = call("POST", NS + "/services", {"apiVersion": "v1", "kind":
+                                        "Service", "metadata": {
+                                            "name": "1svc"}, "spec": {
+                                                "ports": [{"port": 80}]}})
+    check("service name DNS-1035", r.status == 422 and "DNS-1035" in
+          r.json["message"], r.raw)
+    r = call("POST", NS + "/secrets", {"apiVersion": "v1", "kind": "Secret",
+                                       "metadata": {"name": "b"},
+                                       "data": {"k": "no base64!"}})
+    check("secret data not base64: 400", r.status == 400 and
+          "illegal base64 data at input byte 2" in r.json["message"], r.raw)
     r = call("POST", NS + "/pods?dryRun=All", pod("dry", ["true"]))
     g = call("GET", NS + "/pods/dry")
     check("dryRun=All not persisted", r.status == 201 and g.status == 404,
