@@ -239,9 +239,15 @@ int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, 
         if (delete_all(kc, workloads[k], ns, sel, n_deleted, err) != 0)
             goto out;
     }
-    /* pods of Jobs deleted with orphan semantics elsewhere, or bare pods: delete them too */
-    if (delete_all(kc, &KUBE_RES_PODS, ns, sel, n_deleted, err) != 0 ||
-        wait_gone(kc, &KUBE_RES_PODS, ns, sel, NULL, timeout_ms, err) != 0)
+    /* pods of Jobs deleted with orphan semantics elsewhere, or bare pods: delete them too;
+     * without the right to, the garbage collector still removes the workloads' pods */
+    if (delete_all(kc, &KUBE_RES_PODS, ns, sel, n_deleted, err) != 0) {
+        if (kube_client_last(kc)->http_status != 403)
+            goto out;
+        kp_log(KP_LOG_INFO, "%s; waiting for the garbage collector instead", kp_err_msg(err));
+        kp_err_clear(err);
+    }
+    if (wait_gone(kc, &KUBE_RES_PODS, ns, sel, NULL, timeout_ms, err) != 0)
         goto out;
     for (size_t k = 0; k < 3; k++) {
         if (delete_all(kc, rest[k], ns, sel, n_deleted, err) != 0)

@@ -398,6 +398,12 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
             0) {
             k8s_tally(b);
             kp_err_prefix(err, "creating %s %s", kind, name);
+            if (kube_client_last(b->kc)->http_status == 409)
+                kp_err_prefix(err,
+                              "namespace %s holds objects of another kperf run (one run per "
+                              "namespace at a time); remove them with 'kperf cleanup -n %s' "
+                              "or --cleanup-leftovers",
+                              b->d.ns, b->d.ns);
             goto out;
         }
         k8s_tally(b);

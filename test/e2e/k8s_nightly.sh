@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The nightly CronJob's pod spec (manifests/cronjob.yaml) against kube-sim, with in-cluster
+# style credentials and the least-privilege RBAC of manifests/rbac.yaml enforced: kube-sim runs
+# with --rbac manifests/rbac.yaml for the user system:serviceaccount:kperf:kperf; kperf gets
+# KUBERNETES_SERVICE_HOST/PORT and a service-account directory (token, ca.crt, namespace), no
+# kubeconfig; the "run" init container's args then the "compare" container's args run as in
+# the pod (paths /baseline and /results mapped to temporary directories, a shorter duration).
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 3 --rbac "$KPERF_SRC/manifests/rbac.yaml" --user system:serviceaccount:kperf:kperf
+kadmin apply -f "$KPERF_SRC/manifests/namespace.yaml" >/dev/null || fail "namespace.yaml"
+kadmin apply -f "$KPERF_SRC/manifests/rbac.yaml" >/dev/null || fail "rbac.yaml"
+
+# in-cluster credentials: the kubeconfig's token and CA as a service-account mount
+sa="$K8S_DIR/sa"
+mkdir -p "$sa" "$K8S_DIR/baseline" "$K8S_DIR/results"
+kc="$K8S_DIR/kubeconfig"
+"$KUBECTL" --kubeconfig "$kc" config view --raw -o jsonpath='{.users[0].user.token}' >"$sa/token"
+"$KUBECTL" --kubeconfig "$kc" config view --raw \
+    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$sa/ca.crt"
+printf kperf >"$sa/namespace"
+server=$("$KUBECTL" --kubeconfig "$kc" config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+hostport=${server#https://}
+[ -s "$sa/token" ] && [ -s "$sa/ca.crt" ] || { fail "no token/CA in the kubeconfig"; ks_finish; }
+
+# the containers' args, from the manifest itself
+"$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob.yaml" >"$K8S_DIR/cronjob.json" ||
+    fail "cronjob.yaml does not parse"
+mapfile -t run_args < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' \
+    "$K8S_DIR/cronjob.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/results#$K8S_DIR/results#")
+mapfile -t cmp_args < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' \
+    "$K8S_DIR/cronjob.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/results#$K8S_DIR/results#")
+[ "${run_args[0]}" = run ] && [ "${cmp_args[0]}" = compare ] || fail "unexpected container args"
+
+in_cluster() {
+    env -u KUBECONFIG HOME="$K8S_DIR" KUBERNETES_SERVICE_HOST="${hostport%:*}" \
+        KUBERNETES_SERVICE_PORT="${hostport##*:}" KPERF_INCLUSTER_ROOT="$sa" "$KPERF" "$@"
+}
+short=(--duration 1s --samples 1 --tests TCP_RR,TCP_STREAM --image kperf-agent:e2e)
+
+# the baseline a person would take first (same identity, same namespace)
+in_cluster run -n kperf --scenarios pod-to-pod,host-to-host "${short[@]}" -o json \
+    >"$K8S_DIR/baseline/report.json" 2>"$K8S_DIR/base.err" &&
+    pass "baseline run with in-cluster credentials and rbac.yaml" ||
+    { fail "baseline run"; tail -5 "$K8S_DIR/base.err"; }
+# the init container, as in the pod (plus the shorter duration)
+in_cluster "${run_args[@]}" "${short[@]}" >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err"
+rc=$?
+if [ "$rc" = 0 ] && [ -s "$K8S_DIR/results/report.json" ] &&
+    jq -e '.results | length > 0' "$K8S_DIR/run.json" >/dev/null; then
+    pass "CronJob 'run' container: report on stdout and in the results volume"
+else
+    fail "CronJob 'run' container: rc=$rc"; tail -5 "$K8S_DIR/run.err"
+fi
+jq -e --slurpfile b "$K8S_DIR/baseline/report.json" \
+    '[.metadata.nodes[].name] == [$b[0].metadata.nodes[].name]' "$K8S_DIR/run.json" >/dev/null &&
+    pass "--nodes-from: the nightly run measured the baseline's nodes" || fail "node pair differs"
+in_cluster "${cmp_args[@]}" >"$K8S_DIR/compare.out" 2>"$K8S_DIR/compare.err"
+rc=$?
+if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
+    pass "CronJob 'compare' container: exit $rc (3 = regression fails the Job)"
+else
+    fail "compare: rc=$rc"; tail -5 "$K8S_DIR/compare.err"
+    keep=/tmp/kperf-nightly-failed; rm -rf "$keep"; mkdir -p "$keep"
+    cp "$K8S_DIR/baseline/report.json" "$keep/base.json"; cp "$K8S_DIR/results/report.json" "$keep/new.json"
+    echo "reports kept in $keep"
+fi
+# the identity cannot do more than rbac.yaml says: no namespace of its own
+in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"
+grep -q "missing permissions" "$K8S_DIR/denied.err" &&
+    pass "least privilege: runs outside -n kperf are refused at preflight: $(grep -m1 "missing permissions" "$K8S_DIR/denied.err" | cut -c1-200)" ||
+    { fail "preflight did not report missing permissions"; tail -3 "$K8S_DIR/denied.err"; }
+k8s_nothing_left "nightly"
+ks_finish
