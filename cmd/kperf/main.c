@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - the kperf command: a table of subcommands, nothing else. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <curl/curl.h>
 
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_log.h"
@@ -37,6 +40,12 @@ int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf");
     kp_alloc_init_json();
+    /* the API client sets CURLOPT_NOSIGNAL, so a peer that closes mid-write must not kill us */
+    signal(SIGPIPE, SIG_IGN);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        fprintf(stderr, "kperf: error: cannot initialise libcurl\n");
+        return 1;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;
