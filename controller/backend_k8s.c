@@ -65,12 +65,16 @@ static const char *server_addr(const struct k8s_backend *b, const struct k8s_gro
     return strcmp(t->server_network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
 }
 
-/* The JSON document in a client pod's log: the log mixes stderr lines with it, so take the
- * first line that starts with '{' up to the end. New reference or NULL with err. */
+/* The JSON document in a client pod's log: the log mixes stderr lines with it (before and
+ * after), so take the first line that starts with '{' up to the end of that JSON value, then
+ * validate exactly those bytes. New reference or NULL with err. */
 static json_t *doc_from_log(const char *log, size_t len, const char *pod, struct kp_err *err)
 {
     const char *p = log;
     json_t *doc = NULL;
+    json_t *probe;
+    json_error_t jerr;
+    size_t n;
 
     while (p && p < log + len && *p != '{') {
         p = memchr(p, '\n', (size_t)(log + len - p));
@@ -81,7 +85,12 @@ static json_t *doc_from_log(const char *log, size_t len, const char *pod, struct
         kp_err_set(err, "client pod %s printed no result document", pod);
         return NULL;
     }
-    if (result_parse(p, (size_t)(log + len - p), &doc, err) != 0) {
+    n = (size_t)(log + len - p);
+    probe = json_loadb(p, n, JSON_DISABLE_EOF_CHECK, &jerr);
+    if (probe && jerr.position > 0 && (size_t)jerr.position <= n)
+        n = (size_t)jerr.position;
+    json_decref(probe);
+    if (result_parse(p, n, &doc, err) != 0) {
         kp_err_prefix(err, "client pod %s printed a malformed result", pod);
         return NULL;
     }
@@ -103,8 +112,9 @@ static char *last_line(const char *log, size_t len)
 
 static int is_blocked_text(const char *s)
 {
-    return strstr(s, "timed out") || strstr(s, "timeout") || strstr(s, "unreachable") ||
-           strstr(s, "No route") || strstr(s, "EHOSTUNREACH") || strstr(s, "ETIMEDOUT");
+    return strstr(s, "timed out") || strstr(s, "timeout") || strstr(s, "no answer") ||
+           strstr(s, "unreachable") || strstr(s, "No route") || strstr(s, "EHOSTUNREACH") ||
+           strstr(s, "ETIMEDOUT");
 }
 
 /* Rewrites errors[] entries that mean "no answer" as "blocked: ...": a firewall or security
