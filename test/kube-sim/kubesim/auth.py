@@ -123,7 +123,13 @@ case "$KUBERNETES_EXEC_INFO" in
 *client.authentication.k8s.io/v1\\"*) api=client.authentication.k8s.io/v1 ;;
 esac
 echo "$(date -u +%FT%TZ) $api" >> "$dir/exec-plugin.calls"
-printf '{"kind":"ExecCredential","apiVersion":"%s","spec":{},"status":{"token":"%s"}}\\n' "$api" "$(cat "$dir/exec-token")"
+exp=
+if [ -s "$dir/exec-expiry" ]; then
+    ts=$(( $(stat -c %Y "$dir/exec-token") + $(cat "$dir/exec-expiry") ))
+    exp=$(printf ',"expirationTimestamp":"%s"' "$(date -u -d @$ts +%FT%TZ)")
+fi
+printf '{"kind":"ExecCredential","apiVersion":"%s","spec":{},"status":{"token":"%s"%s}}\\n' \
+    "$api" "$(cat "$dir/exec-token")" "$exp"
 """
 
 
@@ -163,6 +169,11 @@ class Auth:
             with open(script, "w") as f:
                 f.write(EXEC_SCRIPT)
             os.chmod(script, 0o755)
+            if cfg.exec_expiry:
+                with open(os.path.join(d, "exec-expiry"), "w") as f:
+                    f.write("%d\n" % cfg.exec_expiry)
+                threading.Thread(target=self._expire_loop,
+                                 daemon=True).start()
             lines = ["exec:", "  apiVersion: client.authentication.k8s.io/v1",
                      "  command: " + script, "  args: []",
                      "  interactiveMode: Never",
@@ -194,6 +205,14 @@ class Auth:
             f.write(rand_token() + "\n")
         os.rename(p + ".tmp", p)
         self.load_tokens()
+
+    def _expire_loop(self):
+        """--exec-expiry: the exec token stops working after N seconds and
+        a new one is issued (like EKS tokens, 14 minutes there)."""
+        import time
+        while True:
+            time.sleep(self.cfg.exec_expiry)
+            self.rotate_exec_token()
 
     def authenticate(self, h):
         a = h.headers.get("Authorization") or ""

@@ -18,6 +18,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-token", "exec-token.tmp", "exec-credential.sh",
+               "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log"]
 
@@ -126,6 +127,7 @@ def cmd_up(a):
            "taints": taints, "faults": a.faults or "",
            "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
            "zones": max(1, min(a.zones, 26)), "labels": labels,
+           "exec_expiry": a.exec_expiry,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "created_dir": created}
@@ -521,6 +523,10 @@ def main(argv=None):
                     "(sim-1a, sim-1b, ...; default 3)")
     up.add_argument("--label", action="append",
                     help="NODE=KEY=VALUE extra node label (repeatable)")
+    up.add_argument("--exec-expiry", type=int, default=0,
+                    help="(--auth exec) token lifetime in seconds: the plugin"
+                    " reports expirationTimestamp, the server then rejects "
+                    "the old token")
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--job-backoff", type=float, default=10,
                     help="seconds before a Job's first retry pod (doubles)")
