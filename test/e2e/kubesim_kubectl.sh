@@ -138,4 +138,9 @@ for mode in cert exec; do
     fi
     "$KS" down --state-dir "$D" >/dev/null
 done
+"$KS" up --nodes 1 --state-dir "$D" --auth exec --exec-expiry 2 >/dev/null || fail "up --exec-expiry"
+k get nodes --no-headers >/dev/null || fail "exec-expiry first call"
+sleep 3
+k get nodes --no-headers | grep -q node-1 && [ "$(wc -l < "$D/exec-plugin.calls")" -ge 2 ] \
+    && pass "expired exec token: kubectl runs the plugin again" || fail "exec expiry"
 ks_finish

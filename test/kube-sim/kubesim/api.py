@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import patch as patchmod
@@ -31,7 +32,8 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.0",
            "gitTreeState": "clean", "buildDate": "2025-12-17T12:32:06Z",
            "goVersion": "go1.25.5", "compiler": "gc",
            "platform": "linux/amd64"}
-BOOKMARK_SECONDS = 3
+FLOWSCHEMA_UID = "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d"
+PRIORITY_UID = "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b"
 
 
 def status_obj(code, reason, message, details=None):
@@ -128,7 +130,9 @@ class App:
         h.send_response(code)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))
-        h.send_header("Audit-Id", "kube-sim-%d" % id(req))
+        h.send_header("Audit-Id", str(uuid.uuid4()))
+        h.send_header("X-Kubernetes-Pf-Flowschema-Uid", FLOWSCHEMA_UID)
+        h.send_header("X-Kubernetes-Pf-Prioritylevel-Uid", PRIORITY_UID)
         for w in req.warnings[:20]:
             h.send_header("Warning", '299 - "%s"' % w.replace(
                 "\\", "\\\\").replace('"', '\\"')[:256])

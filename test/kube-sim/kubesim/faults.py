@@ -231,11 +231,7 @@ class Faults:
             return app.send(req, 429, "Too many requests, please try again "
                             "later.\n", "text/plain; charset=utf-8", [
                                 ("Retry-After", str(ra)),
-                                ("X-Content-Type-Options", "nosniff"),
-                                ("X-Kubernetes-PF-FlowSchema-UID",
-                                 "kube-sim-flowschema"),
-                                ("X-Kubernetes-PF-PriorityLevel-UID",
-                                 "kube-sim-prioritylevel")])
+                                ("X-Content-Type-Options", "nosniff")])
         code = int(r["kind"])
         if code == 500:
             body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
