@@ -230,13 +230,23 @@ static void test_compare_one_sample_uses_in_run_spread(void **state)
 static void test_compare_lists_provenance_differences(void **state)
 {
     struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64"};
-    struct compare *cmp = run(&b, &n, NULL, NULL);
+    struct report *rb = make(&b, NULL), *rn = make(&n, NULL);
+    struct compare_opts o;
+    struct compare *cmp;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     struct kp_err err = {{0}};
     (void)state;
 
+    /* fields only one side has are listed too */
+    json_object_set_new(report_metadata(rn), "cni", json_pack("{s:s}", "version", "1.16.1"));
+    json_object_set_new(report_metadata(rb), "kube_proxy_mode", json_string("ipvs"));
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    report_free(rb);
+    report_free(rn);
     assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
     fclose(f);
     if (getenv("KPERF_TEST_SHOW"))
@@ -244,6 +254,8 @@ static void test_compare_lists_provenance_differences(void **state)
     assert_non_null(strstr(buf, "Provenance differences"));
     assert_non_null(strstr(buf, "nodes[server].kernel: 6.1.0-18-amd64 -> 6.8.0-1-amd64"));
     assert_null(strstr(buf, "start_time")); /* always differs, explains nothing */
+    assert_non_null(strstr(buf, "cni.version: (absent) -> 1.16.1"));
+    assert_non_null(strstr(buf, "kube_proxy_mode: ipvs -> (absent)"));
     assert_non_null(strstr(buf, "REGRESSION"));
     assert_non_null(strstr(buf, "1 regression, 0 improvements beyond 5%"));
     assert_int_equal(compare_render(cmp, REPORT_CSV, stdout, &err), -1);
