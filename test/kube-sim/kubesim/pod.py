@@ -1,0 +1,722 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pod - one pod on one node, as a kubelet runs it (used by kubelet.py).
+
+Owns: the pod lifecycle (image "pull", secrets and volumes written under
+DIR/pods/<uid>/volumes with container paths rewritten to them, env, the
+pod's network namespace or its node's for hostNetwork, a real process per
+container via nsenter, log capture, readiness probes, restarts with
+back-off, graceful termination), pod status and kubelet Events.
+"""
+import base64
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+from .ctrl import set_cond
+from .net import in_netns, node_ip
+from .util import dcopy, now_iso, rand_token
+
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class Ctr:
+    """One container's runtime state inside a Worker."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.name = spec["name"]
+        self.proc = None
+        self.restarts = 0
+        self.state = {"waiting": {"reason": "ContainerCreating"}}
+        self.last = {}
+        self.ready = False
+        self.started = False
+        self.readers = []
+        self.next_probe = 0
+        self.probe_ok = 0
+        self.probe_fail = 0
+        self.cid = None
+        self.backoff_until = 0
+        self.backoff = 0
+
+    def readers_alive(self):
+        return any(t.is_alive() for t in self.readers)
+
+
+class Worker:
+    """Runs one pod on one node until it is deleted."""
+
+    def __init__(self, kl, pod, node_i):
+        self.kl, self.pod, self.node_i = kl, pod, node_i
+        self.uid = pod["metadata"]["uid"]
+        self.ns, self.name = pod["metadata"]["namespace"], \
+            pod["metadata"]["name"]
+        self.node = pod["spec"]["nodeName"]
+        self.deleting = threading.Event()
+        self.containers = {c["name"]: Ctr(c)
+                           for c in pod["spec"].get("containers") or []}
+        self.netns = None
+        self.ip = None
+        self.dir = os.path.join(kl.cfg.state_dir, "pods", self.uid)
+        self.log_lock = threading.Lock()
+        self.phase = "Pending"
+
+    # ------------------------------------------------------------ helpers
+    def ev(self, typ, reason, msg, ctr=None):
+        p = dict(self.pod, kind="Pod", apiVersion="v1")
+        self.kl.ctrl.event(p, typ, reason, msg, "kubelet", self.node,
+                           'spec.containers{%s}' % ctr if ctr else None)
+
+    def cur(self):
+        return self.kl.store.get("pods", self.ns, self.name)
+
+    def push(self):
+        """Write pod status from the containers' state."""
+        hostip = node_ip(self.node_i)
+        cstat = []
+        all_ready = True
+        for c in self.containers.values():
+            img = c.spec.get("image", "")
+            s = {"name": c.name, "state": dcopy(c.state),
+                 "lastState": dcopy(c.last), "ready": c.ready,
+                 "restartCount": c.restarts, "image": img,
+                 "imageID": "", "started": c.started}
+            if c.cid:
+                s["containerID"] = "containerd://" + c.cid
+                s["imageID"] = "docker.io/library/%s@sha256:%s" % (
+                    img.rsplit("/", 1)[-1].split(":")[0], "0" * 64)
+            cstat.append(s)
+            all_ready = all_ready and c.ready
+        phase = self.phase
+
+        def upd(x):
+            if x["metadata"]["uid"] != self.uid:
+                return False
+            st = x.setdefault("status", {})
+            st["phase"] = phase
+            st["hostIP"] = hostip
+            st["hostIPs"] = [{"ip": hostip}]
+            st.setdefault("startTime", now_iso())
+            if self.ip:
+                st["podIP"] = self.ip
+                st["podIPs"] = [{"ip": self.ip}]
+            st["containerStatuses"] = cstat
+            set_cond(x, "PodReadyToStartContainers",
+                     "True" if self.ip else "False", None, None)
+            set_cond(x, "Initialized", "True", None, None)
+            if phase in ("Succeeded", "Failed"):
+                r = "PodCompleted"
+                set_cond(x, "ContainersReady", "False", r, None)
+                set_cond(x, "Ready", "False", r, None)
+            elif all_ready:
+                set_cond(x, "ContainersReady", "True", None, None)
+                set_cond(x, "Ready", "True", None, None)
+            else:
+                un = "[%s]" % " ".join(c.name for c in
+                                       self.containers.values()
+                                       if not c.ready)
+                set_cond(x, "ContainersReady", "False", "ContainersNotReady",
+                         "containers with unready status: " + un)
+                set_cond(x, "Ready", "False", "ContainersNotReady",
+                         "containers with unready status: " + un)
+            order = ["PodReadyToStartContainers", "Initialized", "Ready",
+                     "ContainersReady", "PodScheduled"]
+            st["conditions"].sort(key=lambda c: order.index(c["type"]) if
+                                  c["type"] in order else 9)
+        o = self.kl.store.mutate("pods", self.ns, self.name, upd)
+        if o is not None:
+            self.pod = o
+
+    # ------------------------------------------------------------ main
+    def run(self):
+        try:
+            self._run()
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            self.cleanup()
+
+    def _run(self):
+        os.makedirs(os.path.join(self.dir, "logs"), exist_ok=True)
+        if self.deleting.is_set():
+            return
+        self.push()
+        if not self.pull_images():
+            return
+        if self.pod["spec"].get("hostNetwork"):
+            self.netns = self.kl.net.node_ns(self.node_i)
+            self.ip = node_ip(self.node_i)
+        else:
+            self.netns, self.ip = self.kl.net.add_pod(self.node_i)
+        while not self.deleting.is_set():
+            err = self.prepare()
+            if not err:
+                break
+            for c in self.containers.values():
+                c.state = {"waiting": {"reason": "CreateContainerConfigError",
+                                       "message": err}}
+            self.ev("Warning", "Failed", "Error: " + err)
+            self.push()
+            if self.deleting.wait(2):
+                return
+        if self.deleting.is_set():
+            return
+        self.push()
+        for c in self.containers.values():
+            self.start(c)
+        self.push()
+        while not self.deleting.wait(0.2):
+            if self.kl.faults.node_down(self.node):
+                continue
+            changed = False
+            for c in self.containers.values():
+                changed |= self.tick(c)
+            if changed:
+                self.push()
+            if self.phase in ("Succeeded", "Failed"):
+                # keep the pod object; wait for its deletion
+                self.deleting.wait()
+                return
+
+    # ------------------------------------------------------------ images
+    def runnable(self, image):
+        if self.kl.faults.pull_fails(image):
+            return False
+        if "kperf-agent" in image:
+            return True
+        base = image.split("@")[0]
+        return any(base == h or base.startswith(h + ":") or
+                   base.startswith(h + "/") for h in self.kl.cfg.host_images)
+
+    def pull_images(self):
+        bad = [c for c in self.containers.values()
+               if not self.runnable(c.spec.get("image", ""))]
+        for c in self.containers.values():
+            if c not in bad:
+                self.ev("Normal", "Pulled", 'Container image "%s" already '
+                        'present on machine' % c.spec.get("image"), c.name)
+        if not bad:
+            return True
+        delay = 2.0
+        while not self.deleting.is_set():
+            for c in bad:
+                img = c.spec.get("image", "")
+                ref = img if "/" in img else "docker.io/library/" + img
+                if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
+                    ref += ":latest"
+                self.ev("Normal", "Pulling", 'Pulling image "%s"' % img,
+                        c.name)
+                msg = ('failed to pull and unpack image "%s": failed to '
+                       'resolve reference "%s": %s: not found' %
+                       (ref, ref, ref))
+                self.ev("Warning", "Failed", 'Failed to pull image "%s": '
+                        'rpc error: code = NotFound desc = %s' % (img, msg),
+                        c.name)
+                self.ev("Warning", "Failed", "Error: ErrImagePull", c.name)
+                c.state = {"waiting": {"reason": "ErrImagePull", "message":
+                                       "rpc error: code = NotFound desc = " +
+                                       msg}}
+            self.push()
+            if self.deleting.wait(min(delay, 3)):
+                return False
+            for c in bad:
+                img = c.spec.get("image", "")
+                self.ev("Normal", "BackOff", 'Back-off pulling image "%s"' %
+                        img, c.name)
+                self.ev("Warning", "Failed", "Error: ImagePullBackOff",
+                        c.name)
+                c.state = {"waiting": {"reason": "ImagePullBackOff",
+                                       "message": 'Back-off pulling image '
+                                       '"%s"' % img}}
+            self.push()
+            if self.deleting.wait(delay):
+                return False
+            delay = min(delay * 2, 300)
+            bad = [c for c in bad if not self.runnable(c.spec.get("image",
+                                                                  ""))]
+            if not bad:
+                return True
+        return False
+
+    # ------------------------------------------------------------ volumes
+    def secret(self, name):
+        return self.kl.store.get("secrets", self.ns, name)
+
+    def prepare(self):
+        """Write volumes, compute env. Returns an error text or None."""
+        vdir = os.path.join(self.dir, "volumes")
+        self.mounts = {}
+        for v in self.pod["spec"].get("volumes") or []:
+            d = os.path.join(vdir, v["name"])
+            os.makedirs(d, exist_ok=True)
+            files = {}
+            if "secret" in v:
+                s = self.secret(v["secret"].get("secretName"))
+                if s is None:
+                    if v["secret"].get("optional"):
+                        continue
+                    return 'secret "%s" not found' % v["secret"].get(
+                        "secretName")
+                data = {k: base64.b64decode(x) for k, x in
+                        (s.get("data") or {}).items()}
+                files = _items(data, v["secret"].get("items"))
+            elif "configMap" in v:
+                cm = self.kl.store.get("configmaps", self.ns,
+                                       v["configMap"].get("name"))
+                if cm is None:
+                    if v["configMap"].get("optional"):
+                        continue
+                    return 'configmap "%s" not found' % v["configMap"].get(
+                        "name")
+                data = {k: x.encode() for k, x in
+                        (cm.get("data") or {}).items()}
+                files = _items(data, v["configMap"].get("items"))
+            elif "projected" in v:
+                for src in v["projected"].get("sources") or []:
+                    if "serviceAccountToken" in src:
+                        files[src["serviceAccountToken"].get(
+                            "path", "token")] = b"kube-sim-not-a-token"
+                    if "secret" in src:
+                        s = self.secret(src["secret"].get("name"))
+                        if s:
+                            files.update(_items({
+                                k: base64.b64decode(x) for k, x in (
+                                    s.get("data") or {}).items()},
+                                src["secret"].get("items")))
+                    if "downwardAPI" in src:
+                        for it in src["downwardAPI"].get("items") or []:
+                            fp = (it.get("fieldRef") or {}).get("fieldPath")
+                            files[it["path"]] = str(self.field(fp)).encode()
+                    if "configMap" in src:
+                        ca = os.path.join(self.kl.cfg.state_dir, "pki",
+                                          "ca.crt")
+                        with open(ca, "rb") as f:
+                            files["ca.crt"] = f.read()
+            for rel, content in files.items():
+                p = os.path.join(d, rel)
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "wb") as f:
+                    f.write(content)
+                os.chmod(p, v.get("secret", {}).get("defaultMode", 0o644)
+                         if "secret" in v else 0o644)
+            self.mounts[v["name"]] = d
+        self.envs = {}
+        for c in self.containers.values():
+            env = {"PATH": PATH, "HOSTNAME": self.node if self.pod[
+                "spec"].get("hostNetwork") else self.name,
+                "KUBERNETES_SERVICE_HOST": "198.19.240.1",
+                "KUBERNETES_SERVICE_PORT": "443",
+                "HOME": "/root"}
+            for ef in c.spec.get("envFrom") or []:
+                pre = ef.get("prefix", "")
+                if "secretRef" in ef:
+                    s = self.secret(ef["secretRef"]["name"])
+                    if s is None:
+                        if ef["secretRef"].get("optional"):
+                            continue
+                        return 'secret "%s" not found' % ef["secretRef"][
+                            "name"]
+                    for k, x in (s.get("data") or {}).items():
+                        env[pre + k] = base64.b64decode(x).decode(
+                            errors="replace")
+                if "configMapRef" in ef:
+                    cm = self.kl.store.get("configmaps", self.ns,
+                                           ef["configMapRef"]["name"])
+                    if cm is None:
+                        if ef["configMapRef"].get("optional"):
+                            continue
+                        return 'configmap "%s" not found' % \
+                            ef["configMapRef"]["name"]
+                    for k, x in (cm.get("data") or {}).items():
+                        env[pre + k] = x
+            for e in c.spec.get("env") or []:
+                if "valueFrom" not in e:
+                    env[e["name"]] = _expand(e.get("value", ""), env)
+                    continue
+                vf = e["valueFrom"]
+                if "fieldRef" in vf:
+                    env[e["name"]] = str(self.field(vf["fieldRef"].get(
+                        "fieldPath")))
+                elif "secretKeyRef" in vf:
+                    r = vf["secretKeyRef"]
+                    s = self.secret(r.get("name"))
+                    if s is None or r.get("key") not in (s.get("data") or {}):
+                        if r.get("optional"):
+                            continue
+                        if s is None:
+                            return 'secret "%s" not found' % r.get("name")
+                        return "couldn't find key %s in Secret %s/%s" % (
+                            r.get("key"), self.ns, r.get("name"))
+                    env[e["name"]] = base64.b64decode(
+                        s["data"][r["key"]]).decode(errors="replace")
+                elif "configMapKeyRef" in vf:
+                    r = vf["configMapKeyRef"]
+                    cm = self.kl.store.get("configmaps", self.ns,
+                                           r.get("name"))
+                    if cm is None or r.get("key") not in (cm.get("data") or
+                                                          {}):
+                        if r.get("optional"):
+                            continue
+                        if cm is None:
+                            return 'configmap "%s" not found' % r.get("name")
+                        return "couldn't find key %s in ConfigMap %s/%s" % (
+                            r.get("key"), self.ns, r.get("name"))
+                    env[e["name"]] = cm["data"][r["key"]]
+                elif "resourceFieldRef" in vf:
+                    env[e["name"]] = "0"
+            self.envs[c.name] = env
+        return None
+
+    def field(self, fp):
+        p = self.kl.store.get("pods", self.ns, self.name) or self.pod
+        hostip = node_ip(self.node_i)
+        ip = self.ip or (hostip if p["spec"].get("hostNetwork") else "")
+        return {"metadata.name": self.name, "metadata.namespace": self.ns,
+                "metadata.uid": self.uid,
+                "spec.nodeName": self.node,
+                "spec.serviceAccountName": p["spec"].get(
+                    "serviceAccountName", "default"),
+                "status.podIP": ip, "status.podIPs": ip,
+                "status.hostIP": hostip, "status.hostIPs": hostip,
+                }.get(fp, "") if not (fp or "").startswith(
+                    "metadata.labels") else (p["metadata"].get("labels") or
+                                             {}).get(fp.split("'")[1] if "'"
+                                                     in fp else "", "")
+
+    def map_path(self, c, s):
+        """Rewrite container paths under a volumeMount to host paths."""
+        best = None
+        for m in c.spec.get("volumeMounts") or []:
+            mp = m.get("mountPath", "").rstrip("/")
+            host = self.mounts.get(m.get("name"))
+            if not mp or not host:
+                continue
+            if m.get("subPath"):
+                host = os.path.join(host, m["subPath"])
+            if s == mp or s.startswith(mp + "/"):
+                if best is None or len(mp) > len(best[0]):
+                    best = (mp, host)
+        if best:
+            return best[1] + s[len(best[0]):]
+        # also inside words of a longer argument (sh -c "... /etc/x/y ...",
+        # --flag=/etc/x/y)
+        for m in sorted(c.spec.get("volumeMounts") or [],
+                        key=lambda m: -len(m.get("mountPath", ""))):
+            mp = m.get("mountPath", "").rstrip("/")
+            host = self.mounts.get(m.get("name"))
+            if not mp or not host:
+                continue
+            if m.get("subPath"):
+                host = os.path.join(host, m["subPath"])
+            s = re.sub(r"(?<![\w/.-])" + re.escape(mp) + r"(?=/|$|[\s\"';])",
+                       lambda _m, h=host: h, s)
+        return s
+
+    # ------------------------------------------------------------ processes
+    def argv(self, c):
+        spec = c.spec
+        cmd, args = list(spec.get("command") or []), list(spec.get("args")
+                                                          or [])
+        env = self.envs.get(c.name, {})
+        cmd = [_expand(x, env) for x in cmd]
+        args = [_expand(x, env) for x in args]
+        img = spec.get("image", "")
+        if not cmd:
+            if "kperf-agent" in img:
+                cmd = [self.kl.cfg.agent_bin]
+            elif args:
+                cmd, args = args[:1], args[1:]
+            else:
+                return None, "no command specified"
+        if os.path.basename(cmd[0]) == "kperf-agent":
+            cmd[0] = self.kl.cfg.agent_bin
+        argv = [self.map_path(c, a) for a in cmd + args]
+        return argv, None
+
+    def start(self, c):
+        argv, err = self.argv(c)
+        n = c.restarts
+        logp = os.path.join(self.dir, "logs", "%s.%d.log" % (c.name, n))
+        open(logp, "ab").close()
+        wd = c.spec.get("workingDir")
+        cwd = self.map_path(c, wd) if wd else self.dir
+        if not os.path.isdir(cwd):
+            cwd = self.dir
+        if err is None:
+            if argv[0] == self.kl.cfg.agent_bin and not os.access(
+                    argv[0], os.X_OK):
+                err = ('exec: "%s": stat %s: no such file or directory: '
+                       'unknown' % (argv[0], argv[0]))
+        if err is None:
+            try:
+                proc = subprocess.Popen(
+                    ["nsenter", "--net=/run/netns/" + self.netns, "--"] +
+                    argv, env=self.envs.get(c.name), cwd=cwd,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True)
+            except OSError as e:
+                err = str(e)
+        self.ev("Normal", "Created", "Created container: %s" % c.name,
+                c.name)
+        c.cid = rand_token(64).lower()[:64]
+        if err:
+            t = now_iso()
+            c.state = {"terminated": {
+                "exitCode": 128, "reason": "StartError", "message":
+                "failed to create containerd task: failed to create shim "
+                "task: OCI runtime create failed: runc create failed: "
+                "unable to start container process: %s" % err,
+                "startedAt": "1970-01-01T00:00:00Z", "finishedAt": t,
+                "containerID": "containerd://" + c.cid}}
+            c.proc = None
+            self.ev("Warning", "Failed", "Error: %s" % err, c.name)
+            return
+        self.kl.pids.add(proc.pid, "pod %s/%s %s" % (self.ns, self.name,
+                                                    c.name))
+        c.proc = proc
+        c.readers = []
+        for stream, fh in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            t = threading.Thread(target=self.pump, args=(fh, stream, logp),
+                                 daemon=True)
+            t.start()
+            c.readers.append(t)
+        c.state = {"running": {"startedAt": now_iso()}}
+        c.started = True
+        c.ready = "readinessProbe" not in c.spec
+        pr = c.spec.get("readinessProbe")
+        c.next_probe = time.time() + (pr or {}).get("initialDelaySeconds", 0)
+        c.probe_ok = c.probe_fail = 0
+        self.phase = "Running"
+        self.ev("Normal", "Started", "Started container %s" % c.name, c.name)
+
+    def pump(self, fh, stream, logp):
+        sb = stream.encode()
+        with open(logp, "ab") as out:
+            partial = b""
+            while True:
+                try:
+                    data = os.read(fh.fileno(), 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                data = partial + data
+                lines = data.split(b"\n")
+                partial = lines.pop()
+                ts = _ts().encode()
+                with self.log_lock:
+                    for ln in lines:
+                        out.write(b"%s %s F %s\n" % (ts, sb, ln))
+                    if partial and len(partial) > 16384:
+                        out.write(b"%s %s P %s\n" % (ts, sb, partial))
+                        partial = b""
+                    out.flush()
+            if partial:
+                with self.log_lock:
+                    out.write(b"%s %s P %s\n" % (_ts().encode(), sb,
+                                                 partial))
+        fh.close()
+
+    def tick(self, c):
+        """Advance one container; returns True when status changed."""
+        now = time.time()
+        if c.proc is None:
+            if "terminated" in c.state and c.backoff_until == 0:
+                return self.exited(c, c.state["terminated"]["exitCode"],
+                                   already=True)
+            if c.backoff_until and now >= c.backoff_until:
+                c.backoff_until = 0
+                c.last = {"terminated": c.state.get("terminated")} if \
+                    "terminated" in c.state else c.last
+                c.restarts += 1
+                self.start(c)
+                return True
+            return False
+        rc = c.proc.poll()
+        if rc is not None:
+            for t in c.readers:
+                t.join(2)
+            return self.exited(c, rc)
+        pr = c.spec.get("readinessProbe")
+        if pr and now >= c.next_probe:
+            c.next_probe = now + pr.get("periodSeconds", 10)
+            ok = self.probe(c, pr)
+            if ok:
+                c.probe_ok += 1
+                c.probe_fail = 0
+            else:
+                c.probe_fail += 1
+                c.probe_ok = 0
+            was = c.ready
+            if ok and c.probe_ok >= pr.get("successThreshold", 1):
+                c.ready = True
+            if not ok and c.probe_fail >= pr.get("failureThreshold", 3):
+                c.ready = False
+            if not ok and was is False and c.probe_fail == 1:
+                self.ev("Warning", "Unhealthy", "Readiness probe failed: "
+                        "connection refused", c.name)
+            return c.ready != was
+        return False
+
+    def exited(self, c, rc, already=False):
+        t = now_iso()
+        if not already:
+            sig = -rc if rc < 0 else 0
+            code = 128 + sig if sig else rc
+            term = {"exitCode": code, "reason": "Completed" if code == 0
+                    else "Error", "startedAt": c.state.get("running", {}).get(
+                        "startedAt", t), "finishedAt": t,
+                    "containerID": "containerd://" + (c.cid or "")}
+            if sig:
+                term["signal"] = sig
+            c.state = {"terminated": term}
+            c.proc = None
+        code = c.state["terminated"]["exitCode"]
+        c.ready = False
+        rp = self.pod["spec"].get("restartPolicy", "Always")
+        if rp == "Always" or (rp == "OnFailure" and code != 0):
+            c.backoff = min(c.backoff * 2 if c.backoff else 10, 300) \
+                if c.restarts else self.kl.cfg.crash_backoff
+            c.backoff_until = time.time() + c.backoff
+            c.last = {"terminated": c.state["terminated"]}
+            c.state = {"waiting": {"reason": "CrashLoopBackOff", "message": (
+                "back-off %ds restarting failed container=%s pod=%s_%s(%s)"
+                % (c.backoff, c.name, self.name, self.ns, self.uid))}}
+            self.ev("Warning", "BackOff", "Back-off restarting failed "
+                    "container %s in pod %s_%s(%s)" % (c.name, self.name,
+                                                       self.ns, self.uid),
+                    c.name)
+            return True
+        c.backoff_until = -1
+        done = [x for x in self.containers.values()
+                if "terminated" in x.state and x.proc is None]
+        if len(done) == len(self.containers):
+            ok = all(x.state["terminated"]["exitCode"] == 0 for x in done)
+            self.phase = "Succeeded" if ok else "Failed"
+        return True
+
+    def probe(self, c, pr):
+        to = pr.get("timeoutSeconds", 1)
+        try:
+            if "tcpSocket" in pr:
+                port = self.port(c, pr["tcpSocket"].get("port"))
+                host = pr["tcpSocket"].get("host") or self.ip
+
+                def conn():
+                    s = socket.create_connection((host, port), timeout=to)
+                    s.close()
+                    return True
+                return in_netns(self.kl.net.node_ns(self.node_i), conn)
+            if "httpGet" in pr:
+                hg = pr["httpGet"]
+                port = self.port(c, hg.get("port"))
+
+                def get():
+                    s = socket.create_connection((hg.get("host") or self.ip,
+                                                  port), timeout=to)
+                    s.sendall(("GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" % (
+                        hg.get("path", "/"), self.ip)).encode())
+                    line = s.recv(64).split(b" ")
+                    s.close()
+                    return len(line) > 1 and 200 <= int(line[1]) < 400
+                return in_netns(self.kl.net.node_ns(self.node_i), get)
+            if "exec" in pr:
+                cmd = [self.map_path(c, a) for a in pr["exec"].get(
+                    "command") or []]
+                p = subprocess.run(["nsenter", "--net=/run/netns/" +
+                                    self.netns, "--"] + cmd,
+                                   env=self.envs.get(c.name), timeout=to,
+                                   capture_output=True, cwd=self.dir)
+                return p.returncode == 0
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return False
+        return True
+
+    def port(self, c, p):
+        if isinstance(p, int):
+            return p
+        for q in c.spec.get("ports") or []:
+            if q.get("name") == p:
+                return q["containerPort"]
+        return int(p)
+
+    # ------------------------------------------------------------ teardown
+    def kill_all(self):
+        grace = self.pod["metadata"].get("deletionGracePeriodSeconds")
+        if grace is None:
+            grace = self.pod["spec"].get("terminationGracePeriodSeconds", 30)
+        live = [c for c in self.containers.values() if c.proc]
+        if live:
+            for c in live:
+                self.ev("Normal", "Killing", "Stopping container %s" %
+                        c.name, c.name)
+                _signal(c.proc, signal.SIGTERM)
+            end = time.time() + grace
+            while time.time() < end and any(c.proc.poll() is None
+                                              for c in live):
+                time.sleep(0.05)
+            for c in live:
+                if c.proc.poll() is None:
+                    _signal(c.proc, signal.SIGKILL)
+                    c.proc.wait()
+                _signal(c.proc, signal.SIGKILL)  # stragglers in the group
+                self.exited(c, c.proc.returncode)
+                c.backoff_until = -1
+        # processes that outlive their leader are killed with the netns
+
+    def cleanup(self):
+        try:
+            self.kill_all()
+            if self.netns and not self.pod["spec"].get("hostNetwork"):
+                self.kl.net.del_pod(self.netns, self.node_i, self.ip)
+        finally:
+            with self.kl.lock:
+                self.kl.workers.pop(self.uid, None)
+            self.kl.ctrl.pod_released(self.pod)
+
+
+def _signal(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except OSError:
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            pass
+
+
+def _items(data, items):
+    if not items:
+        return dict(data)
+    return {it["path"]: data[it["key"]] for it in items if it["key"] in data}
+
+
+def _expand(s, env):
+    """$(VAR) references, as the kubelet expands them."""
+    out, i = "", 0
+    while i < len(s):
+        if s.startswith("$$", i):
+            out += "$"
+            i += 2
+        elif s.startswith("$(", i) and ")" in s[i:]:
+            j = s.index(")", i)
+            k = s[i + 2:j]
+            out += env.get(k, s[i:j + 1])
+            i = j + 1
+        else:
+            out += s[i]
+            i += 1
+    return out
+
+
+def _ts():
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
+        ".%09dZ" % int((t % 1) * 1e9)
+
