@@ -274,7 +274,7 @@ static void test_kube_config_exec_v1_and_extension(void **state)
     (void)state;
     assert_string_equal(c->exec->api_version, "client.authentication.k8s.io/v1");
     assert_int_equal(c->exec->command[0], '/'); /* "./plugins/token.sh" made absolute */
-    assert_non_null(strstr(c->exec->command, "/kube/plugins/token.py"));
+    assert_non_null(strstr(c->exec->command, "/kube/plugins/token.sh"));
     assert_int_equal(c->exec->interactive_mode, 0);
     assert_int_equal(c->exec->provide_cluster_info, 1);
     assert_string_equal(c->exec_cluster_config, "{\"audience\":\"kperf\"}");

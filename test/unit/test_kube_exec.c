@@ -54,10 +54,10 @@ static int plugin_runs(void)
     return n;
 }
 
-/* A kubeconfig whose user runs plugins/token.py with the given expiry (NULL = none). */
+/* A kubeconfig whose user runs plugins/token.sh with the given expiry (NULL = none). */
 static struct kube_client *token_plugin_client(const char *api, const char *expiry)
 {
-    char *plugin = fx_data("plugins/token.py");
+    char *plugin = fx_data("plugins/token.sh");
     char *user = kp_xasprintf("    exec:\n      apiVersion: client.authentication.k8s.io/%s\n"
                               "      command: %s\n      interactiveMode: Never\n"
                               "      provideClusterInfo: true\n"
@@ -208,7 +208,7 @@ static void test_kube_exec_eks_aws_cli_found_on_path(void **state)
 
 static void test_kube_exec_client_certificate_from_plugin(void **state)
 {
-    char *plugin = fx_data("plugins/cert.py");
+    char *plugin = fx_data("plugins/cert.sh");
     char *user =
         kp_xasprintf("    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
                      "      command: %s\n      interactiveMode: IfAvailable\n"
