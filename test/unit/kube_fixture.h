@@ -2,7 +2,8 @@
 /* kube_fixture.h - harness shared by the test_kube_* transport tests: spawns
  * test/unit/data/kube/fixture_server.py (HTTPS on 127.0.0.1, certificates made with openssl in a
  * temp dir), talks to its control endpoints, writes kubeconfigs for it, and provides a fake
- * clock so that retries and rate limits never really sleep. Header-only, test use only. */
+ * clock so that retries and rate limits never really sleep. Header-only, test use only; include
+ * it after <cmocka.h>. */
 #ifndef KPERF_TEST_KUBE_FIXTURE_H
 #define KPERF_TEST_KUBE_FIXTURE_H
 
@@ -58,7 +59,8 @@ static FX_UNUSED char *fx_data(const char *name)
     return kp_xasprintf("%s/kube/%s", d ? d : "test/unit/data", name);
 }
 
-/* Starts the server; returns 0 or -1 (then tests are skipped). */
+/* Starts the server; returns 0 or -1 (then tests are skipped). Test programs start it once,
+ * through fx_group_setup(). */
 static FX_UNUSED int fx_start(void)
 {
     char *script = fx_data("fixture_server.py");
@@ -151,6 +153,34 @@ static FX_UNUSED json_t *fx_log(void)
     return reqs;
 }
 
+/* The fake clock of the clients that tests make; fx_reset() zeroes it. */
+static struct fake_clock fx_clk;
+
+/* cmocka group setup and teardown: one fixture server for the whole test program (its Python
+ * start-up and certificate generation take seconds on a loaded CI machine). */
+static FX_UNUSED int fx_group_setup(void **state)
+{
+    (void)state;
+    kp_alloc_init_json();
+    return fx_start() == 0 ? 0 : -1;
+}
+
+static FX_UNUSED int fx_group_teardown(void **state)
+{
+    (void)state;
+    fx_stop();
+    return 0;
+}
+
+/* cmocka per-test setup: a fresh fake clock, and the server's request log and faults cleared. */
+static FX_UNUSED int fx_reset(void **state)
+{
+    (void)state;
+    memset(&fx_clk, 0, sizeof(fx_clk));
+    fx_do("/_fixture/reset", NULL);
+    return 0;
+}
+
 /* Writes DIR/name with cluster lines (NULL = server + CA) and user lines (4-space indented
  * mapping body). Returns the path (caller frees). */
 static FX_UNUSED char *fx_kubeconfig(const char *name, const char *cluster, const char *user)
@@ -191,6 +221,17 @@ static FX_UNUSED struct kube_client *fx_client(const char *kc, struct kube_clien
     o->clock = &clk;
     if (kube_client_new(o, &c, &err) != 0)
         fprintf(stderr, "client: %s\n", err.msg);
+    return c;
+}
+
+/* A client for DIR/token.yaml (the fixture server, its CA, token "good-token") on fx_clk.
+ * Caller frees with kube_client_free(); fails the test when it cannot be made. */
+static FX_UNUSED struct kube_client *fx_token_client(void)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
+    free(kc);
+    assert_non_null(c);
     return c;
 }
 

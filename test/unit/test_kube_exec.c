@@ -13,31 +13,13 @@
 #include "controller/kube/exec.h"
 #include "kube_fixture.h"
 
-static struct fake_clock clk;
-
-static int setup(void **state)
-{
-    (void)state;
-    kp_alloc_init_json();
-    return fx_start() == 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_stop();
-    return 0;
-}
-
+/* fx_reset, and the plugins' run counter back to zero */
 static int reset(void **state)
 {
     char *p = kp_xasprintf("%s/count", fx.dir);
-    (void)state;
     unlink(p);
     free(p);
-    memset(&clk, 0, sizeof(clk));
-    fx_do("/_fixture/reset", NULL);
-    return 0;
+    return fx_reset(state);
 }
 
 static int plugin_runs(void)
@@ -65,7 +47,7 @@ static struct kube_client *token_plugin_client(const char *api, const char *expi
                               "      - {name: KPERF_PLUGIN_EXPIRY, value: \"%s\"}\n",
                               api, plugin, fx.dir, expiry ? expiry : "");
     char *kc = fx_kubeconfig("exec.yaml", NULL, user);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     assert_non_null(c);
     free(kc);
     free(user);
@@ -182,7 +164,7 @@ static void test_kube_exec_eks_aws_cli_found_on_path(void **state)
     (void)state;
 
     setenv("PATH", new_path, 1);
-    c = fx_client(kc, NULL, &clk);
+    c = fx_client(kc, NULL, &fx_clk);
     fx_do("/_fixture/config",
           "{\"tokens\":[\"k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20\"]}");
     assert_int_equal(kube_version(c, &v, &err), 0);
@@ -216,7 +198,7 @@ static void test_kube_exec_client_certificate_from_plugin(void **state)
                      "      - {name: KPERF_PLUGIN_KEY, value: %s/client.key}\n",
                      plugin, fx.dir, fx.dir);
     char *kc = fx_kubeconfig("exec-cert.yaml", NULL, user);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     json_t *log;
@@ -245,7 +227,7 @@ static void test_kube_exec_missing_and_failing_commands(void **state)
                               "      command: %s\n",
                               fail);
     char *kc2 = fx_kubeconfig("exec-fail.yaml", NULL, user);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     char *want = kp_xasprintf("get server version: user \"u\": exec plugin \"%s\" failed (exit "
@@ -260,7 +242,7 @@ static void test_kube_exec_missing_and_failing_commands(void **state)
                                  "\"kperf-no-such-plugin\" was not found on PATH; Install it "
                                  "with: brew install no-such-plugin");
     kube_client_free(c);
-    c = fx_client(kc2, NULL, &clk);
+    c = fx_client(kc2, NULL, &fx_clk);
     assert_int_equal(kube_version(c, &v, &err), -1);
     assert_string_equal(err.msg, want);
     log = fx_log();
@@ -332,7 +314,7 @@ static void test_kube_exec_token_file_is_reread_when_it_changes(void **state)
     (void)state;
 
     write_file(tok, "rotating-1\n");
-    c = fx_client(kc, NULL, &clk);
+    c = fx_client(kc, NULL, &fx_clk);
     fx_do("/_fixture/config", "{\"tokens\":[\"rotating-1\",\"rotating-2\"]}");
     assert_int_equal(kube_version(c, &v, &err), 0);
     write_file(tok, "rotating-2\n");
@@ -403,5 +385,5 @@ int main(void)
         cmocka_unit_test_setup(test_kube_exec_token_file_is_reread_when_it_changes, reset),
         cmocka_unit_test_setup(test_kube_exec_in_cluster_end_to_end, reset),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fx_group_setup, fx_group_teardown);
 }

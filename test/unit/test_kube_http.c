@@ -13,39 +13,6 @@
 #include "agent/base/kp_log.h"
 #include "kube_fixture.h"
 
-static struct fake_clock clk;
-
-static int setup(void **state)
-{
-    (void)state;
-    kp_alloc_init_json();
-    return fx_start() == 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_stop();
-    return 0;
-}
-
-static int reset(void **state)
-{
-    (void)state;
-    memset(&clk, 0, sizeof(clk));
-    fx_do("/_fixture/reset", NULL);
-    return 0;
-}
-
-static struct kube_client *token_client(void)
-{
-    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
-    free(kc);
-    assert_non_null(c);
-    return c;
-}
-
 static json_t *pod(const char *name, const char *run)
 {
     return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind", "Pod", "metadata",
@@ -54,7 +21,7 @@ static json_t *pod(const char *name, const char *run)
 
 static void test_kube_http_version_with_token_and_keepalive(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     struct kube_version v;
     struct kp_err err = {{0}};
     json_t *log;
@@ -82,7 +49,7 @@ static void test_kube_http_impersonation_headers(void **state)
     char *kc = fx_kubeconfig("as.yaml", NULL,
                              "    token: good-token\n    as: system:serviceaccount:kperf:runner\n"
                              "    as-groups: [kperf-runners, system:authenticated]\n");
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     json_t *log, *e;
@@ -110,7 +77,7 @@ static void test_kube_http_client_certificate_and_tls_server_name(void **state)
                                  fx.port);
     char *kc = fx_kubeconfig("cert.yaml", cluster,
                              "    client-certificate: client.crt\n    client-key: client.key\n");
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     json_t *log;
@@ -134,7 +101,7 @@ static void test_kube_http_proxy_url_tunnels_and_still_verifies(void **state)
                                  "ca.crt\n    proxy-url: http://127.0.0.1:%d\n",
                                  fx.port, fx.proxy_port);
     char *kc = fx_kubeconfig("proxy.yaml", cluster, NULL);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     char *target = kp_xasprintf("127.0.0.1:%d", fx.port);
@@ -161,7 +128,7 @@ static void test_kube_http_untrusted_server_certificate(void **state)
                                  "other-ca.crt\n",
                                  fx.port);
     char *kc = fx_kubeconfig("untrusted.yaml", cluster, NULL);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     char *want = kp_xasprintf("get server version: TLS certificate of https://127.0.0.1:%d is "
@@ -181,7 +148,7 @@ static void test_kube_http_untrusted_server_certificate(void **state)
 
 static void test_kube_http_retries_429_and_503_honouring_retry_after(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     json_t *obj = pod("p1", "r1"), *got = NULL;
     struct kp_err err = {{0}};
     (void)state;
@@ -193,14 +160,14 @@ static void test_kube_http_retries_429_and_503_honouring_retry_after(void **stat
           "\"body\":\"Too many requests, please try again later.\"},"
           "{\"status\":503,\"body\":{\"kind\":\"Status\",\"code\":503,"
           "\"reason\":\"ServiceUnavailable\",\"message\":\"not ready\"}}]}");
-    clk.slept_ms = 0;
+    fx_clk.slept_ms = 0;
     assert_int_equal(kube_get(c, &KUBE_RES_PODS, "ns1", "p1", &got, &err), 0);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(got, "metadata"), "name")), "p1");
     assert_int_equal(kube_client_last(c)->retries, 2);
-    assert_int_equal(clk.sleeps, 2);
+    assert_int_equal(fx_clk.sleeps, 2);
     /* 7 s from Retry-After, then a backoff of 0.5-1 s (jittered) */
-    assert_in_range(clk.slept_ms, 7000 + 500, 7000 + 1000);
+    assert_in_range(fx_clk.slept_ms, 7000 + 500, 7000 + 1000);
     json_decref(got);
     json_decref(obj);
     kube_client_free(c);
@@ -208,7 +175,7 @@ static void test_kube_http_retries_429_and_503_honouring_retry_after(void **stat
 
 static void test_kube_http_connection_reset_is_retried(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     json_t *obj = pod("r1", "run-1"), *got = NULL;
     struct kp_err err = {{0}};
     (void)state;
@@ -235,7 +202,7 @@ static void test_kube_http_429_plain_text_gives_up_after_max_retries(void **stat
 {
     char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
     struct kube_client_opts o = {.qps = -1, .max_retries = 2};
-    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
     struct kp_err err = {{0}};
     json_t *got = NULL;
     (void)state;
@@ -263,7 +230,7 @@ static void test_kube_http_rate_limit_applies_to_every_request(void **state)
 {
     char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
     struct kube_client_opts o = {.qps = 5, .burst = 2};
-    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     (void)state;
@@ -271,7 +238,7 @@ static void test_kube_http_rate_limit_applies_to_every_request(void **state)
     for (int i = 0; i < 5; i++)
         assert_int_equal(kube_version(c, &v, &err), 0);
     /* burst 2 free, then 200 ms per request at 5 QPS on the fake clock */
-    assert_int_equal(clk.slept_ms, 600);
+    assert_int_equal(fx_clk.slept_ms, 600);
     kube_client_free(c);
     free(kc);
 }
@@ -295,7 +262,7 @@ static void expect_status(struct kube_client *c, const char *queue, const char *
 
 static void test_kube_http_status_bodies_become_one_actionable_line(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     (void)state;
 
     expect_status(c,
@@ -337,7 +304,7 @@ static void test_kube_http_status_bodies_become_one_actionable_line(void **state
 static void test_kube_http_401_names_user_and_context(void **state)
 {
     char *kc = fx_kubeconfig("bad-token.yaml", NULL, "    token: wrong\n");
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kp_err err = {{0}};
     json_t *got = NULL;
     (void)state;
@@ -353,7 +320,7 @@ static void test_kube_http_401_names_user_and_context(void **state)
 
 static void test_kube_http_create_reconciles_409_after_retry(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     json_t *obj = pod("p2", "run-42"), *got = NULL, *items = NULL;
     struct kp_err err = {{0}};
     (void)state;
@@ -401,7 +368,7 @@ static void test_kube_http_create_is_strict_and_warnings_show_once(void **state)
 {
     char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
     struct kube_client_opts o = {.qps = -1, .on_warning = on_warning};
-    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
     struct kube_write_opts wo = {.dry_run = 1};
     struct kp_err err = {{0}};
     json_t *a = pod("w1", "r"), *b = pod("w2", "r");
@@ -434,7 +401,7 @@ static void test_kube_http_create_is_strict_and_warnings_show_once(void **state)
 
 static void test_kube_http_delete_and_delete_collection(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     struct kube_delete_opts d = {.propagation = KUBE_PROPAGATION_FOREGROUND, .grace_period_s = -1};
     struct kube_list_opts sel = {.label_selector = "run=a"};
     struct kp_err err = {{0}};
@@ -487,7 +454,7 @@ static int count_item(void *arg, json_t *item, struct kp_err *err)
 
 static void test_kube_http_list_follows_continue_one_request_per_page(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     struct kube_list_opts lo = {.page_size = 500};
     struct counter k = {0, 1};
     struct kp_err err = {{0}};
@@ -512,7 +479,7 @@ static void test_kube_http_list_follows_continue_one_request_per_page(void **sta
 
 static void test_kube_http_list_5000_nodes_under_64_mib(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     struct kube_list_opts lo = {0};
     struct counter k = {0, 1};
     struct kp_err err = {{0}};
@@ -544,7 +511,7 @@ static int collect_log(void *arg, const char *data, size_t len)
 
 static void test_kube_http_pod_logs_and_ssar(void **state)
 {
-    struct kube_client *c = token_client();
+    struct kube_client *c = fx_token_client();
     struct kube_log_opts lo = {.tail_lines = 2, .container = "agent"};
     struct kube_access q = {.verb = "create", .resource = "pods", .ns = "ns1"};
     struct kp_err err = {{0}};
@@ -565,11 +532,11 @@ static void test_kube_http_pod_logs_and_ssar(void **state)
     fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods/p/log\","
                              "\"responses\":[{\"stream\":[\"one\"],\"hold\":true}]}");
     lo.deadline_ms = 30000;
-    clk.step_ms = 20000;
+    fx_clk.step_ms = 20000;
     streamed[0] = '\0';
     assert_int_equal(kube_pod_logs_stream(c, "ns1", "p", &lo, collect_log, &streamed, &err), 0);
     assert_true(!strncmp(streamed, "\"one\"\n", strlen(streamed))); /* all or nothing yet */
-    clk.step_ms = 0;
+    fx_clk.step_ms = 0;
     assert_int_equal(kube_ssar(c, &q, &allowed, &reason, &err), 0);
     assert_int_equal(allowed, 1);
     free(reason);
@@ -588,7 +555,7 @@ static void test_kube_http_abort_stops_calls(void **state)
     volatile sig_atomic_t flag = 1;
     char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
     struct kube_client_opts o = {.qps = -1, .abort_flag = &flag};
-    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     json_t *log;
@@ -613,7 +580,7 @@ static void test_kube_http_request_log_never_shows_secrets(void **state)
     char *user = kp_xasprintf("    token: good-token\n    client-certificate: client.crt\n"
                               "    client-key: client.key\n");
     char *kc = fx_kubeconfig("log.yaml", NULL, user);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
+    struct kube_client *c = fx_client(kc, NULL, &fx_clk);
     struct kube_version v;
     struct kp_err err = {{0}};
     char *path = kp_xasprintf("%s/stderr.txt", fx.dir);
@@ -664,7 +631,7 @@ static void test_kube_http_insecure_warns_and_redirects_are_not_followed(void **
     (void)state;
 
     dup2(fileno(f), 2);
-    c = fx_client(kc, NULL, &clk);
+    c = fx_client(kc, NULL, &fx_clk);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -692,7 +659,7 @@ static void test_kube_http_response_bodies_are_capped(void **state)
 {
     char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
     struct kube_client_opts o = {.qps = -1, .max_body = 100000};
-    struct kube_client *c = fx_client(kc, &o, &clk);
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
     struct kube_list_opts lo = {.page_size = 100};
     struct counter k = {0, 1};
     struct kp_err err = {{0}};
@@ -717,27 +684,28 @@ static void test_kube_http_response_bodies_are_capped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_kube_http_version_with_token_and_keepalive, reset),
-        cmocka_unit_test_setup(test_kube_http_impersonation_headers, reset),
-        cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, reset),
-        cmocka_unit_test_setup(test_kube_http_proxy_url_tunnels_and_still_verifies, reset),
-        cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, reset),
-        cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, reset),
-        cmocka_unit_test_setup(test_kube_http_connection_reset_is_retried, reset),
-        cmocka_unit_test_setup(test_kube_http_429_plain_text_gives_up_after_max_retries, reset),
-        cmocka_unit_test_setup(test_kube_http_rate_limit_applies_to_every_request, reset),
-        cmocka_unit_test_setup(test_kube_http_status_bodies_become_one_actionable_line, reset),
-        cmocka_unit_test_setup(test_kube_http_401_names_user_and_context, reset),
-        cmocka_unit_test_setup(test_kube_http_create_reconciles_409_after_retry, reset),
-        cmocka_unit_test_setup(test_kube_http_create_is_strict_and_warnings_show_once, reset),
-        cmocka_unit_test_setup(test_kube_http_delete_and_delete_collection, reset),
-        cmocka_unit_test_setup(test_kube_http_list_follows_continue_one_request_per_page, reset),
-        cmocka_unit_test_setup(test_kube_http_list_5000_nodes_under_64_mib, reset),
-        cmocka_unit_test_setup(test_kube_http_pod_logs_and_ssar, reset),
-        cmocka_unit_test_setup(test_kube_http_abort_stops_calls, reset),
-        cmocka_unit_test_setup(test_kube_http_request_log_never_shows_secrets, reset),
-        cmocka_unit_test_setup(test_kube_http_insecure_warns_and_redirects_are_not_followed, reset),
-        cmocka_unit_test_setup(test_kube_http_response_bodies_are_capped, reset),
+        cmocka_unit_test_setup(test_kube_http_version_with_token_and_keepalive, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_impersonation_headers, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_client_certificate_and_tls_server_name, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_proxy_url_tunnels_and_still_verifies, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_connection_reset_is_retried, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_429_plain_text_gives_up_after_max_retries, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_rate_limit_applies_to_every_request, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_status_bodies_become_one_actionable_line, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_401_names_user_and_context, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_create_reconciles_409_after_retry, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_create_is_strict_and_warnings_show_once, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_delete_and_delete_collection, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_list_follows_continue_one_request_per_page, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_list_5000_nodes_under_64_mib, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_pod_logs_and_ssar, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_abort_stops_calls, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_request_log_never_shows_secrets, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_insecure_warns_and_redirects_are_not_followed,
+                               fx_reset),
+        cmocka_unit_test_setup(test_kube_http_response_bodies_are_capped, fx_reset),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fx_group_setup, fx_group_teardown);
 }

@@ -11,39 +11,6 @@
 
 #include "kube_fixture.h"
 
-static struct fake_clock clk;
-
-static int setup(void **state)
-{
-    (void)state;
-    kp_alloc_init_json();
-    return fx_start() == 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fx_stop();
-    return 0;
-}
-
-static int reset(void **state)
-{
-    (void)state;
-    memset(&clk, 0, sizeof(clk));
-    fx_do("/_fixture/reset", NULL);
-    return 0;
-}
-
-static struct kube_client *client(void)
-{
-    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
-    struct kube_client *c = fx_client(kc, NULL, &clk);
-    free(kc);
-    assert_non_null(c);
-    return c;
-}
-
 struct trace {
     char text[1024];
     const char *stop_at; /* name whose ADDED stops the watch */
@@ -75,7 +42,7 @@ static void create_pod(struct kube_client *c, const char *name)
 
 static void test_kube_watch_relists_on_410_and_survives_drops(void **state)
 {
-    struct kube_client *c = client();
+    struct kube_client *c = fx_token_client();
     struct kube_watch_opts wo = {.bookmarks = 1, .stream_timeout_s = 60};
     struct trace tr = {.stop_at = "d"};
     struct kp_err err = {{0}};
@@ -131,7 +98,7 @@ static void test_kube_watch_relists_on_410_and_survives_drops(void **state)
 
 static void test_kube_watch_deadline_ends_a_quiet_stream(void **state)
 {
-    struct kube_client *c = client();
+    struct kube_client *c = fx_token_client();
     struct kube_watch_opts wo = {.resource_version = "7", .deadline_ms = 30000};
     struct trace tr = {0};
     struct kp_err err = {{0}};
@@ -140,7 +107,7 @@ static void test_kube_watch_deadline_ends_a_quiet_stream(void **state)
     fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods\","
                              "\"query_has\":\"watch=1\",\"responses\":[{\"stream\":[],"
                              "\"hold\":true}]}");
-    clk.step_ms = 20000; /* the fake clock jumps: the deadline passes during the stream */
+    fx_clk.step_ms = 20000; /* the fake clock jumps: the deadline passes during the stream */
     assert_int_equal(kube_watch(c, &KUBE_RES_PODS, "ns1", &wo, on_event, &tr, &err), 1);
     assert_string_equal(tr.text, "");
     kube_client_free(c);
@@ -148,7 +115,7 @@ static void test_kube_watch_deadline_ends_a_quiet_stream(void **state)
 
 static void test_kube_watch_callback_error_and_empty_streams(void **state)
 {
-    struct kube_client *c = client();
+    struct kube_client *c = fx_token_client();
     struct kube_watch_opts wo = {.stream_timeout_s = 60};
     struct trace tr = {.fail = 1};
     struct kp_err err = {{0}};
@@ -160,19 +127,19 @@ static void test_kube_watch_callback_error_and_empty_streams(void **state)
 
     /* streams that end at once without events back off and finally give up */
     memset(&tr, 0, sizeof(tr));
-    clk.slept_ms = 0;
+    fx_clk.slept_ms = 0;
     assert_int_equal(kube_watch(c, &KUBE_RES_PODS, "ns1", &wo, on_event, &tr, &err), -1);
     assert_string_equal(err.msg, "watch pods in namespace \"ns1\": 10 streams in a row ended "
                                  "without events; giving up");
     assert_string_equal(tr.text, "ADDED a,SYNCED");
     /* ten backoffs: 0.8, 1.6, 3.2, 6.4, 12.8, 25.6 s, then the 30 s cap */
-    assert_int_equal(clk.slept_ms, 800 + 1600 + 3200 + 6400 + 12800 + 25600 + 4 * 30000);
+    assert_int_equal(fx_clk.slept_ms, 800 + 1600 + 3200 + 6400 + 12800 + 25600 + 4 * 30000);
     kube_client_free(c);
 }
 
 static void test_kube_watch_forbidden_is_an_error(void **state)
 {
-    struct kube_client *c = client();
+    struct kube_client *c = fx_token_client();
     struct kube_watch_opts wo = {.resource_version = "1"};
     struct trace tr = {0};
     struct kp_err err = {{0}};
@@ -195,10 +162,10 @@ static void test_kube_watch_forbidden_is_an_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_kube_watch_relists_on_410_and_survives_drops, reset),
-        cmocka_unit_test_setup(test_kube_watch_deadline_ends_a_quiet_stream, reset),
-        cmocka_unit_test_setup(test_kube_watch_callback_error_and_empty_streams, reset),
-        cmocka_unit_test_setup(test_kube_watch_forbidden_is_an_error, reset),
+        cmocka_unit_test_setup(test_kube_watch_relists_on_410_and_survives_drops, fx_reset),
+        cmocka_unit_test_setup(test_kube_watch_deadline_ends_a_quiet_stream, fx_reset),
+        cmocka_unit_test_setup(test_kube_watch_callback_error_and_empty_streams, fx_reset),
+        cmocka_unit_test_setup(test_kube_watch_forbidden_is_an_error, fx_reset),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fx_group_setup, fx_group_teardown);
 }
