@@ -408,8 +408,9 @@ static int handle_measure(struct run_options *o, const struct flag *f, const cha
             o->samples_max = 10;
             return 0;
         }
-        if (parse_int(v, 1, 100, &n, f->name, err) != 0)
-            return kp_err_prefix(err, "(or auto)");
+        if (parse_int(v, 1, 100, &n, f->name, NULL) != 0)
+            return kp_err_set(err, "--%s: '%s' is not a whole number in [1, 100] or 'auto'",
+                              f->name, v);
         o->samples = o->samples_max = (int)n;
         return 0;
     case F_STREAMS:

@@ -212,6 +212,7 @@ static void test_run_options_usage_errors_name_the_flag(void **state)
         {{"--duration", "10ms"}, "--duration"},
         {{"--samples", "0"}, "--samples"},
         {{"--samples", "many"}, "--samples"},
+        {{"--samples", "0"}, "--samples: '0' is not a whole number in [1, 100] or 'auto'"},
         {{"--streams", "1000"}, "--streams"},
         {{"--msg-size", "0"}, "--msg-size"},
         {{"--udp-rate", "fast"}, "--udp-rate"},
