@@ -366,10 +366,14 @@ static int add_file(struct merged *m, const char *path, struct kp_err *err)
     size_t len = 0;
     json_t *doc = NULL;
     char *dir = NULL;
+    struct kp_err why = {{0}};
     int rc = -1;
 
-    if (cfg_read_file(path, KUBE_CONFIG_MAX_BYTES, &buf, &len, err) != 0)
+    if (cfg_read_file(path, KUBE_CONFIG_MAX_BYTES, &buf, &len, &why) != 0) {
+        kp_err_set(err, "kubeconfig: %s; pass --kubeconfig (or KUBECONFIG) a readable kubeconfig",
+                   why.msg);
         goto out;
+    }
     if (parse_doc(buf, len, path, &doc, err) != 0)
         goto out;
     dir = dir_of(path);

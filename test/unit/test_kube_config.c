@@ -223,7 +223,8 @@ static void test_kube_config_broken_files_exact_errors(void **state)
                         "missing-context.yaml: context \"nope\" not found; pass --context with "
                         "one of: lab, other");
     assert_string_equal(load_err("does-not-exist.yaml", NULL),
-                        "does-not-exist.yaml: No such file or directory");
+                        "does-not-exist.yaml: No such file or directory; pass --kubeconfig (or "
+                        "KUBECONFIG) a readable kubeconfig");
     assert_string_equal(load_err("alias-bomb.yaml", NULL),
                         "alias-bomb.yaml: line 4 column 8: YAML aliases (*name) are not "
                         "allowed in a kubeconfig");
