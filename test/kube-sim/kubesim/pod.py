@@ -10,6 +10,7 @@ back-off, graceful termination), pod status and kubelet Events.
 import base64
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -457,7 +458,8 @@ class Worker:
             try:
                 proc = subprocess.Popen(
                     ["nsenter", "--net=/run/netns/" + self.netns, "--"] +
-                    argv, env=self.envs.get(c.name), cwd=cwd,
+                    self.uts_prefix() + argv, env=self.envs.get(c.name),
+                    cwd=cwd,
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, start_new_session=True)
             except OSError as e:
@@ -494,6 +496,16 @@ class Worker:
         c.probe_ok = c.probe_fail = 0
         self.phase = "Running"
         self.ev("Normal", "Started", "Started container %s" % c.name, c.name)
+
+    def uts_prefix(self):
+        """Own UTS namespace with the pod's hostname (the node's name for
+        hostNetwork pods), as in a real pod; skipped without the tools."""
+        if not (shutil.which("unshare") and shutil.which("hostname")):
+            return []
+        name = self.node if self.pod["spec"].get("hostNetwork") else \
+            (self.pod["spec"].get("hostname") or self.name)
+        return ["unshare", "--uts", "sh", "-c",
+                'hostname "$0" && exec "$@"', name[:63]]
 
     def pump(self, fh, stream, logp):
         sb = stream.encode()
