@@ -551,7 +551,7 @@ static void udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct server *srv = h->data;
     (void)suggested;
-    *buf = uv_buf_init((char *)srv->udp_buf, sizeof(srv->udp_buf));
+    *buf = uv_buf_init((char *)srv->udp_buf, SERVER_UDP_BUF);
 }
 
 static void udp_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct sockaddr *from,
@@ -650,7 +650,8 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     signal(SIGPIPE, SIG_IGN);
     uv_loop_init(&srv->loop);
     uv_tcp_init(&srv->loop, &srv->listener);
-    uv_udp_init(&srv->loop, &srv->udp);
+    /* recvmmsg: up to SERVER_UDP_BUF / 64 KiB datagrams per system call */
+    uv_udp_init_ex(&srv->loop, &srv->udp, AF_UNSPEC | UV_UDP_RECVMMSG);
     uv_signal_init(&srv->loop, &srv->sigterm);
     uv_signal_init(&srv->loop, &srv->sigint);
     srv->listener.data = srv;
@@ -659,6 +660,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->sigint.data = srv;
     srv->rx_buf = kp_xmalloc(SERVER_RX_BUF);
     srv->tx_buf = kp_xcalloc(1, PROTO_MAX_MSG_SIZE);
+    srv->udp_buf = kp_xmalloc(SERVER_UDP_BUF);
     if (bind_all(srv, err) != 0)
         goto out;
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
@@ -680,6 +682,7 @@ out:
     uv_loop_close(&srv->loop);
     free(srv->rx_buf);
     free(srv->tx_buf);
+    free(srv->udp_buf);
     free(srv);
     return rc;
 }

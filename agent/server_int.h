@@ -14,6 +14,7 @@
 #include "agent/server.h"
 
 #define SERVER_RX_BUF    (256 * 1024) /* shared receive buffer for data connections */
+#define SERVER_UDP_BUF   (16 * 65536) /* 16 datagrams per recvmmsg */
 #define CONN_CTRL_BUF    64           /* no client->server control message is larger */
 #define SESSION_SLACK_MS 10000        /* deadline = omit + duration + this */
 
@@ -91,9 +92,9 @@ struct server {
     struct conn *conns;
     struct session *sessions;
     unsigned nconns, nsessions;
-    uint8_t *rx_buf; /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
-    uint8_t *tx_buf; /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
-    uint8_t udp_buf[65536];
+    uint8_t *rx_buf;  /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
+    uint8_t *tx_buf;  /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
+    uint8_t *udp_buf; /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
     uint64_t last_flood_log_ns;
     unsigned flood_suppressed;
     double log_tokens; /* server_warn's bucket */
