@@ -3,6 +3,7 @@
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
  * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/compare.h. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,23 @@ struct compare_flags {
     const char *cur;
 };
 
-static int flag_error(const char *msg, const char *arg)
+/* One line on stderr, as for every kperf error; the usage is one --help away. Returns 2. */
+static int usage_error(const char *what)
 {
-    fprintf(stderr, "kperf: error: %s '%s'\n%s", msg, arg, usage_text);
+    fprintf(stderr, "kperf: error: %s. Run 'kperf compare --help' for usage.\n", what);
     return 2;
+}
+
+static int flag_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int flag_error(const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return usage_error(what);
 }
 
 /* Parses argv into f. Returns 0, 1 for --help (exit 0), or 2 for a usage error. */
@@ -56,30 +70,28 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f)
         switch (c) {
         case 't':
             if (units_parse_percent(optarg, &f->opts.threshold_pct, &err) != 0)
-                return flag_error("bad --threshold", optarg);
+                return flag_error("--threshold: %s", kp_err_msg(&err));
             break;
         case 'a':
             f->opts.alpha = strtod(optarg, &end);
             if (*end || !(f->opts.alpha > 0 && f->opts.alpha < 1))
-                return flag_error("--alpha must be between 0 and 1, got", optarg);
+                return flag_error("--alpha: '%s' is not a number between 0 and 1", optarg);
             break;
         case 'o':
             if (report_format_parse(optarg, &f->fmt, &err) != 0 ||
                 (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON))
-                return flag_error("compare prints table, markdown or json, not", optarg);
+                return flag_error("--output: compare prints table, markdown or json, not '%s'",
+                                  optarg);
             break;
         case 'h':
             fputs(usage_text, stdout);
             return 1;
         default:
-            return flag_error("unknown or incomplete flag", argv[optind - 1]);
+            return flag_error("unknown flag, or flag without its value: '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "kperf: error: 'kperf compare' takes BASE.json and NEW.json\n%s",
-                usage_text);
-        return 2;
-    }
+    if (argc - optind != 2)
+        return usage_error("'kperf compare' takes BASE.json and NEW.json");
     f->base = argv[optind];
     f->cur = argv[optind + 1];
     return 0;

@@ -62,13 +62,16 @@ static int parse_flags(int argc, char **argv, struct report_flags *f)
             fputs(usage_text, stdout);
             return 1;
         default:
-            fprintf(stderr, "kperf: error: unknown or incomplete flag '%s'\n%s", argv[optind - 1],
-                    usage_text);
+            fprintf(stderr,
+                    "kperf: error: unknown flag, or flag without its value: '%s'. Run 'kperf "
+                    "report --help' for usage.\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "kperf: error: 'kperf report' takes exactly one FILE.json\n%s", usage_text);
+        fprintf(stderr, "kperf: error: 'kperf report' takes exactly one FILE.json. Run 'kperf "
+                        "report --help' for usage.\n");
         return 2;
     }
     f->path = argv[optind];

@@ -59,9 +59,18 @@ grep -q "share no measured row" "$D/err" || fail "mismatch not explained"
 expect 1 "$KPERF" compare "$D/base.json" "$D/missing.json"
 
 # usage errors: exit 2
+one_line() { [ "$(wc -l <"$D/err")" = 1 ] || fail "$1: error is not one line: $(cat "$D/err")"; }
 expect 2 "$KPERF" compare "$D/base.json"
+one_line "compare with one file"
 expect 2 "$KPERF" compare --threshold lots "$D/base.json" "$D/regressed.json"
+one_line "--threshold lots"
+grep -q "^kperf: error: --threshold: .*'lots'" "$D/err" || fail "unclear: $(cat "$D/err")"
 expect 2 "$KPERF" compare -o csv "$D/base.json" "$D/regressed.json"
+one_line "compare -o csv"
+expect 2 "$KPERF" report "$D/base.json" --bogus
+one_line "report --bogus"
+expect 2 "$KPERF" report
+one_line "report without a file"
 expect 0 "$KPERF" compare --help
 
 # kperf report re-renders every format; --output-dir writes all four files
