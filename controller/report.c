@@ -292,6 +292,10 @@ struct report *report_load(const char *path, struct kp_err *err)
         kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
         return NULL;
     }
+    if (S_ISDIR(st.st_mode)) {
+        kp_err_set(err, "%s is a directory, not a report file", path);
+        return NULL;
+    }
     if (st.st_size > (off_t)REPORT_MAX_FILE_BYTES) {
         kp_err_set(err, "%s: larger than %u MiB, not a kperf report", path,
                    REPORT_MAX_FILE_BYTES >> 20);

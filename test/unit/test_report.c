@@ -343,6 +343,8 @@ static void test_report_load_errors_are_one_line(void **state)
     unlink(path);
     assert_null(report_load("/nonexistent/report.json", &err));
     assert_non_null(strstr(kp_err_msg(&err), "cannot read"));
+    assert_null(report_load("/tmp", &err)); /* e.g. the --output-dir instead of its report.json */
+    assert_string_equal(kp_err_msg(&err), "/tmp is a directory, not a report file");
 }
 
 /* Documents printed by the real kperf-agent (loopback, 300 ms, 2 samples; reverse stream)
