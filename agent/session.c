@@ -15,9 +15,10 @@
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
 
-#define UDP_SEND_PER_TICK 4096 /* datagrams per 1 ms pacing tick, at most */
-#define REPORT_GRACE_MS   1000 /* forward UDP: wait for datagrams still in flight after STOP */
-#define DRAIN_WAIT_MS     5000 /* forward TCP: wait for every stream's EOF after STOP */
+#define UDP_SEND_PER_TICK     4096 /* datagrams per 1 ms pacing tick, at most */
+#define REPORT_GRACE_MS       1000 /* forward UDP: wait for datagrams still in flight after STOP */
+#define STREAM_BUFS_PER_WRITE 4    /* reverse streams: msg_size blocks per writev */
+#define DRAIN_WAIT_MS         5000 /* forward TCP: wait for every stream's EOF after STOP */
 
 struct echo_req {
     uv_write_t req;
@@ -213,16 +214,18 @@ static void stream_send(struct conn *c)
 
     while (s && !c->closing && c->writes_in_flight < 2 && s->started && !s->stopping) {
         uv_write_t *w = &c->wr[c->wr[0].data ? 1 : 0];
-        uv_buf_t b = uv_buf_init((char *)c->srv->tx_buf, s->req.msg_size);
+        uv_buf_t b[STREAM_BUFS_PER_WRITE];
+        for (unsigned i = 0; i < STREAM_BUFS_PER_WRITE; i++)
+            b[i] = uv_buf_init((char *)c->srv->tx_buf, s->req.msg_size);
         w->data = c;
-        if (uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, stream_written) != 0) {
+        if (uv_write(w, (uv_stream_t *)&c->tcp, b, STREAM_BUFS_PER_WRITE, stream_written) != 0) {
             w->data = NULL;
             conn_close(c);
             return;
         }
         c->writes_in_flight++;
         /* counted when queued: everything queued is delivered before our FIN */
-        c->tx_bytes += s->req.msg_size;
+        c->tx_bytes += (uint64_t)s->req.msg_size * STREAM_BUFS_PER_WRITE;
     }
 }
 
