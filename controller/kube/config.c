@@ -276,18 +276,22 @@ static int resolve(struct merged *m, const char *ctx_name, const char *ns_overri
     c->source = kp_xstrdup(m->source ? m->source : "kubeconfig");
     if (!ctx_name)
         ctx_name = m->current;
+    names = names_of(m->contexts);
+    if (!*names) {
+        /* no --context can help: say what the file lacks */
+        kp_err_set(err, "defines no contexts; add one under contexts: (kubectl config "
+                        "set-context) or pass another --kubeconfig");
+        goto out;
+    }
     if (!ctx_name) {
-        names = names_of(m->contexts);
-        kp_err_set(err, "no current-context is set; pass --context NAME (contexts: %s)",
-                   *names ? names : "none");
+        kp_err_set(err, "no current-context is set; pass --context NAME (contexts: %s)", names);
         goto out;
     }
     c->context_name = kp_xstrdup(ctx_name);
     ctx = json_object_get(m->contexts, ctx_name);
     if (!ctx) {
-        names = names_of(m->contexts);
         kp_err_set(err, "context \"%s\" not found; pass --context with one of: %s", ctx_name,
-                   *names ? names : "(none defined)");
+                   names);
         goto out;
     }
     if (!cfg_str(ctx, "cluster")) {

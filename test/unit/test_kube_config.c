@@ -264,6 +264,11 @@ static void test_kube_config_limits_depth_and_size(void **state)
     assert_string_equal(err.msg, "big: file is larger than 4194304 bytes");
     free(big);
 
+    /* a mapping without contexts: no --context can help */
+    assert_int_equal(kube_config_parse("apiVersion: v1\n", 15, "e", NULL, NULL, &c, &err), -1);
+    assert_string_equal(err.msg, "e: defines no contexts; add one under contexts: (kubectl "
+                                 "config set-context) or pass another --kubeconfig");
+
     /* a top-level scalar is not a kubeconfig */
     assert_int_equal(kube_config_parse("hello", 5, "s", NULL, NULL, &c, &err), -1);
     assert_string_equal(err.msg, "s: not a kubeconfig (expected a mapping at the top)");
