@@ -312,7 +312,7 @@ static int setup(struct sample *s, struct kp_err *err)
         w->smp = s;
         w->index = i;
         w->fd = -1;
-        w->hist = hist_new();
+        w->hist = proto_test_is_stream(s->req.test) ? NULL : hist_new();
     }
     for (unsigned i = 0; i < s->nworkers; i++) {
         struct worker *w = &s->workers[i];
