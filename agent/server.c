@@ -450,6 +450,9 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
         if (c->state == CONN_CONTROL && c->sess && !c->sess->reported)
             server_warn(c->srv, "%s: client went away during %s (%s); dropped", c->peer,
                         proto_test_name(c->sess->req.test), uv_strerror((int)n));
+        else if (c->state == CONN_NEW && c->rlen == 0 && n == UV_EOF)
+            /* connect and close: a TCP health probe or a port check, not an attack */
+            kp_log(KP_LOG_INFO, "%s: connected and closed without a word", c->peer);
         else if (c->state == CONN_NEW || c->state == CONN_AUTH || c->state == CONN_REQ)
             server_warn(c->srv, "%s: closed during handshake (%s); dropped", c->peer,
                         uv_strerror((int)n));
