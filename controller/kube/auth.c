@@ -67,7 +67,7 @@ static int token_file(struct auth *a, time_t now, struct kp_err *err)
         need = 1;
     if (!need)
         return 0;
-    if (stat(path, &st) != 0 || cfg_read_file_secret(path, TOKEN_FILE_MAX, &buf, &len, err) != 0) {
+    if (stat(path, &st) != 0 || cfg_read_file(path, TOKEN_FILE_MAX, &buf, &len, err) != 0) {
         if (a->file_token)
             return 0; /* keep the last good token, as client-go does */
         if (!kp_err_is_set(err))

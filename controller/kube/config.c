@@ -40,49 +40,67 @@ int cfg_bool(json_t *obj, const char *key)
                  !strcmp(s, "yes") || !strcmp(s, "on"));
 }
 
+/* Moves the first n bytes of *buf into a fresh buffer of cap + 1 bytes and wipes the old one:
+ * realloc would leave a copy of tokens and keys in freed memory. */
+static void grow_wiped(char **buf, size_t n, size_t old_cap, size_t cap)
+{
+    char *b = kp_xmalloc(cap + 1);
+
+    memcpy(b, *buf, n);
+    explicit_bzero(*buf, old_cap + 1);
+    free(*buf);
+    *buf = b;
+}
+
 int cfg_read_file(const char *path, size_t max, char **out, size_t *len, struct kp_err *err)
 {
     FILE *f = fopen(path, "rb");
-    char *buf;
+    struct stat st;
+    char *buf = NULL;
     size_t n = 0, cap = 4096;
+    int rc = -1;
 
     if (!f)
         return kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+    /* one allocation for a regular file; growth only for files that change or lie (procfs) */
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (size_t)st.st_size + 1 > max + 1 ? max + 1 : (size_t)st.st_size + 1;
     buf = kp_xmalloc(cap + 1);
     for (;;) {
         size_t r;
         if (n == cap) {
-            if (cap >= max + 1) {
-                fclose(f);
-                free(buf);
-                return kp_err_set(err, "%s is larger than %zu bytes", path, max);
-            }
-            cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
-            buf = kp_xrealloc(buf, cap + 1);
+            size_t more = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            if (cap >= max + 1)
+                break;
+            grow_wiped(&buf, n, cap, more);
+            cap = more;
         }
         r = fread(buf + n, 1, cap - n, f);
         if (r == 0)
             break;
         n += r;
     }
-    if (ferror(f) || n > max) {
-        int e = errno;
-        fclose(f);
-        free(buf);
-        return n > max ? kp_err_set(err, "%s is larger than %zu bytes", path, max)
-                       : kp_err_set(err, "cannot read %s: %s", path, strerror(e));
+    if (n > max) {
+        kp_err_set(err, "%s is larger than %zu bytes", path, max);
+        goto out;
     }
-    fclose(f);
+    if (ferror(f)) {
+        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
     buf[n] = '\0';
     *out = buf;
+    buf = NULL;
     if (len)
         *len = n;
-    return 0;
-}
-
-int cfg_read_file_secret(const char *path, size_t max, char **out, size_t *len, struct kp_err *err)
-{
-    return cfg_read_file(path, max, out, len, err);
+    rc = 0;
+out:
+    fclose(f);
+    if (buf) {
+        explicit_bzero(buf, cap + 1);
+        free(buf);
+    }
+    return rc;
 }
 
 /* Makes obj[key] absolute against dir when it is a relative path. */

@@ -210,6 +210,55 @@ static void test_kube_config_in_cluster_layout(void **state)
     unsetenv("KPERF_INCLUSTER_ROOT");
 }
 
+/* Writes a valid kubeconfig padded with comments to about `bytes` bytes to fd. */
+static void write_padded_kubeconfig(int fd, size_t bytes)
+{
+    static const char head[] = "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                               "clusters:\n- {name: c, cluster: {server: https://127.0.0.1:1}}\n"
+                               "users:\n- {name: u, user: {token: padded}}\n"
+                               "contexts:\n- {name: t, context: {cluster: c, user: u}}\n";
+    char pad[64];
+
+    memset(pad, 'x', sizeof(pad));
+    pad[0] = '#';
+    pad[sizeof(pad) - 1] = '\n';
+    assert_int_equal(write(fd, head, sizeof(head) - 1), (ssize_t)sizeof(head) - 1);
+    for (size_t n = sizeof(head) - 1; n < bytes; n += sizeof(pad))
+        assert_int_equal(write(fd, pad, sizeof(pad)), (ssize_t)sizeof(pad));
+}
+
+/* Files are read whole up to the limit: from a pipe (no size known, the buffer grows, as with
+ * --kubeconfig <(...)) and from a regular file just over the limit. */
+static void test_kube_config_file_sizes(void **state)
+{
+    char path[] = "/tmp/kperf-kubeconfig-XXXXXX";
+    struct kube_config_opts o = {0};
+    struct kube_config *c = NULL;
+    struct kp_err err = {{0}};
+    char fdpath[32];
+    int p[2], fd;
+    (void)state;
+
+    assert_int_equal(pipe(p), 0);
+    write_padded_kubeconfig(p[1], 20000); /* fits the pipe buffer */
+    close(p[1]);
+    snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", p[0]);
+    o.kubeconfig = fdpath;
+    assert_int_equal(kube_config_load(&o, &c, &err), 0);
+    assert_string_equal(c->server, "https://127.0.0.1:1");
+    kube_config_free(c);
+    close(p[0]);
+
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    write_padded_kubeconfig(fd, KUBE_CONFIG_MAX_BYTES + 1);
+    close(fd);
+    o.kubeconfig = path;
+    assert_int_equal(kube_config_load(&o, &c, &err), -1);
+    assert_non_null(strstr(err.msg, "is larger than 4194304 bytes"));
+    unlink(path);
+}
+
 static void test_kube_config_broken_files_exact_errors(void **state)
 {
     (void)state;
@@ -297,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_kube_config_kubeconfig_env_merges_first_wins),
         cmocka_unit_test(test_kube_config_in_cluster_layout),
         cmocka_unit_test(test_kube_config_broken_files_exact_errors),
+        cmocka_unit_test(test_kube_config_file_sizes),
         cmocka_unit_test(test_kube_config_limits_depth_and_size),
         cmocka_unit_test(test_kube_config_exec_v1_and_extension),
     };
