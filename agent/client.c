@@ -298,6 +298,8 @@ static unsigned worker_count(const struct proto_test_req *r)
 
 static int setup(struct sample *s, struct kp_err *err)
 {
+    if (proto_check_test_req(&s->req, err) != 0)
+        return kp_err_prefix(err, "bad parameters");
     s->ctrl = client_connect(s, s->o->connect_timeout_ms, err);
     if (s->ctrl < 0)
         return -1;

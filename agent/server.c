@@ -410,6 +410,11 @@ static size_t process_ctrl(struct conn *c)
             st = proto_decode(c->rbuf + off, c->rlen - off, &m, &used, &err);
         if (st == PROTO_AGAIN)
             break;
+        if (st == PROTO_ERROR && c->state == CONN_REQ && h.type == PROTO_TEST_REQ) {
+            /* authenticated, well-framed, out of range: say why */
+            conn_refuse(c, PROTO_REFUSE_BAD_REQUEST, "bad test request: %s", kp_err_msg(&err));
+            return c->rlen;
+        }
         if (st == PROTO_ERROR) {
             server_warn(c->srv, "%s: protocol error: %s; dropped", c->peer, kp_err_msg(&err));
             conn_close(c);

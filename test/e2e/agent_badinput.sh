@@ -57,6 +57,27 @@ elif mode == "skip-auth":
     req = struct.pack(">BBHIIIQ", 1, 0, 1, 1, 1000, 0, 0)
     s.sendall(struct.pack(">IBBHI", MAGIC, 1, 4, 0, len(req)) + req)
     print("closed" if closed_within(s, 3) is not None else "open")
+elif mode in ("auth-good", "auth-bad-req"):
+    # an independent HMAC-SHA256 (Python's) must be accepted; a bad request gets a reason
+    import hashlib, hmac
+    s = conn(); s.sendall(struct.pack(">IBBHI", MAGIC, 1, 1, 0, 4) + struct.pack(">HH", 1, 1))
+    ch = b""
+    while len(ch) < 48:
+        ch += s.recv(48 - len(ch))
+    mac = hmac.new(sys.argv[3].encode(), b"kperf-auth-v1" + ch[12:44], hashlib.sha256).digest()
+    streams = 1 if mode == "auth-good" else 0
+    req = struct.pack(">BBHIIIQ", 1, 0, streams, 1, 1000, 0, 0)
+    s.sendall(struct.pack(">IBBHI", MAGIC, 1, 3, 0, 32) + mac +
+              struct.pack(">IBBHI", MAGIC, 1, 4, 0, len(req)) + req)
+    s.settimeout(3)
+    resp = s.recv(512)
+    t = resp[5]
+    if t == 5:
+        print("accepted")
+    elif t == 6:
+        print("refused: " + resp[16:].decode())
+    else:
+        print("type %d" % t)
 elif mode == "flood":
     n, socks, refused = int(sys.argv[3]), [], 0
     for _ in range(n):
@@ -108,6 +129,9 @@ client --tests TCP_RR --duration 200ms > /dev/null 2> "$WORK/notoken.err"
 rc=$?
 check "no token: client exits 1 asking for --token-file" \
     bash -c "[ $rc -eq 1 ] && grep -q 'server requires a token: pass --token-file' '$WORK/notoken.err'"
+check "HMAC from an independent implementation accepted" [ "$(raw auth-good s3cret-token)" = accepted ]
+check "authenticated but out-of-range request refused with the reason" \
+    [ "$(raw auth-bad-req s3cret-token)" = "refused: bad test request: streams 0 out of range [1, 128]" ]
 check "the token never reaches a log" bash -c "! grep -q s3cret '$WORK/server.log' '$WORK/wrong.err' '$WORK/notoken.err'"
 
 # --- limits -----------------------------------------------------------------------------------
