@@ -24,7 +24,6 @@ struct auth {
     int file_stale; /* re-read on next use */
     struct exec_cred cred;
     int have_cred;
-    unsigned exec_runs;
     unsigned cert_generation;
 };
 
@@ -90,7 +89,6 @@ static int exec_cred(struct auth *a, time_t now, struct kp_err *err)
 
     if (a->have_cred && (a->cred.expiry == 0 || now < a->cred.expiry - EXEC_EARLY_REFRESH))
         return 0;
-    a->exec_runs++;
     if (exec_run(a->cfg, a->abort_a, a->abort_b, &fresh, err) != 0)
         return kp_err_prefix(err, "user \"%s\"", a->cfg->user_name);
     if (fresh.cert && (!a->cred.cert || strcmp(fresh.cert, a->cred.cert) != 0))
@@ -149,9 +147,4 @@ int auth_invalidate(struct auth *a)
         can = 1;
     }
     return can;
-}
-
-unsigned auth_exec_runs(const struct auth *a)
-{
-    return a->exec_runs;
 }

@@ -41,7 +41,4 @@ int auth_get(struct auth *a, time_t now, struct auth_creds *out, struct kp_err *
  * request makes sense (exec plugin or token file), 0 when nothing can change. */
 int auth_invalidate(struct auth *a);
 
-/* Times the exec plugin has run (tests and -v). */
-unsigned auth_exec_runs(const struct auth *a);
-
 #endif

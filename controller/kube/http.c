@@ -75,11 +75,6 @@ void http_reset_abort(struct http *h)
     h->own_abort = 0;
 }
 
-unsigned http_exec_runs(const struct http *h)
-{
-    return auth_exec_runs(h->auth);
-}
-
 size_t http_max_body(const struct http *h)
 {
     return h->max_body;

@@ -67,7 +67,6 @@ void http_reset_abort(struct http *h);
 int http_aborted(const struct http *h);
 uint64_t http_now_ms(const struct http *h);      /* the client clock */
 void http_sleep_ms(struct http *h, uint64_t ms); /* wakes early on abort */
-unsigned http_exec_runs(const struct http *h);   /* exec plugin runs, for tests */
 size_t http_max_body(const struct http *h);
 
 #endif
