@@ -164,19 +164,9 @@ size_t plan_group_count(const struct plan *p)
     return p->n_groups;
 }
 
-struct plan_group *plan_group_at(struct plan *p, size_t i)
-{
-    return i < p->n_groups ? &p->groups[i] : NULL;
-}
-
 const struct plan_group *plan_group_get(const struct plan *p, size_t i)
 {
     return i < p->n_groups ? &p->groups[i] : NULL;
-}
-
-const struct plan_opts *plan_get_opts(const struct plan *p)
-{
-    return &p->opts;
 }
 
 size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char *fmt, ...)

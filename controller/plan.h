@@ -110,9 +110,7 @@ void plan_opts_from_run_options(const struct run_options *ro, struct plan_opts *
 /* The groups in run order (borrowed until plan_free; indices stay valid except across
  * plan_expand_sweep). */
 size_t plan_group_count(const struct plan *p);
-struct plan_group *plan_group_at(struct plan *p, size_t i);
 const struct plan_group *plan_group_get(const struct plan *p, size_t i);
-const struct plan_opts *plan_get_opts(const struct plan *p); /* borrowed */
 
 /* Marks every group of (scenario, placement) skipped with a reason (printf-like). A placement
  * of PLACEMENT_COUNT means every placement of the scenario. Returns how many groups were

@@ -141,11 +141,6 @@ static const char *const group_titles[G_COUNT] = {
 
 static const char *const output_names[] = {"table", "markdown", "json", "csv"};
 
-const char *run_options_output_name(enum run_output out)
-{
-    return (unsigned)out < 4 ? output_names[out] : "?";
-}
-
 void run_options_init(struct run_options *o)
 {
     memset(o, 0, sizeof(*o));

@@ -93,7 +93,4 @@ int run_options_parse(struct run_options *o, int argc, char **argv, FILE *out, s
 /* Prints the --help text to f. */
 void run_options_help(FILE *f);
 
-/* Name of an output format: "table", "markdown", "json", "csv". */
-const char *run_options_output_name(enum run_output out);
-
 #endif
