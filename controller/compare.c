@@ -107,8 +107,8 @@ static json_t *provenance_diff(const json_t *mb, const json_t *mn)
     json_object_foreach(fn, key, v)
     {
         if (!json_object_get(fb, key))
-            json_array_append_new(
-                diff, json_pack("{s:s, s:n, s:O}", "field", key, "base", "new", v));
+            json_array_append_new(diff,
+                                  json_pack("{s:s, s:n, s:O}", "field", key, "base", "new", v));
     }
     json_decref(fb);
     json_decref(fn);
@@ -556,7 +556,8 @@ int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
     default:
         return kp_err_set(err, "compare prints table, markdown or json only");
     }
-    if (rc != 0 || ferror(out))
+    /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */
+    if (rc != 0 || fflush(out) != 0 || ferror(out))
         return kp_err_set(err, "cannot write the comparison: %s", strerror(errno ? errno : EIO));
     return 0;
 }

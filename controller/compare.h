@@ -46,7 +46,7 @@ size_t compare_improvement_count(const struct compare *cmp);
 json_t *compare_to_json(const struct compare *cmp);
 
 /* Writes the comparison as REPORT_TABLE, REPORT_MARKDOWN or REPORT_JSON (others are an
- * error). Returns 0 or -1 with err. */
+ * error) and flushes out. Returns 0 or -1 with err (also for write errors). */
 int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
                    struct kp_err *err);
 

@@ -338,7 +338,8 @@ int report_render(const struct report *rep, enum report_format fmt, FILE *out, s
         fputc('\n', out);
         break;
     }
-    if (rc != 0 || ferror(out))
+    /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */
+    if (rc != 0 || fflush(out) != 0 || ferror(out))
         return kp_err_set(err, "cannot write the report: %s", strerror(errno ? errno : EIO));
     return 0;
 }

@@ -114,7 +114,8 @@ struct report *report_from_json(const json_t *doc, struct kp_err *err);
 /* report_from_json on a file (at most REPORT_MAX_FILE_BYTES). Caller frees; NULL with err. */
 struct report *report_load(const char *path, struct kp_err *err);
 
-/* Writes the report in one format to out. Returns 0 or -1 with err (write errors). */
+/* Writes the report in one format to out and flushes out. Returns 0 or -1 with err (write
+ * errors, also those that show only on the flush). */
 int report_render(const struct report *rep, enum report_format fmt, FILE *out, struct kp_err *err);
 
 /* Writes report.json, report.md, report.csv and report.html into dir (created if missing,

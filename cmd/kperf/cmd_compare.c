@@ -121,7 +121,7 @@ int cmd_compare(int argc, char **argv)
                 kp_err_msg(&err));
         goto out;
     }
-    if (compare_render(cmp, f.fmt, stdout, &err) != 0 || fflush(stdout) != 0) {
+    if (compare_render(cmp, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         goto out;
     }

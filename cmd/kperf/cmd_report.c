@@ -102,7 +102,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     rc = 0;
-    if (report_render(rep, f.fmt, stdout, &err) != 0 || fflush(stdout) != 0) {
+    if (report_render(rep, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         rc = 1;
     }

@@ -49,8 +49,7 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
 {
     struct kp_err err = {{0}};
 
-    if (report_render(rep, (enum report_format)ro->output, stdout, &err) != 0 ||
-        fflush(stdout) != 0) {
+    if (report_render(rep, (enum report_format)ro->output, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: writing the report: %s\n", kp_err_msg(&err));
         return -1;
     }

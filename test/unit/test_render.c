@@ -225,6 +225,22 @@ static void test_render_format_names(void **state)
     assert_non_null(strstr(kp_err_msg(&err), "xml"));
 }
 
+/* A full disk shows on the flush, after every fprintf succeeded into the buffer. */
+static void test_render_write_errors_are_reported(void **state)
+{
+    struct report *rep = synthetic();
+    struct kp_err err = {{0}};
+    FILE *full = fopen("/dev/full", "w");
+    (void)state;
+
+    if (!full)
+        skip();
+    assert_int_equal(report_render(rep, REPORT_TABLE, full, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "cannot write the report: No space left on device");
+    fclose(full);
+    report_free(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_render_html_is_self_contained),
         cmocka_unit_test(test_render_json_is_the_report),
         cmocka_unit_test(test_render_format_names),
+        cmocka_unit_test(test_render_write_errors_are_reported),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
