@@ -196,13 +196,17 @@ static int start_server(struct backend_local *bl, enum server s, struct kp_err *
 static int wait_servers(struct backend_local *bl, struct kp_err *err)
 {
     struct timespec nap = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+    bool ready[SRV_COUNT] = {false}; /* seen listening: its log is not read again */
     uint64_t waited_ms = 0;
     char line[512];
 
     for (;;) {
         bool all = true;
         for (int s = 0; s < SRV_COUNT; s++) {
-            if (!bl->server_pid[s] || file_line(bl->server_log[s], LISTEN_MARK, line, sizeof(line)))
+            if (!bl->server_pid[s] || ready[s])
+                continue;
+            ready[s] = file_line(bl->server_log[s], LISTEN_MARK, line, sizeof(line));
+            if (ready[s])
                 continue;
             if (!subproc_alive(bl->server_pid[s])) {
                 bl->server_pid[s] = 0;
