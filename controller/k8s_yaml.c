@@ -43,14 +43,22 @@ static int emit(yaml_emitter_t *em, yaml_event_t *ev, struct kp_err *err)
     return 0;
 }
 
-static int emit_scalar(yaml_emitter_t *em, const char *text, int plain_ok, struct kp_err *err)
+static int emit_scalar_n(yaml_emitter_t *em, const char *text, size_t len, int plain_ok,
+                         struct kp_err *err)
 {
     yaml_event_t ev;
 
-    yaml_scalar_event_initialize(
-        &ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok, 1,
-        plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    if (len > K8S_YAML_MAX_BYTES)
+        return kp_err_set(err, "cannot write YAML: a string of %zu bytes", len);
+    yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len, plain_ok, 1,
+                                 plain_ok ? YAML_ANY_SCALAR_STYLE
+                                          : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
     return emit(em, &ev, err);
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *text, int plain_ok, struct kp_err *err)
+{
+    return emit_scalar_n(em, text, strlen(text), plain_ok, err);
 }
 
 static int emit_value(yaml_emitter_t *em, const json_t *v, struct kp_err *err)
@@ -87,13 +95,19 @@ static int emit_value(yaml_emitter_t *em, const json_t *v, struct kp_err *err)
         yaml_sequence_end_event_initialize(&ev);
         return emit(em, &ev, err);
     }
-    case JSON_STRING:
-        return emit_scalar(em, json_string_value(v), !needs_quotes(json_string_value(v)), err);
+    case JSON_STRING: {
+        /* an embedded NUL can only be written escaped, in double quotes */
+        size_t len = json_string_length(v);
+        int plain = len == strlen(json_string_value(v)) && !needs_quotes(json_string_value(v));
+        return emit_scalar_n(em, json_string_value(v), len, plain, err);
+    }
     case JSON_INTEGER:
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return emit_scalar(em, num, 1, err);
     case JSON_REAL:
         snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+        if (!strpbrk(num, ".eEn")) /* keep it a real when read back: 1 -> 1.0 */
+            strncat(num, ".0", sizeof(num) - strlen(num) - 1);
         return emit_scalar(em, num, 1, err);
     case JSON_TRUE:
         return emit_scalar(em, "true", 1, err);

@@ -34,6 +34,7 @@ static void test_k8s_yaml_round_trip_keeps_types(void **state)
                   "kind", "ConfigMap", "data", "mode", "0440", "yes", "yes", "on", "on", "empty",
                   "", "num", "5201", "multi", "line one\nline two", "colon", "a: b", "list", 42,
                   1.5, 1, 0, "emptyobj", "emptyarr", "kind", "Second");
+    json_array_append_new(json_object_get(json_array_get(docs, 0), "list"), json_real(2.0));
     char *yaml = emit_to_string(docs);
     json_t *back = NULL;
     struct kp_err err;
