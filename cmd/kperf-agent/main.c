@@ -487,29 +487,48 @@ static int cmd_server(int argc, char **argv)
     return 0;
 }
 
+/* One table row: a sample (its index) or an aggregate ("all"). */
+static void print_row(const json_t *r, const char *which)
+{
+    double v = 0, p50 = 0, p99 = 0, re = 0, loss = 0;
+    char val[32];
+    const char *dir = json_is_true(json_object_get(r, "reverse")) ? "reverse" : "forward";
+
+    if (result_number(r, "throughput_mbps", &v) == 0)
+        snprintf(val, sizeof(val), "%.1f Mbit/s", v);
+    else if (result_number(r, "ops_per_sec", &v) == 0)
+        snprintf(val, sizeof(val), "%.0f op/s", v);
+    else
+        snprintf(val, sizeof(val), "-");
+    result_number(r, "latency_us.p50", &p50);
+    result_number(r, "latency_us.p99", &p99);
+    result_number(r, "tcp.retransmits", &re);
+    result_number(r, "udp.loss_pct", &loss);
+    printf("%-17s %-3s %-7s %14s %10.1f %10.1f %10.0f %10.2f\n", result_test(r), which, dir, val,
+           p50, p99, re, loss);
+}
+
 static void print_table(const json_t *doc)
 {
+    const json_t *aggs = json_object_get(doc, "aggregates");
+    const json_t *a;
+    size_t i;
+
     printf("%-17s %-3s %-7s %14s %10s %10s %10s %10s\n", "TEST", "#", "DIR", "RESULT", "p50_us",
            "p99_us", "retrans", "loss_%");
-    for (size_t i = 0; i < result_count(doc); i++) {
-        const json_t *r = result_get(doc, i);
-        double v = 0, p50 = 0, p99 = 0, re = 0, loss = 0;
-        char val[32];
-        const char *dir = json_is_true(json_object_get(r, "reverse")) ? "reverse" : "forward";
-        if (result_number(r, "throughput_mbps", &v) == 0)
-            snprintf(val, sizeof(val), "%.1f Mbit/s", v);
-        else if (result_number(r, "ops_per_sec", &v) == 0)
-            snprintf(val, sizeof(val), "%.0f op/s", v);
-        else
-            snprintf(val, sizeof(val), "-");
-        result_number(r, "latency_us.p50", &p50);
-        result_number(r, "latency_us.p99", &p99);
-        result_number(r, "tcp.retransmits", &re);
-        result_number(r, "udp.loss_pct", &loss);
-        printf("%-17s %-3d %-7s %14s %10.1f %10.1f %10.0f %10.2f\n", result_test(r),
-               (int)json_integer_value(json_object_get(r, "sample")), dir, val, p50, p99, re, loss);
+    for (i = 0; i < result_count(doc); i++) {
+        char which[16];
+        snprintf(which, sizeof(which), "%d",
+                 (int)json_integer_value(json_object_get(result_get(doc, i), "sample")));
+        print_row(result_get(doc, i), which);
     }
-    for (size_t i = 0; i < result_error_count(doc); i++) {
+    /* with several samples, the aggregate of each test too */
+    json_array_foreach(aggs, i, a)
+    {
+        if (json_integer_value(json_object_get(a, "samples")) > 1)
+            print_row(a, "all");
+    }
+    for (i = 0; i < result_error_count(doc); i++) {
         const json_t *e = result_error_get(doc, i);
         printf("%-17s %-3d FAILED: %s\n", result_test(e),
                (int)json_integer_value(json_object_get(e, "sample")),
