@@ -71,6 +71,18 @@ check "aggregates: one per test, 2 samples, ops summed" jqt "$O" \
     '(.aggregates|length) == 2 and all(.aggregates[]; .samples == 2) and (.aggregates[0].ops == ([.results[] | select(.test == "TCP_RR") | .ops] | add))'
 check "omit: params recorded" jqt "$O" '.params.omit_s == 0.3 and .params.samples == 2'
 
+# --- many clients at once ------------------------------------------------------------------
+pids=""
+for t in TCP_RR TCP_CRR TCP_STREAM_MULTI UDP_RR UDP_STREAM; do
+    client --tests "$t" --duration 1s --streams 2 --udp-rate 20M --json > "$WORK/conc.$t.json" 2>&1 &
+    pids="$pids $!"
+done
+conc_ok=1
+for p in $pids; do wait "$p" || conc_ok=0; done
+check "5 clients at once: all succeed" [ "$conc_ok" -eq 1 ]
+check "5 clients at once: each got its result" \
+    bash -c "for f in '$WORK'/conc.*.json; do jq -e '(.results|length) == 1' \"\$f\" > /dev/null || exit 1; done"
+
 # --- human table -----------------------------------------------------------------------------
 client --tests TCP_RR --duration 300ms > "$WORK/table.txt" 2>&1
 check "table output without --json" grep -q '^TCP_RR ' "$WORK/table.txt"
