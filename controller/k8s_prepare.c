@@ -517,6 +517,55 @@ out:
     return rc;
 }
 
+/* After the servers are Ready: their DaemonSets cover exactly node A, and nodes A and B are
+ * still Ready and schedulable (pod readiness alone can lag behind a node going NotReady). */
+static int verify_coverage(struct k8s_backend *b, struct kp_err *err)
+{
+    const char *nets[2] = {"pod", "host"};
+    int need[2] = {b->d.set.pod_network || b->d.set.services, b->d.set.host_network};
+    const json_t *nodes[2] = {b->node_a, b->node_b};
+    struct k8s_node_filter f = {.tolerations = b->d.tolerations};
+
+    for (int i = 0; i < 2; i++) {
+        char *name;
+        json_t *ds;
+        const json_t *st;
+        if (!need[i])
+            continue;
+        name = k8s_objects_daemonset_name(nets[i], "a");
+        ds = get_optional(b, &KUBE_RES_DAEMONSETS, b->d.ns, name);
+        st = json_object_get(ds, "status");
+        /* numberReady lags behind the pod's Ready condition, which the wait already saw */
+        if (ds && json_integer_value(json_object_get(st, "desiredNumberScheduled")) != 1) {
+            kp_err_set(err, "DaemonSet %s covers %lld node(s), want exactly node %s", name,
+                       (long long)json_integer_value(json_object_get(st, "desiredNumberScheduled")),
+                       k8s_facts_node_name(b->node_a));
+            json_decref(ds);
+            free(name);
+            return -1;
+        }
+        json_decref(ds);
+        free(name);
+    }
+    for (int i = 0; i < 2; i++) {
+        json_t *now;
+        char *why = NULL;
+        int ok;
+        if (!nodes[i])
+            continue;
+        now = get_optional(b, &KUBE_RES_NODES, NULL, k8s_facts_node_name(nodes[i]));
+        ok = now && k8s_facts_node_eligible(now, &f, &why);
+        if (!ok)
+            kp_err_set(err, "node %s became unusable during set-up: %s",
+                       k8s_facts_node_name(nodes[i]), why ? why : "gone");
+        free(why);
+        json_decref(now);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
 int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
@@ -540,7 +589,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     json_object_set_new(b->facts, "image", json_string(b->d.obj.image));
     if (check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
         return kp_err_prefix(err, "preflight");
-    if (create_all(b, err) != 0 || wait_servers(b, err) != 0)
+    if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), b->requests);
