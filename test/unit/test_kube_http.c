@@ -240,6 +240,19 @@ static void test_kube_http_rate_limit_applies_to_every_request(void **state)
     /* burst 2 free, then 200 ms per request at 5 QPS on the fake clock */
     assert_int_equal(fx_clk.slept_ms, 600);
     kube_client_free(c);
+
+    /* a retry takes a token too: at 0.1 QPS the retry after a 503 waits out the rest of its
+     * 10 s slot whatever the backoff (without the bucket: 10 s + 0.25-0.5 s) */
+    o = (struct kube_client_opts){.qps = 0.1, .burst = 1};
+    c = fx_client(kc, &o, &fx_clk);
+    assert_int_equal(kube_version(c, &v, &err), 0); /* the burst */
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/version\",\"responses\":["
+                             "{\"status\":503,\"body\":\"busy\"}]}");
+    fx_clk.slept_ms = 0;
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    assert_int_equal(kube_client_last(c)->retries, 1);
+    assert_in_range(fx_clk.slept_ms, 20000, 20001);
+    kube_client_free(c);
     free(kc);
 }
 
