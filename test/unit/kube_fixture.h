@@ -59,8 +59,8 @@ static FX_UNUSED char *fx_data(const char *name)
     return kp_xasprintf("%s/kube/%s", d ? d : "test/unit/data", name);
 }
 
-/* Starts the server; returns 0 or -1 (then tests are skipped). Test programs start it once,
- * through fx_group_setup(). */
+/* Starts the server; returns 0 or -1 (the group setup then fails: no test runs, ctest fails).
+ * Test programs start it once, through fx_group_setup(). */
 static FX_UNUSED int fx_start(void)
 {
     char *script = fx_data("fixture_server.py");
