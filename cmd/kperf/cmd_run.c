@@ -50,7 +50,7 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
     struct kp_err err = {{0}};
 
     if (report_render(rep, (enum report_format)ro->output, stdout, &err) != 0) {
-        fprintf(stderr, "kperf: error: writing the report: %s\n", kp_err_msg(&err));
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         return -1;
     }
     if (ro->output_dir && report_write_dir(rep, ro->output_dir, &err) != 0) {
