@@ -107,7 +107,7 @@ int cmd_report(int argc, char **argv)
         rc = 1;
     }
     if (rc == 0 && f.dir && report_write_dir(rep, f.dir, &err) != 0) {
-        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
         rc = 1;
     }
     report_free(rep);

@@ -54,7 +54,7 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
         return -1;
     }
     if (ro->output_dir && report_write_dir(rep, ro->output_dir, &err) != 0) {
-        fprintf(stderr, "kperf: error: writing %s: %s\n", ro->output_dir, kp_err_msg(&err));
+        fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
         return -1;
     }
     if (ro->output_dir)
