@@ -30,6 +30,7 @@ struct fixture {
 };
 
 static struct fixture fx;
+static CURL *fx_curl; /* control requests: one handle, so one kept-alive TLS connection */
 
 struct fake_clock {
     uint64_t now_ms;
@@ -95,6 +96,9 @@ static FX_UNUSED int fx_start(void)
 static FX_UNUSED void fx_stop(void)
 {
     char *cmd;
+    if (fx_curl)
+        curl_easy_cleanup(fx_curl);
+    fx_curl = NULL;
     if (fx.pid > 0) {
         kill(fx.pid, SIGTERM);
         waitpid(fx.pid, NULL, 0);
@@ -118,7 +122,7 @@ static size_t fx_collect(char *p, size_t size, size_t n, void *arg)
 /* Calls a control endpoint; returns the parsed reply (caller decrefs) or NULL. */
 static FX_UNUSED json_t *fx_ctl(const char *path, const char *body)
 {
-    CURL *k = curl_easy_init();
+    CURL *k = fx_curl ? fx_curl : (fx_curl = curl_easy_init());
     char *url = kp_xasprintf("https://127.0.0.1:%d%s", fx.port, path);
     char *ca = kp_xasprintf("%s/ca.crt", fx.dir);
     char *out = NULL;
@@ -131,7 +135,7 @@ static FX_UNUSED json_t *fx_ctl(const char *path, const char *body)
     if (body)
         curl_easy_setopt(k, CURLOPT_POSTFIELDS, body);
     curl_easy_perform(k);
-    curl_easy_cleanup(k);
+    curl_easy_reset(k); /* keeps the connection */
     doc = out ? json_loads(out, 0, NULL) : NULL;
     free(out);
     free(url);
