@@ -19,6 +19,17 @@ struct suffix {
     double factor;
 };
 
+static const char *example_of(const char *what)
+{
+    if (strcmp(what, "duration") == 0)
+        return "10s";
+    if (strcmp(what, "rate") == 0)
+        return "1G";
+    if (strcmp(what, "percentage") == 0)
+        return "5%";
+    return "1K";
+}
+
 /* Parses a non-negative decimal number followed by a suffix from `table` (first match on the
  * whole remaining text). An empty suffix uses `bare`. */
 static int parse_scaled(const char *s, const struct suffix *table, double bare, double *out,
@@ -31,7 +42,7 @@ static int parse_scaled(const char *s, const struct suffix *table, double bare, 
         return kp_err_set(err, "empty %s", what);
     if (!isdigit((unsigned char)s[0]) && s[0] != '.')
         return kp_err_set(err, "invalid %s '%s': expected a number such as %s", what, s,
-                          table[0].name[0] ? "10s" : "1K");
+                          example_of(what));
     errno = 0;
     v = strtod(s, &end);
     if (errno != 0 || end == s || !isfinite(v) || v < 0)
