@@ -149,6 +149,12 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
     return cv;
 }
 
+/* True for the tail percentiles (p90, p99), whose run-to-run spread one sample cannot show. */
+static bool is_tail_percentile(const struct report_metric *m)
+{
+    return m->sub && (strcmp(m->sub, "p90") == 0 || strcmp(m->sub, "p99") == 0);
+}
+
 /* Decides whether the samples show a real shift in the direction of delta. */
 static bool significant(const json_t *rb, const json_t *rn, const struct report_metric *m,
                         double delta, const struct compare_opts *o, json_t *out)
@@ -174,6 +180,13 @@ static bool significant(const json_t *rb, const json_t *rn, const struct report_
         json_object_set_new(out, "method", json_string("welch-ci95"));
         json_object_set_new(out, "diff_ci95", json_pack("[f, f]", lo, hi));
         json_object_set_new(out, "confidence", json_string("low"));
+    } else if (is_tail_percentile(m)) {
+        /* One run's p90/p99 moves far more between runs than its per-interval throughput or
+         * ops/s do (seen: +-50% p99 between identical runs on a loaded VM with a 5% ops/s
+         * spread), so the in-run spread says nothing about it: no verdict without samples. */
+        sig = false;
+        json_object_set_new(out, "method", json_string("needs-samples"));
+        json_object_set_new(out, "confidence", json_string("none"));
     } else {
         double ca = in_run_cv(rb, m), cb = in_run_cv(rn, m);
         double noise = 2.0 * sqrt(ca * ca + cb * cb);
@@ -374,6 +387,8 @@ static const char *evidence(const json_t *m, char *buf, size_t len)
         snprintf(buf, len, "Welch 95%% CI [%.4g, %.4g], n=%lld/%lld, low confidence",
                  json_number_value(json_array_get(ci, 0)), json_number_value(json_array_get(ci, 1)),
                  na, nb);
+    else if (strcmp(method, "needs-samples") == 0)
+        snprintf(buf, len, "tail percentile: no verdict from one sample (use --samples >= 2)");
     else if (json_number_value(json_object_get(m, "noise_pct")) > 0)
         snprintf(buf, len, "in-run spread +-%.1f%%, n=%lld/%lld, low confidence",
                  json_number_value(json_object_get(m, "noise_pct")), na, nb);

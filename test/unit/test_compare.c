@@ -227,6 +227,24 @@ static void test_compare_one_sample_uses_in_run_spread(void **state)
     compare_free(cmp);
 }
 
+static void test_compare_one_sample_gives_tail_percentiles_no_verdict(void **state)
+{
+    struct spec b = {51, 1, 20, 9000, 0, 2, NULL}, n = {52, 1, 30, 9000, 0, 2, NULL};
+    struct compare *cmp = run(&b, &n, NULL, NULL);
+    const char *method;
+    (void)state;
+
+    /* +50% at every percentile from one sample a side: the tail gets no verdict... */
+    assert_string_equal(verdict(cmp, "TCP_RR", "p99", &method), "within noise");
+    assert_string_equal(method, "needs-samples");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p90", &method), "within noise");
+    assert_string_equal(method, "needs-samples");
+    /* ...while the median still does (no interval series here: threshold only) */
+    assert_string_equal(verdict(cmp, "TCP_RR", "p50", &method), "regression");
+    assert_string_equal(method, "in-run-spread");
+    compare_free(cmp);
+}
+
 static void test_compare_lists_provenance_differences(void **state)
 {
     struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64"};
@@ -329,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_compare_pure_noise_is_within_noise),
         cmocka_unit_test(test_compare_few_samples_use_welch),
         cmocka_unit_test(test_compare_one_sample_uses_in_run_spread),
+        cmocka_unit_test(test_compare_one_sample_gives_tail_percentiles_no_verdict),
         cmocka_unit_test(test_compare_lists_provenance_differences),
         cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
         cmocka_unit_test(test_compare_row_failing_in_new_is_a_regression),
