@@ -148,6 +148,8 @@ void run_options_init(struct run_options *o)
     o->placements = PLACEMENT_BOTH_MASK;
     o->tests = TEST_DEFAULT_MASK;
     o->duration_ms = 10000;
+    /* the per-second series lets a one-sample `kperf compare` see the in-run spread */
+    o->interval_ms = 1000;
     o->samples = 1;
     o->samples_max = 1;
     o->streams = 4;
@@ -584,8 +586,11 @@ static int validate(struct run_options *o, bool k8s_flag_given, const char *k8s_
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->omit_ms >= 3600000)
         return kp_err_set(err, "--omit: must be below 1h");
-    if (o->interval_ms && o->interval_ms > o->duration_ms)
-        return kp_err_set(err, "--interval: longer than --duration");
+    if (o->interval_ms && o->interval_ms > o->duration_ms) {
+        if (o->interval_ms != 1000)
+            return kp_err_set(err, "--interval: longer than --duration");
+        o->interval_ms = 0; /* the default series does not fit a sub-second run: none */
+    }
     return 0;
 }
 

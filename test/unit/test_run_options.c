@@ -48,6 +48,7 @@ static void test_run_options_defaults(void **state)
     assert_int_equal(o.placements, PLACEMENT_BOTH_MASK);
     assert_int_equal(o.tests, TEST_DEFAULT_MASK);
     assert_int_equal(o.duration_ms, 10000);
+    assert_int_equal(o.interval_ms, 1000);
     assert_int_equal(o.samples, 1);
     assert_false(o.samples_auto);
     assert_int_equal(o.streams, 4);
@@ -56,6 +57,11 @@ static void test_run_options_defaults(void **state)
     assert_int_equal(o.port, 5201);
     assert_false(o.local);
     assert_null(o.namespace_name);
+    run_options_cleanup(&o);
+
+    /* the default series is dropped, not an error, when a run is shorter than it */
+    assert_int_equal(parse(&o, &err, "--duration", "500ms", NULL), 0);
+    assert_int_equal(o.interval_ms, 0);
     run_options_cleanup(&o);
 }
 
