@@ -149,7 +149,11 @@ int report_add_agent_doc(struct report *rep, const char *scenario, const char *p
         json_t *row =
             get_row(rep, scenario, placement, json_string_value(json_object_get(v, "test")),
                     json_is_true(json_object_get(v, "reverse")));
-        json_array_append_new(json_object_get(row, "samples"), json_deep_copy(v));
+        json_t *sample = json_deep_copy(v);
+        /* the MTUs the agents saw (pod side and host side) stay with each sample */
+        if (!json_object_get(sample, "mtu") && json_object_get(agent_doc, "mtu"))
+            json_object_set_new(sample, "mtu", json_deep_copy(json_object_get(agent_doc, "mtu")));
+        json_array_append_new(json_object_get(row, "samples"), sample);
     }
     json_array_foreach(json_object_get(agent_doc, "errors"), i, v)
     {
