@@ -188,7 +188,7 @@ static void test_k8s_facts_node_info_for_report(void **state)
                         "6.1.94-99.176.amzn2023.x86_64");
     assert_string_equal(json_string_value(json_object_get(info, "zone")), "us-east-1b");
     assert_string_equal(json_string_value(json_object_get(info, "instance_type")), "m6i.large");
-    assert_string_equal(json_string_value(json_object_get(info, "internal_ip")), "10.0.2.9");
+    assert_string_equal(json_string_value(json_object_get(info, "internal_ip")), "198.18.252.9");
     assert_string_equal(json_string_value(json_object_get(info, "container_runtime")),
                         "containerd://1.7.11");
     assert_string_equal(json_string_value(json_object_get(info, "role")), "server");

@@ -185,7 +185,7 @@ static void test_k8s_objects_client_job_runs_once_with_deadline(void **state)
 {
     struct k8s_objects_opts o = base_opts();
     json_t *tol = json_pack("[{s:s, s:s}]", "key", "dedicated", "operator", "Exists");
-    const char *const args[] = {"client", "--server", "10.0.0.5:5201", "--json", NULL};
+    const char *const args[] = {"client", "--server", "198.18.250.5:5201", "--json", NULL};
     struct k8s_client_job job = {.name = "kperf-c-x",
                                  .node_hostname = "node-1",
                                  .scenario = "host-to-host",
@@ -213,7 +213,7 @@ static void test_k8s_objects_client_job_runs_once_with_deadline(void **state)
     json_t *c = json_array_get(json_object_get(pspec, "containers"), 0);
     assert_string_equal(json_string_value(json_object_get(c, "imagePullPolicy")), "Always");
     assert_string_equal(json_string_value(json_array_get(json_object_get(c, "args"), 2)),
-                        "10.0.0.5:5201");
+                        "198.18.250.5:5201");
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(pspec, "imagePullSecrets"), 0), "name")),
                         "regcred");
