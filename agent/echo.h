@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* echo.h - the server's TCP_RR data path: echoes a connection on a dedicated thread with a
+/* echo.h - the server's TCP_RR and UDP_RR data paths: echoes on a dedicated thread with a
  * blocking socket, so a transaction costs the server one read and one write (no event-loop
- * wake-up in between), as in the reference tools. Owns the thread and its buffer; the socket
- * stays owned by the caller's libuv handle, which must not do I/O on it until echo_stop. */
+ * wake-up in between), as in the reference tools. Owns the thread and its buffer; for TCP the
+ * socket stays owned by the caller's libuv handle, which must not do I/O on it until
+ * echo_stop; for UDP the connected socket is the echo's own. */
 #ifndef KPERF_AGENT_ECHO_H
 #define KPERF_AGENT_ECHO_H
 
