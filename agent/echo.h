@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* echo.h - the server's TCP_RR data path: echoes a connection on a dedicated thread with a
+/* echo.h - the server's TCP_RR and UDP_RR data paths: echoes on a dedicated thread with a
  * blocking socket, so a transaction costs the server one read and one write (no event-loop
- * wake-up in between), as in the reference tools. Owns the thread and its buffer; the socket
- * stays owned by the caller's libuv handle, which must not do I/O on it until echo_stop. */
+ * wake-up in between), as in the reference tools. Owns the thread and its buffer; for TCP the
+ * socket stays owned by the caller's libuv handle, which must not do I/O on it until
+ * echo_stop; for UDP the connected socket is the echo's own. */
 #ifndef KPERF_AGENT_ECHO_H
 #define KPERF_AGENT_ECHO_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct echo; /* opaque */
 
@@ -19,5 +22,21 @@ struct echo *echo_start(int fd, _Atomic uint64_t *rx, _Atomic uint64_t *tx);
 /* Wakes the thread (shutdown of both directions), joins it and frees e; afterwards the caller
  * may close fd. Returns within microseconds. NULL is a no-op. */
 void echo_stop(struct echo *e);
+
+struct echo_udp; /* opaque */
+
+/* UDP_RR: opens a UDP socket bound to local (the server's UDP port, which must be bound with
+ * SO_REUSEADDR) and connected to peer, so the kernel hands the peer's datagrams to it rather
+ * than to the shared socket, and echoes on a dedicated thread the datagrams that carry
+ * session id (at least min_len bytes), counting them in count and bytes (borrowed). The loop
+ * is bounded: it wakes at least every 100 ms and ends at deadline_ns (sysinfo clock) or at
+ * echo_udp_stop. Returns NULL if the socket or thread cannot be set up (the caller keeps
+ * echoing on its loop). */
+struct echo_udp *echo_udp_start(const struct sockaddr *local, const struct sockaddr *peer,
+                                uint64_t id, size_t min_len, uint64_t deadline_ns,
+                                _Atomic uint64_t *count, _Atomic uint64_t *bytes);
+
+/* Stops echoing, joins the thread, closes the socket and frees e. NULL is a no-op. */
+void echo_udp_stop(struct echo_udp *e);
 
 #endif

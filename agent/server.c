@@ -623,7 +623,7 @@ static int bind_all(struct server *srv, struct kp_err *err)
             return kp_err_set(err, "cannot listen on %s:%u/tcp: %s", addr, srv->o.port,
                               uv_strerror(rc));
         uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-        rc = uv_udp_bind(&srv->udp, (struct sockaddr *)&bound, 0);
+        rc = uv_udp_bind(&srv->udp, (struct sockaddr *)&bound, UV_UDP_REUSEADDR);
         if (rc == 0) {
             srv->o.port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
             break;

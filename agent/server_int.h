@@ -81,6 +81,11 @@ struct session {
     int64_t last_transit;
     int have_transit;
     uint64_t udp_sent, udp_tx_bytes, udp_tx_mark, pace_start_ns;
+    /* UDP_RR: the echo thread on a connected socket (ours) and what it echoed so far, folded
+     * into udp_received/udp_bytes when it stops */
+    struct echo_udp *udp_echo;
+    int udp_echo_tried;
+    _Atomic uint64_t udp_echo_count, udp_echo_bytes;
 };
 
 struct server {

@@ -26,6 +26,15 @@ struct echo_req {
     uint8_t data[];
 };
 
+/* Stops the UDP_RR echo thread, if any, and adds what it echoed to the session's counters. */
+static void udp_echo_fold(struct session *s)
+{
+    echo_udp_stop(s->udp_echo);
+    s->udp_echo = NULL;
+    s->udp_received += atomic_exchange(&s->udp_echo_count, 0);
+    s->udp_bytes += atomic_exchange(&s->udp_echo_bytes, 0);
+}
+
 static void session_closed(uv_handle_t *h)
 {
     struct session *s = h->data;
@@ -78,6 +87,7 @@ void session_end(struct session *s, const char *why)
     if (s->closing)
         return;
     s->closing = 1;
+    udp_echo_fold(s);
     for (pp = &srv->sessions; *pp; pp = &(*pp)->next) {
         if (*pp == s) {
             *pp = s->next;
@@ -322,6 +332,31 @@ static void udp_sink(struct session *s, uint64_t seq, uint64_t ts_ns, size_t len
     s->have_transit = 1;
 }
 
+/* UDP_RR: after the first request, later ones go to a connected socket echoed by its own
+ * thread (one blocking recv and send per transaction, no loop wake-up). The socket is bound
+ * to the address the client reached the control connection on, so answers leave from the
+ * address the client sends to. Failing that, the loop keeps echoing. */
+static void udp_echo_begin(struct session *s, const struct sockaddr *from)
+{
+    struct sockaddr_storage local;
+    int len = sizeof(local);
+    uint64_t deadline_ns;
+
+    s->udp_echo_tried = 1;
+    if (!s->ctrl || uv_tcp_getsockname(&s->ctrl->tcp, (struct sockaddr *)&local, &len) != 0)
+        return;
+    if (local.ss_family == AF_INET)
+        ((struct sockaddr_in *)&local)->sin_port = htons(s->srv->o.port);
+    else if (local.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&local)->sin6_port = htons(s->srv->o.port);
+    else
+        return;
+    deadline_ns = sysinfo_now_ns() +
+                  ((uint64_t)s->req.omit_ms + s->req.duration_ms + SESSION_SLACK_MS) * 1000000ull;
+    s->udp_echo = echo_udp_start((const struct sockaddr *)&local, from, s->id, PROTO_MIN_UDP_SIZE,
+                                 deadline_ns, &s->udp_echo_count, &s->udp_echo_bytes);
+}
+
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const struct sockaddr *from)
 {
     uint64_t id, seq, ts;
@@ -339,6 +374,8 @@ void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const st
         if (s->started && !s->stopping && uv_udp_try_send(&srv->udp, &b, 1, from) > 0) {
             s->udp_received++;
             s->udp_bytes += len;
+            if (!s->udp_echo_tried)
+                udp_echo_begin(s, from);
         }
         return;
     }
@@ -396,7 +433,7 @@ static void take_mark(struct session *s)
             c->tx_mark = c->tx_bytes;
         }
     }
-    s->udp_bytes_mark = s->udp_bytes;
+    s->udp_bytes_mark = s->udp_bytes + atomic_load(&s->udp_echo_bytes);
     s->udp_tx_mark = s->udp_tx_bytes;
 }
 
@@ -544,6 +581,7 @@ static void on_stop(struct session *s, const struct proto_msg *m)
         return;
     }
     s->stopping = 1;
+    udp_echo_fold(s);
     s->stop_sent_bytes = m->u.stop.sent_bytes;
     s->stop_udp_sent = m->u.stop.udp_sent;
     s->t_end_ns = sysinfo_now_ns();

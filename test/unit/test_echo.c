@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_echo.c - the UDP_RR echo thread: it takes over the peer's datagrams from the shared
+ * socket, echoes only the session's datagrams, counts them, and stops on request. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/echo.h"
+#include "agent/proto.h"
+#include "agent/sysinfo.h"
+
+#define SESSION 0x1122334455667788ull
+
+static int udp_socket(int reuse)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    assert_true(fd >= 0);
+    if (reuse)
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+    return fd;
+}
+
+static void test_echo_udp_takes_over_and_filters(void **state)
+{
+    struct sockaddr_in shared_addr = {.sin_family = AF_INET}, peer_addr;
+    socklen_t len = sizeof(shared_addr);
+    struct timeval tv = {.tv_sec = 5};
+    _Atomic uint64_t count = 0, bytes = 0;
+    uint8_t buf[PROTO_MIN_UDP_SIZE + 8], got[sizeof(buf)];
+    uint64_t id, seq, ts;
+    struct echo_udp *e;
+    int shared = udp_socket(1), peer = udp_socket(0);
+
+    (void)state;
+    shared_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(shared, (struct sockaddr *)&shared_addr, sizeof(shared_addr)), 0);
+    assert_int_equal(getsockname(shared, (struct sockaddr *)&shared_addr, &len), 0);
+    assert_int_equal(connect(peer, (struct sockaddr *)&shared_addr, sizeof(shared_addr)), 0);
+    len = sizeof(peer_addr);
+    assert_int_equal(getsockname(peer, (struct sockaddr *)&peer_addr, &len), 0);
+    assert_int_equal(setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+
+    e = echo_udp_start((struct sockaddr *)&shared_addr, (struct sockaddr *)&peer_addr, SESSION,
+                       PROTO_MIN_UDP_SIZE, sysinfo_now_ns() + 60ull * 1000000000, &count, &bytes);
+    assert_non_null(e);
+    /* another session's datagram and a runt are dropped; the session's one comes back */
+    proto_udp_put(buf, SESSION + 1, 1, 0);
+    assert_int_equal(send(peer, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+    assert_int_equal(send(peer, buf, 4, 0), 4);
+    for (uint64_t i = 2; i < 5; i++) {
+        proto_udp_put(buf, SESSION, i, 42);
+        assert_int_equal(send(peer, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+        assert_int_equal(recv(peer, got, sizeof(got), 0), (ssize_t)sizeof(buf));
+        proto_udp_get(got, &id, &seq, &ts);
+        assert_true(id == SESSION);
+        assert_true(seq == i);
+    }
+    echo_udp_stop(e);
+    assert_true(count == 3);
+    assert_true(bytes == 3 * sizeof(buf));
+    /* the shared socket saw none of the peer's datagrams */
+    assert_int_equal(recv(shared, got, sizeof(got), MSG_DONTWAIT), -1);
+    assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+    close(shared);
+    close(peer);
+}
+
+static void test_echo_udp_needs_reusable_port(void **state)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    socklen_t len = sizeof(addr);
+    _Atomic uint64_t count = 0, bytes = 0;
+    int shared = udp_socket(0);
+
+    (void)state;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(shared, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    assert_int_equal(getsockname(shared, (struct sockaddr *)&addr, &len), 0);
+    /* the port is held without SO_REUSEADDR: start fails cleanly, the caller keeps its loop */
+    assert_null(echo_udp_start((struct sockaddr *)&addr, (struct sockaddr *)&addr, SESSION,
+                               PROTO_MIN_UDP_SIZE, sysinfo_now_ns() + 1000000000, &count, &bytes));
+    echo_udp_stop(NULL);
+    close(shared);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_echo_udp_takes_over_and_filters),
+        cmocka_unit_test(test_echo_udp_needs_reusable_port),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
