@@ -42,6 +42,13 @@ struct run_spec {
     uint64_t timeout_ms;     /* the whole client run must end within this (start-up, tests) */
 };
 
+struct run_options;
+
+/* Fills spec for group g from the run's flags (tests borrowed; timeout_ms left 0 for the
+ * caller, which knows how long the client may take). */
+void run_spec_init(struct run_spec *spec, const struct run_options *ro, const struct plan_group *g,
+                   const enum test_kind *tests, size_t n_tests, int samples);
+
 struct backend_ops {
     const char *name; /* "local", "k8s": the report's metadata.backend */
     /* true: run a whole group with one client (fewer pod starts); false: the runner gives

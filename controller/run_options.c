@@ -12,6 +12,7 @@
 #include "agent/base/kp_alloc.h"
 #include "agent/base/kp_err.h"
 #include "agent/base/units.h"
+#include "controller/backend.h"
 #include "controller/plan.h"
 
 enum flag_id {
@@ -689,4 +690,21 @@ void run_options_help(FILE *f)
                "  kperf run --scenarios all --local\n"
                "  kperf run --scenarios all --duration 30s --samples 5 -o json > base.json\n"
                "  kperf run --nodes-from base.json --output-dir out/\n");
+}
+
+void run_spec_init(struct run_spec *spec, const struct run_options *ro, const struct plan_group *g,
+                   const enum test_kind *tests, size_t n_tests, int samples)
+{
+    *spec = (struct run_spec){
+        .group = g,
+        .tests = tests,
+        .n_tests = n_tests,
+        .samples = samples,
+        .duration_ms = ro->duration_ms,
+        .omit_ms = ro->omit_ms,
+        .interval_ms = ro->interval_ms,
+        .streams = ro->streams,
+        .msg_size_bytes = ro->msg_size_bytes,
+        .udp_rate_bps = ro->udp_rate_bps,
+    };
 }

@@ -216,23 +216,13 @@ static bool run_step(struct backend *b, const struct step *s, struct report *rep
 {
     const struct plan_group *g = s->g;
     uint64_t per = ro->duration_ms + ro->omit_ms;
-    struct run_spec spec = {
-        .group = g,
-        .tests = s->tests,
-        .n_tests = s->n_tests,
-        .samples = s->samples,
-        .duration_ms = ro->duration_ms,
-        .omit_ms = ro->omit_ms,
-        .interval_ms = ro->interval_ms,
-        .streams = ro->streams,
-        .msg_size_bytes = ro->msg_size_bytes,
-        .udp_rate_bps = ro->udp_rate_bps,
-    };
+    struct run_spec spec;
     struct kp_err err = {{0}};
     json_t *doc = NULL;
     char label[256], result[256];
     bool ok = false;
 
+    run_spec_init(&spec, ro, g, s->tests, s->n_tests, s->samples);
     spec.timeout_ms = per * s->n_tests * (uint64_t)s->samples + ro->timeout_ms;
     step_label(s, label, sizeof(label));
     progress_begin(pg, label, s->n_tests * (size_t)s->samples, per * s->n_tests * s->samples);

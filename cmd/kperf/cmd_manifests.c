@@ -123,23 +123,13 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
     for (size_t i = 0; i < plan_group_count(plan); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         struct k8s_group_target t;
-        struct run_spec spec = {
-            .group = g,
-            .tests = g->tests,
-            .n_tests = g->n_tests,
-            .samples = ro->samples,
-            .duration_ms = ro->duration_ms,
-            .omit_ms = ro->omit_ms,
-            .interval_ms = ro->interval_ms,
-            .streams = ro->streams,
-            .msg_size_bytes = ro->msg_size_bytes,
-            .udp_rate_bps = ro->udp_rate_bps,
-        };
+        struct run_spec spec;
         const char *host;
         char *server;
 
         if (g->skipped || (g->scenario == SCENARIO_POD_TO_EXTERNAL && !ro->external_host))
             continue;
+        run_spec_init(&spec, ro, g, g->tests, g->n_tests, ro->samples);
         k8s_objects_group_target(g, &t);
         host = t.client_on_a ? d->node_a_host
                              : (g->node ? g->node : (ro->node_b ? ro->node_b : "node-b"));
