@@ -388,7 +388,7 @@ static int handle_duration(const char *v, uint64_t lo_ms, uint64_t *out, const c
 static int handle_measure(struct run_options *o, const struct flag *f, const char *v,
                           struct kp_err *err)
 {
-    long n;
+    long n = 0;
 
     switch (f->id) {
     case F_DURATION:
@@ -458,7 +458,7 @@ static int handle_output(struct run_options *o, const struct flag *f, const char
 static int handle_local(struct run_options *o, const struct flag *f, const char *v,
                         struct kp_err *err)
 {
-    long n;
+    long n = 0;
 
     if (f->id == F_LOCAL) {
         o->local = true;
@@ -494,7 +494,7 @@ static int handle_nodes(struct run_options *o, const char *v, struct kp_err *err
 static int handle_k8s(struct run_options *o, const struct flag *f, const char *v,
                       struct kp_err *err)
 {
-    long n;
+    long n = 0;
 
     switch (f->id) {
     case F_KUBECONFIG:

@@ -111,7 +111,9 @@ static int check_object(const json_t *obj, const char *path, const struct field 
     }
     for (size_t i = 0; i < n; i++) {
         v = json_object_get(obj, f[i].name);
-        snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", f[i].name);
+        int w = snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", f[i].name);
+        if (w < 0 || (size_t)w >= sizeof(sub))
+            return kp_err_set(err, "%s: nested too deeply", path);
         if (!v) {
             if (f[i].required & classes)
                 return kp_err_set(err, "%s: missing", sub);

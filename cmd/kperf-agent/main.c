@@ -105,7 +105,7 @@ struct server_cli {
 
 static int srv_port(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, 65535, &n, e) != 0)
         return -1;
     ((struct server_cli *)p)->o.port = (uint16_t)n;
@@ -138,7 +138,7 @@ static int srv_max_duration(void *p, const char *v, struct kp_err *e)
 
 static int srv_max_streams(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-streams must be in [1, %u]", PROTO_MAX_STREAMS);
     ((struct server_cli *)p)->o.max_streams = (uint16_t)n;
@@ -147,7 +147,7 @@ static int srv_max_streams(void *p, const char *v, struct kp_err *e)
 
 static int srv_max_conns(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, 1000000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-conns must be in [1, 1000000]");
     ((struct server_cli *)p)->o.max_conns = (unsigned)n;
@@ -156,7 +156,7 @@ static int srv_max_conns(void *p, const char *v, struct kp_err *e)
 
 static int srv_max_tests(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, 10000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-tests must be in [1, 10000]");
     ((struct server_cli *)p)->o.max_tests = (unsigned)n;
@@ -295,7 +295,7 @@ static int cli_interval(void *p, const char *v, struct kp_err *e)
 
 static int cli_samples(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, 1000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--samples must be in [1, 1000]");
     ((struct client_cli *)p)->o.samples = (unsigned)n;
@@ -304,7 +304,7 @@ static int cli_samples(void *p, const char *v, struct kp_err *e)
 
 static int cli_streams(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--streams must be in [1, %u]", PROTO_MAX_STREAMS);
     ((struct client_cli *)p)->o.streams = (unsigned)n;
@@ -313,7 +313,7 @@ static int cli_streams(void *p, const char *v, struct kp_err *e)
 
 static int cli_msg_size(void *p, const char *v, struct kp_err *e)
 {
-    uint64_t n;
+    uint64_t n = 0;
     if (units_parse_size(v, &n, e) != 0)
         return -1;
     if (n < 1 || n > PROTO_MAX_MSG_SIZE)

@@ -98,10 +98,11 @@ static long long starttime_of(pid_t pid)
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
-    char path[512];
+    char path[2048];
     FILE *f;
+    int w = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    assert_true(w > 0 && (size_t)w < sizeof(path));
     f = fopen(path, "w");
     assert_non_null(f);
     fputs(text, f);
