@@ -22,6 +22,10 @@ git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run --Werror
 echo "== build (-Werror)"
 KPERF_CMAKE_ARGS="-DKPERF_WERROR=ON" bash scripts/setup.sh
 
+echo "== release build (-O3 -Werror: more warnings than -O2; compile only)"
+cmake -S . -B build-release -DKPERF_WERROR=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-release -j"$(nproc)" >/dev/null
+
 echo "== unit and e2e tests"
 ctest --test-dir build --output-on-failure
 
