@@ -210,11 +210,67 @@ void report_add_error(struct report *rep, const char *scenario, const char *plac
     report_add_test_error(rep, scenario, placement, test, false, message);
 }
 
+/* The MTU one side of the first sample of (scenario, placement) saw, or 0. */
+static json_int_t seen_mtu(const struct report *rep, const char *scenario, const char *placement,
+                           const char *side)
+{
+    size_t i, j;
+    const json_t *row, *smp;
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        const char *sc = json_string_value(json_object_get(row, "scenario"));
+        const char *pl = json_string_value(json_object_get(row, "placement"));
+        if (!sc || strcmp(sc, scenario) != 0 || (placement && (!pl || strcmp(pl, placement) != 0)))
+            continue;
+        json_array_foreach(json_object_get(row, "samples"), j, smp)
+        {
+            json_int_t v = json_integer_value(json_object_get(json_object_get(smp, "mtu"), side));
+            if (v > 0)
+                return v;
+        }
+    }
+    return 0;
+}
+
+/* What the backend could not tell (a cluster's MTUs are not in its API objects), taken from
+ * what the agents saw: metadata.mtu {pod, host} from the pod-to-pod and host-to-host servers,
+ * nodes[].mtu from the host-network agents on each node (the server node runs every server,
+ * the client node the other-node clients). Values the backend set stay. */
+static void fill_mtus(struct report *rep)
+{
+    json_t *md = rep->metadata, *mtu = json_object_get(md, "mtu"), *n;
+    json_int_t pod = seen_mtu(rep, "pod-to-pod", NULL, "server");
+    json_int_t host = seen_mtu(rep, "host-to-host", NULL, "server");
+    json_int_t client_host = seen_mtu(rep, "host-to-host", "other-node", "client");
+    size_t i;
+
+    if (!json_is_object(mtu) && (pod || host)) {
+        mtu = json_object();
+        json_object_set_new(md, "mtu", mtu);
+    }
+    if (pod && json_is_object(mtu) && !json_object_get(mtu, "pod"))
+        json_object_set_new(mtu, "pod", json_integer(pod));
+    if (host && json_is_object(mtu) && !json_object_get(mtu, "host"))
+        json_object_set_new(mtu, "host", json_integer(host));
+    json_array_foreach(json_object_get(md, "nodes"), i, n)
+    {
+        const char *role = json_string_value(json_object_get(n, "role"));
+        json_int_t v = !role                          ? 0
+                       : strcmp(role, "server") == 0 ? host
+                       : strcmp(role, "client") == 0 ? client_host
+                                                     : 0;
+        if (v > 0 && json_is_object(n) && !json_object_get(n, "mtu"))
+            json_object_set_new(n, "mtu", json_integer(v));
+    }
+}
+
 int report_finish(struct report *rep, struct kp_err *err)
 {
     size_t i;
     json_t *row;
 
+    fill_mtus(rep);
     json_array_foreach(rep->rows, i, row)
     {
         if (report_aggregate_row(row, rep->noisy_cv_pct, err) != 0)

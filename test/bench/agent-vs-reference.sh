@@ -107,25 +107,31 @@ rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 idle_rss=$(rss_kib "$pid_kperf")
 
 # --- one measurement each: print one number ---------------------------------------------
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0]; print(eval(sys.argv[1]))' "$1"; }
-kperf_c() { in_c_or_s "$agent" client --server "$host:5201" --duration "${secs}s" --json "$@"; }
+# Each tool writes to a file that is parsed after it exits: a parser started alongside would
+# share the pinned CPU with the measurement. (It did: python3 via pyenv takes ~0.4 s of CPU to
+# start; kperf piped into it saw 5x more >0.5 ms stalls than sockperf piped into awk.)
+out() { "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }; }
+res() { cat "$tmp/out" "$tmp/err"; rm -f "$tmp/out" "$tmp/err"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); r=d["results"][0]; print(eval(sys.argv[1]))' "$1" "$tmp/out"; rm -f "$tmp/out" "$tmp/err"; }
+kperf_c() { out in_c_or_s "$agent" client --server "$host:5201" --duration "${secs}s" --json "$@"; }
 in_c_or_s() { if [ "$path" = loopback ]; then in_s "$@"; else in_c "$@"; fi; }
 
-m_kperf_stream1() { kperf_c --tests TCP_STREAM | jget 'r["throughput_mbps"]'; }
-m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 | jget 'r["throughput_mbps"]'; }
-m_iperf3_stream1() { in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
-m_iperf3_stream4() { in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
-m_iperf2_stream4() { in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -y C | awk -F, '$6 == -1 || NR == 1 {v=$9} END {print v/1e6}'; }
+m_kperf_stream1() { kperf_c --tests TCP_STREAM && jget 'r["throughput_mbps"]'; }
+m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 && jget 'r["throughput_mbps"]'; }
+iperf3_mbps() { python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
+m_iperf3_stream1() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J && res | iperf3_mbps; }
+m_iperf3_stream4() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J && res | iperf3_mbps; }
+m_iperf2_stream4() { out in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -y C && res | awk -F, '$6 == -1 || NR == 1 {v=$9} END {print v/1e6}'; }
 # the RR runs measure sockperf's window: 400 ms warm-up omitted, 50 ms shorter end
 rr_window() { echo "--omit 400ms --duration $((secs * 1000 - 450))ms"; }
-m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) | jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
-m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 $(rr_window) | jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
-m_kperf_crr() { kperf_c --tests TCP_CRR | jget 'r["ops_per_sec"]'; }
+m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
+m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 $(rr_window) && jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
+m_kperf_crr() { kperf_c --tests TCP_CRR && jget 'r["ops_per_sec"]'; }
 sockperf_parse() { awk '/avg-rtt=/ {sub(/.*avg-rtt=/, ""); split($0, a, " "); mean=a[1]} /percentile 50.000/ {p50=$NF} END {print mean, p50}'; }
-m_sockperf_tcprr() { in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt 2>&1 | sockperf_parse; }
-m_sockperf_udprr() { in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt 2>&1 | sockperf_parse; }
+m_sockperf_tcprr() { out in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt && res | sockperf_parse; }
+m_sockperf_udprr() { out in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt && res | sockperf_parse; }
 # qperf reports one-way latency (half the round trip): double it to compare with RR figures
-m_qperf_tcplat() { in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
+m_qperf_tcplat() { out in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat && res | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
 
 # client pinning: "same" = client on the servers' core, "split" = the other core
 run_pinned() { # mode fn

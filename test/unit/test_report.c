@@ -349,6 +349,48 @@ static void test_report_load_errors_are_one_line(void **state)
 
 /* Documents printed by the real kperf-agent (loopback, 300 ms, 2 samples; reverse stream)
  * are accepted and aggregated: merged histogram counts add up to the samples' ops. */
+/* A cluster's MTUs come from what the agents saw: pod-to-pod servers give the pod MTU,
+ * host-to-host servers the server node's, other-node host clients the client node's; what the
+ * backend already set stays. */
+static void test_report_fills_mtus_from_agents(void **state)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    static const struct {
+        const char *scenario, *placement;
+        int client, server;
+    } docs[] = {
+        {"pod-to-pod", "same-node", 8951, 8951},
+        {"host-to-host", "same-node", 9001, 9001},
+        {"host-to-host", "other-node", 1500, 9001},
+    };
+    json_t *md = report_metadata(rep), *nodes = json_array();
+    (void)state;
+
+    json_array_append_new(nodes, json_pack("{s:s, s:s}", "name", "a", "role", "server"));
+    json_array_append_new(nodes, json_pack("{s:s, s:s}", "name", "b", "role", "client"));
+    json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "name", "c", "role", "server",
+                                           "mtu", 1234));
+    json_object_set_new(md, "nodes", nodes);
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        json_t *results = json_array();
+        json_array_append_new(results, fx_stream_sample("TCP_STREAM", 0, false, 9000, 0));
+        json_t *doc = fx_agent_doc(results, NULL);
+        json_object_set_new(doc, "mtu", json_pack("{s:i, s:i}", "client", docs[i].client,
+                                                  "server", docs[i].server));
+        if (report_add_agent_doc(rep, docs[i].scenario, docs[i].placement, doc, &err) != 0)
+            fail_msg("%s", kp_err_msg(&err));
+        json_decref(doc);
+    }
+    assert_int_equal(report_finish(rep, &err), 0);
+    assert_int_equal(num(md, "mtu", "pod", NULL), 8951);
+    assert_int_equal(num(md, "mtu", "host", NULL), 9001);
+    assert_int_equal(num(json_array_get(nodes, 0), "mtu", NULL, NULL), 9001);
+    assert_int_equal(num(json_array_get(nodes, 1), "mtu", NULL, NULL), 1500);
+    assert_int_equal(num(json_array_get(nodes, 2), "mtu", NULL, NULL), 1234);
+    report_free(rep);
+}
+
 static void test_report_real_agent_documents(void **state)
 {
     static const char *const files[] = {"agent-loopback.json", "agent-loopback-reverse.json"};
@@ -405,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_report_write_dir_validates_against_schema),
         cmocka_unit_test(test_report_load_errors_are_one_line),
         cmocka_unit_test(test_report_real_agent_documents),
+        cmocka_unit_test(test_report_fills_mtus_from_agents),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
