@@ -43,6 +43,10 @@ n_rows=$(jq '.results | length' "$R")
 jq -e '.metadata.backend == "k8s" and (.metadata.kubernetes_version | length > 0) and
        (.metadata.nodes | length == 2) and (.metadata.nodes[0].role == "server")' "$R" \
     >/dev/null && pass "metadata: backend, version, node pair" || fail "metadata incomplete"
+# MTUs are not in the API objects: they come from what the agents saw (kube-sim links: 1500)
+jq -e '.metadata.mtu.pod == 1500 and .metadata.mtu.host == 1500 and
+       ([.metadata.nodes[].mtu] == [1500, 1500])' "$R" >/dev/null \
+    && pass "metadata: pod/host/node MTUs from the agents" || fail "MTUs: $(jq -c '[.metadata.mtu, [.metadata.nodes[].mtu]]' "$R")"
 
 # placement, from every pod state seen during the run
 P="$K8S_DIR/pods.ndjson"
