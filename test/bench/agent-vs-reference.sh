@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # test/bench/agent-vs-reference.sh - kperf-agent side by side with the reference tools
-# (iperf3, iperf 2, sockperf, qperf from Debian) on the same path, in one run, interleaved
-# (A B A B ...), printing the median of the pair-wise ratios. A benchmark, not a test: it
-# asserts nothing and is not run by ctest. See ../shared/BENCHMARKING.md for why interleaving
-# and pinning matter on these machines.
+# (iperf3, iperf 2, sockperf, qperf from Debian) on the same path, in one run, interleaved,
+# printing the median of the pair-wise ratios and every raw value. A benchmark, not a test:
+# it asserts nothing and is not run by ctest. Method and results: docs/benchmark.md.
 #
 # Fairness rules, each one found by measuring:
 # * Order alternates (A B, then B A, ...): the 2-vCPU guests here switch between a fast and a
@@ -15,6 +14,7 @@
 #   cool-down (its own output: "RunTime=3.001 sec; Warm up time=400 msec" ... "[Valid
 #   Duration] RunTime=2.550 sec"), so kperf's RR runs get the same window (--omit 400ms and
 #   a duration 450 ms shorter).
+# * Output is parsed after each tool exits, never by a process running beside it.
 #
 # Paths: "veth" = two network namespaces joined by a veth pair (198.18.64.0/24),
 #        "loopback" = 127.0.0.1 inside the server namespace (the ceiling).
