@@ -256,7 +256,7 @@ static void fill_mtus(struct report *rep)
     json_array_foreach(json_object_get(md, "nodes"), i, n)
     {
         const char *role = json_string_value(json_object_get(n, "role"));
-        json_int_t v = !role                          ? 0
+        json_int_t v = !role                         ? 0
                        : strcmp(role, "server") == 0 ? host
                        : strcmp(role, "client") == 0 ? client_host
                                                      : 0;

@@ -369,15 +369,16 @@ static void test_report_fills_mtus_from_agents(void **state)
 
     json_array_append_new(nodes, json_pack("{s:s, s:s}", "name", "a", "role", "server"));
     json_array_append_new(nodes, json_pack("{s:s, s:s}", "name", "b", "role", "client"));
-    json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "name", "c", "role", "server",
-                                           "mtu", 1234));
+    json_array_append_new(nodes,
+                          json_pack("{s:s, s:s, s:i}", "name", "c", "role", "server", "mtu", 1234));
     json_object_set_new(md, "nodes", nodes);
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
         json_t *results = json_array();
         json_array_append_new(results, fx_stream_sample("TCP_STREAM", 0, false, 9000, 0));
         json_t *doc = fx_agent_doc(results, NULL);
-        json_object_set_new(doc, "mtu", json_pack("{s:i, s:i}", "client", docs[i].client,
-                                                  "server", docs[i].server));
+        json_object_set_new(
+            doc, "mtu",
+            json_pack("{s:i, s:i}", "client", docs[i].client, "server", docs[i].server));
         if (report_add_agent_doc(rep, docs[i].scenario, docs[i].placement, doc, &err) != 0)
             fail_msg("%s", kp_err_msg(&err));
         json_decref(doc);
