@@ -111,7 +111,10 @@ idle_rss=$(rss_kib "$pid_kperf")
 # share the pinned CPU with the measurement. (It did: python3 via pyenv takes ~0.4 s of CPU to
 # start; kperf piped into it saw 5x more >0.5 ms stalls than sockperf piped into awk.)
 out() { "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }; }
-res() { cat "$tmp/out" "$tmp/err"; rm -f "$tmp/out" "$tmp/err"; }
+res() { # the output; "res all": stderr too (sockperf reports there)
+  cat "$tmp/out"; if [ "${1:-}" = all ]; then cat "$tmp/err"; fi
+  rm -f "$tmp/out" "$tmp/err"
+}
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); r=d["results"][0]; print(eval(sys.argv[1]))' "$1" "$tmp/out"; rm -f "$tmp/out" "$tmp/err"; }
 kperf_c() { out in_c_or_s "$agent" client --server "$host:5201" --duration "${secs}s" --json "$@"; }
 in_c_or_s() { if [ "$path" = loopback ]; then in_s "$@"; else in_c "$@"; fi; }
@@ -128,8 +131,8 @@ m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && jget 'str
 m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 $(rr_window) && jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
 m_kperf_crr() { kperf_c --tests TCP_CRR && jget 'r["ops_per_sec"]'; }
 sockperf_parse() { awk '/avg-rtt=/ {sub(/.*avg-rtt=/, ""); split($0, a, " "); mean=a[1]} /percentile 50.000/ {p50=$NF} END {print mean, p50}'; }
-m_sockperf_tcprr() { out in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt && res | sockperf_parse; }
-m_sockperf_udprr() { out in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt && res | sockperf_parse; }
+m_sockperf_tcprr() { out in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt && res all | sockperf_parse; }
+m_sockperf_udprr() { out in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt && res all | sockperf_parse; }
 # qperf reports one-way latency (half the round trip): double it to compare with RR figures
 m_qperf_tcplat() { out in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat && res | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
 
