@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
-#include "agent/base/result.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "base/result.h"
 #include "agent/client_int.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000

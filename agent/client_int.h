@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "agent/base/hist.h"
-#include "agent/base/kp_err.h"
+#include "base/hist.h"
+#include "base/kp_err.h"
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"

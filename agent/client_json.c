@@ -4,8 +4,8 @@
  * in reverse), the sender's TCP_INFO, each side's own CPU. */
 #include "agent/client_int.h"
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/result.h"
+#include "base/kp_alloc.h"
+#include "base/result.h"
 
 static double mbps(uint64_t bytes, double secs)
 {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 
 #define RX_BUF_LEN        (256 * 1024)
 #define UDP_RR_TIMEOUT_MS 200

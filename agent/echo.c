@@ -12,7 +12,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"
 

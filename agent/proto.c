@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "agent/sha256.h"
 
 static const char *const test_names[] = {

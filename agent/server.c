@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
 #include "agent/echo.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "agent/echo.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"

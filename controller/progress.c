@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/units.h"
+#include "base/kp_alloc.h"
+#include "base/units.h"
 
 #define LABEL_MAX 160
 

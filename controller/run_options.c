@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "agent/base/units.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/units.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
 

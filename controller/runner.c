@@ -12,13 +12,13 @@
 
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
-#include "agent/base/units.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "base/units.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
 #include "controller/progress.h"
-#include "controller/report.h"
+#include "controller/report/report.h"
 #include "controller/run_options.h"
 
 #define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 
 struct backend;
 struct plan;

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "agent/base/kp_log.h"
-#include "agent/base/result.h"
-#include "agent/base/units.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
+#include "base/result.h"
+#include "base/units.h"
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/server.h"

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_err.h"
-#include "agent/base/kp_log.h"
-#include "agent/base/units.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
+#include "base/units.h"
 #include "cmd/kperf/commands.h"
-#include "controller/k8s_cleanup.h"
+#include "controller/k8s/k8s_cleanup.h"
 #include "controller/kube/kube.h"
 
 struct cleanup_flags {

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
- * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/compare.h. */
+ * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_err.h"
-#include "agent/base/units.h"
+#include "base/kp_err.h"
+#include "base/units.h"
 #include "cmd/kperf/commands.h"
-#include "controller/compare.h"
-#include "controller/report.h"
+#include "controller/report/compare.h"
+#include "controller/report/report.h"
 
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold 5%] [-o table|markdown|json]\n\n"

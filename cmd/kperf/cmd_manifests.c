@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
 #include "cmd/kperf/commands.h"
-#include "controller/k8s_deploy.h"
-#include "controller/k8s_yaml.h"
+#include "controller/k8s/k8s_deploy.h"
+#include "controller/k8s/k8s_yaml.h"
 
 struct manifests_flags {
     int json;              /* --format json */

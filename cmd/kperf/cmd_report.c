@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_report.c - 'kperf report FILE.json [-o FORMAT] [--output-dir DIR]': re-renders a saved
- * kperf.report/v1 file. Flag parsing only; the work is in controller/report.h. */
+ * kperf.report/v1 file. Flag parsing only; the work is in controller/report/report.h. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/base/kp_err.h"
-#include "agent/base/units.h"
+#include "base/kp_err.h"
+#include "base/units.h"
 #include "cmd/kperf/commands.h"
-#include "controller/report.h"
+#include "controller/report/report.h"
 
 static const char usage_text[] =
     "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n"

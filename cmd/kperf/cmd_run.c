@@ -8,33 +8,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/base/kp_err.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
 #include "cmd/kperf/commands.h"
 #include "controller/backend.h"
-#include "controller/backend_local.h"
+#include "controller/k8s/backend_k8s.h"
+#include "controller/local/backend_local.h"
 #include "controller/plan.h"
-#include "controller/report.h"
+#include "controller/report/report.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
-
-#if defined(__has_include)
-#if __has_include("controller/backend_k8s.h")
-#include "controller/backend_k8s.h"
-#define KPERF_HAVE_K8S 1
-#endif
-#endif
 
 static struct backend *backend_for(const struct run_options *ro, struct kp_err *err)
 {
     if (ro->local)
         return backend_local_new(ro, err);
-#ifdef KPERF_HAVE_K8S
     return backend_k8s_new(ro, err);
-#else
-    kp_err_set(err, "the Kubernetes backend is not built yet; use --local");
-    return NULL;
-#endif
 }
 
 static bool stderr_is_tty(void)

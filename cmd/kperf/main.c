@@ -6,8 +6,8 @@
 
 #include <curl/curl.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "cmd/kperf/commands.h"
 
 struct command {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 
 struct auth; /* opaque */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
 #include "controller/kube/yamldoc.h"

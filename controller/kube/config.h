@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 
 /* Limits that protect the YAML loader (alias bombs, nesting, size). */
 #define KUBE_CONFIG_MAX_BYTES (4u << 20) /* per kubeconfig file */

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/config_int.h"
 
 #define INCLUSTER_ROOT "/var/run/secrets/kubernetes.io/serviceaccount"

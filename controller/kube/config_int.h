@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 
 /* obj[key] as a non-empty string (borrowed) or NULL. */

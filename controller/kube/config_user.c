@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/codec.h"
 
 #define EXEC_V1      "client.authentication.k8s.io/v1"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/codec.h"
 
 extern char **environ;

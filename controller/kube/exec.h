@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 
 #define EXEC_MAX_OUTPUT (1u << 20) /* plugin stdout cap */

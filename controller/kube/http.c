@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "controller/kube/auth.h"
 #include "controller/kube/http_int.h"
 #include "controller/kube/ratelimit.h"

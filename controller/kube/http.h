@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 #include "controller/kube/kube.h"
 

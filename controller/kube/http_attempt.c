@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "controller/kube/auth.h"
 
 #define CONNECT_TIMEOUT_MS 30000

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/http.h"
 #include "controller/kube/kube_int.h"

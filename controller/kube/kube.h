@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 
 struct kube_client; /* opaque */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_log.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "controller/kube/kube.h"
 #include "controller/kube/kube_int.h"
 

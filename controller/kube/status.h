@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/kube/config.h"
 
 /* Writes "<what>: <kind of failure> (<code>[ <Reason>]): <server message>. <what to do>" into

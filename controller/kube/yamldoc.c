@@ -6,7 +6,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 
 struct frame {
     json_t *node; /* borrowed from its parent (or the root, owned by the loader) */

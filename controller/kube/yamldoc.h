@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 
 struct yamldoc_limits {
     size_t max_bytes;

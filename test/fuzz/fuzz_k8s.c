@@ -12,10 +12,10 @@
 
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "controller/k8s_facts.h"
-#include "controller/k8s_wait.h"
-#include "controller/k8s_yaml.h"
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_wait.h"
+#include "controller/k8s/k8s_yaml.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

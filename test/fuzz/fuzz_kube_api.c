@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/exec.h"
 #include "controller/kube/status.h"
 

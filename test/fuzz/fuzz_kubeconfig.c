@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/config.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

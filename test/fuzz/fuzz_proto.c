@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "agent/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

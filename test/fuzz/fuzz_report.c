@@ -10,10 +10,10 @@
 
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "controller/compare.h"
-#include "controller/report.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/compare.h"
+#include "controller/report/report.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fuzz_result.c - libFuzzer target for the kperf.result/v1 reader (agent/base/result.c), which
+/* fuzz_result.c - libFuzzer target for the kperf.result/v1 reader (base/result.c), which
  * the controller runs on whatever an agent pod printed. Any input gives a document or one
  * error line, without crashes or leaks. Corpus: test/fuzz/corpus/result/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "agent/base/hist.h"
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "agent/base/result.h"
+#include "base/hist.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/result.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

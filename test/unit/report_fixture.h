@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "agent/base/hist.h"
+#include "base/hist.h"
 
 /* xorshift64*: deterministic for a seed, good enough for test data. */
 static inline uint64_t fx_next(uint64_t *s)

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "controller/compare.h"
-#include "controller/report.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/compare.h"
+#include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
 struct spec {

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "agent/base/hist.h"
-#include "agent/base/kp_err.h"
+#include "base/hist.h"
+#include "base/kp_err.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

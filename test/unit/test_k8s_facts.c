@@ -11,8 +11,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "controller/k8s_facts.h"
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_facts.h"
 
 static json_t *fixture(const char *name)
 {

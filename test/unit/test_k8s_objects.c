@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "controller/k8s_objects.h"
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_objects.h"
 
 static struct k8s_objects_opts base_opts(void)
 {

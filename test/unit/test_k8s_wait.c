@@ -10,8 +10,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "controller/k8s_wait.h"
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_wait.h"
 
 static json_t *fixture(const char *name)
 {

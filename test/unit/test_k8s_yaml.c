@@ -10,8 +10,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "agent/base/kp_alloc.h"
-#include "controller/k8s_yaml.h"
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_yaml.h"
 
 static char *emit_to_string(const json_t *docs)
 {

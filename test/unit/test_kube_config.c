@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/config.h"
 
 static char *data_path(const char *name)

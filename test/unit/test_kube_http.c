@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_log.h"
+#include "base/kp_log.h"
 #include "kube_fixture.h"
 
 static json_t *pod(const char *name, const char *run)

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_alloc.h"
+#include "base/kp_alloc.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/kube.h"
 #include "controller/kube/ratelimit.h"

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
-#include "controller/localnet.h"
+#include "base/kp_err.h"
+#include "controller/local/localnet.h"
 
 static void test_localnet_name_is_ours(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "agent/proto.h"
 
 static uint8_t buf[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD];

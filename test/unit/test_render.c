@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "controller/report.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
 /* pod-to-pod same-node: TCP_RR (two samples, fixed values) and TCP_STREAM (three samples);

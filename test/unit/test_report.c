@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "controller/report.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
 static int cmp_u64(const void *x, const void *y)

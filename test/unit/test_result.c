@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "agent/base/hist.h"
-#include "agent/base/kp_alloc.h"
-#include "agent/base/kp_err.h"
-#include "agent/base/result.h"
+#include "base/hist.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/result.h"
 
 static char *doc_text;
 static size_t doc_len;

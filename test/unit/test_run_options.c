@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/plan.h"
 #include "controller/run_options.h"
 

@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
+#include "base/kp_err.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
-#include "controller/report.h"
+#include "controller/report/report.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
 #include "test/unit/report_fixture.h"

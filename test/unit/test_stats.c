@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "controller/stats.h"
+#include "controller/report/stats.h"
 #include "test/unit/report_fixture.h"
 
 static void test_stats_median_odd_and_even(void **state)

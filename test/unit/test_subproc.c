@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
-#include "controller/subproc.h"
+#include "base/kp_err.h"
+#include "base/subproc.h"
 
 static void test_subproc_collects_output_and_status(void **state)
 {

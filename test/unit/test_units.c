@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "agent/base/kp_err.h"
-#include "agent/base/units.h"
+#include "base/kp_err.h"
+#include "base/units.h"
 
 static void test_units_durations(void **state)
 {

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backend_k8s.c - the Kubernetes backend (see backend_k8s.h): prepare (facts, nodes,
+ * preflight, deploy, wait), run_client (one Job per group, logs parsed before deletion),
+ * describe, interrupt and cleanup. Preflight and deployment live in k8s_prepare.c. */
+#include "controller/k8s/backend_k8s.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
+#include "base/result.h"
+#include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_cleanup.h"
+#include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_wait.h"
+
+#define LOG_MAX_BYTES (16L << 20)
+
+void k8s_tally(struct k8s_backend *b)
+{
+    if (b->kc)
+        b->requests += kube_client_last(b->kc)->requests;
+}
+
+unsigned backend_k8s_requests(const struct backend *base)
+{
+    return ((const struct k8s_backend *)base)->requests;
+}
+
+static const char *node_hostname_by_name(const struct k8s_backend *b, const char *name)
+{
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(b->nodes, i, n)
+    {
+        if (strcmp(k8s_facts_node_name(n), name) == 0)
+            return k8s_facts_node_hostname(n);
+    }
+    return name;
+}
+
+/* the client node (name) of group g */
+static const char *client_node(const struct k8s_backend *b, const struct plan_group *g,
+                               const struct k8s_group_target *t)
+{
+    if (g->placement == PLACEMENT_NODE && g->node)
+        return g->node;
+    if (t->client_on_a || !b->node_b)
+        return k8s_facts_node_name(b->node_a);
+    return k8s_facts_node_name(b->node_b);
+}
+
+static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t)
+{
+    if (!t->server_network)
+        return b->ro->external_host;
+    if (t->via_service)
+        return b->service_ip;
+    return strcmp(t->server_network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
+}
+
+/* The JSON document in a client pod's log: the log mixes stderr lines with it (before and
+ * after), so take the first line that starts with '{' up to the end of that JSON value, then
+ * validate exactly those bytes. New reference or NULL with err. */
+static json_t *doc_from_log(const char *log, size_t len, const char *pod, struct kp_err *err)
+{
+    const char *p = log;
+    json_t *doc = NULL;
+    json_t *probe;
+    json_error_t jerr;
+    size_t n;
+
+    while (p && p < log + len && *p != '{') {
+        p = memchr(p, '\n', (size_t)(log + len - p));
+        if (p)
+            p++;
+    }
+    if (!p || p >= log + len) {
+        kp_err_set(err, "client pod %s printed no result document", pod);
+        return NULL;
+    }
+    n = (size_t)(log + len - p);
+    probe = json_loadb(p, n, JSON_DISABLE_EOF_CHECK, &jerr);
+    if (probe && jerr.position > 0 && (size_t)jerr.position <= n)
+        n = (size_t)jerr.position;
+    json_decref(probe);
+    if (result_parse(p, n, &doc, err) != 0) {
+        kp_err_prefix(err, "client pod %s printed a malformed result", pod);
+        return NULL;
+    }
+    return doc;
+}
+
+/* The last line of a log (for messages), at most 200 bytes. Caller frees. */
+static char *last_line(const char *log, size_t len)
+{
+    while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == '\r'))
+        len--;
+    size_t start = len;
+    while (start > 0 && log[start - 1] != '\n')
+        start--;
+    if (len - start > 200)
+        start = len - 200;
+    return kp_xstrndup(log + start, len - start);
+}
+
+static int is_blocked_text(const char *s)
+{
+    return strstr(s, "timed out") || strstr(s, "timeout") || strstr(s, "no answer") ||
+           strstr(s, "unreachable") || strstr(s, "No route") || strstr(s, "EHOSTUNREACH") ||
+           strstr(s, "ETIMEDOUT");
+}
+
+/* Rewrites errors[] entries that mean "no answer" as "blocked: ...": a firewall or security
+ * group that drops the port must not look like a slow network. */
+static void mark_blocked(json_t *doc, const char *server, int port, const char *from)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "errors"), i, e)
+    {
+        const char *msg = json_string_value(json_object_get(e, "error"));
+        if (!msg || strncmp(msg, "blocked", 7) == 0 || !is_blocked_text(msg))
+            continue;
+        char *text = kp_xasprintf("blocked: no answer from %s port %d from node %s (a security "
+                                  "group or firewall may drop it): %s",
+                                  server, port, from, msg);
+        json_object_set_new(e, "error", json_string(text));
+        free(text);
+    }
+}
+
+struct client_run {
+    char *job;
+    char *selector;
+    char *what;
+    char *log;
+    size_t log_len;
+    json_t *pods;
+};
+
+static void client_run_free(struct client_run *r)
+{
+    free(r->job);
+    free(r->selector);
+    free(r->what);
+    free(r->log);
+    json_decref(r->pods);
+}
+
+/* checks the finished pod ran where planned; -1 with err otherwise */
+static int check_placement(const json_t *pod, const char *node, int host_network,
+                           struct kp_err *err)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *ran = json_string_value(json_object_get(spec, "nodeName"));
+
+    if (!ran || strcmp(ran, node) != 0)
+        return kp_err_set(err, "client pod ran on node %s, not on %s as planned",
+                          ran ? ran : "(none)", node);
+    if (host_network != json_is_true(json_object_get(spec, "hostNetwork")))
+        return kp_err_set(err, "client pod network is not the planned one");
+    return 0;
+}
+
+static int run_client(struct backend *base, const struct run_spec *spec, json_t **doc,
+                      struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    const struct plan_group *g = spec->group;
+    struct k8s_group_target t;
+    struct client_run r = {0};
+    const char *node, *server;
+    int port;
+    json_t *job = NULL;
+    const json_t *pod;
+    const char *pod_name;
+    struct kube_delete_opts dopts = {
+        .propagation = KUBE_PROPAGATION_BACKGROUND, .grace_period_s = 0, .missing_ok = 1};
+    struct kube_log_opts lopts = {.container = "client", .limit_bytes = LOG_MAX_BYTES};
+    int rc = -1;
+
+    *doc = NULL;
+    if (b->stop)
+        return kp_err_set(err, "interrupted");
+    k8s_objects_group_target(g, &t);
+    node = client_node(b, g, &t);
+    server = server_addr(b, &t);
+    port = t.server_network ? b->ro->port : b->ro->external_port;
+    if (!server)
+        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
+    job = k8s_deploy_client_job(&b->d, spec, node_hostname_by_name(b, node), server, port, &r.job);
+    r.what = kp_xasprintf("client job %s on node %s", r.job, node);
+    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, NULL, err) != 0) {
+        k8s_tally(b);
+        kp_err_prefix(err, "creating %s", r.what);
+        goto out;
+    }
+    k8s_tally(b);
+    r.selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r.job);
+    struct k8s_wait_opts wo = {
+        .ns = b->d.ns,
+        .selector = r.selector,
+        .owner = r.job,
+        .what = r.what,
+        .goal = K8S_WAIT_FINISHED,
+        .timeout_ms =
+            spec->timeout_ms ? spec->timeout_ms : k8s_deploy_spec_ms(spec) + b->ro->timeout_ms,
+    };
+    if (k8s_wait_pods(b->kc, &wo, &r.pods, &b->requests, err) != 0)
+        goto out;
+    pod = json_array_get(r.pods, 0);
+    pod_name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+    if (kube_pod_logs(b->kc, b->d.ns, pod_name, &lopts, &r.log, &r.log_len, err) != 0) {
+        k8s_tally(b);
+        kp_err_prefix(err, "reading the log of client pod %s", pod_name);
+        goto out;
+    }
+    k8s_tally(b);
+    if (check_placement(pod, node, t.client_host_network, err) != 0) {
+        kp_err_prefix(err, "pod %s", pod_name);
+        goto out;
+    }
+    *doc = doc_from_log(r.log, r.log_len, pod_name, err);
+    if (!*doc) {
+        char *last = last_line(r.log, r.log_len);
+        if (is_blocked_text(last))
+            kp_err_set(err,
+                       "blocked: client pod %s on node %s got no answer from %s port %d "
+                       "(a security group or firewall may drop it): %s",
+                       pod_name, node, server, port, last);
+        else if (*last)
+            kp_err_prefix(err, "last log line: %s", last);
+        free(last);
+        goto out;
+    }
+    mark_blocked(*doc, server, port, node);
+    rc = 0;
+out:
+    if (r.job && !b->ro->keep) {
+        struct kp_err derr;
+        kube_client_reset_abort(b->kc); /* delete even when interrupted */
+        if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, r.job, &dopts, NULL, &derr) != 0)
+            kp_log(KP_LOG_WARN, "deleting job %s: %s (cleanup will retry)", r.job,
+                   kp_err_msg(&derr));
+        k8s_tally(b);
+        if (b->stop)
+            kube_client_abort(b->kc);
+    }
+    json_decref(job);
+    client_run_free(&r);
+    return rc;
+}
+
+static json_t *describe(struct backend *base)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    return b->facts ? json_deep_copy(b->facts) : json_object();
+}
+
+static void interrupt(struct backend *base)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+
+    if (b->cleaning)
+        return; /* cleanup always finishes; a third signal makes the runner quit at once */
+    b->stop = 1;
+    if (b->kc)
+        kube_client_abort(b->kc);
+}
+
+static int cleanup(struct backend *base, struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    unsigned n = 0;
+    int rc;
+
+    b->cleaning = 1;
+    if (!b->kc || !b->created)
+        return 0;
+    kube_client_reset_abort(b->kc);
+    if (b->ro->keep) {
+        kp_log(
+            KP_LOG_WARN,
+            "--keep: left run %s in namespace %s. Remove it with 'kperf cleanup --run-id %s%s%s'",
+            b->d.run_id, b->d.ns, b->d.run_id, b->ns_created ? "" : " -n ",
+            b->ns_created ? "" : b->d.ns);
+        return 0;
+    }
+    rc = k8s_cleanup_run(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n, err);
+    k8s_tally(b);
+    if (rc == 0) {
+        b->created = 0;
+        kp_log(KP_LOG_INFO, "removed run %s (%u objects)", b->d.run_id, n);
+    }
+    return rc;
+}
+
+static void destroy(struct backend *base)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+
+    if (!b)
+        return;
+    kube_client_free(b->kc);
+    k8s_deploy_cleanup(&b->d);
+    kp_free_secret(b->token);
+    json_decref(b->nodes);
+    json_decref(b->facts);
+    free(b->pod_server_ip);
+    free(b->host_server_ip);
+    free(b->service_ip);
+    free(b);
+}
+
+static const struct backend_ops k8s_ops = {
+    .name = "k8s",
+    .batches_tests = true,
+    .prepare = k8s_prepare,
+    .run_client = run_client,
+    .describe = describe,
+    .interrupt = interrupt,
+    .cleanup = cleanup,
+    .destroy = destroy,
+};
+
+struct backend *backend_k8s_new(const struct run_options *opts, struct kp_err *err)
+{
+    struct k8s_backend *b = kp_xcalloc(1, sizeof(*b));
+    unsigned char rnd[24];
+
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        free(b);
+        kp_err_set(err, "cannot read random bytes for the run token");
+        return NULL;
+    }
+    b->base.ops = &k8s_ops;
+    b->ro = opts;
+    b->token = kp_xmalloc(sizeof(rnd) * 2 + 1);
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(b->token + 2 * i, 3, "%02x", rnd[i]);
+    explicit_bzero(rnd, sizeof(rnd));
+    return &b->base;
+}

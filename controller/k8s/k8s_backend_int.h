@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_backend_int.h - the Kubernetes backend's private state, shared by backend_k8s.c (client
+ * runs, cleanup) and k8s_prepare.c (facts, nodes, preflight, deployment). Not for other users. */
+#ifndef KPERF_K8S_K8S_BACKEND_INT_H
+#define KPERF_K8S_K8S_BACKEND_INT_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "controller/backend.h"
+#include "controller/k8s/k8s_deploy.h"
+#include "controller/kube/kube.h"
+#include "controller/run_options.h"
+
+struct k8s_backend {
+    struct backend base;
+    const struct run_options *ro;   /* borrowed for the backend's life */
+    struct kube_client *kc;         /* ours */
+    volatile sig_atomic_t stop;     /* set by interrupt() */
+    volatile sig_atomic_t cleaning; /* cleanup() runs: interrupt() must not abort it */
+    struct k8s_deploy d;            /* valid once `deployed` */
+    int deployed;
+    char *token;          /* per-run agent token (secret) */
+    json_t *nodes;        /* eligible Node objects, ours */
+    const json_t *node_a; /* borrowed from nodes: servers, same-node clients */
+    const json_t *node_b; /* borrowed from nodes: other-node clients, or NULL */
+    json_t *facts;        /* describe(): ours */
+    char *pod_server_ip;  /* pod IP of kperf-server-pod-a */
+    char *host_server_ip; /* node A's IP as kperf-server-host-a sees it */
+    char *service_ip;     /* ClusterIP of kperf-svc-a */
+    int created;          /* something may exist in the cluster */
+    int ns_created;       /* we created d.ns: delete it at the end */
+    unsigned requests;    /* API requests sent */
+};
+
+/* Adds the requests of the kube client's last call to b->requests. */
+void k8s_tally(struct k8s_backend *b);
+
+/* backend_ops.prepare (k8s_prepare.c). */
+int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_cleanup.h - removes what kperf runs created, found by label, in the order that survives
+ * policy engines: Jobs and DaemonSets first (background propagation), their pods awaited
+ * until gone (watch), then Services, Secrets, ServiceAccounts, then the namespace when kperf
+ * created it (a refused namespace delete, e.g. a Gatekeeper rule against non-empty
+ * namespaces, is retried once the workloads are gone), and the namespace awaited until gone.
+ * Used by backend_k8s at the end of a run, by --cleanup-leftovers and by `kperf cleanup`.
+ * Knows nothing of plans or measurements. */
+#ifndef KPERF_K8S_K8S_CLEANUP_H
+#define KPERF_K8S_K8S_CLEANUP_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "base/kp_err.h"
+#include "controller/kube/kube.h"
+
+extern const struct kube_resource K8S_RES_SERVICEACCOUNTS;
+
+/* One run's objects: namespace and run id, and whether the namespace itself is kperf's. */
+struct k8s_leftover {
+    char *ns;     /* owned */
+    char *run_id; /* owned; "" when the objects carry no run id */
+    int ns_owned; /* the namespace is labelled managed-by=kperf: delete it too */
+};
+
+/* Finds the runs that left objects: kperf namespaces (cluster-wide) and kperf DaemonSets,
+ * Jobs, Services, Secrets in `ns` (NULL = all namespaces; falls back to the client's default
+ * namespace when listing all is forbidden). run_id NULL = every run. On 0, *out is a new array
+ * (caller frees with k8s_cleanup_leftovers_free) of *n entries. */
+int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
+                     struct k8s_leftover **out, size_t *n, struct kp_err *err);
+void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n);
+
+/* Removes the objects of run_id (NULL = every kperf object) in ns, then ns itself when
+ * delete_ns. Waits (watches) at most timeout_ms for pods and the namespace to be gone.
+ * *n_deleted (may be NULL) counts delete calls that removed something. Returns 0 when nothing
+ * of ours is left, -1 with what is left and why. */
+int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, int delete_ns,
+                    uint64_t timeout_ms, unsigned *n_deleted, struct kp_err *err);
+
+#endif

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_deploy.c - the objects of one run, from flags and plan (see k8s_deploy.h). */
+#include "controller/k8s/k8s_deploy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+
+json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        if (t[i].key && *t[i].key)
+            json_object_set_new(o, "key", json_string(t[i].key));
+        if (t[i].value && t[i].key && *t[i].key) {
+            json_object_set_new(o, "operator", json_string("Equal"));
+            json_object_set_new(o, "value", json_string(t[i].value));
+        } else {
+            json_object_set_new(o, "operator", json_string("Exists"));
+        }
+        if (t[i].effect && *t[i].effect)
+            json_object_set_new(o, "effect", json_string(t[i].effect));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static void servers_needed(const struct plan *plan, struct k8s_server_set *set)
+{
+    for (size_t i = 0; i < plan_group_count(plan); i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (g->skipped)
+            continue;
+        if (g->scenario == SCENARIO_POD_TO_POD)
+            set->pod_network = 1;
+        else if (g->scenario == SCENARIO_HOST_TO_HOST)
+            set->host_network = 1;
+        else if (g->scenario == SCENARIO_POD_TO_SERVICE)
+            set->services = 1;
+    }
+}
+
+int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const struct plan *plan,
+                    const char *run_id, const char *node_a_host, struct kp_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    if (run_id) {
+        if (strlen(run_id) > K8S_RUN_ID_MAX)
+            return kp_err_set(err, "run id '%s' is longer than %d characters", run_id,
+                              K8S_RUN_ID_MAX);
+        strcpy(d->run_id, run_id);
+    } else if (k8s_objects_run_id(d->run_id, sizeof(d->run_id), err) != 0) {
+        return -1;
+    }
+    d->create_namespace = ro->namespace_name == NULL;
+    d->ns =
+        ro->namespace_name ? kp_xstrdup(ro->namespace_name) : kp_xasprintf("kperf-%s", d->run_id);
+    d->tolerations = k8s_deploy_tolerations(ro->tolerations, ro->n_tolerations);
+    d->node_a_host = kp_xstrdup(node_a_host ? node_a_host : "node-a");
+    d->timeout_ms = ro->timeout_ms;
+    servers_needed(plan, &d->set);
+    d->set.node_a = d->node_a_host;
+    d->obj.run_id = d->run_id;
+    d->obj.ns = d->ns;
+    d->obj.image = ro->image ? ro->image : K8S_DEFAULT_IMAGE;
+    d->obj.pull_policy = ro->image_pull_policy;
+    d->obj.pull_secret = ro->image_pull_secret;
+    d->obj.tolerations = d->tolerations;
+    d->obj.port = ro->port;
+    d->obj.host_network_used = d->set.host_network;
+    d->obj.job_deadline_s = 60;
+    d->obj.job_ttl_s = K8S_JOB_TTL_S;
+    return k8s_objects_check(&d->obj, err);
+}
+
+void k8s_deploy_cleanup(struct k8s_deploy *d)
+{
+    free(d->ns);
+    free(d->node_a_host);
+    json_decref(d->tolerations);
+    memset(d, 0, sizeof(*d));
+}
+
+json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token)
+{
+    return k8s_objects_server_objects(&d->obj, &d->set, d->create_namespace, token);
+}
+
+uint64_t k8s_deploy_spec_ms(const struct run_spec *spec)
+{
+    uint64_t per = spec->duration_ms + spec->omit_ms;
+    uint64_t n = (uint64_t)spec->n_tests * (uint64_t)(spec->samples > 0 ? spec->samples : 1);
+
+    return per * n;
+}
+
+json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
+                              const char *client_host, const char *server, int port,
+                              char **name_out)
+{
+    const struct plan_group *g = spec->group;
+    struct k8s_group_target t;
+    struct k8s_objects_opts o = d->obj;
+    char **argv = k8s_objects_client_argv(spec, server, port);
+    char *name = k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label);
+    struct k8s_client_job job = {
+        .name = name,
+        .node_hostname = client_host,
+        .scenario = plan_scenario_name(g->scenario),
+        .placement = g->placement_label,
+        .args = (const char *const *)argv,
+    };
+    json_t *obj;
+
+    k8s_objects_group_target(g, &t);
+    job.host_network = t.client_host_network;
+    o.job_deadline_s = (int)((k8s_deploy_spec_ms(spec) + d->timeout_ms) / 1000 + 1);
+    obj = k8s_objects_client_job(&o, &job);
+    k8s_objects_argv_free(argv);
+    if (name_out)
+        *name_out = name;
+    else
+        free(name);
+    return obj;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_deploy.h - what one run deploys, decided from the flags and the plan: the shared object
+ * options (run id, namespace, image, tolerations), which servers are needed, and one client Job
+ * per plan group. Used by backend_k8s (to create them) and `kperf manifests` (to print them).
+ * Knows nothing of HTTP or waiting. */
+#ifndef KPERF_K8S_K8S_DEPLOY_H
+#define KPERF_K8S_K8S_DEPLOY_H
+
+#include <jansson.h>
+
+#include "base/kp_err.h"
+#include "controller/backend.h"
+#include "controller/k8s/k8s_objects.h"
+#include "controller/plan.h"
+#include "controller/run_options.h"
+
+#define K8S_DEFAULT_IMAGE "ghcr.io/kperf/kperf-agent:" KPERF_VERSION
+#define K8S_JOB_TTL_S     600 /* the TTL controller reaps what a killed kperf left behind */
+
+struct k8s_deploy {
+    char run_id[K8S_RUN_ID_MAX + 1];
+    char *ns;                    /* owned: -n, or kperf-<run-id> */
+    int create_namespace;        /* 1 unless -n named one */
+    json_t *tolerations;         /* owned array (maybe empty) */
+    struct k8s_objects_opts obj; /* strings borrowed from this struct and the run options */
+    struct k8s_server_set set;   /* node_a borrowed from node_a_host below */
+    char *node_a_host;           /* owned: kubernetes.io/hostname of node A */
+    uint64_t timeout_ms;         /* --timeout */
+};
+
+/* Fills d for a run with these flags and plan. run_id NULL = a fresh one; node_a_host is the
+ * kubernetes.io/hostname label value of node A (copied). Returns 0, or -1 with the reason
+ * (bad image, namespace, pull policy...). Release with k8s_deploy_cleanup (also after -1). */
+int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const struct plan *plan,
+                    const char *run_id, const char *node_a_host, struct kp_err *err);
+void k8s_deploy_cleanup(struct k8s_deploy *d);
+
+/* The servers and shared objects in creation order (see k8s_objects_server_objects). New
+ * array, caller releases. token NULL = placeholder text. */
+json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token);
+
+/* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */
+json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n);
+
+/* The client Job for spec: runs on the node whose hostname label is client_host, talks to
+ * server (an IP or DNS name) on port. activeDeadlineSeconds covers the planned measurement
+ * time plus --timeout. *name_out (may be NULL): the Job name (caller frees). New reference. */
+json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
+                              const char *client_host, const char *server, int port,
+                              char **name_out);
+
+/* The planned measurement time of spec in milliseconds (tests x samples x (duration + omit)). */
+uint64_t k8s_deploy_spec_ms(const struct run_spec *spec);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_facts.h - cluster facts from API JSON: which nodes may run agents (Ready, schedulable,
+ * matching --node-selector, taints tolerated), the node pair, per-node facts for the report,
+ * the CNI and its settings, kube-proxy's mode. Pure functions over objects the caller fetched;
+ * no I/O, so every rule is unit-tested with fixtures. */
+#ifndef KPERF_K8S_K8S_FACTS_H
+#define KPERF_K8S_K8S_FACTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "base/kp_err.h"
+#include "controller/run_options.h"
+
+/* What makes a node eligible. Arrays borrowed for the calls. */
+struct k8s_node_filter {
+    const struct run_label *selector; /* every key=value must be a node label */
+    size_t n_selector;
+    const json_t *tolerations; /* core/v1 Toleration array or NULL */
+};
+
+/* Whether agents may run on node (a core/v1 Node). Returns 1 when eligible; 0 with *why set
+ * (static text or a caller-freed string in *why_owned) when not: "not Ready", "cordoned
+ * (unschedulable)", "taint dedicated=x:NoSchedule not tolerated", "does not match
+ * --node-selector a=b". why_owned may be NULL (then the reason is dropped). */
+int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f, char **why_owned);
+
+/* The node's kubernetes.io/hostname label (borrowed), or its name when the label is missing. */
+const char *k8s_facts_node_hostname(const json_t *node);
+const char *k8s_facts_node_name(const json_t *node); /* borrowed; "" when missing */
+const char *k8s_facts_node_zone(const json_t *node); /* topology.kubernetes.io/zone or NULL */
+
+/* Report facts of one node: {"name","role","kernel","os_image","container_runtime","instance_type",
+ * "zone","internal_ip","arch"} (absent fields omitted). role borrowed. New reference. */
+json_t *k8s_facts_node_info(const json_t *node, const char *role);
+
+/* Chooses node A (servers, same-node clients) and node B (other-node clients) among eligible
+ * nodes (array of Node objects, borrowed). want_a/want_b: names from --nodes (either NULL).
+ * Default: the first pair in name order that shares a zone, else the first two nodes (with
+ * *note set to "no two eligible nodes share a zone; ..."). With a single eligible node, *b is
+ * NULL (other-node groups are skipped by the caller). *a and *b are borrowed from nodes, *note is
+ * static. Returns 0, or -1 with the reason (no eligible node, a named node missing or ineligible).
+ */
+int k8s_facts_choose_pair(const json_t *nodes, const char *want_a, const char *want_b,
+                          const json_t **a, const json_t **b, const char **note,
+                          struct kp_err *err);
+
+/* The node pair of an earlier report (--nodes-from): metadata.nodes[] entries with role
+ * "server" (A) and "client" (B). *a, *b: caller frees (*b may be NULL). Returns 0 or -1. */
+int k8s_facts_nodes_from_report(const json_t *report, char **a, char **b, struct kp_err *err);
+
+/* The CNI from kube-system DaemonSets (items array, borrowed) and, when present, the
+ * cilium-config / amazon-vpc-cni ConfigMaps (NULL when absent). New object
+ * {"name": "aws-vpc-cni"|"cilium"|"calico"|"flannel"|"weave"|"kube-router"|"antrea"|
+ * "canal"|"unknown", "version": tag, "settings": {"image", and e.g. "custom_networking",
+ * "prefix_delegation", "routing_mode", "tunnel_protocol", "kube_proxy_replacement"}}.
+ * Several CNIs (chaining) are listed in "also". */
+json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
+                      const json_t *vpc_cni_config);
+
+/* kube-proxy's mode: "iptables", "ipvs", "nftables", "kernelspace", "none" (no kube-proxy
+ * DaemonSet: e.g. cilium kube-proxy replacement), from its DaemonSet args and ConfigMap
+ * (kube-proxy or kube-proxy-config; NULL when absent). Returns a static string. */
+const char *k8s_facts_kube_proxy_mode(const json_t *daemonsets, const json_t *config_map);
+
+/* The tag of an image reference ("repo/x:v1.2@sha256:..." -> "v1.2"; no tag -> "latest";
+ * digest only -> the digest). Caller frees. */
+char *k8s_facts_image_tag(const char *image);
+
+#endif

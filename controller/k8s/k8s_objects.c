@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_objects.c - the JSON objects of one kperf run (see k8s_objects.h for the placement
+ * design). Pure functions: no I/O except k8s_objects_run_id's randomness. */
+#include "controller/k8s/k8s_objects.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "base/kp_alloc.h"
+
+#define DNS_LABEL_MAX 63
+
+int k8s_objects_run_id(char *buf, size_t len, struct kp_err *err)
+{
+    unsigned char rnd[3];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    if (len < K8S_RUN_ID_MAX + 1)
+        return kp_err_set(err, "run id buffer too small");
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return kp_err_set(err, "cannot read random bytes for the run id: %s", strerror(errno));
+    gmtime_r(&now, &tm);
+    snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd[0], rnd[1], rnd[2]);
+    return 0;
+}
+
+static int is_dns_label(const char *s, size_t max)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err)
+{
+    if (!is_dns_label(opts->run_id, K8S_RUN_ID_MAX))
+        return kp_err_set(err, "run id '%s' is not a lowercase DNS label of at most %d characters",
+                          opts->run_id ? opts->run_id : "", K8S_RUN_ID_MAX);
+    if (!is_dns_label(opts->ns, DNS_LABEL_MAX))
+        return kp_err_set(err, "namespace '%s' is not a valid DNS-1123 label",
+                          opts->ns ? opts->ns : "");
+    if (!opts->image || !*opts->image || strchr(opts->image, ' '))
+        return kp_err_set(err, "image '%s' is not a valid image reference",
+                          opts->image ? opts->image : "");
+    if (opts->port < 1 || opts->port > 65535)
+        return kp_err_set(err, "port %d is out of range 1..65535", opts->port);
+    if (opts->pull_policy && strcmp(opts->pull_policy, "Always") != 0 &&
+        strcmp(opts->pull_policy, "IfNotPresent") != 0 && strcmp(opts->pull_policy, "Never") != 0)
+        return kp_err_set(err, "image pull policy '%s' is not Always, IfNotPresent or Never",
+                          opts->pull_policy);
+    if (opts->pull_secret && !is_dns_label(opts->pull_secret, 253))
+        return kp_err_set(err, "image pull secret '%s' is not a valid Secret name",
+                          opts->pull_secret);
+    return 0;
+}
+
+json_t *k8s_objects_labels(const struct k8s_objects_opts *opts)
+{
+    return json_pack("{s:s, s:s, s:s}", K8S_LABEL_MANAGED_BY, K8S_MANAGED_BY, K8S_LABEL_NAME,
+                     "kperf", K8S_LABEL_RUN_ID, opts->run_id);
+}
+
+char *k8s_objects_selector(const char *run_id)
+{
+    if (!run_id)
+        return kp_xasprintf("%s=%s", K8S_LABEL_MANAGED_BY, K8S_MANAGED_BY);
+    return kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_MANAGED_BY, K8S_MANAGED_BY, K8S_LABEL_RUN_ID,
+                        run_id);
+}
+
+/* metadata {name, namespace?, labels = run labels + extra (stolen)} */
+static json_t *metadata(const struct k8s_objects_opts *opts, const char *name, int namespaced,
+                        json_t *extra_labels)
+{
+    json_t *labels = k8s_objects_labels(opts);
+    json_t *md = json_pack("{s:s}", "name", name);
+
+    if (extra_labels) {
+        json_object_update(labels, extra_labels);
+        json_decref(extra_labels);
+    }
+    if (namespaced)
+        json_object_set_new(md, "namespace", json_string(opts->ns));
+    json_object_set_new(md, "labels", labels);
+    return md;
+}
+
+static json_t *object(const char *api_version, const char *kind, json_t *md)
+{
+    return json_pack("{s:s, s:s, s:o}", "apiVersion", api_version, "kind", kind, "metadata", md);
+}
+
+/* Required node affinity to exactly one node by its kubernetes.io/hostname label. */
+static json_t *node_affinity(const char *node_hostname)
+{
+    return json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "nodeAffinity",
+                     "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                     "matchExpressions", "key", K8S_HOSTNAME_LABEL, "operator", "In", "values",
+                     node_hostname);
+}
+
+/* Pod Security "restricted" container context; hostNetwork pods use the same one. */
+static json_t *container_security(void)
+{
+    return json_pack("{s:b, s:b, s:i, s:i, s:b, s:{s:[s]}, s:{s:s}}", "runAsNonRoot", 1,
+                     "allowPrivilegeEscalation", 0, "runAsUser", K8S_AGENT_UID, "runAsGroup",
+                     K8S_AGENT_UID, "readOnlyRootFilesystem", 1, "capabilities", "drop", "ALL",
+                     "seccompProfile", "type", "RuntimeDefault");
+}
+
+static json_t *container(const struct k8s_objects_opts *opts, const char *name, json_t *args)
+{
+    /* no CPU limit: CFS throttling would distort the figures */
+    json_t *c = json_pack(
+        "{s:s, s:s, s:[s], s:o, s:{s:{s:s, s:s}, s:{s:s}}, s:o, s:[{s:s, s:s, s:b}], s:s}", "name",
+        name, "image", opts->image, "command", "kperf-agent", "args", args, "resources", "requests",
+        "cpu", "100m", "memory", "64Mi", "limits", "memory", "512Mi", "securityContext",
+        container_security(), "volumeMounts", "name", "token", "mountPath", K8S_TOKEN_DIR,
+        "readOnly", 1, "terminationMessagePolicy", "FallbackToLogsOnError");
+
+    if (opts->pull_policy)
+        json_object_set_new(c, "imagePullPolicy", json_string(opts->pull_policy));
+    return c;
+}
+
+static json_t *pod_spec(const struct k8s_objects_opts *opts, const char *node_hostname,
+                        int host_network, json_t *container_obj)
+{
+    json_t *spec = json_pack(
+        "{s:s, s:b, s:b, s:o, s:[o], s:[{s:s, s:{s:s, s:i}}], s:{s:b, s:i, s:i, s:i, s:{s:s}}, "
+        "s:i}",
+        "serviceAccountName", opts->service_account ? opts->service_account : K8S_SERVICE_ACCOUNT,
+        "automountServiceAccountToken", 0, "enableServiceLinks", 0, "affinity",
+        node_affinity(node_hostname), "containers", container_obj, "volumes", "name", "token",
+        "secret", "secretName", K8S_SECRET_NAME, "defaultMode", 0440, "securityContext",
+        "runAsNonRoot", 1, "runAsUser", K8S_AGENT_UID, "runAsGroup", K8S_AGENT_UID, "fsGroup",
+        K8S_AGENT_UID, "seccompProfile", "type", "RuntimeDefault", "terminationGracePeriodSeconds",
+        2);
+
+    if (host_network) {
+        json_object_set_new(spec, "hostNetwork", json_true());
+        json_object_set_new(spec, "dnsPolicy", json_string("ClusterFirstWithHostNet"));
+    }
+    if (opts->tolerations && json_array_size(opts->tolerations) > 0)
+        json_object_set_new(spec, "tolerations", json_deep_copy(opts->tolerations));
+    if (opts->pull_secret)
+        json_object_set_new(spec, "imagePullSecrets",
+                            json_pack("[{s:s}]", "name", opts->pull_secret));
+    return spec;
+}
+
+json_t *k8s_objects_namespace(const struct k8s_objects_opts *opts)
+{
+    json_t *extra = json_object();
+
+    if (opts->host_network_used) {
+        /* hostNetwork violates baseline; the agents add no capabilities beyond that */
+        json_object_set_new(extra, K8S_PSA_ENFORCE, json_string("privileged"));
+        json_object_set_new(extra, K8S_PSA_ENFORCE "-version", json_string("latest"));
+    } else {
+        json_object_set_new(extra, K8S_PSA_ENFORCE, json_string("restricted"));
+        json_object_set_new(extra, K8S_PSA_ENFORCE "-version", json_string("latest"));
+    }
+    return object("v1", "Namespace", metadata(opts, opts->ns, 0, extra));
+}
+
+json_t *k8s_objects_service_account(const struct k8s_objects_opts *opts)
+{
+    json_t *sa =
+        object("v1", "ServiceAccount",
+               metadata(opts, opts->service_account ? opts->service_account : K8S_SERVICE_ACCOUNT,
+                        1, NULL));
+
+    json_object_set_new(sa, "automountServiceAccountToken", json_false());
+    return sa;
+}
+
+json_t *k8s_objects_secret(const struct k8s_objects_opts *opts, const char *token)
+{
+    json_t *s = object("v1", "Secret", metadata(opts, K8S_SECRET_NAME, 1, NULL));
+
+    json_object_set_new(s, "type", json_string("Opaque"));
+    json_object_set_new(s, "stringData",
+                        json_pack("{s:s}", "token", token ? token : "<generated per run>"));
+    return s;
+}
+
+char *k8s_objects_daemonset_name(const char *network, const char *slot)
+{
+    return kp_xasprintf("kperf-server-%s-%s", network, slot);
+}
+
+char *k8s_objects_service_name(const char *slot)
+{
+    return kp_xasprintf("kperf-svc-%s", slot);
+}
+
+json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const char *network,
+                                     const char *slot, const char *node_hostname)
+{
+    int host = strcmp(network, "host") == 0;
+    char *name = k8s_objects_daemonset_name(network, slot);
+    char *port = kp_xasprintf("%d", opts->port);
+    json_t *sel = json_pack("{s:s, s:s, s:s, s:s}", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
+                            "server", K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT, slot);
+    json_t *args =
+        json_pack("[s, s, s, s, s]", "server", "--port", port, "--token-file", K8S_TOKEN_FILE);
+    json_t *c = container(opts, "server", args);
+    json_t *tmpl_md = json_pack("{s:o}", "labels", k8s_objects_labels(opts));
+    json_t *ds = object("apps/v1", "DaemonSet", metadata(opts, name, 1, json_deep_copy(sel)));
+
+    json_object_update(json_object_get(tmpl_md, "labels"), sel);
+    json_object_set_new(c, "readinessProbe",
+                        json_pack("{s:{s:i}, s:i, s:i, s:i}", "tcpSocket", "port", opts->port,
+                                  "initialDelaySeconds", 0, "periodSeconds", 1, "failureThreshold",
+                                  3));
+    if (!host)
+        json_object_set_new(c, "ports",
+                            json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}]", "name", "tcp",
+                                      "containerPort", opts->port, "protocol", "TCP", "name", "udp",
+                                      "containerPort", opts->port, "protocol", "UDP"));
+    json_object_set_new(ds, "spec",
+                        json_pack("{s:{s:o}, s:{s:s}, s:{s:o, s:o}}", "selector", "matchLabels",
+                                  sel, "updateStrategy", "type", "OnDelete", "template", "metadata",
+                                  tmpl_md, "spec", pod_spec(opts, node_hostname, host, c)));
+    free(port);
+    free(name);
+    return ds;
+}
+
+json_t *k8s_objects_service(const struct k8s_objects_opts *opts, const char *slot)
+{
+    char *name = k8s_objects_service_name(slot);
+    json_t *svc = object("v1", "Service", metadata(opts, name, 1, NULL));
+
+    json_object_set_new(
+        svc, "spec",
+        json_pack("{s:s, s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s, s:i, s:i}, {s:s, s:s, s:i, s:i}]}",
+                  "type", "ClusterIP", "selector", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
+                  "server", K8S_LABEL_NETWORK, "pod", K8S_LABEL_SLOT, slot, "ports", "name", "tcp",
+                  "protocol", "TCP", "port", opts->port, "targetPort", opts->port, "name", "udp",
+                  "protocol", "UDP", "port", opts->port, "targetPort", opts->port));
+    free(name);
+    return svc;
+}
+
+json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
+                               const struct k8s_client_job *job)
+{
+    json_t *args = json_array();
+    json_t *extra =
+        json_pack("{s:s, s:s, s:s}", K8S_LABEL_ROLE, "client", K8S_LABEL_NETWORK,
+                  job->host_network ? "host" : "pod", "kperf.io/scenario", job->scenario);
+    json_t *tmpl_labels = k8s_objects_labels(opts);
+    json_t *md = metadata(opts, job->name, 1, json_deep_copy(extra));
+    json_t *obj = NULL;
+
+    json_object_update(tmpl_labels, extra);
+    json_object_set_new(tmpl_labels, K8S_LABEL_JOB, json_string(job->name));
+    json_decref(extra);
+    json_object_set_new(md, "annotations",
+                        json_pack("{s:s}", "kperf.io/placement", job->placement));
+    for (const char *const *a = job->args; a && *a; a++)
+        json_array_append_new(args, json_string(*a));
+    obj = object("batch/v1", "Job", md);
+    json_t *pspec =
+        pod_spec(opts, job->node_hostname, job->host_network, container(opts, "client", args));
+    json_object_set_new(pspec, "restartPolicy", json_string("Never"));
+    json_object_set_new(obj, "spec",
+                        json_pack("{s:i, s:i, s:i, s:{s:{s:o}, s:o}}", "backoffLimit", 0,
+                                  "activeDeadlineSeconds", opts->job_deadline_s,
+                                  "ttlSecondsAfterFinished", opts->job_ttl_s, "template",
+                                  "metadata", "labels", tmpl_labels, "spec", pspec));
+    return obj;
+}
+
+json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
+                                   const struct k8s_server_set *set, int create_namespace,
+                                   const char *token)
+{
+    json_t *out = json_array();
+
+    if (create_namespace)
+        json_array_append_new(out, k8s_objects_namespace(opts));
+    json_array_append_new(out, k8s_objects_service_account(opts));
+    json_array_append_new(out, k8s_objects_secret(opts, token));
+    if (set->pod_network || set->services)
+        json_array_append_new(out, k8s_objects_server_daemonset(opts, "pod", "a", set->node_a));
+    if (set->host_network)
+        json_array_append_new(out, k8s_objects_server_daemonset(opts, "host", "a", set->node_a));
+    if (set->services)
+        json_array_append_new(out, k8s_objects_service(opts, "a"));
+    return out;
+}
+
+void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->client_on_a = g->placement == PLACEMENT_SAME_NODE;
+    switch (g->scenario) {
+    case SCENARIO_HOST_TO_HOST:
+        out->server_network = "host";
+        out->client_host_network = 1;
+        break;
+    case SCENARIO_POD_TO_SERVICE:
+        out->server_network = "pod";
+        out->via_service = 1;
+        break;
+    case SCENARIO_POD_TO_EXTERNAL:
+        out->client_on_a = 1; /* any node will do; A is known to be schedulable */
+        break;
+    case SCENARIO_POD_TO_POD:
+    default:
+        out->server_network = "pod";
+        break;
+    }
+}
+
+static void argv_push(char ***argv, size_t *n, char *s)
+{
+    *argv = kp_xrealloc(*argv, (*n + 2) * sizeof(**argv));
+    (*argv)[(*n)++] = s;
+    (*argv)[*n] = NULL;
+}
+
+char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port)
+{
+    char **argv = NULL;
+    size_t n = 0;
+    char tests[256] = "";
+
+    for (size_t i = 0; i < spec->n_tests; i++) {
+        if (i > 0)
+            strncat(tests, ",", sizeof(tests) - strlen(tests) - 1);
+        strncat(tests, plan_test_name(spec->tests[i]), sizeof(tests) - strlen(tests) - 1);
+    }
+    argv_push(&argv, &n, kp_xstrdup("client"));
+    argv_push(&argv, &n, kp_xstrdup("--server"));
+    argv_push(&argv, &n,
+              strchr(server, ':') ? kp_xasprintf("[%s]:%d", server, port)
+                                  : kp_xasprintf("%s:%d", server, port));
+    argv_push(&argv, &n, kp_xstrdup("--tests"));
+    argv_push(&argv, &n, kp_xstrdup(tests));
+    argv_push(&argv, &n, kp_xstrdup("--duration"));
+    argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->duration_ms));
+    argv_push(&argv, &n, kp_xstrdup("--samples"));
+    argv_push(&argv, &n, kp_xasprintf("%d", spec->samples > 0 ? spec->samples : 1));
+    argv_push(&argv, &n, kp_xstrdup("--streams"));
+    argv_push(&argv, &n, kp_xasprintf("%d", spec->streams > 0 ? spec->streams : 4));
+    if (spec->omit_ms) {
+        argv_push(&argv, &n, kp_xstrdup("--omit"));
+        argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->omit_ms));
+    }
+    if (spec->interval_ms) {
+        argv_push(&argv, &n, kp_xstrdup("--interval"));
+        argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->interval_ms));
+    }
+    if (spec->msg_size_bytes) {
+        argv_push(&argv, &n, kp_xstrdup("--msg-size"));
+        argv_push(&argv, &n, kp_xasprintf("%llu", (unsigned long long)spec->msg_size_bytes));
+    }
+    if (spec->udp_rate_bps) {
+        argv_push(&argv, &n, kp_xstrdup("--udp-rate"));
+        argv_push(&argv, &n, kp_xasprintf("%llu", (unsigned long long)spec->udp_rate_bps));
+    }
+    if (spec->group && spec->group->reverse)
+        argv_push(&argv, &n, kp_xstrdup("--reverse"));
+    argv_push(&argv, &n, kp_xstrdup("--token-file"));
+    argv_push(&argv, &n, kp_xstrdup(K8S_TOKEN_FILE));
+    argv_push(&argv, &n, kp_xstrdup("--json"));
+    return argv;
+}
+
+void k8s_objects_argv_free(char **argv)
+{
+    for (char **a = argv; a && *a; a++)
+        free(*a);
+    free(argv);
+}
+
+/* FNV-1a, 16 bits of it: a short stable suffix that keeps truncated names distinct. */
+static unsigned short_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return (h ^ (h >> 16)) & 0xffffu;
+}
+
+char *k8s_objects_job_name(const char *scenario, const char *placement)
+{
+    char *full = kp_xasprintf("%s-%s", scenario, placement);
+    char body[64];
+    size_t n = 0;
+
+    /* "kperf-c-" (8) + body + "-" + 4 hex <= 63 */
+    for (const char *p = full; *p && n < 50; p++) {
+        char c = (char)tolower((unsigned char)*p);
+        if (!(islower((unsigned char)c) || isdigit((unsigned char)c)))
+            c = '-';
+        if (c == '-' && (n == 0 || body[n - 1] == '-'))
+            continue;
+        body[n++] = c;
+    }
+    while (n > 0 && body[n - 1] == '-')
+        n--;
+    body[n] = '\0';
+    char *name = kp_xasprintf("kperf-c-%s-%04x", body, short_hash(full));
+    free(full);
+    return name;
+}

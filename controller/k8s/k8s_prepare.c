@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_prepare.c - backend_k8s's prepare(): connect, leftovers of earlier runs, cluster facts,
+ * node pair, preflight (permissions, namespace Pod Security, server-side dry run of the agent
+ * pods), deployment and the watch-based wait for the servers. Every failure is one line that
+ * says what to do; whatever was created is removed by cleanup(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_cleanup.h"
+#include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_wait.h"
+
+static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
+{
+    struct kube_client_opts ko = {
+        .kubeconfig = b->ro->kubeconfig,
+        .context = b->ro->context,
+        .ns = b->ro->namespace_name,
+        .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
+        .burst = 100,
+    };
+    struct kube_version v;
+
+    if (kube_client_new(&ko, &b->kc, err) != 0)
+        return -1;
+    if (kube_version(b->kc, &v, err) != 0) {
+        k8s_tally(b);
+        return kp_err_prefix(err, "cannot reach the cluster of context '%s' (%s)",
+                             kube_client_config(b->kc)->context_name,
+                             kube_client_config(b->kc)->server);
+    }
+    k8s_tally(b);
+    json_object_set_new(b->facts, "kubernetes_version", json_string(v.git_version));
+    return 0;
+}
+
+static int leftovers(struct k8s_backend *b, struct kp_err *err)
+{
+    struct k8s_leftover *l = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    if (k8s_cleanup_find(b->kc, b->ro->namespace_name, NULL, &l, &n, err) != 0) {
+        k8s_tally(b);
+        kp_log(KP_LOG_INFO, "cannot look for leftovers of earlier runs: %s", kp_err_msg(err));
+        kp_err_clear(err);
+        return 0;
+    }
+    k8s_tally(b);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!b->ro->cleanup_leftovers) {
+            kp_log(KP_LOG_WARN,
+                   "found objects of an earlier kperf run (namespace %s, run %s); remove them "
+                   "with 'kperf cleanup' or --cleanup-leftovers",
+                   l[i].ns, *l[i].run_id ? l[i].run_id : "?");
+            continue;
+        }
+        kp_log(KP_LOG_INFO, "removing leftovers of run %s in namespace %s", l[i].run_id, l[i].ns);
+        rc = k8s_cleanup_run(b->kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
+                             b->ro->timeout_ms, NULL, err);
+        k8s_tally(b);
+    }
+    k8s_cleanup_leftovers_free(l, n);
+    return rc;
+}
+
+/* optional GET: NULL when missing or forbidden */
+static json_t *get_optional(struct k8s_backend *b, const struct kube_resource *res, const char *ns,
+                            const char *name)
+{
+    json_t *o = NULL;
+    struct kp_err e;
+
+    if (kube_get(b->kc, res, ns, name, &o, &e) != 0)
+        o = NULL;
+    k8s_tally(b);
+    return o;
+}
+
+/* CNI and kube-proxy: best effort (a person may lack kube-system rights) */
+static void cni_facts(struct k8s_backend *b)
+{
+    json_t *ds = NULL, *cilium = NULL, *vpc = NULL, *kp = NULL, *cni;
+    struct kp_err e;
+
+    if (kube_list_all(b->kc, &KUBE_RES_DAEMONSETS, "kube-system", NULL, &ds, &e) != 0) {
+        k8s_tally(b);
+        kp_log(KP_LOG_INFO, "CNI not recorded: %s", kp_err_msg(&e));
+        return;
+    }
+    k8s_tally(b);
+    cni = k8s_facts_cni(ds, NULL, NULL);
+    char name[32];
+    snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(cni, "name")));
+    if (strcmp(name, "cilium") == 0)
+        cilium = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "cilium-config");
+    else if (strcmp(name, "aws-vpc-cni") == 0)
+        vpc = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "amazon-vpc-cni");
+    if (cilium || vpc) {
+        json_decref(cni);
+        cni = k8s_facts_cni(ds, cilium, vpc);
+    }
+    json_object_set_new(b->facts, "cni", cni);
+    if (strcmp(k8s_facts_kube_proxy_mode(ds, NULL), "none") != 0) {
+        kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy");
+        if (!kp)
+            kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy-config");
+    }
+    /* no kube-proxy DaemonSet means "replaced" only when a CNI that can replace it is known */
+    if (strcmp(k8s_facts_kube_proxy_mode(ds, kp), "none") != 0 || strcmp(name, "unknown") != 0)
+        json_object_set_new(b->facts, "kube_proxy_mode",
+                            json_string(k8s_facts_kube_proxy_mode(ds, kp)));
+    json_decref(ds);
+    json_decref(cilium);
+    json_decref(vpc);
+    json_decref(kp);
+}
+
+/* --nodes / --nodes-from names into *a, *b (caller frees) */
+static int wanted_nodes(const struct run_options *ro, char **a, char **b, struct kp_err *err)
+{
+    json_error_t jerr;
+    json_t *rep;
+    int rc;
+
+    *a = kp_xstrdup(ro->node_a);
+    *b = kp_xstrdup(ro->node_b);
+    if (!ro->nodes_from)
+        return 0;
+    rep = json_load_file(ro->nodes_from, JSON_REJECT_DUPLICATES, &jerr);
+    if (!rep)
+        return kp_err_set(err, "--nodes-from %s: %s (line %d)", ro->nodes_from, jerr.text,
+                          jerr.line);
+    free(*a);
+    free(*b);
+    rc = k8s_facts_nodes_from_report(rep, a, b, err);
+    if (rc != 0)
+        kp_err_prefix(err, "--nodes-from %s", ro->nodes_from);
+    json_decref(rep);
+    return rc;
+}
+
+/* explains why a named node cannot be used */
+static int named_node_error(const json_t *all, const struct k8s_node_filter *f, const char *name,
+                            struct kp_err *err)
+{
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(all, i, n)
+    {
+        char *why = NULL;
+        if (strcmp(k8s_facts_node_name(n), name) != 0)
+            continue;
+        if (!k8s_facts_node_eligible(n, f, &why))
+            kp_err_set(err, "node %s cannot run agents: %s", name, why);
+        free(why);
+        return -1;
+    }
+    return kp_err_set(err, "node %s does not exist", name);
+}
+
+static void skip_other_node(struct plan *plan, const char *why)
+{
+    for (int s = 0; s < SCENARIO_COUNT; s++)
+        plan_skip(plan, (enum scenario)s, PLACEMENT_OTHER_NODE, "%s", why);
+}
+
+static void sweep(struct k8s_backend *b, struct plan *plan)
+{
+    size_t n = json_array_size(b->nodes), k = 0;
+    const char **names = kp_xcalloc(n ? n : 1, sizeof(*names));
+
+    for (size_t i = 0; i < n; i++) {
+        const json_t *node = json_array_get(b->nodes, i);
+        if (node != b->node_a)
+            names[k++] = k8s_facts_node_name(node);
+    }
+    plan_expand_sweep(plan, names, k);
+    free(names);
+}
+
+static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err *err)
+{
+    json_t *all = NULL, *tol = k8s_deploy_tolerations(b->ro->tolerations, b->ro->n_tolerations);
+    struct k8s_node_filter f = {
+        .selector = b->ro->node_selector, .n_selector = b->ro->n_node_selector, .tolerations = tol};
+    char *want_a = NULL, *want_b = NULL;
+    const char *note = NULL;
+    size_t i;
+    json_t *n;
+    int rc = -1;
+
+    if (wanted_nodes(b->ro, &want_a, &want_b, err) != 0)
+        goto out;
+    if (kube_list_all(b->kc, &KUBE_RES_NODES, NULL, NULL, &all, err) != 0) {
+        k8s_tally(b);
+        kp_err_prefix(err, "listing nodes");
+        goto out;
+    }
+    k8s_tally(b);
+    b->nodes = json_array();
+    json_array_foreach(all, i, n)
+    {
+        char *why = NULL;
+        if (k8s_facts_node_eligible(n, &f, &why))
+            json_array_append(b->nodes, n);
+        else
+            kp_log(KP_LOG_INFO, "node %s skipped: %s", k8s_facts_node_name(n), why);
+        free(why);
+    }
+    if (k8s_facts_choose_pair(b->nodes, want_a, want_b, &b->node_a, &b->node_b, &note, err) != 0) {
+        if (want_a && !b->node_a)
+            named_node_error(all, &f, want_a, err);
+        else if (want_b && !b->node_b)
+            named_node_error(all, &f, want_b, err);
+        goto out;
+    }
+    if (note)
+        kp_log(KP_LOG_WARN, "%s", note);
+    json_t *nodes = json_pack("[o]", k8s_facts_node_info(b->node_a, "server"));
+    if (b->node_b)
+        json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
+    json_object_set_new(b->facts, "nodes", nodes);
+    if (b->ro->all_nodes)
+        sweep(b, plan);
+    else if (!b->node_b)
+        skip_other_node(plan, "only one eligible node");
+    rc = 0;
+out:
+    free(want_a);
+    free(want_b);
+    json_decref(all);
+    json_decref(tol);
+    return rc;
+}
+
+struct need {
+    const char *verb, *group, *resource, *sub;
+    int cluster; /* cluster-scoped check */
+};
+
+static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
+{
+    const struct need needs[] = {
+        {"create", "", "namespaces", NULL, 1},
+        {"delete", "", "namespaces", NULL, 1},
+        {"create", "apps", "daemonsets", NULL, 0},
+        {"delete", "apps", "daemonsets", NULL, 0},
+        {"create", "batch", "jobs", NULL, 0},
+        {"delete", "batch", "jobs", NULL, 0},
+        {"watch", "", "pods", NULL, 0},
+        {"create", "", "pods", NULL, 0},
+        {"get", "", "pods", "log", 0},
+        {"list", "", "events", NULL, 0},
+        {"create", "", "secrets", NULL, 0},
+        {"delete", "", "secrets", NULL, 0},
+        {"create", "", "serviceaccounts", NULL, 0},
+        {"create", "", "services", NULL, 0},
+    };
+    char missing[600] = "";
+
+    for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+        const struct need *q = &needs[i];
+        struct kube_access a = {.verb = q->verb,
+                                .group = q->group,
+                                .resource = q->resource,
+                                .subresource = q->sub,
+                                .ns = q->cluster ? NULL : b->d.ns};
+        int allowed = 0;
+        struct kp_err e;
+        if (q->cluster && !b->d.create_namespace)
+            continue;
+        if (strcmp(q->resource, "services") == 0 && !b->d.set.services)
+            continue;
+        if (kube_ssar(b->kc, &a, &allowed, NULL, &e) != 0) {
+            k8s_tally(b);
+            kp_log(KP_LOG_INFO, "permission preflight skipped: %s", kp_err_msg(&e));
+            return 0;
+        }
+        k8s_tally(b);
+        if (!allowed && strlen(missing) < sizeof(missing) - 80)
+            snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+                     "%s%s %s%s%s%s%s", *missing ? ", " : "", q->verb, q->resource,
+                     q->sub ? "/" : "", q->sub ? q->sub : "", *q->group ? "." : "", q->group);
+    }
+    if (*missing)
+        return kp_err_set(err,
+                          "missing permissions%s%s: %s. Grant them with manifests/rbac.yaml "
+                          "(and rbac-namespaces.yaml for runs without -n)",
+                          b->d.create_namespace ? "" : " in namespace ",
+                          b->d.create_namespace ? "" : b->d.ns, missing);
+    return 0;
+}
+
+/* -n NAME: use it if it exists (checking Pod Security for hostNetwork), else create it */
+static int check_namespace(struct k8s_backend *b, struct kp_err *err)
+{
+    json_t *ns = NULL;
+    const char *enforce;
+
+    if (b->d.create_namespace)
+        return 0;
+    if (kube_get(b->kc, &KUBE_RES_NAMESPACES, NULL, b->d.ns, &ns, err) != 0) {
+        k8s_tally(b);
+        if (kube_client_last(b->kc)->http_status != 404)
+            return -1;
+        kp_err_clear(err);
+        b->d.create_namespace = 1;
+        return 0;
+    }
+    k8s_tally(b);
+    enforce = json_string_value(json_object_get(
+        json_object_get(json_object_get(ns, "metadata"), "labels"), K8S_PSA_ENFORCE));
+    if (b->d.set.host_network && enforce && strcmp(enforce, "privileged") != 0) {
+        kp_err_set(err,
+                   "namespace %s enforces Pod Security '%s', which refuses the hostNetwork pods "
+                   "of host-to-host: label it with 'kubectl label namespace %s %s=privileged "
+                   "--overwrite', or leave host-to-host out of --scenarios",
+                   b->d.ns, enforce, b->d.ns, K8S_PSA_ENFORCE);
+        json_decref(ns);
+        return -1;
+    }
+    json_decref(ns);
+    return 0;
+}
+
+static const struct kube_resource *resource_of(const char *kind)
+{
+    if (strcmp(kind, "Namespace") == 0)
+        return &KUBE_RES_NAMESPACES;
+    if (strcmp(kind, "ServiceAccount") == 0)
+        return &K8S_RES_SERVICEACCOUNTS;
+    if (strcmp(kind, "Secret") == 0)
+        return &KUBE_RES_SECRETS;
+    if (strcmp(kind, "DaemonSet") == 0)
+        return &KUBE_RES_DAEMONSETS;
+    if (strcmp(kind, "Service") == 0)
+        return &KUBE_RES_SERVICES;
+    return &KUBE_RES_JOBS;
+}
+
+/* server-side dry run of an agent pod: catches Pod Security and admission webhooks, which
+ * reject DaemonSet pods only as events */
+static int dry_run_pod(struct k8s_backend *b, const char *network, struct kp_err *err)
+{
+    json_t *ds = k8s_objects_server_daemonset(&b->d.obj, network, "a", b->d.node_a_host);
+    json_t *tmpl = json_object_get(json_object_get(ds, "spec"), "template");
+    json_t *pod =
+        json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                  json_object_get(tmpl, "metadata"), "spec", json_object_get(tmpl, "spec"));
+    struct kube_write_opts wo = {.dry_run = 1};
+    int rc;
+
+    json_object_set_new(json_object_get(pod, "metadata"), "name",
+                        json_sprintf("kperf-preflight-%s", network));
+    json_object_set_new(json_object_get(pod, "metadata"), "namespace", json_string(b->d.ns));
+    rc = kube_create(b->kc, &KUBE_RES_PODS, b->d.ns, pod, &wo, NULL, err);
+    k8s_tally(b);
+    if (rc != 0) {
+        if (strstr(kp_err_msg(err), "PodSecurity"))
+            kp_err_prefix(err,
+                          "Pod Security refuses the %s-network agent pod in namespace %s "
+                          "(label it %s=privileged for host-to-host)",
+                          network, b->d.ns, K8S_PSA_ENFORCE);
+        else
+            kp_err_prefix(err, "the cluster refuses the %s-network agent pod (dry run)", network);
+    }
+    json_decref(pod);
+    json_decref(ds);
+    return rc;
+}
+
+static int create_all(struct k8s_backend *b, struct kp_err *err)
+{
+    json_t *objs = k8s_deploy_server_objects(&b->d, b->token);
+    size_t i;
+    json_t *o;
+    int rc = -1;
+
+    json_array_foreach(objs, i, o)
+    {
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        const char *name =
+            json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+        int is_ns = strcmp(kind, "Namespace") == 0;
+        json_t *stored = NULL;
+        if (b->stop) {
+            kp_err_set(err, "interrupted");
+            goto out;
+        }
+        b->created = 1;
+        if (kube_create(b->kc, resource_of(kind), is_ns ? NULL : b->d.ns, o, NULL, &stored, err) !=
+            0) {
+            k8s_tally(b);
+            kp_err_prefix(err, "creating %s %s", kind, name);
+            if (kube_client_last(b->kc)->http_status == 409)
+                kp_err_prefix(err,
+                              "namespace %s holds objects of another kperf run (one run per "
+                              "namespace at a time); remove them with 'kperf cleanup -n %s' "
+                              "or --cleanup-leftovers",
+                              b->d.ns, b->d.ns);
+            goto out;
+        }
+        k8s_tally(b);
+        if (is_ns) {
+            b->ns_created = 1;
+            if (dry_run_pod(b, "pod", err) != 0 ||
+                (b->d.set.host_network && dry_run_pod(b, "host", err) != 0)) {
+                json_decref(stored);
+                goto out;
+            }
+        }
+        if (strcmp(kind, "Service") == 0) {
+            const char *ip =
+                json_string_value(json_object_get(json_object_get(stored, "spec"), "clusterIP"));
+            b->service_ip = kp_xstrdup(ip);
+        }
+        json_decref(stored);
+    }
+    if (!b->ns_created && (dry_run_pod(b, "pod", err) != 0 ||
+                           (b->d.set.host_network && dry_run_pod(b, "host", err) != 0)))
+        goto out;
+    if (b->d.set.services && !b->service_ip) {
+        kp_err_set(err, "Service kperf-svc-a has no ClusterIP");
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(objs);
+    return rc;
+}
+
+/* why a server DaemonSet has no pod on node A, from its status (appended to err) */
+static void daemonset_coverage(struct k8s_backend *b, const char *network, struct kp_err *err)
+{
+    char *name = k8s_objects_daemonset_name(network, "a");
+    json_t *ds = get_optional(b, &KUBE_RES_DAEMONSETS, b->d.ns, name);
+    const json_t *st = json_object_get(ds, "status");
+
+    if (ds && json_integer_value(json_object_get(st, "desiredNumberScheduled")) == 0)
+        kp_err_prefix(err,
+                      "DaemonSet %s schedules no pod on node %s (desiredNumberScheduled=0: "
+                      "is the node still Ready and its taints tolerated?)",
+                      name, k8s_facts_node_name(b->node_a));
+    json_decref(ds);
+    free(name);
+}
+
+static int wait_servers(struct k8s_backend *b, struct kp_err *err)
+{
+    size_t want = (size_t)((b->d.set.pod_network || b->d.set.services) + b->d.set.host_network);
+    char *sel = kp_xasprintf("%s=%s,%s=server", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_ROLE);
+    char *what = kp_xasprintf("agent servers on node %s", k8s_facts_node_name(b->node_a));
+    struct k8s_wait_opts wo = {.ns = b->d.ns,
+                               .selector = sel,
+                               .owner = b->d.set.host_network ? "kperf-server-host-a"
+                                                              : "kperf-server-pod-a",
+                               .what = what,
+                               .goal = K8S_WAIT_READY,
+                               .want = want,
+                               .timeout_ms = b->ro->timeout_ms};
+    json_t *pods = NULL;
+    size_t i;
+    json_t *p;
+    int rc = -1;
+
+    if (want == 0) {
+        rc = 0;
+        goto out;
+    }
+    if (k8s_wait_pods(b->kc, &wo, &pods, &b->requests, err) != 0) {
+        if (kube_client_last(b->kc)->http_status != 0 || !b->stop) {
+            if (b->d.set.host_network)
+                daemonset_coverage(b, "host", err);
+            if (b->d.set.pod_network || b->d.set.services)
+                daemonset_coverage(b, "pod", err);
+        }
+        goto out;
+    }
+    json_array_foreach(pods, i, p)
+    {
+        const json_t *st = json_object_get(p, "status");
+        const char *net = json_string_value(json_object_get(
+            json_object_get(json_object_get(p, "metadata"), "labels"), K8S_LABEL_NETWORK));
+        const char *node =
+            json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        const char *ip = json_string_value(json_object_get(st, "podIP"));
+        if (!node || strcmp(node, k8s_facts_node_name(b->node_a)) != 0) {
+            kp_err_set(err, "server pod runs on node %s, not on %s", node ? node : "(none)",
+                       k8s_facts_node_name(b->node_a));
+            goto out;
+        }
+        if (net && strcmp(net, "host") == 0) {
+            const char *hip = json_string_value(json_object_get(st, "hostIP"));
+            free(b->host_server_ip);
+            b->host_server_ip = kp_xstrdup(hip ? hip : ip);
+        } else {
+            free(b->pod_server_ip);
+            b->pod_server_ip = kp_xstrdup(ip);
+        }
+    }
+    if (((b->d.set.pod_network || b->d.set.services) && !b->pod_server_ip) ||
+        (b->d.set.host_network && !b->host_server_ip)) {
+        kp_err_set(err, "a ready server pod has no IP address");
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(pods);
+    free(sel);
+    free(what);
+    return rc;
+}
+
+/* After the servers are Ready: their DaemonSets cover exactly node A, and nodes A and B are
+ * still Ready and schedulable (pod readiness alone can lag behind a node going NotReady). */
+static int verify_coverage(struct k8s_backend *b, struct kp_err *err)
+{
+    const char *nets[2] = {"pod", "host"};
+    int need[2] = {b->d.set.pod_network || b->d.set.services, b->d.set.host_network};
+    const json_t *nodes[2] = {b->node_a, b->node_b};
+    struct k8s_node_filter f = {.tolerations = b->d.tolerations};
+
+    for (int i = 0; i < 2; i++) {
+        char *name;
+        json_t *ds;
+        const json_t *st;
+        if (!need[i])
+            continue;
+        name = k8s_objects_daemonset_name(nets[i], "a");
+        ds = get_optional(b, &KUBE_RES_DAEMONSETS, b->d.ns, name);
+        st = json_object_get(ds, "status");
+        /* numberReady lags behind the pod's Ready condition, which the wait already saw */
+        if (ds && json_integer_value(json_object_get(st, "desiredNumberScheduled")) != 1) {
+            kp_err_set(err, "DaemonSet %s covers %lld node(s), want exactly node %s", name,
+                       (long long)json_integer_value(json_object_get(st, "desiredNumberScheduled")),
+                       k8s_facts_node_name(b->node_a));
+            json_decref(ds);
+            free(name);
+            return -1;
+        }
+        json_decref(ds);
+        free(name);
+    }
+    for (int i = 0; i < 2; i++) {
+        json_t *now;
+        char *why = NULL;
+        int ok;
+        if (!nodes[i])
+            continue;
+        now = get_optional(b, &KUBE_RES_NODES, NULL, k8s_facts_node_name(nodes[i]));
+        ok = now && k8s_facts_node_eligible(now, &f, &why);
+        if (!ok)
+            kp_err_set(err, "node %s became unusable during set-up: %s",
+                       k8s_facts_node_name(nodes[i]), why ? why : "gone");
+        free(why);
+        json_decref(now);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
+int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+
+    b->facts = json_object();
+    if (connect_cluster(b, err) != 0 || leftovers(b, err) != 0)
+        return -1;
+    cni_facts(b);
+    if (choose_nodes(b, plan, err) != 0)
+        return -1;
+    if (!b->ro->external_host)
+        plan_skip(plan, SCENARIO_POD_TO_EXTERNAL, PLACEMENT_COUNT, "no --external-server given");
+    else
+        json_object_set_new(b->facts, "external_server",
+                            json_sprintf("%s:%d", b->ro->external_host, b->ro->external_port));
+    if (k8s_deploy_init(&b->d, b->ro, plan, NULL, k8s_facts_node_hostname(b->node_a), err) != 0)
+        return -1;
+    b->deployed = 1;
+    json_object_set_new(b->facts, "run_id", json_string(b->d.run_id));
+    json_object_set_new(b->facts, "namespace", json_string(b->d.ns));
+    json_object_set_new(b->facts, "image", json_string(b->d.obj.image));
+    if (check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
+        return kp_err_prefix(err, "preflight");
+    if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0)
+        return -1;
+    kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
+           k8s_facts_node_name(b->node_a), b->requests);
+    return 0;
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_wait.c - watch-based waits for agent pods and the diagnosis of pods that do not start
+ * (see k8s_wait.h). */
+#include "controller/k8s/k8s_wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "controller/k8s/k8s_objects.h"
+
+static const char *s_at(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+static const json_t *condition(const json_t *pod, const char *type)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+    {
+        if (strcmp(or_empty(s_at(c, "type")), type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static int pod_ready(const json_t *pod)
+{
+    const json_t *c = condition(pod, "Ready");
+    return c && strcmp(or_empty(s_at(c, "status")), "True") == 0 &&
+           !json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp");
+}
+
+/* waiting reasons that do not fix themselves */
+static int fatal_reason(const char *r)
+{
+    static const char *const reasons[] = {
+        "ErrImagePull",      "ImagePullBackOff",           "InvalidImageName",
+        "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError",
+        "CrashLoopBackOff",  "RunContainerError",          NULL};
+
+    for (const char *const *p = reasons; *p; p++) {
+        if (strcmp(r, *p) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static char *pod_prefix(const json_t *pod)
+{
+    const char *node = s_at(json_object_get(pod, "spec"), "nodeName");
+    return kp_xasprintf("pod %s on node %s",
+                        or_empty(s_at(json_object_get(pod, "metadata"), "name")),
+                        node ? node : "(not scheduled)");
+}
+
+static char *container_problem(const json_t *pod, const json_t *cs, int *fatal)
+{
+    const json_t *state = json_object_get(cs, "state");
+    const json_t *w = json_object_get(state, "waiting");
+    const json_t *t = json_object_get(state, "terminated");
+    char *pre = pod_prefix(pod);
+    char *out = NULL;
+
+    if (w && s_at(w, "reason") && fatal_reason(s_at(w, "reason"))) {
+        const char *r = s_at(w, "reason");
+        *fatal = 1;
+        if (strstr(r, "Image"))
+            out = kp_xasprintf("%s: %s for image %s: %s. Check --image and "
+                               "--image-pull-secret, or mirror the image (images/README.md)",
+                               pre, r, or_empty(s_at(cs, "image")), or_empty(s_at(w, "message")));
+        else
+            out = kp_xasprintf("%s: container %s: %s: %s", pre, or_empty(s_at(cs, "name")), r,
+                               or_empty(s_at(w, "message")));
+    } else if (t && json_integer_value(json_object_get(t, "exitCode")) != 0) {
+        out = kp_xasprintf("%s: container %s exited with code %lld (%s) %s", pre,
+                           or_empty(s_at(cs, "name")),
+                           (long long)json_integer_value(json_object_get(t, "exitCode")),
+                           or_empty(s_at(t, "reason")), or_empty(s_at(t, "message")));
+    }
+    free(pre);
+    return out;
+}
+
+char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
+{
+    const json_t *status = json_object_get(pod, "status");
+    const json_t *sched = condition(pod, "PodScheduled");
+    const char *phase = or_empty(s_at(status, "phase"));
+    size_t i;
+    json_t *cs;
+    char *pre;
+    char *out = NULL;
+
+    *fatal = 0;
+    json_array_foreach(json_object_get(status, "containerStatuses"), i, cs)
+    {
+        if ((out = container_problem(pod, cs, fatal)) != NULL)
+            break;
+    }
+    if (strcmp(phase, "Failed") == 0)
+        *fatal = 1;
+    if (out)
+        return out;
+    pre = pod_prefix(pod);
+    if (sched && strcmp(or_empty(s_at(sched, "status")), "False") == 0)
+        out = kp_xasprintf("%s: %s: %s", pre, or_empty(s_at(sched, "reason")),
+                           or_empty(s_at(sched, "message")));
+    else if (*fatal)
+        out = kp_xasprintf("%s: pod failed: %s %s", pre, or_empty(s_at(status, "reason")),
+                           or_empty(s_at(status, "message")));
+    free(pre);
+    return out;
+}
+
+char *k8s_wait_events_summary(const json_t *events, const char *ns)
+{
+    size_t n = json_array_size(events);
+    char *out = NULL;
+    int psa = 0;
+
+    for (size_t i = n > 3 ? n - 3 : 0; i < n; i++) {
+        const json_t *e = json_array_get(events, i);
+        const char *msg = or_empty(s_at(e, "message"));
+        char *next = kp_xasprintf("%s%s%s: %s", out ? out : "", out ? "; " : "",
+                                  or_empty(s_at(e, "reason")), msg);
+        free(out);
+        out = next;
+        if (strstr(msg, "violates PodSecurity"))
+            psa = 1;
+    }
+    if (psa) {
+        char *next = kp_xasprintf("%s. Pod Security refuses the agent pods in namespace %s: "
+                                  "label it with 'kubectl label namespace %s "
+                                  "%s=privileged' (host-to-host needs hostNetwork), or run "
+                                  "without host-to-host",
+                                  out, ns, ns, K8S_PSA_ENFORCE);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
+/* events of one object by name; NULL on error or none. Caller frees. */
+static char *events_of(struct kube_client *kc, const char *ns, const char *name, unsigned *requests)
+{
+    char *field = kp_xasprintf("involvedObject.name=%s", name);
+    struct kube_list_opts lo = {.field_selector = field};
+    json_t *items = NULL;
+    char *out = NULL;
+    struct kp_err err;
+
+    if (kube_list_all(kc, &KUBE_RES_EVENTS, ns, &lo, &items, &err) == 0)
+        out = k8s_wait_events_summary(items, ns);
+    if (requests)
+        *requests += kube_client_last(kc)->requests;
+    json_decref(items);
+    free(field);
+    return out;
+}
+
+/* the last lines the crashed container printed (e.g. "address already in use"), or NULL */
+static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, const char *problem,
+                       unsigned *requests)
+{
+    struct kube_log_opts lo = {.previous = 1, .tail_lines = 2, .limit_bytes = 4096};
+    char *log = NULL;
+    size_t len = 0;
+    struct kp_err err;
+
+    if (!strstr(problem, "CrashLoopBackOff"))
+        return NULL;
+    if (kube_pod_logs(kc, ns, pod, &lo, &log, &len, &err) != 0) {
+        free(log);
+        log = NULL;
+    }
+    if (requests)
+        *requests += kube_client_last(kc)->requests;
+    for (size_t i = 0; log && i < len; i++) {
+        if (log[i] == '\n')
+            log[i] = i + 1 == len ? '\0' : ' ';
+    }
+    return log;
+}
+
+struct pod_wait {
+    const struct k8s_wait_opts *o;
+    json_t *pods; /* name -> last state */
+    json_t *done; /* result array */
+    char *fatal;  /* diagnosis that ends the wait */
+    char *fatal_pod;
+    char *last_problem;
+};
+
+static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_err *err)
+{
+    struct pod_wait *w = arg;
+    const char *name = or_empty(s_at(json_object_get(pod, "metadata"), "name"));
+    const char *k;
+    json_t *p;
+    size_t ready = 0;
+    (void)err;
+
+    if (type == KUBE_EVENT_DELETED)
+        json_object_del(w->pods, name);
+    else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED)
+        json_object_set(w->pods, name, pod);
+    json_object_foreach(w->pods, k, p)
+    {
+        int fatal = 0;
+        char *problem = k8s_wait_pod_problem(p, &fatal);
+        const char *phase = or_empty(s_at(json_object_get(p, "status"), "phase"));
+        if (w->o->goal == K8S_WAIT_FINISHED &&
+            (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+            free(problem);
+            json_array_clear(w->done);
+            json_array_append(w->done, p);
+            return 1;
+        }
+        if (problem && fatal) {
+            w->fatal = problem;
+            w->fatal_pod = kp_xstrdup(k);
+            return 1;
+        }
+        if (problem) {
+            free(w->last_problem);
+            w->last_problem = problem;
+        }
+        if (w->o->goal == K8S_WAIT_READY && pod_ready(p))
+            ready++;
+    }
+    if (w->o->goal == K8S_WAIT_READY && ready >= w->o->want) {
+        json_array_clear(w->done);
+        json_object_foreach(w->pods, k, p)
+        {
+            if (pod_ready(p))
+                json_array_append(w->done, p);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
+                  unsigned *requests, struct kp_err *err)
+{
+    struct pod_wait w = {.o = o, .pods = json_object(), .done = json_array()};
+    struct kube_watch_opts wo = {
+        .label_selector = o->selector, .deadline_ms = o->timeout_ms, .stream_timeout_s = 60};
+    int rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
+    char *ev = NULL;
+
+    if (requests)
+        *requests += kube_client_last(kc)->requests;
+    if (rc == 0 && w.fatal) {
+        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal, requests);
+        ev = events_of(kc, o->ns, w.fatal_pod, requests);
+        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
+                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
+                   ev ? ev : "");
+        free(logtail);
+        rc = -1;
+    } else if (rc == 1) {
+        ev = events_of(kc, o->ns, o->owner, requests);
+        if (!ev && w.last_problem == NULL && json_object_size(w.pods) == 0)
+            ev = kp_xstrdup("no pod was created");
+        kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,
+                   o->goal == K8S_WAIT_READY ? "ready" : "finished",
+                   (unsigned long long)(o->timeout_ms / 1000), w.last_problem ? ": " : "",
+                   w.last_problem ? w.last_problem : "", ev ? "; events: " : "", ev ? ev : "");
+        rc = -1;
+    } else if (rc != 0) {
+        kp_err_prefix(err, "waiting for %s", o->what);
+    }
+    if (rc == 0 && pods) {
+        *pods = w.done;
+        w.done = NULL;
+    }
+    free(ev);
+    free(w.fatal);
+    free(w.fatal_pod);
+    free(w.last_problem);
+    json_decref(w.done);
+    json_decref(w.pods);
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_wait.h - waiting for agent pods with watches (never sleeps or polling loops), bounded by
+ * a deadline, and explaining pods that do not start: the pod, its node, the waiting reason
+ * and the last events (ImagePullBackOff with the image, Unschedulable with the scheduler's
+ * message, Pod Security FailedCreate with the namespace label to set). The diagnosis of one
+ * pod is a pure function, unit-tested with fixtures. */
+#ifndef KPERF_K8S_K8S_WAIT_H
+#define KPERF_K8S_K8S_WAIT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/kp_err.h"
+#include "controller/kube/kube.h"
+
+/* What is wrong with a pod (borrowed), or NULL when nothing is (yet). *fatal = 1 when it will
+ * not fix itself (image pull errors, config errors, crash loops, a failed pod). Caller frees. */
+char *k8s_wait_pod_problem(const json_t *pod, int *fatal);
+
+/* One line from the events of an object (array of core/v1 Event, borrowed): the last three
+ * "reason: message" texts, oldest first, plus a hint for Pod Security rejections naming the
+ * label to set on ns. NULL when there are none. Caller frees. */
+char *k8s_wait_events_summary(const json_t *events, const char *ns);
+
+enum k8s_wait_goal {
+    K8S_WAIT_READY,    /* `want` pods Ready */
+    K8S_WAIT_FINISHED, /* one pod Succeeded or Failed */
+};
+
+struct k8s_wait_opts {
+    const char *ns;
+    const char *selector; /* pods to watch */
+    const char *owner;    /* DaemonSet/Job name, for its events when no pod appears */
+    const char *what;     /* "server kperf-server-pod-a on node n-1", for messages */
+    enum k8s_wait_goal goal;
+    size_t want;         /* READY: how many pods */
+    uint64_t timeout_ms; /* overall deadline */
+};
+
+/* Watches the pods until the goal is met. On 0, *pods (may be NULL) is a new array of the
+ * matching pods' last states (READY: the ready ones; FINISHED: the finished one). On -1, err
+ * names the pod, node, reason and events, or says the wait timed out and why. *requests (may be
+ * NULL) gets the API requests spent. */
+int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
+                  unsigned *requests, struct kp_err *err);
+
+#endif

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backend_local.c - see backend_local.h. */
+#include "controller/local/backend_local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
+#include "controller/local/localnet.h"
+#include "controller/run_options.h"
+#include "base/subproc.h"
+
+#define MAX_AGENT_OUT (64u * 1024u * 1024u)
+#define LISTEN_MARK   "listening on"
+
+enum server {
+    SRV_POD1 = 0, /* server pod on node 1 */
+    SRV_POD2,     /* server pod on node 2 */
+    SRV_HOST1,    /* host network of node 1 */
+    SRV_HOST2,    /* host network of node 2 */
+    SRV_EXT,      /* the external host */
+    SRV_COUNT,
+};
+
+static const struct {
+    const char *name;
+    enum localnet_ns ns;
+    enum localnet_addr addr;
+} servers[SRV_COUNT] = {
+    {"pod-node1", LN_POD_SERVER1, LA_POD_SERVER1},
+    {"pod-node2", LN_POD_SERVER2, LA_POD_SERVER2},
+    {"host-node1", LN_NODE1, LA_NODE1},
+    {"host-node2", LN_NODE2, LA_NODE2},
+    {"external", LN_EXTERNAL, LA_EXTERNAL},
+};
+
+struct backend_local {
+    struct backend base; /* first: the runner sees a struct backend */
+    struct localnet *ln; /* owned */
+    char *agent;         /* owned: path of kperf-agent */
+    char *token_path;    /* owned */
+    uint64_t timeout_ms;
+    pid_t server_pid[SRV_COUNT];
+    char *server_log[SRV_COUNT]; /* owned */
+    volatile sig_atomic_t interrupted;
+    volatile pid_t client_pid;
+};
+
+/* ---- where a group runs ---- */
+
+struct route {
+    enum localnet_ns client_ns;
+    enum server server;        /* the server process behind it */
+    enum localnet_addr target; /* the address the client dials (a VIP for services) */
+};
+
+static int route_for(const struct plan_group *g, struct route *r)
+{
+    bool same = g->placement == PLACEMENT_SAME_NODE;
+
+    switch (g->scenario) {
+    case SCENARIO_POD_TO_POD:
+        *r = (struct route){LN_POD_CLIENT, same ? SRV_POD1 : SRV_POD2,
+                            same ? LA_POD_SERVER1 : LA_POD_SERVER2};
+        break;
+    case SCENARIO_HOST_TO_HOST:
+        *r = (struct route){LN_NODE1, same ? SRV_HOST1 : SRV_HOST2, same ? LA_NODE1 : LA_NODE2};
+        break;
+    case SCENARIO_POD_TO_SERVICE:
+        *r = (struct route){LN_POD_CLIENT, same ? SRV_POD1 : SRV_POD2,
+                            same ? LA_SVC_SAME : LA_SVC_OTHER};
+        break;
+    default:
+        *r = (struct route){LN_POD_CLIENT, SRV_EXT, LA_EXTERNAL};
+        break;
+    }
+    if (g->placement == PLACEMENT_NODE)
+        return -1;
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+static char *find_agent(struct kp_err *err)
+{
+    const char *env = getenv("KPERF_AGENT");
+    char self[PATH_MAX];
+    ssize_t n;
+    char *slash, *path;
+
+    if (env && *env) {
+        if (access(env, X_OK) != 0)
+            return kp_err_set(err, "KPERF_AGENT=%s is not an executable file", env), NULL;
+        return kp_xstrdup(env);
+    }
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return kp_err_set(err, "cannot find my own binary: %s", strerror(errno)), NULL;
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    path = kp_xasprintf("%s/kperf-agent", self);
+    if (access(path, X_OK) != 0) {
+        kp_err_set(err,
+                   "kperf-agent not found next to kperf (%s). Build it (cmake --build) or set "
+                   "KPERF_AGENT=/path/to/kperf-agent",
+                   path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int write_token(const char *path, struct kp_err *err)
+{
+    unsigned char rnd[32];
+    char hex[2 * sizeof(rnd) + 1];
+    int fd, rc = -1;
+
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return kp_err_set(err, "cannot get random bytes for the run token: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex)) {
+        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    explicit_bzero(hex, sizeof(hex));
+    explicit_bzero(rnd, sizeof(rnd));
+    return rc;
+}
+
+/* The first line of a file containing `mark`, or its first line when mark is NULL. */
+static bool file_line(const char *path, const char *mark, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    bool found = false;
+
+    if (!f)
+        return false;
+    while (fgets(buf, (int)len, f)) {
+        if (!mark || strstr(buf, mark)) {
+            buf[strcspn(buf, "\n")] = '\0';
+            found = true;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int start_server(struct backend_local *bl, enum server s, struct kp_err *err)
+{
+    char port[16];
+    const char *argv[] = {"ip",
+                          "netns",
+                          "exec",
+                          localnet_ns_name(bl->ln, servers[s].ns),
+                          bl->agent,
+                          "server",
+                          "--port",
+                          port,
+                          "--bind",
+                          localnet_addr(servers[s].addr),
+                          "--token-file",
+                          bl->token_path,
+                          NULL};
+
+    snprintf(port, sizeof(port), "%d", LOCALNET_PORT);
+    bl->server_log[s] = kp_xasprintf("%s/server-%s.log", localnet_run_dir(bl->ln), servers[s].name);
+    return subproc_spawn(argv, bl->server_log[s], &bl->server_pid[s], err);
+}
+
+/* Waits until every started server printed its listening line, or one died, or timeout. */
+static int wait_servers(struct backend_local *bl, struct kp_err *err)
+{
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+    bool ready[SRV_COUNT] = {false}; /* seen listening: its log is not read again */
+    uint64_t waited_ms = 0;
+    char line[512];
+
+    for (;;) {
+        bool all = true;
+        for (int s = 0; s < SRV_COUNT; s++) {
+            if (!bl->server_pid[s] || ready[s])
+                continue;
+            ready[s] = file_line(bl->server_log[s], LISTEN_MARK, line, sizeof(line));
+            if (ready[s])
+                continue;
+            if (!subproc_alive(bl->server_pid[s])) {
+                bl->server_pid[s] = 0;
+                if (!file_line(bl->server_log[s], NULL, line, sizeof(line)))
+                    snprintf(line, sizeof(line), "no output");
+                return kp_err_set(err, "kperf-agent server (%s) exited at start: %s",
+                                  servers[s].name, line);
+            }
+            all = false;
+        }
+        if (all)
+            return 0;
+        if (bl->interrupted)
+            return kp_err_set(err, "interrupted");
+        if (waited_ms >= bl->timeout_ms)
+            return kp_err_set(err, "kperf-agent servers not listening after %llums (see %s)",
+                              (unsigned long long)waited_ms, localnet_run_dir(bl->ln));
+        nanosleep(&nap, NULL);
+        waited_ms += 20;
+    }
+}
+
+/* ---- backend ops ---- */
+
+static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *err)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    bool need[SRV_COUNT] = {false};
+    int n_left = 0;
+
+    if (localnet_check_host(err) != 0)
+        return -1;
+    if (localnet_cleanup_leftovers(LOCALNET_STATE_DIR, &n_left, err) != 0)
+        return kp_err_prefix(err, "removing leftovers of an earlier run");
+    if (n_left > 0)
+        kp_log(KP_LOG_WARN, "removed what %d earlier killed run(s) left behind", n_left);
+    plan_skip(plan, SCENARIO_POD_TO_POD, PLACEMENT_NODE, "sweep mode needs a cluster");
+    plan_skip(plan, SCENARIO_HOST_TO_HOST, PLACEMENT_NODE, "sweep mode needs a cluster");
+    plan_skip(plan, SCENARIO_POD_TO_SERVICE, PLACEMENT_NODE, "sweep mode needs a cluster");
+    for (size_t i = 0; i < plan_group_count(plan); i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        struct route r;
+        if (!g->skipped && route_for(g, &r) == 0)
+            need[r.server] = true;
+    }
+    if (localnet_create(bl->ln, &bl->interrupted, err) != 0)
+        return -1;
+    bl->token_path = kp_xasprintf("%s/token", localnet_run_dir(bl->ln));
+    if (write_token(bl->token_path, err) != 0)
+        return -1;
+    for (int s = 0; s < SRV_COUNT; s++)
+        if (need[s] && start_server(bl, (enum server)s, err) != 0)
+            return -1;
+    return wait_servers(bl, err);
+}
+
+/* Appends "--flag value" to argv when value is non-zero. */
+static void add_ms(const char **argv, int *n, const char *flag, uint64_t ms, char *buf, size_t len)
+{
+    if (!ms)
+        return;
+    snprintf(buf, len, "%llums", (unsigned long long)ms);
+    argv[(*n)++] = flag;
+    argv[(*n)++] = buf;
+}
+
+static void add_num(const char **argv, int *n, const char *flag, uint64_t v, char *buf, size_t len)
+{
+    if (!v)
+        return;
+    snprintf(buf, len, "%llu", (unsigned long long)v);
+    argv[(*n)++] = flag;
+    argv[(*n)++] = buf;
+}
+
+static char *tests_csv(const struct run_spec *spec)
+{
+    char *s = kp_xstrdup("");
+
+    for (size_t i = 0; i < spec->n_tests; i++) {
+        char *next = kp_xasprintf("%s%s%s", s, i ? "," : "", plan_test_name(spec->tests[i]));
+        free(s);
+        s = next;
+    }
+    return s;
+}
+
+/* The reason a client run produced no document, in one line. */
+static int client_failure(const struct subproc_result *r, uint64_t timeout_ms, struct kp_err *err)
+{
+    const char *e = r->err ? r->err + strspn(r->err, "\n ") : "";
+    int len = (int)strcspn(e, "\n");
+
+    if (r->cancelled)
+        return kp_err_set(err, "interrupted");
+    if (r->timed_out)
+        return kp_err_set(err, "kperf-agent client did not finish within %llus",
+                          (unsigned long long)(timeout_ms / 1000));
+    if (r->out_truncated)
+        return kp_err_set(err, "kperf-agent client printed more than %u bytes", MAX_AGENT_OUT);
+    if (r->term_signal)
+        return kp_err_set(err, "kperf-agent client killed by signal %d%s%.*s", r->term_signal,
+                          len ? ": " : "", len, e);
+    return kp_err_set(err, "kperf-agent client exited with status %d: %.*s", r->exit_code,
+                      len ? len : 9, len ? e : "no output");
+}
+
+static int local_run_client(struct backend *b, const struct run_spec *spec, json_t **doc,
+                            struct kp_err *err)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    char server[64], samples[16], streams[16], dur[32], omit[32], ival[32], msg[32], rate[32];
+    char *tests = NULL;
+    const char *argv[40];
+    struct route r;
+    struct subproc_result res = {0};
+    struct subproc_opts o = {
+        .max_out = MAX_AGENT_OUT, .cancel = &bl->interrupted, .pid_slot = &bl->client_pid};
+    json_error_t jerr;
+    int n = 0, rc = -1;
+
+    *doc = NULL;
+    if (route_for(spec->group, &r) != 0)
+        return kp_err_set(err, "the local backend has no %s placement",
+                          spec->group->placement_label);
+    if (!bl->server_pid[r.server] || !subproc_alive(bl->server_pid[r.server])) {
+        char line[512] = "not started";
+        if (bl->server_log[r.server])
+            file_line(bl->server_log[r.server], NULL, line, sizeof(line));
+        return kp_err_set(err, "kperf-agent server (%s) is not running: %s", servers[r.server].name,
+                          line);
+    }
+    snprintf(server, sizeof(server), "%s:%d", localnet_addr(r.target), LOCALNET_PORT);
+    snprintf(samples, sizeof(samples), "%d", spec->samples);
+    snprintf(streams, sizeof(streams), "%d", spec->streams);
+    snprintf(dur, sizeof(dur), "%llums", (unsigned long long)spec->duration_ms);
+    tests = tests_csv(spec);
+    const char *fixed[] = {
+        "ip",           "netns",        "exec",       localnet_ns_name(bl->ln, r.client_ns),
+        bl->agent,      "client",       "--server",   server,
+        "--tests",      tests,          "--duration", dur,
+        "--samples",    samples,        "--streams",  streams,
+        "--token-file", bl->token_path, "--json"};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        argv[n++] = fixed[i];
+    add_ms(argv, &n, "--omit", spec->omit_ms, omit, sizeof(omit));
+    add_ms(argv, &n, "--interval", spec->interval_ms, ival, sizeof(ival));
+    add_num(argv, &n, "--msg-size", spec->msg_size_bytes, msg, sizeof(msg));
+    add_num(argv, &n, "--udp-rate", spec->udp_rate_bps, rate, sizeof(rate));
+    if (spec->group->reverse)
+        argv[n++] = "--reverse";
+    argv[n] = NULL;
+    o.timeout_ms = spec->timeout_ms;
+    if (kp_log_enabled(KP_LOG_DEBUG)) {
+        char *line = subproc_join(argv);
+        kp_log(KP_LOG_DEBUG, "running %s", line);
+        free(line);
+    }
+    if (subproc_run(argv, &o, &res, err) != 0)
+        goto out;
+    if (res.cancelled || res.timed_out || res.out_truncated || !res.out_len) {
+        client_failure(&res, spec->timeout_ms, err);
+        goto out;
+    }
+    *doc = json_loadb(res.out, res.out_len, 0, &jerr);
+    if (!*doc || !json_is_object(*doc)) {
+        json_decref(*doc);
+        *doc = NULL;
+        if (res.exit_code != 0)
+            client_failure(&res, spec->timeout_ms, err);
+        else
+            kp_err_set(err, "kperf-agent client printed invalid JSON: %s (line %d)", jerr.text,
+                       jerr.line);
+        goto out;
+    }
+    rc = 0;
+out:
+    subproc_result_cleanup(&res);
+    free(tests);
+    return rc;
+}
+
+static json_t *os_release_name(void)
+{
+    char line[256];
+    FILE *f = fopen("/etc/os-release", "r");
+    json_t *name = NULL;
+
+    while (f && fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "PRETTY_NAME=", 12) == 0) {
+            char *v = line + 12;
+            v[strcspn(v, "\n")] = '\0';
+            if (*v == '"') {
+                v++;
+                v[strcspn(v, "\"")] = '\0';
+            }
+            name = json_string(v);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return name ? name : json_string("unknown");
+}
+
+static json_t *local_describe(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    int mtu = localnet_mtu(bl->ln);
+    struct utsname u;
+    json_t *nodes = json_array();
+    json_t *cni, *d;
+    char ext[64];
+
+    if (uname(&u) != 0)
+        snprintf(u.release, sizeof(u.release), "unknown");
+    for (int i = 0; i < 2; i++) {
+        /* stable names ("node1"), so that two local reports compare without a provenance
+         * difference; the run's namespace is kept beside it */
+        json_t *n = json_pack(
+            "{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i}", "name", i == 0 ? "node1" : "node2",
+            "namespace", localnet_ns_name(bl->ln, i == 0 ? LN_NODE1 : LN_NODE2), "role",
+            i == 0 ? "client+server" : "server", "kernel", u.release, "os_image", os_release_name(),
+            "container_runtime", "none (agent processes in network namespaces)", "internal_ip",
+            localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2), "mtu", mtu);
+        json_array_append_new(nodes, n);
+    }
+    cni = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",
+                    "version", KPERF_VERSION, "settings", "pod_network",
+                    "veth to a per-node bridge, /32 pod addresses routed via the node",
+                    "node_routing", "pod CIDRs routed across a veth underlay", "service_proxy",
+                    "nftables DNAT (kube-proxy style)", "egress",
+                    "SNAT (masquerade) at the node for destinations outside 198.18.0.0/22", "mtu",
+                    mtu);
+    snprintf(ext, sizeof(ext), "%s:%d", localnet_addr(LA_EXTERNAL), LOCALNET_PORT);
+    d = json_pack("{s:o, s:o, s:s, s:s, s:{s:i, s:i}, s:s}", "nodes", nodes, "cni", cni,
+                  "kube_proxy_mode", "nftables (kperf-local)", "external_server", ext, "mtu", "pod",
+                  mtu, "host", mtu, "run_id", localnet_id(bl->ln));
+    return d ? d : json_object();
+}
+
+static void local_interrupt(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    pid_t pid = bl->client_pid;
+
+    bl->interrupted = 1;
+    if (pid > 0)
+        kill(pid, SIGTERM);
+}
+
+static int local_cleanup(struct backend *b, struct kp_err *err)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+
+    for (int s = 0; s < SRV_COUNT; s++) {
+        subproc_stop(bl->server_pid[s], 2000);
+        bl->server_pid[s] = 0;
+    }
+    if (localnet_destroy(bl->ln, err) != 0)
+        return kp_err_prefix(err, "removing the local cluster %s", localnet_id(bl->ln));
+    return 0;
+}
+
+static void local_destroy(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+
+    if (!bl)
+        return;
+    for (int s = 0; s < SRV_COUNT; s++)
+        free(bl->server_log[s]);
+    localnet_free(bl->ln);
+    free(bl->token_path);
+    free(bl->agent);
+    free(bl);
+}
+
+static const struct backend_ops local_ops = {
+    .name = "local",
+    .batches_tests = false,
+    .prepare = local_prepare,
+    .run_client = local_run_client,
+    .describe = local_describe,
+    .interrupt = local_interrupt,
+    .cleanup = local_cleanup,
+    .destroy = local_destroy,
+};
+
+struct backend *backend_local_new(const struct run_options *opts, struct kp_err *err)
+{
+    struct backend_local *bl;
+    char id[LOCALNET_ID_LEN + 1];
+    char *agent;
+
+    if (localnet_check_host(err) != 0)
+        return NULL;
+    agent = find_agent(err);
+    if (!agent)
+        return NULL;
+    bl = kp_xcalloc(1, sizeof(*bl));
+    bl->base.ops = &local_ops;
+    bl->agent = agent;
+    bl->timeout_ms = opts->timeout_ms;
+    localnet_new_id(id);
+    bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
+    return &bl->base;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* localnet.h - a small cluster made of network namespaces, for `kperf run --local`.
+ * Owns the topology, its names and addresses, the state file that records what a run created,
+ * and the removal of it all (also of leftovers of an earlier run that was killed). Knows
+ * nothing of agents or measurements; runs `ip` and `nft` as child processes.
+ *
+ *   <id>-n1p1 client pod  198.18.1.2/32 ─┐               ┌─ <id>-n2p1 server pod 198.18.2.2/32
+ *   <id>-n1p2 server pod  198.18.1.3/32 ─┤ cni0          │ cni0
+ *                     <id>-n1 node 1 ────┘ 198.18.1.1    └── <id>-n2 node 2   198.18.2.1
+ *                     eth0 198.18.0.1 ──┐                 ┌── eth0 198.18.0.2
+ *                                       └─ <id>-u br0 ────┘  "VPC": underlay 198.18.0.0/24,
+ *                                          198.18.0.254        router to 198.18.4.0/24
+ *                                          ext 198.18.4.1 ─── <id>-ext external host 198.18.4.2
+ *
+ * Pods have /32 addresses and route everything via their node (as Calico, Cilium or the AWS
+ * VPC CNI do), so the node's netfilter sees all pod traffic: nftables DNATs the service
+ * addresses 198.18.3.10 (backed by the server pod on node 1) and 198.18.3.11 (on node 2), as
+ * kube-proxy does, and masquerades pod traffic leaving the cluster (198.18.0.0/22), as the VPC
+ * CNI's SNAT does. Node pod CIDRs are routed across the underlay; the "VPC router" knows only
+ * the nodes. Every name starts with the run id "kpl<6 hex>"; links are created directly inside
+ * the run's namespaces, so removing the namespaces (after their processes) removes them all. */
+#ifndef KPERF_LOCAL_LOCALNET_H
+#define KPERF_LOCAL_LOCALNET_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kp_err;
+
+#define LOCALNET_STATE_DIR "/run/kperf"
+#define LOCALNET_PREFIX    "kpl"
+#define LOCALNET_ID_LEN    9 /* "kpl" + 6 hex digits */
+#define LOCALNET_PORT      5201
+
+enum localnet_ns {
+    LN_UNDERLAY = 0, /* the "VPC": underlay bridge and router to the external network */
+    LN_NODE1,        /* node 1: host network of the client and of the same-node servers */
+    LN_NODE2,        /* node 2 */
+    LN_POD_CLIENT,   /* client pod on node 1 */
+    LN_POD_SERVER1,  /* server pod on node 1 */
+    LN_POD_SERVER2,  /* server pod on node 2 */
+    LN_EXTERNAL,     /* a host outside the cluster */
+    LN_NS_COUNT,
+};
+
+enum localnet_addr {
+    LA_NODE1 = 0,   /* 198.18.0.1 */
+    LA_NODE2,       /* 198.18.0.2 */
+    LA_POD_CLIENT,  /* 198.18.1.2 */
+    LA_POD_SERVER1, /* 198.18.1.3 */
+    LA_POD_SERVER2, /* 198.18.2.2 */
+    LA_SVC_SAME,    /* 198.18.3.10 -> server pod on node 1 */
+    LA_SVC_OTHER,   /* 198.18.3.11 -> server pod on node 2 */
+    LA_EXTERNAL,    /* 198.18.4.2 */
+    LA_COUNT,
+};
+
+struct localnet; /* opaque */
+
+/* Fills id with a fresh run id ("kpl" + 6 random hex digits, NUL-terminated). */
+void localnet_new_id(char id[LOCALNET_ID_LEN + 1]);
+
+/* True when name is one of ours: "kpl" + 6 lower-case hex digits, then '-' or the end. */
+bool localnet_name_is_ours(const char *name);
+
+/* A topology description; nothing is created yet. state_dir is usually LOCALNET_STATE_DIR
+ * (tests pass another). Strings are copied. Never NULL; free with localnet_free. */
+struct localnet *localnet_new(const char *run_id, int mtu, const char *state_dir);
+void localnet_free(struct localnet *ln); /* does not remove anything; NULL is a no-op */
+
+/* Checks the machine first (root, `ip netns`, `nft`); then records the plan in the state file
+ * <state_dir>/<id>.state and builds the topology. Stops early when *cancel becomes non-zero
+ * (returns -1, "interrupted"). On failure, what was created stays recorded: call
+ * localnet_destroy. Returns 0 or -1 with err. */
+int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel, struct kp_err *err);
+
+/* Kills every process left in the run's namespaces, deletes the namespaces, the run directory
+ * and the state file. Idempotent; safe when nothing was created. Returns 0 or -1 with err. */
+int localnet_destroy(struct localnet *ln, struct kp_err *err);
+
+/* Names and addresses (borrowed until localnet_free / static). */
+const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which);
+const char *localnet_addr(enum localnet_addr which);
+const char *localnet_id(const struct localnet *ln);
+int localnet_mtu(const struct localnet *ln);
+/* <state_dir>/<id>: a 0700 directory for the token and agent logs, made by localnet_create. */
+const char *localnet_run_dir(const struct localnet *ln);
+
+/* Checks that this process may build namespaces: root (CAP_SYS_ADMIN + CAP_NET_ADMIN) and the
+ * `ip` and `nft` tools. Returns 0 or -1 with a one-line reason and what to do. */
+int localnet_check_host(struct kp_err *err);
+
+/* Removes what earlier runs recorded in state_dir when the process that made them is gone
+ * (a run still in progress is left alone). Only names listed in a state file and passing
+ * localnet_name_is_ours are touched. *n_removed counts the runs cleaned. Returns 0, or -1
+ * with err when something could not be removed. */
+int localnet_cleanup_leftovers(const char *state_dir, int *n_removed, struct kp_err *err);
+
+#endif

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* localnet_build.c - builds the topology of localnet.h. The `ip` commands go in batch files
+ * (one for the namespaces, one for every link, one per namespace for addresses and routes),
+ * so a build spawns about 20 processes instead of 70; sysctls and nftables follow, one call
+ * per namespace. The batch files stay in the run directory for debugging while the run lasts. */
+#include "controller/local/localnet.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/local/localnet_int.h"
+
+/* An `ip -batch` file being written. */
+struct batch {
+    char *path; /* owned */
+    FILE *f;
+};
+
+static int batch_open(struct localnet *ln, struct batch *b, const char *name, struct kp_err *err)
+{
+    b->path = kp_xasprintf("%s/ip-%s.batch", ln->run_dir, name);
+    b->f = fopen(b->path, "w");
+    if (!b->f) {
+        kp_err_set(err, "cannot create %s: %s", b->path, strerror(errno));
+        free(b->path);
+        b->path = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void line(struct batch *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(struct batch *b, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(b->f, fmt, ap);
+    va_end(ap);
+    fputc('\n', b->f);
+}
+
+/* Closes and runs the batch, in namespace ns (NULL = this process's namespace). */
+static int batch_run(struct localnet *ln, struct batch *b, const char *ns, struct kp_err *err)
+{
+    int rc;
+
+    if (fclose(b->f) != 0) {
+        kp_err_set(err, "cannot write %s: %s", b->path, strerror(errno));
+        free(b->path);
+        return -1;
+    }
+    if (ns)
+        rc = localnet_cmd(ln, err, "ip", "-n", ns, "-batch", b->path, NULL);
+    else
+        rc = localnet_cmd(ln, err, "ip", "-batch", b->path, NULL);
+    free(b->path);
+    return rc;
+}
+
+/* Namespaces, then their sysctls (before any link exists, so that the "default" values reach
+ * every interface): routers forward and send no ICMP redirects, since pods route through the
+ * node and back out of the same bridge; rp_filter off; no IPv6 noise. */
+static int build_namespaces(struct localnet *ln, struct kp_err *err)
+{
+    struct batch b;
+
+    for (int i = 0; i < LN_NS_COUNT; i++)
+        if (localnet_ns_exists(ln->ns[i]))
+            return kp_err_set(err, "network namespace %s already exists", ln->ns[i]);
+    if (batch_open(ln, &b, "netns", err) != 0)
+        return -1;
+    for (int i = 0; i < LN_NS_COUNT; i++)
+        line(&b, "netns add %s", ln->ns[i]);
+    if (batch_run(ln, &b, NULL, err) != 0)
+        return -1;
+    for (int i = 0; i < LN_NS_COUNT; i++) {
+        bool router = i == LN_UNDERLAY || i == LN_NODE1 || i == LN_NODE2;
+        if (localnet_cmd(
+                ln, err, "ip", "netns", "exec", ln->ns[i], "sysctl", "-q", "-e", "-w",
+                router ? "net.ipv4.ip_forward=1" : "net.ipv4.ip_forward=0",
+                "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",
+                "net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.default.accept_redirects=0",
+                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                NULL) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Every link, created directly inside our namespaces (nothing appears in the host's). */
+static int build_links(struct localnet *ln, struct kp_err *err)
+{
+    static const struct {
+        enum localnet_ns a, b;
+        const char *b_dev;
+    } veths[] = {
+        {LN_NODE1, LN_UNDERLAY, "node1"},     {LN_NODE2, LN_UNDERLAY, "node2"},
+        {LN_EXTERNAL, LN_UNDERLAY, "ext"},    {LN_POD_CLIENT, LN_NODE1, "vethp1"},
+        {LN_POD_SERVER1, LN_NODE1, "vethp2"}, {LN_POD_SERVER2, LN_NODE2, "vethp1"},
+    };
+    struct batch b;
+
+    if (batch_open(ln, &b, "links", err) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(veths) / sizeof(veths[0]); i++)
+        line(&b, "link add eth0 netns %s mtu %d type veth peer name %s netns %s mtu %d",
+             ln->ns[veths[i].a], ln->mtu, veths[i].b_dev, ln->ns[veths[i].b], ln->mtu);
+    line(&b, "link add br0 netns %s mtu %d type bridge", ln->ns[LN_UNDERLAY], ln->mtu);
+    line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE1], ln->mtu);
+    line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE2], ln->mtu);
+    return batch_run(ln, &b, NULL, err);
+}
+
+/* The "VPC": the underlay bridge joining both nodes, and a routed link to the external host. */
+static void config_underlay(struct batch *b)
+{
+    line(b, "link set br0 up");
+    line(b, "link set node1 master br0 up");
+    line(b, "link set node2 master br0 up");
+    line(b, "link set ext up");
+    line(b, "addr add 198.18.0.254/24 dev br0");
+    line(b, "addr add 198.18.4.1/24 dev ext");
+}
+
+/* A node: underlay address, pod bridge with the pods' gateway, routes to the other node's
+ * pods and, by default, to the VPC router. */
+static void config_node(struct batch *b, bool first)
+{
+    line(b, "link set eth0 up");
+    line(b, "addr add %s/24 dev eth0", first ? "198.18.0.1" : "198.18.0.2");
+    line(b, "link set cni0 up");
+    line(b, "addr add %s/24 dev cni0", first ? "198.18.1.1" : "198.18.2.1");
+    line(b, "link set vethp1 master cni0 up");
+    if (first)
+        line(b, "link set vethp2 master cni0 up");
+    line(b, "route add %s via %s dev eth0 onlink", first ? "198.18.2.0/24" : "198.18.1.0/24",
+         first ? "198.18.0.2" : "198.18.0.1");
+    line(b, "route add default via 198.18.0.254 dev eth0 onlink");
+}
+
+/* A pod or the external host: eth0 with its address and a default route. */
+static void config_host(struct batch *b, const char *cidr, const char *gw)
+{
+    line(b, "link set eth0 up");
+    line(b, "addr add %s dev eth0", cidr);
+    line(b, "route add default via %s dev eth0 onlink", gw);
+}
+
+static int build_config(struct localnet *ln, struct kp_err *err)
+{
+    for (int i = 0; i < LN_NS_COUNT; i++) {
+        struct batch b;
+        char cidr[32];
+        if (batch_open(ln, &b, localnet_ns_suffix[i] + 1, err) != 0)
+            return -1;
+        line(&b, "link set lo up");
+        switch ((enum localnet_ns)i) {
+        case LN_UNDERLAY:
+            config_underlay(&b);
+            break;
+        case LN_NODE1:
+        case LN_NODE2:
+            config_node(&b, i == LN_NODE1);
+            break;
+        case LN_EXTERNAL:
+            config_host(&b, "198.18.4.2/24", "198.18.4.1");
+            break;
+        default: /* pods: /32, everything via their node's bridge address */
+            snprintf(cidr, sizeof(cidr), "%s/32",
+                     localnet_addr(i == LN_POD_CLIENT    ? LA_POD_CLIENT
+                                   : i == LN_POD_SERVER1 ? LA_POD_SERVER1
+                                                         : LA_POD_SERVER2));
+            config_host(&b, cidr, i == LN_POD_SERVER2 ? "198.18.2.1" : "198.18.1.1");
+            break;
+        }
+        if (batch_run(ln, &b, ln->ns[i], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* kube-proxy's part (service DNAT) and the CNI's SNAT of pod traffic leaving the cluster. */
+static int build_nft(struct localnet *ln, enum localnet_ns node, struct kp_err *err)
+{
+    char *path = kp_xasprintf("%s/nft-%s.conf", ln->run_dir, localnet_ns_suffix[node] + 1);
+    FILE *f = fopen(path, "w");
+    int rc = -1;
+
+    if (!f) {
+        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
+        goto out;
+    }
+    fprintf(f,
+            "table ip %s {\n"
+            "  chain services {\n"
+            "    type nat hook prerouting priority dstnat; policy accept;\n"
+            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
+            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
+            "  }\n"
+            "  chain egress {\n"
+            "    type nat hook postrouting priority srcnat; policy accept;\n"
+            "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
+            "  }\n"
+            "}\n",
+            ln->id, localnet_addr(LA_SVC_SAME), LOCALNET_PORT, localnet_addr(LA_POD_SERVER1),
+            LOCALNET_PORT, localnet_addr(LA_SVC_OTHER), LOCALNET_PORT,
+            localnet_addr(LA_POD_SERVER2), LOCALNET_PORT,
+            node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24");
+    if (fclose(f) != 0) {
+        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = localnet_cmd(ln, err, "ip", "netns", "exec", ln->ns[node], "nft", "-f", path, NULL);
+out:
+    free(path);
+    return rc;
+}
+
+static int make_dirs(struct localnet *ln, struct kp_err *err)
+{
+    if (mkdir(ln->state_dir, 0755) != 0 && errno != EEXIST)
+        return kp_err_set(err, "cannot create %s: %s", ln->state_dir, strerror(errno));
+    if (mkdir(ln->run_dir, 0700) != 0 && errno != EEXIST)
+        return kp_err_set(err, "cannot create %s: %s", ln->run_dir, strerror(errno));
+    return 0;
+}
+
+int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel, struct kp_err *err)
+{
+    int rc = -1;
+
+    ln->cancel = cancel;
+    if (localnet_check_host(err) != 0 || make_dirs(ln, err) != 0 ||
+        localnet_write_state(ln, err) != 0)
+        goto out;
+    if (build_namespaces(ln, err) != 0 || build_links(ln, err) != 0 || build_config(ln, err) != 0 ||
+        build_nft(ln, LN_NODE1, err) != 0 || build_nft(ln, LN_NODE2, err) != 0)
+        goto out;
+    rc = 0;
+out:
+    ln->cancel = NULL;
+    if (rc != 0)
+        kp_err_prefix(err, "building the local cluster %s", ln->id);
+    return rc;
+}

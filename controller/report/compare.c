@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* compare.c - row matching, per-metric verdicts, provenance differences and rendering of a
+ * comparison of two reports. The result is kept as its JSON form (kperf.compare/v1). */
+#include "controller/report/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/render_text.h"
+#include "controller/report/report_aggregate.h"
+#include "controller/report/stats.h"
+
+struct compare {
+    json_t *doc; /* kperf.compare/v1, ours */
+    size_t regressions;
+    size_t improvements;
+    size_t failed_in_new; /* measured in BASE, failed in NEW */
+};
+
+void compare_opts_init(struct compare_opts *opts)
+{
+    opts->threshold_pct = COMPARE_DEFAULT_THRESHOLD;
+    opts->alpha = COMPARE_DEFAULT_ALPHA;
+}
+
+/* True when every node has a distinct "role": nodes are then matched by role, not by order. */
+static bool roles_unique(const json_t *nodes)
+{
+    const json_t *a, *b;
+    size_t i, k;
+
+    json_array_foreach(nodes, i, a)
+    {
+        const char *ra = json_string_value(json_object_get(a, "role"));
+        if (!ra)
+            return false;
+        for (k = 0; k < i; k++) {
+            b = json_array_get(nodes, k);
+            if (strcmp(ra, json_string_value(json_object_get(b, "role"))) == 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Flattens metadata into {"path": "value as text"}; run-specific keys are left out because
+ * they always differ and explain nothing. */
+static void flatten(const json_t *v, const char *path, json_t *out)
+{
+    static const char *const skip[] = {"start_time", "end_time", "run_id", "arguments", NULL};
+    const char *key;
+    const json_t *item;
+    size_t i;
+    char sub[256];
+
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, item)
+        {
+            bool skipped = false;
+            for (size_t k = 0; skip[k] && !*path; k++)
+                skipped = skipped || strcmp(key, skip[k]) == 0;
+            /* the local backend names a node's namespace after the run */
+            skipped = skipped || (strncmp(path, "nodes[", 6) == 0 && strcmp(key, "namespace") == 0);
+            if (skipped)
+                continue;
+            snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+            flatten(item, sub, out);
+        }
+    } else if (json_is_array(v)) {
+        bool by_role = strcmp(path, "nodes") == 0 && roles_unique(v);
+        json_array_foreach(v, i, item)
+        {
+            if (by_role)
+                snprintf(sub, sizeof(sub), "%s[%s]", path,
+                         json_string_value(json_object_get(item, "role")));
+            else
+                snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+            flatten(item, sub, out);
+        }
+    } else {
+        char *text = json_is_string(v) ? kp_xstrdup(json_string_value(v))
+                                       : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        json_object_set_new(out, path, json_string(text ? text : "?"));
+        free(text);
+    }
+}
+
+/* [{field, base, new}] for every metadata value that differs (absent = null). */
+static json_t *provenance_diff(const json_t *mb, const json_t *mn)
+{
+    json_t *fb = json_object(), *fn = json_object(), *diff = json_array();
+    const char *key;
+    json_t *v;
+
+    flatten(mb, "", fb);
+    flatten(mn, "", fn);
+    json_object_foreach(fb, key, v)
+    {
+        json_t *w = json_object_get(fn, key);
+        if (!w || !json_equal(v, w))
+            json_array_append_new(diff,
+                                  json_pack("{s:s, s:O, s:O?}", "field", key, "base", v, "new", w));
+    }
+    json_object_foreach(fn, key, v)
+    {
+        if (!json_object_get(fb, key))
+            json_array_append_new(diff,
+                                  json_pack("{s:s, s:n, s:O}", "field", key, "base", "new", v));
+    }
+    json_decref(fb);
+    json_decref(fn);
+    return diff;
+}
+
+/* In-run spread (CV %) of a row for the one-sample rule: across samples when there are
+ * several, else across the sample's per-interval values of the key metric; 0 if unknown. */
+static double in_run_cv(const json_t *row, const struct report_metric *m)
+{
+    const char *kind = json_string_value(json_object_get(row, "kind"));
+    const char *key = strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps";
+    const json_t *s, *iv;
+    size_t i, k, n = 0, cap = 0;
+    double *v = NULL, cv = 0;
+
+    n = report_sample_values(row, m->field, m->sub, &v);
+    if (n < 2) {
+        free(v);
+        v = NULL;
+        n = 0;
+        json_array_foreach(json_object_get(row, "samples"), i, s)
+        {
+            json_array_foreach(json_object_get(s, "intervals"), k, iv)
+            {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    v = kp_xrealloc(v, cap * sizeof(*v));
+                }
+                if (report_get_number(iv, key, NULL, &v[n]))
+                    n++;
+            }
+        }
+    }
+    if (n >= 2 && stats_mean(v, n) != 0)
+        cv = 100.0 * stats_stddev(v, n) / fabs(stats_mean(v, n));
+    free(v);
+    return cv;
+}
+
+/* True for the tail percentiles (p90, p99), whose run-to-run spread one sample cannot show. */
+static bool is_tail_percentile(const struct report_metric *m)
+{
+    return m->sub && (strcmp(m->sub, "p90") == 0 || strcmp(m->sub, "p99") == 0);
+}
+
+/* Decides whether the samples show a real shift in the direction of delta. */
+static bool significant(const json_t *rb, const json_t *rn, const struct report_metric *m,
+                        double delta, const struct compare_opts *o, json_t *out)
+{
+    double *a, *b, p, lo, hi;
+    size_t na = report_sample_values(rb, m->field, m->sub, &a);
+    size_t nb = report_sample_values(rn, m->field, m->sub, &b);
+    bool sig;
+
+    json_object_set_new(out, "n_base", json_integer((json_int_t)na));
+    json_object_set_new(out, "n_new", json_integer((json_int_t)nb));
+    if (na >= 4 && nb >= 4) {
+        double shift = stats_hodges_lehmann(a, na, b, nb);
+        p = stats_mann_whitney_p(a, na, b, nb);
+        sig = p < o->alpha && shift * delta > 0;
+        json_object_set_new(out, "method", json_string("mann-whitney-u"));
+        json_object_set_new(out, "p_value", json_real(p));
+        json_object_set_new(out, "shift", json_real(shift));
+        json_object_set_new(out, "confidence", json_string("normal"));
+    } else if (na >= 2 && nb >= 2) {
+        stats_welch_ci95(a, na, b, nb, &lo, &hi);
+        sig = (lo > 0 || hi < 0) && lo * delta > 0;
+        json_object_set_new(out, "method", json_string("welch-ci95"));
+        json_object_set_new(out, "diff_ci95", json_pack("[f, f]", lo, hi));
+        json_object_set_new(out, "confidence", json_string("low"));
+    } else if (is_tail_percentile(m)) {
+        /* One run's p90/p99 moves far more between runs than its per-interval throughput or
+         * ops/s do (seen: +-50% p99 between identical runs on a loaded VM with a 5% ops/s
+         * spread), so the in-run spread says nothing about it: no verdict without samples. */
+        sig = false;
+        json_object_set_new(out, "method", json_string("needs-samples"));
+        json_object_set_new(out, "confidence", json_string("none"));
+    } else {
+        double ca = in_run_cv(rb, m), cb = in_run_cv(rn, m);
+        double noise = 2.0 * sqrt(ca * ca + cb * cb);
+        sig = fabs(delta) > noise;
+        json_object_set_new(out, "method", json_string("in-run-spread"));
+        json_object_set_new(out, "noise_pct", json_real(noise));
+        json_object_set_new(out, "confidence", json_string("low"));
+    }
+    free(a);
+    free(b);
+    return sig;
+}
+
+/* One metric of a matched row; NULL when either side lacks it. *verdict is set. */
+static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct report_metric *m,
+                              const struct compare_opts *o, const char **verdict)
+{
+    double vb, vn, delta;
+    bool worse, sig;
+    json_t *out;
+    char field[64];
+
+    if (!report_get_number(json_object_get(rb, "aggregate"), m->field, m->sub, &vb) ||
+        !report_get_number(json_object_get(rn, "aggregate"), m->field, m->sub, &vn) ||
+        (vb == 0 && vn != 0))
+        return NULL;
+    delta = vb == 0 ? 0 : 100.0 * (vn - vb) / vb;
+    worse = m->higher_is_better ? delta < 0 : delta > 0;
+    snprintf(field, sizeof(field), "%s%s%s", m->field, m->sub ? "." : "", m->sub ? m->sub : "");
+    out = json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "metric", m->name, "field", field, "base", vb,
+                    "new", vn, "delta_pct", delta, "better",
+                    m->higher_is_better ? "higher" : "lower");
+    sig = significant(rb, rn, m, delta, o, out);
+    *verdict = "within noise";
+    if (sig && fabs(delta) > o->threshold_pct)
+        *verdict = worse ? "regression" : "improvement";
+    json_object_set_new(out, "significant", json_boolean(sig));
+    json_object_set_new(out, "verdict", json_string(*verdict));
+    return out;
+}
+
+/* The row of rep with the key of `key`; only one with samples when measured_only. */
+static const json_t *find_key(const struct report *rep, const json_t *key, bool measured_only)
+{
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *r = report_row(rep, i);
+        if (measured_only && json_array_size(json_object_get(r, "samples")) == 0)
+            continue;
+        if (json_equal(json_object_get(r, "scenario"), json_object_get(key, "scenario")) &&
+            json_equal(json_object_get(r, "placement"), json_object_get(key, "placement")) &&
+            json_equal(json_object_get(r, "test"), json_object_get(key, "test")) &&
+            json_equal(json_object_get(r, "reverse"), json_object_get(key, "reverse")))
+            return r;
+    }
+    return NULL;
+}
+
+static const json_t *find_measured(const struct report *rep, const json_t *key)
+{
+    return find_key(rep, key, true);
+}
+
+static json_t *row_key(const json_t *r)
+{
+    return json_pack("{s:O, s:O, s:O, s:O}", "scenario", json_object_get(r, "scenario"),
+                     "placement", json_object_get(r, "placement"), "test",
+                     json_object_get(r, "test"), "reverse", json_object_get(r, "reverse"));
+}
+
+static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *rn,
+                           const struct compare_opts *o)
+{
+    size_t count;
+    const struct report_metric *m =
+        report_metrics_for(json_string_value(json_object_get(rb, "kind")), &count);
+    json_t *row = row_key(rb), *metrics = json_array();
+    const char *row_verdict = "within noise", *v;
+
+    for (size_t i = 0; i < count; i++) {
+        json_t *mj = compare_metric(rb, rn, &m[i], o, &v);
+        if (!mj)
+            continue;
+        json_array_append_new(metrics, mj);
+        if (strcmp(v, "regression") == 0) {
+            cmp->regressions++;
+            row_verdict = v;
+        } else if (strcmp(v, "improvement") == 0) {
+            cmp->improvements++;
+            if (strcmp(row_verdict, "regression") != 0)
+                row_verdict = v;
+        }
+    }
+    json_object_set_new(row, "verdict", json_string(row_verdict));
+    json_object_set_new(row, "metrics", metrics);
+    return row;
+}
+
+/* Rows measured in `a` with no measured counterpart in `b`, as keys. When failed is not NULL,
+ * rows that `b` has but that failed there (errors, no samples) go to *failed instead, with
+ * their first error: a test that stopped working is worse than a slower one. */
+static json_t *unmatched(const struct report *a, const struct report *b, json_t *failed)
+{
+    json_t *out = json_array();
+
+    for (size_t i = 0; i < report_row_count(a); i++) {
+        const json_t *r = report_row(a, i), *other;
+        if (json_array_size(json_object_get(r, "samples")) == 0 || find_measured(b, r))
+            continue;
+        other = find_key(b, r, false);
+        if (failed && other &&
+            strcmp(json_string_value(json_object_get(other, "status")), "failed") == 0) {
+            json_t *k = row_key(r);
+            const json_t *e = json_array_get(json_object_get(other, "errors"), 0);
+            json_object_set_new(k, "error",
+                                json_string(e && json_string_value(json_object_get(e, "error"))
+                                                ? json_string_value(json_object_get(e, "error"))
+                                                : "failed"));
+            json_array_append_new(failed, k);
+            continue;
+        }
+        json_array_append_new(out, row_key(r));
+    }
+    return out;
+}
+
+struct compare *compare_reports(const struct report *base, const struct report *cur,
+                                const struct compare_opts *opts, struct kp_err *err)
+{
+    struct compare *cmp = kp_xcalloc(1, sizeof(*cmp));
+    json_t *rows = json_array(), *failed, *only_base;
+
+    for (size_t i = 0; i < report_row_count(base); i++) {
+        const json_t *rb = report_row(base, i), *rn;
+        if (json_array_size(json_object_get(rb, "samples")) == 0 || !(rn = find_measured(cur, rb)))
+            continue;
+        json_array_append_new(rows, compare_row(cmp, rb, rn, opts));
+    }
+    if (json_array_size(rows) == 0) {
+        kp_err_set(err,
+                   "the reports share no measured row (BASE has %zu measured, NEW has %zu): "
+                   "compare runs of the same scenarios and tests",
+                   report_ok_count(base), report_ok_count(cur));
+        json_decref(rows);
+        free(cmp);
+        return NULL;
+    }
+    failed = json_array();
+    only_base = unmatched(base, cur, failed);
+    cmp->failed_in_new = json_array_size(failed);
+    cmp->doc = json_pack(
+        "{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema", COMPARE_SCHEMA,
+        "threshold_pct", opts->threshold_pct, "alpha", opts->alpha, "provenance",
+        provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows", rows,
+        "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
+        unmatched(cur, base, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
+        "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+        (json_int_t)cmp->failed_in_new);
+    return cmp;
+}
+
+void compare_free(struct compare *cmp)
+{
+    if (!cmp)
+        return;
+    json_decref(cmp->doc);
+    free(cmp);
+}
+
+size_t compare_regression_count(const struct compare *cmp)
+{
+    return cmp->regressions + cmp->failed_in_new;
+}
+
+size_t compare_improvement_count(const struct compare *cmp)
+{
+    return cmp->improvements;
+}
+
+json_t *compare_to_json(const struct compare *cmp)
+{
+    return json_deep_copy(cmp->doc);
+}
+
+#define CCELL 96
+#define NCOLS 9
+
+static const char *evidence(const json_t *m, char *buf, size_t len)
+{
+    const char *method = json_string_value(json_object_get(m, "method"));
+    long long na = json_integer_value(json_object_get(m, "n_base"));
+    long long nb = json_integer_value(json_object_get(m, "n_new"));
+    const json_t *ci = json_object_get(m, "diff_ci95");
+
+    if (strcmp(method, "mann-whitney-u") == 0)
+        snprintf(buf, len, "U test p=%.3g, n=%lld/%lld",
+                 json_number_value(json_object_get(m, "p_value")), na, nb);
+    else if (strcmp(method, "welch-ci95") == 0)
+        snprintf(buf, len, "Welch 95%% CI [%.4g, %.4g], n=%lld/%lld, low confidence",
+                 json_number_value(json_array_get(ci, 0)), json_number_value(json_array_get(ci, 1)),
+                 na, nb);
+    else if (strcmp(method, "needs-samples") == 0)
+        snprintf(buf, len, "tail percentile: no verdict from one sample (use --samples >= 2)");
+    else if (json_number_value(json_object_get(m, "noise_pct")) > 0)
+        snprintf(buf, len, "in-run spread +-%.1f%%, n=%lld/%lld, low confidence",
+                 json_number_value(json_object_get(m, "noise_pct")), na, nb);
+    else
+        snprintf(buf, len, "threshold only (no spread known), n=%lld/%lld, low confidence", na, nb);
+    return buf;
+}
+
+static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
+{
+    const char *verdict = json_string_value(json_object_get(m, "verdict"));
+    char label[CCELL];
+
+    snprintf(c[0], CCELL, "%s", json_string_value(json_object_get(row, "scenario")));
+    snprintf(c[1], CCELL, "%s", json_string_value(json_object_get(row, "placement")));
+    snprintf(c[2], CCELL, "%s", render_test_label(row, label, sizeof(label)));
+    snprintf(c[3], CCELL, "%s", json_string_value(json_object_get(m, "metric")));
+    snprintf(c[4], CCELL, "%.2f", json_number_value(json_object_get(m, "base")));
+    snprintf(c[5], CCELL, "%.2f", json_number_value(json_object_get(m, "new")));
+    snprintf(c[6], CCELL, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
+    snprintf(c[7], CCELL, "%s", strcmp(verdict, "regression") == 0 ? "REGRESSION" : verdict);
+    evidence(m, c[8], CCELL);
+}
+
+static void print_cells(char (*c)[CCELL], const size_t *width, bool markdown, FILE *out)
+{
+    for (size_t k = 0; k < NCOLS; k++) {
+        bool right = k >= 4 && k <= 6;
+        fputs(markdown ? "| " : k ? " | " : "", out);
+        if (right)
+            fprintf(out, "%*s", (int)width[k], c[k]);
+        else if (markdown || k + 1 < NCOLS)
+            fprintf(out, "%-*s", (int)width[k], c[k]);
+        else
+            fputs(c[k], out);
+        if (markdown)
+            fputc(' ', out);
+    }
+    fputs(markdown ? "|\n" : "\n", out);
+}
+
+static void print_metrics_table(const json_t *doc, bool markdown, FILE *out)
+{
+    static const char *const head[NCOLS] = {"Scenario", "Node",  "Test",    "Metric",  "Base",
+                                            "New",      "Delta", "Verdict", "Evidence"};
+    const json_t *rows = json_object_get(doc, "rows"), *row, *m;
+    size_t i, k, n = 0, width[NCOLS];
+    char(*cells)[CCELL];
+
+    json_array_foreach(rows, i, row)
+    {
+        n += json_array_size(json_object_get(row, "metrics"));
+    }
+    cells = kp_xcalloc((n + 1) * NCOLS, CCELL); /* ours: header then one line per metric */
+    for (k = 0; k < NCOLS; k++)
+        snprintf(cells[k], CCELL, "%s", head[k]);
+    n = 1;
+    json_array_foreach(rows, i, row)
+    {
+        json_array_foreach(json_object_get(row, "metrics"), k, m)
+        {
+            metric_cells(row, m, cells + n++ * NCOLS);
+        }
+    }
+    for (k = 0; k < NCOLS; k++) {
+        width[k] = 0;
+        for (i = 0; i < n; i++)
+            if (strlen(cells[i * NCOLS + k]) > width[k])
+                width[k] = strlen(cells[i * NCOLS + k]);
+    }
+    fputc('\n', out);
+    for (i = 0; i < n; i++) {
+        print_cells(cells + i * NCOLS, width, markdown, out);
+        if (i == 0 && markdown) {
+            for (k = 0; k < NCOLS; k++)
+                fprintf(out, "|%.*s%s", (int)width[k] + 1,
+                        "----------------------------------------------------------------------"
+                        "--------------------------",
+                        k >= 4 && k <= 6 ? ":" : "-");
+            fputs("|\n", out);
+        } else if (i == 0) {
+            size_t total = 0;
+            for (k = 0; k < NCOLS; k++)
+                total += width[k] + 3;
+            for (k = 0; k + 3 < total; k++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+    }
+    free(cells);
+}
+
+static void print_keys(const json_t *keys, const char *title, const char *bullet, FILE *out)
+{
+    const json_t *key;
+    size_t i;
+    char label[CCELL];
+
+    if (json_array_size(keys) == 0)
+        return;
+    fprintf(out, "\n%s\n", title);
+    json_array_foreach(keys, i, key)
+    {
+        fprintf(out, "%s%s %s %s\n", bullet, json_string_value(json_object_get(key, "scenario")),
+                json_string_value(json_object_get(key, "placement")),
+                render_test_label(key, label, sizeof(label)));
+    }
+}
+
+static void print_failed(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r;
+    size_t i;
+    char label[CCELL];
+
+    if (json_array_size(rows) == 0)
+        return;
+    fprintf(out, "\nFAILED in NEW (measured in BASE; counted as regressions):\n");
+    json_array_foreach(rows, i, r)
+    {
+        fprintf(out, "%s%s %s %s: %s\n", bullet, json_string_value(json_object_get(r, "scenario")),
+                json_string_value(json_object_get(r, "placement")),
+                render_test_label(r, label, sizeof(label)),
+                json_string_value(json_object_get(r, "error")));
+    }
+}
+
+static void print_text(const struct compare *cmp, bool markdown, FILE *out)
+{
+    const json_t *doc = cmp->doc, *d;
+    const char *bullet = markdown ? "- " : "  ";
+    size_t i;
+
+    fprintf(out, "%skperf compare: threshold %g%%, significance level %g\n", markdown ? "## " : "",
+            json_number_value(json_object_get(doc, "threshold_pct")),
+            json_number_value(json_object_get(doc, "alpha")));
+    if (json_array_size(json_object_get(doc, "provenance")) > 0) {
+        fprintf(out,
+                "\nProvenance differences (a changed node, kernel or version explains many "
+                "regressions):\n%s",
+                markdown ? "\n" : "");
+        json_array_foreach(json_object_get(doc, "provenance"), i, d)
+        {
+            const char *b = json_string_value(json_object_get(d, "base"));
+            const char *n = json_string_value(json_object_get(d, "new"));
+            fprintf(out, "%s%s: %s -> %s\n", bullet, json_string_value(json_object_get(d, "field")),
+                    b ? b : "(absent)", n ? n : "(absent)");
+        }
+    } else {
+        fprintf(out, "\nSame provenance (nodes, kernel, MTU, CNI, versions).\n");
+    }
+    print_metrics_table(doc, markdown, out);
+    print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
+    print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
+    print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);
+    fprintf(out, "\n%zu regression%s, %zu improvement%s beyond %g%% in %zu rows compared",
+            cmp->regressions, cmp->regressions == 1 ? "" : "s", cmp->improvements,
+            cmp->improvements == 1 ? "" : "s",
+            json_number_value(json_object_get(doc, "threshold_pct")),
+            json_array_size(json_object_get(doc, "rows")));
+    if (cmp->failed_in_new)
+        fprintf(out, "; %zu row%s failed in NEW", cmp->failed_in_new,
+                cmp->failed_in_new == 1 ? "" : "s");
+    fputc('\n', out);
+}
+
+int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out, struct kp_err *err)
+{
+    int rc = 0;
+
+    switch (fmt) {
+    case REPORT_TABLE:
+    case REPORT_MARKDOWN:
+        print_text(cmp, fmt == REPORT_MARKDOWN, out);
+        break;
+    case REPORT_JSON:
+        rc = json_dumpf(cmp->doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', out);
+        break;
+    default:
+        return kp_err_set(err, "compare prints table, markdown or json only");
+    }
+    /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */
+    if (rc != 0 || fflush(out) != 0 || ferror(out))
+        return kp_err_set(err, "cannot write the comparison: %s", strerror(errno ? errno : EIO));
+    return 0;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* render_html.c - one self-contained HTML page with inline SVG bar charts. Every string that
+ * comes from the report is escaped; the page loads nothing from anywhere. */
+#include "controller/report/render_html.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/report/render_text.h"
+#include "controller/report/report.h"
+#include "controller/report/report_aggregate.h"
+
+#define BAR_W   520 /* px of the longest bar */
+#define LABEL_W 330 /* px for row labels */
+
+static void esc(const char *s, FILE *out)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&#39;", out);
+            break;
+        default:
+            fputc(*s, out);
+        }
+    }
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static void meta_row(const char *name, const json_t *v, FILE *out)
+{
+    char *dump;
+
+    if (!v)
+        return;
+    fputs("<tr><th>", out);
+    esc(name, out);
+    fputs("</th><td>", out);
+    if (json_is_string(v)) {
+        esc(json_string_value(v), out);
+    } else {
+        dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY); /* ours */
+        esc(dump, out);
+        free(dump);
+    }
+    fputs("</td></tr>\n", out);
+}
+
+static void print_metadata(const struct report *rep, FILE *out)
+{
+    const json_t *md = report_metadata_const(rep), *v;
+    const char *key;
+
+    fputs("<h2>Run</h2>\n<table class=\"meta\">\n", out);
+    json_object_foreach((json_t *)md, key, v)
+    {
+        if (strcmp(key, "nodes") != 0)
+            meta_row(key, v, out);
+    }
+    fputs("</table>\n", out);
+    v = json_object_get(md, "nodes");
+    if (json_array_size(v) == 0)
+        return;
+    fputs("<h3>Nodes</h3>\n<table><tr><th>name</th><th>role</th><th>kernel</th><th>OS</th>"
+          "<th>runtime</th><th>instance</th><th>zone</th><th>MTU</th></tr>\n",
+          out);
+    size_t i;
+    const json_t *n;
+    json_array_foreach(v, i, n)
+    {
+        static const char *const keys[] = {
+            "name", "role", "kernel", "os_image", "container_runtime", "instance_type", "zone"};
+        fputs("<tr>", out);
+        for (size_t k = 0; k < 7; k++) {
+            fputs("<td>", out);
+            esc(str(n, keys[k]), out);
+            fputs("</td>", out);
+        }
+        if (json_is_integer(json_object_get(n, "mtu")))
+            fprintf(out, "<td>%lld</td></tr>\n",
+                    (long long)json_integer_value(json_object_get(n, "mtu")));
+        else
+            fputs("<td>-</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void row_label(const json_t *row, FILE *out)
+{
+    char label[96];
+
+    esc(str(row, "scenario"), out);
+    fputc(' ', out);
+    esc(str(row, "placement"), out);
+    fputc(' ', out);
+    esc(render_test_label(row, label, sizeof(label)), out);
+}
+
+struct series {
+    const char *name;  /* legend and tooltip */
+    const char *field; /* in the aggregate */
+    const char *sub;
+    const char *color;
+};
+
+static const struct series lat_series[] = {
+    {"p50", "latency_us", "p50", "#4e79a7"},
+    {"p90", "latency_us", "p90", "#f28e2b"},
+    {"p99", "latency_us", "p99", "#e15759"},
+};
+static const struct series tput_series[] = {
+    {"Mb/s", "throughput_mbps", NULL, "#59a14f"},
+};
+
+static bool in_chart(const json_t *row, const char *scenario, const char *kind)
+{
+    return json_object_get(row, "aggregate") && strcmp(str(row, "scenario"), scenario) == 0 &&
+           strcmp(str(row, "kind"), kind) == 0;
+}
+
+/* The throughput row's 95% interval, when it has one. */
+static bool tput_ci(const json_t *row, double *lo, double *hi)
+{
+    const json_t *ci =
+        json_object_get(json_object_get(json_object_get(row, "stats"), "throughput_mbps"), "ci95");
+
+    if (!json_is_array(ci))
+        return false;
+    *lo = json_number_value(json_array_get(ci, 0));
+    *hi = json_number_value(json_array_get(ci, 1));
+    return true;
+}
+
+/* Bar length in px: linear from 0, or logarithmic from lo when the values span more than a
+ * factor of 20 (latency tails), so that p50 bars stay visible next to p99. */
+static double scale(double v, double lo, double hi, bool log_scale)
+{
+    if (v <= 0 || hi <= 0)
+        return 0;
+    if (!log_scale)
+        return v / hi * BAR_W;
+    if (v <= lo)
+        return 2;
+    return 2 + (BAR_W - 2) * log(v / lo) / log(hi / lo);
+}
+
+/* Horizontal bar chart of the rows of one scenario and kind: one bar per series, with the 95%
+ * interval as a line for throughput. Prints nothing when there is no such row. */
+static void chart(const struct report *rep, const char *scenario, const char *kind, FILE *out)
+{
+    bool lat = strcmp(kind, "latency") == 0, log_scale;
+    const struct series *ser = lat ? lat_series : tput_series;
+    size_t nser = lat ? 3 : 1, rows = 0, y = 5;
+    double lo = 0, hi = 0, v, clo, chi;
+    const json_t *row;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        row = report_row(rep, i);
+        if (!in_chart(row, scenario, kind))
+            continue;
+        rows++;
+        for (size_t k = 0; k < nser; k++) {
+            if (!report_get_number(json_object_get(row, "aggregate"), ser[k].field, ser[k].sub,
+                                   &v) ||
+                v <= 0)
+                continue;
+            lo = lo == 0 || v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        if (!lat && tput_ci(row, &clo, &chi) && chi > hi)
+            hi = chi;
+    }
+    if (rows == 0 || hi <= 0)
+        return;
+    log_scale = lat && hi / lo > 20;
+    lo /= 2;
+    fprintf(out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
+            "role=\"img\" class=\"chart\">\n",
+            LABEL_W + BAR_W + 90, rows * (nser * 14 + 10) + 30);
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        row = report_row(rep, i);
+        if (!in_chart(row, scenario, kind))
+            continue;
+        fprintf(out, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LABEL_W - 8,
+                y + nser * 7 + 4);
+        row_label(row, out);
+        fputs("</text>\n", out);
+        bool has_ci = !lat && tput_ci(row, &clo, &chi);
+        for (size_t k = 0; k < nser; k++) {
+            if (!report_get_number(json_object_get(row, "aggregate"), ser[k].field, ser[k].sub, &v))
+                continue;
+            double w = scale(v, lo, hi, log_scale), text_x = w;
+            if (has_ci && scale(chi, lo, hi, false) > text_x)
+                text_x = scale(chi, lo, hi, false); /* value right of the interval line */
+            fprintf(out,
+                    "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"12\" fill=\"%s\">"
+                    "<title>%s %.2f</title></rect><text x=\"%.1f\" y=\"%zu\" class=\"v\">%.1f"
+                    "</text>\n",
+                    LABEL_W, y + k * 14, w, ser[k].color, ser[k].name, v, LABEL_W + text_x + 4,
+                    y + k * 14 + 10, v);
+        }
+        if (has_ci)
+            fprintf(out,
+                    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%zu\" y2=\"%zu\" stroke=\"#222\" "
+                    "stroke-width=\"1.5\"><title>95%% CI %.1f - %.1f</title></line>\n",
+                    LABEL_W + scale(clo, lo, hi, false), LABEL_W + scale(chi, lo, hi, false), y + 6,
+                    y + 6, clo, chi);
+        y += nser * 14 + 10;
+    }
+    fprintf(out, "<text x=\"%d\" y=\"%zu\">", LABEL_W, y + 12);
+    for (size_t k = 0; lat && k < nser; k++)
+        fprintf(out, "<tspan fill=\"%s\">&#9632; %s</tspan> ", ser[k].color, ser[k].name);
+    fputs(lat ? (log_scale ? "microseconds, merged histograms, log scale"
+                           : "microseconds, merged histograms")
+              : "Mb/s, median of samples; line: 95% CI of the mean",
+          out);
+    fputs("</text>\n</svg>\n", out);
+}
+
+/* One section per scenario, in report order, with its latency and throughput charts. */
+static void charts(const struct report *rep, FILE *out)
+{
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const char *sc = str(report_row(rep, i), "scenario");
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(str(report_row(rep, k), "scenario"), sc) == 0;
+        if (seen)
+            continue;
+        fputs("<h2>", out);
+        esc(sc, out);
+        fputs("</h2>\n", out);
+        chart(rep, sc, "latency", out);
+        chart(rep, sc, "throughput", out);
+    }
+}
+
+/* The Markdown tables carry the numbers; the page embeds the same text in <pre> blocks so
+ * that one renderer owns the layout of the tables. */
+static void tables(const struct report *rep, FILE *out)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+
+    if (!mem)
+        return;
+    render_text_table(rep, mem);
+    fclose(mem);
+    fputs("<h2>Summary</h2>\n<pre>", out);
+    esc(buf, out);
+    fputs("</pre>\n", out);
+    free(buf);
+}
+
+void render_html(const struct report *rep, FILE *out)
+{
+    const json_t *md = report_metadata_const(rep);
+
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kperf "
+          "report",
+          out);
+    if (json_string_value(json_object_get(md, "start_time"))) {
+        fputs(" ", out);
+        esc(str(md, "start_time"), out);
+    }
+    fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
+          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"
+          "padding:2px 8px;text-align:left;font-size:90%}pre{background:#f6f6f6;padding:1em;"
+          "overflow-x:auto}svg text{font:12px sans-serif}svg text.v{fill:#333}"
+          "</style></head><body>\n<h1>kperf network performance report</h1>\n",
+          out);
+    print_metadata(rep, out);
+    charts(rep, out);
+    tables(rep, out);
+    fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "
+          "samples; scalar metrics are the median of samples.</p>\n</body></html>\n",
+          out);
+}

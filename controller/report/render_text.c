@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* render_text.c - terminal table, Markdown and CSV renderings of a report. Both tables are
+ * described once as column lists; the table and Markdown layouts share them. */
+#include "controller/report/render_text.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "controller/report/report.h"
+#include "controller/report/report_aggregate.h"
+
+#define CELL 64
+
+enum col {
+    COL_SCENARIO,
+    COL_NODE,
+    COL_TEST,
+    COL_MIN,
+    COL_MEAN,
+    COL_P50,
+    COL_P90,
+    COL_P99,
+    COL_OPS,
+    COL_MBPS,
+    COL_RETR,
+    COL_MSS,
+    COL_CPU,
+    COL_LOSS,
+    COL_N,
+    COL_CV,
+    COL_NOTE,
+};
+
+static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MIN,
+                                        COL_MEAN,     COL_P50,  COL_P90,  COL_P99,
+                                        COL_OPS,      COL_N,    COL_CV,   COL_NOTE};
+static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS,
+                                           COL_RETR,     COL_MSS,  COL_LOSS, COL_CPU,
+                                           COL_N,        COL_CV,   COL_NOTE};
+
+static const char *col_header(enum col c)
+{
+    static const char *const names[] = {[COL_SCENARIO] = "Scenario",
+                                        [COL_NODE] = "Node",
+                                        [COL_TEST] = "Test",
+                                        [COL_MIN] = "Min",
+                                        [COL_MEAN] = "Mean",
+                                        [COL_P50] = "P50",
+                                        [COL_P90] = "P90",
+                                        [COL_P99] = "P99",
+                                        [COL_OPS] = "OP/s",
+                                        [COL_MBPS] = "Throughput Mb/s",
+                                        [COL_RETR] = "Retransmits",
+                                        [COL_MSS] = "MSS",
+                                        [COL_CPU] = "CPU s/Gbit",
+                                        [COL_LOSS] = "Loss%",
+                                        [COL_N] = "n",
+                                        [COL_CV] = "CV%",
+                                        [COL_NOTE] = "Note"};
+    return names[c];
+}
+
+const char *render_test_label(const json_t *row, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", json_string_value(json_object_get(row, "test")),
+             json_is_true(json_object_get(row, "reverse")) ? " (reverse)" : "");
+    return buf;
+}
+
+const char *render_num(const json_t *obj, const char *field, const char *sub, int decimals,
+                       char *buf, size_t len)
+{
+    double v;
+
+    if (!report_get_number(obj, field, sub, &v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", decimals, v);
+    return buf;
+}
+
+/* The stats object of the row's key metric (ops/s or Mb/s), or NULL. Borrowed. */
+static const json_t *key_stats(const json_t *row)
+{
+    const json_t *stats = json_object_get(row, "stats");
+    const char *kind = json_string_value(json_object_get(row, "kind"));
+
+    return json_object_get(stats, strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps");
+}
+
+/* "noisy: p99, ops/s" (the metrics whose CV exceeds the threshold) and "partial" (some
+ * samples failed); empty when neither. */
+static void note(const json_t *row, char *buf)
+{
+    const json_t *stats = json_object_get(row, "stats"), *v, *lat;
+    const char *key, *k2;
+    size_t used = 0;
+
+    buf[0] = 0;
+    json_object_foreach((json_t *)stats, key, v)
+    {
+        if (strcmp(key, "latency_us") == 0) {
+            json_object_foreach((json_t *)v, k2, lat)
+            {
+                if (json_is_true(json_object_get(lat, "noisy")))
+                    used += (size_t)snprintf(buf + used, CELL - used, "%s%s",
+                                             used ? ", " : "noisy: ", k2);
+                if (used >= CELL)
+                    return;
+            }
+        } else if (json_is_true(json_object_get(v, "noisy"))) {
+            used += (size_t)snprintf(buf + used, CELL - used, "%s%s", used ? ", " : "noisy: ",
+                                     strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
+        }
+        if (used >= CELL)
+            return;
+    }
+    if (strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0)
+        snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
+}
+
+static void cell(const json_t *row, enum col c, char *buf)
+{
+    const json_t *agg = json_object_get(row, "aggregate");
+    double client, server;
+
+    switch (c) {
+    case COL_SCENARIO:
+        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "scenario")));
+        return;
+    case COL_NODE:
+        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "placement")));
+        return;
+    case COL_TEST:
+        render_test_label(row, buf, CELL);
+        return;
+    case COL_MIN:
+    case COL_MEAN:
+    case COL_P50:
+    case COL_P90:
+    case COL_P99: {
+        static const char *const subs[] = {"min", "mean", "p50", "p90", "p99"};
+        render_num(agg, "latency_us", subs[c - COL_MIN], 1, buf, CELL);
+        return;
+    }
+    case COL_OPS:
+        render_num(agg, "ops_per_sec", NULL, 2, buf, CELL);
+        return;
+    case COL_MBPS:
+        render_num(agg, "throughput_mbps", NULL, 2, buf, CELL);
+        return;
+    case COL_RETR:
+        render_num(agg, "tcp", "retransmits", 0, buf, CELL);
+        return;
+    case COL_MSS:
+        render_num(agg, "tcp", "mss", 0, buf, CELL);
+        return;
+    case COL_CPU:
+        if (report_get_number(agg, "cpu_seconds_per_gbit", "client", &client) &&
+            report_get_number(agg, "cpu_seconds_per_gbit", "server", &server))
+            snprintf(buf, CELL, "%.3f", client + server);
+        else
+            snprintf(buf, CELL, "-");
+        return;
+    case COL_LOSS:
+        render_num(agg, "udp", "loss_pct", 2, buf, CELL);
+        return;
+    case COL_N:
+        snprintf(buf, CELL, "%zu", json_array_size(json_object_get(row, "samples")));
+        return;
+    case COL_CV:
+        if (json_array_size(json_object_get(row, "samples")) < 2)
+            snprintf(buf, CELL, "-");
+        else
+            render_num(key_stats(row), "cv_pct", NULL, 1, buf, CELL);
+        return;
+    case COL_NOTE:
+        note(row, buf);
+        return;
+    }
+}
+
+static bool row_is_measured(const json_t *row, const char *kind)
+{
+    return json_array_size(json_object_get(row, "samples")) > 0 &&
+           strcmp(json_string_value(json_object_get(row, "kind")), kind) == 0;
+}
+
+static bool is_numeric(enum col c)
+{
+    return c >= COL_MIN && c <= COL_CV;
+}
+
+/* One line of a table: the header when cells is NULL. Numbers are right-aligned. */
+static void print_line(const char (*cells)[CELL], const enum col *cols, size_t ncols,
+                       const size_t *width, bool markdown, FILE *out)
+{
+    for (size_t c = 0; c < ncols; c++) {
+        const char *s = cells ? cells[c] : col_header(cols[c]);
+        int w = (int)width[c];
+        if (!markdown && c + 1 == ncols && !*s)
+            break; /* no trailing separator and blanks for an empty last cell */
+        if (markdown)
+            fputs("| ", out);
+        else if (c)
+            fputs(" | ", out);
+        if (is_numeric(cols[c]))
+            fprintf(out, "%*s", w, s);
+        else if (markdown || c + 1 < ncols)
+            fprintf(out, "%-*s", w, s);
+        else
+            fputs(s, out); /* no trailing blanks */
+        if (markdown)
+            fputc(' ', out);
+    }
+    fputs(markdown ? "|\n" : "\n", out);
+}
+
+/* Renders one table of measured rows of a kind; markdown selects the layout. Prints nothing
+ * when no row matches. */
+static void print_table(const struct report *rep, const char *kind, const char *title,
+                        bool markdown, FILE *out)
+{
+    bool lat = strcmp(kind, "latency") == 0;
+    const enum col *cols = lat ? latency_cols : throughput_cols;
+    size_t ncols = lat ? sizeof(latency_cols) / sizeof(latency_cols[0])
+                       : sizeof(throughput_cols) / sizeof(throughput_cols[0]);
+    size_t nrows = 0, width[16] = {0}, total = 0;
+    char(*cells)[CELL] = kp_xcalloc(report_row_count(rep) * ncols + 1, CELL); /* ours */
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        if (!row_is_measured(report_row(rep, i), kind))
+            continue;
+        for (size_t c = 0; c < ncols; c++)
+            cell(report_row(rep, i), cols[c], cells[nrows * ncols + c]);
+        nrows++;
+    }
+    if (nrows == 0)
+        goto out;
+    for (size_t c = 0; c < ncols; c++) {
+        width[c] = strlen(col_header(cols[c]));
+        for (size_t r = 0; r < nrows; r++)
+            if (strlen(cells[r * ncols + c]) > width[c])
+                width[c] = strlen(cells[r * ncols + c]);
+        total += width[c] + 3;
+    }
+    if (markdown)
+        fprintf(out, "\n### %s\n\n", title);
+    else
+        fprintf(out, "\n%s\n", title);
+    print_line(NULL, cols, ncols, width, markdown, out);
+    if (markdown) {
+        for (size_t c = 0; c < ncols; c++) {
+            fputc('|', out);
+            for (size_t k = 0; k < width[c] + 1; k++)
+                fputc('-', out);
+            fputc(is_numeric(cols[c]) ? ':' : '-', out);
+        }
+        fputs("|\n", out);
+    } else {
+        for (size_t k = 0; k + 3 < total; k++)
+            fputc('-', out);
+        fputc('\n', out);
+    }
+    for (size_t r = 0; r < nrows; r++)
+        print_line((const char(*)[CELL])(cells + r * ncols), cols, ncols, width, markdown, out);
+out:
+    free(cells);
+}
+
+/* Lists skipped rows and errors, one per line; bullet is "  " or "- ". */
+static void print_problems(const struct report *rep, const char *bullet, FILE *out)
+{
+    size_t i, nskip = json_array_size(report_skipped(rep)), nerr = 0;
+    const json_t *v, *row;
+    char label[CELL];
+
+    for (i = 0; i < report_row_count(rep); i++) {
+        row = report_row(rep, i);
+        nskip += json_string_value(json_object_get(row, "skip_reason")) != NULL &&
+                 json_array_size(json_object_get(row, "samples")) == 0;
+        nerr += json_array_size(json_object_get(row, "errors"));
+    }
+    nerr += json_array_size(report_errors(rep));
+    if (nskip) {
+        fprintf(out, "\nSkipped:\n\n");
+        json_array_foreach(report_skipped(rep), i, v)
+        {
+            fprintf(out, "%s%s %s (all tests): %s\n", bullet,
+                    json_string_value(json_object_get(v, "scenario")),
+                    json_string_value(json_object_get(v, "placement")),
+                    json_string_value(json_object_get(v, "reason")));
+        }
+        for (i = 0; i < report_row_count(rep); i++) {
+            row = report_row(rep, i);
+            if (json_object_get(row, "skip_reason") &&
+                json_array_size(json_object_get(row, "samples")) == 0)
+                fprintf(out, "%s%s %s %s: %s\n", bullet,
+                        json_string_value(json_object_get(row, "scenario")),
+                        json_string_value(json_object_get(row, "placement")),
+                        render_test_label(row, label, sizeof(label)),
+                        json_string_value(json_object_get(row, "skip_reason")));
+        }
+    }
+    if (!nerr)
+        return;
+    fprintf(out, "\nErrors:\n\n");
+    json_array_foreach(report_errors(rep), i, v)
+    {
+        fprintf(out, "%s%s %s: %s\n", bullet, json_string_value(json_object_get(v, "scenario")),
+                json_string_value(json_object_get(v, "placement")),
+                json_string_value(json_object_get(v, "error")));
+    }
+    for (i = 0; i < report_row_count(rep); i++) {
+        size_t k;
+        row = report_row(rep, i);
+        json_array_foreach(json_object_get(row, "errors"), k, v)
+        {
+            fprintf(out, "%s%s %s %s: %s\n", bullet,
+                    json_string_value(json_object_get(row, "scenario")),
+                    json_string_value(json_object_get(row, "placement")),
+                    render_test_label(row, label, sizeof(label)),
+                    json_string_value(json_object_get(v, "error")));
+        }
+    }
+}
+
+static void print_summary_line(const struct report *rep, FILE *out)
+{
+    size_t measured = 0, noisy = 0, failed = json_array_size(report_errors(rep));
+    size_t skipped = json_array_size(report_skipped(rep));
+    json_t *doc = report_to_json(rep); /* ours, for settings */
+    double cv = REPORT_DEFAULT_CV_PCT;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i);
+        const char *st = json_string_value(json_object_get(row, "status"));
+        measured += json_array_size(json_object_get(row, "samples")) > 0;
+        noisy += json_is_true(json_object_get(row, "noisy"));
+        failed += strcmp(st, "failed") == 0;
+        skipped += strcmp(st, "skipped") == 0;
+    }
+    report_get_number(doc, "settings", "noisy_cv_pct", &cv);
+    json_decref(doc);
+    fprintf(out, "\n%zu measured, %zu failed, %zu skipped, %zu noisy (CV > %g%%)\n", measured,
+            failed, skipped, noisy, cv);
+}
+
+/* metadata[key] as a string, or NULL when absent or not a string (metadata is free-form). */
+static const char *meta_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Appends "label value" to the fact line (", " separated in a table, "- " items in Markdown). */
+static void fact(FILE *out, bool markdown, int *n, const char *label, const char *value)
+{
+    if (!value)
+        return;
+    if (markdown)
+        fprintf(out, "- %s%s\n", label, value);
+    else
+        fprintf(out, "%s%s%s", (*n)++ ? ", " : "", label, value);
+}
+
+/* One line per node: "node-a (server, kernel 6.1.0, MTU 9001, zone eu-1a, m5.large)". */
+static void node_lines(const json_t *nodes, bool markdown, FILE *out)
+{
+    static const char *const keys[] = {"role", "kernel", "os_image", "zone", "instance_type"};
+    static const char *const labels[] = {"", "kernel ", "", "zone ", ""};
+    const json_t *n;
+    size_t i;
+
+    json_array_foreach(nodes, i, n)
+    {
+        int parts = 0;
+        fprintf(out, "%snode %s (", markdown ? "- " : "",
+                meta_str(n, "name") ? meta_str(n, "name") : "?");
+        for (size_t k = 0; k < 5; k++)
+            if (meta_str(n, keys[k]))
+                fprintf(out, "%s%s%s", parts++ ? ", " : "", labels[k], meta_str(n, keys[k]));
+        if (json_is_integer(json_object_get(n, "mtu")))
+            fprintf(out, "%sMTU %lld", parts++ ? ", " : "",
+                    (long long)json_integer_value(json_object_get(n, "mtu")));
+        fputs(")\n", out);
+    }
+}
+
+static void print_header(const struct report *rep, bool markdown, FILE *out)
+{
+    const json_t *md = report_metadata_const(rep);
+    const json_t *cni = json_object_get(md, "cni");
+    char cni_text[160];
+    int n = 0;
+
+    fprintf(out, "%sNetwork Performance Test Summary", markdown ? "## " : "");
+    if (meta_str(md, "backend"))
+        fprintf(out, " [%s]", meta_str(md, "backend"));
+    fputs(markdown ? "\n\n" : "\n", out);
+    fact(out, markdown, &n, "started ", meta_str(md, "start_time"));
+    fact(out, markdown, &n, "kperf ", meta_str(md, "kperf_version"));
+    fact(out, markdown, &n, "Kubernetes ", meta_str(md, "kubernetes_version"));
+    if (meta_str(cni, "name")) {
+        snprintf(cni_text, sizeof(cni_text), "%s%s%s", meta_str(cni, "name"),
+                 meta_str(cni, "version") ? " " : "",
+                 meta_str(cni, "version") ? meta_str(cni, "version") : "");
+        fact(out, markdown, &n, "CNI ", cni_text);
+    }
+    fact(out, markdown, &n, "kube-proxy ", meta_str(md, "kube_proxy_mode"));
+    if (n)
+        fputc('\n', out);
+    node_lines(json_object_get(md, "nodes"), markdown, out);
+}
+
+void render_text_table(const struct report *rep, FILE *out)
+{
+    print_header(rep, false, out);
+    print_table(rep, "latency", "Latency tests (microseconds)", false, out);
+    print_table(rep, "throughput", "Throughput tests", false, out);
+    print_problems(rep, "  ", out);
+    print_summary_line(rep, out);
+}
+
+void render_text_markdown(const struct report *rep, FILE *out)
+{
+    print_header(rep, true, out);
+    print_table(rep, "latency", "Latency tests (microseconds)", true, out);
+    print_table(rep, "throughput", "Throughput tests", true, out);
+    print_problems(rep, "- ", out);
+    print_summary_line(rep, out);
+}
+
+/* RFC 4180: quote when the value has a comma, quote or newline. */
+static void csv_field(const char *s, bool last, FILE *out)
+{
+    if (strcmp(s, "-") == 0) /* absent number: empty cell */
+        s = "";
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
+void render_text_csv(const struct report *rep, FILE *out)
+{
+    static const char *const header[] = {"scenario",
+                                         "placement",
+                                         "test",
+                                         "reverse",
+                                         "kind",
+                                         "status",
+                                         "samples",
+                                         "min_us",
+                                         "mean_us",
+                                         "p50_us",
+                                         "p90_us",
+                                         "p99_us",
+                                         "p999_us",
+                                         "max_us",
+                                         "ops_per_sec",
+                                         "throughput_mbps",
+                                         "retransmits",
+                                         "mss",
+                                         "cpu_s_per_gbit_client",
+                                         "cpu_s_per_gbit_server",
+                                         "cv_pct",
+                                         "ci95_lo",
+                                         "ci95_hi",
+                                         "noisy",
+                                         "note",
+                                         NULL};
+    static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
+    char b[CELL];
+
+    for (size_t i = 0; header[i]; i++)
+        csv_field(header[i], header[i + 1] == NULL, out);
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i), *agg = json_object_get(row, "aggregate");
+        const json_t *ks = key_stats(row), *ci = json_object_get(ks, "ci95");
+        const char *note = json_string_value(json_object_get(row, "skip_reason"));
+        const json_t *e = json_array_get(json_object_get(row, "errors"), 0);
+
+        if (!note && e)
+            note = json_string_value(json_object_get(e, "error"));
+        csv_field(json_string_value(json_object_get(row, "scenario")), false, out);
+        csv_field(json_string_value(json_object_get(row, "placement")), false, out);
+        csv_field(json_string_value(json_object_get(row, "test")), false, out);
+        csv_field(json_is_true(json_object_get(row, "reverse")) ? "true" : "false", false, out);
+        csv_field(json_string_value(json_object_get(row, "kind")), false, out);
+        csv_field(json_string_value(json_object_get(row, "status")), false, out);
+        snprintf(b, sizeof(b), "%zu", json_array_size(json_object_get(row, "samples")));
+        csv_field(b, false, out);
+        for (size_t k = 0; k < 7; k++)
+            csv_field(render_num(agg, "latency_us", lat[k], 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "ops_per_sec", NULL, 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "throughput_mbps", NULL, 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "tcp", "retransmits", 0, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "tcp", "mss", 0, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "cpu_seconds_per_gbit", "client", 4, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "cpu_seconds_per_gbit", "server", 4, b, sizeof(b)), false, out);
+        csv_field(render_num(ks, "cv_pct", NULL, 2, b, sizeof(b)), false, out);
+        snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 0)));
+        csv_field(json_is_array(ci) ? b : "-", false, out);
+        snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 1)));
+        csv_field(json_is_array(ci) ? b : "-", false, out);
+        csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
+        csv_field(note ? note : "", true, out);
+    }
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* report.c - the report model: rows built from agent documents, skips and errors, JSON in and
+ * out, and dispatch to the renderers. Aggregation lives in report_aggregate.c, validation in
+ * report_validate.c, formats in render_text.c and render_html.c. */
+#include "controller/report/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/result.h"
+#include "controller/report/render_html.h"
+#include "controller/report/render_text.h"
+#include "controller/report/report_aggregate.h"
+#include "controller/report/report_validate.h"
+#include "controller/report/stats.h"
+
+struct report {
+    json_t *metadata; /* object, ours */
+    json_t *rows;     /* array of results[] objects, ours */
+    json_t *skipped;  /* array of {scenario, placement, reason}, ours */
+    json_t *errors;   /* array of {scenario, placement, error}, ours */
+    double noisy_cv_pct;
+};
+
+int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err)
+{
+    static const struct {
+        const char *name;
+        enum report_format fmt;
+    } formats[] = {{"table", REPORT_TABLE}, {"markdown", REPORT_MARKDOWN}, {"md", REPORT_MARKDOWN},
+                   {"json", REPORT_JSON},   {"csv", REPORT_CSV},           {"html", REPORT_HTML}};
+
+    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+        if (strcmp(s, formats[i].name) == 0) {
+            *fmt = formats[i].fmt;
+            return 0;
+        }
+    }
+    return kp_err_set(err, "unknown output format '%s' (table, markdown, json, csv, html)", s);
+}
+
+struct report *report_new(void)
+{
+    struct report *rep = kp_xcalloc(1, sizeof(*rep));
+
+    rep->metadata = json_object();
+    rep->rows = json_array();
+    rep->skipped = json_array();
+    rep->errors = json_array();
+    rep->noisy_cv_pct = REPORT_DEFAULT_CV_PCT;
+    return rep;
+}
+
+void report_free(struct report *rep)
+{
+    if (!rep)
+        return;
+    json_decref(rep->metadata);
+    json_decref(rep->rows);
+    json_decref(rep->skipped);
+    json_decref(rep->errors);
+    free(rep);
+}
+
+json_t *report_metadata(struct report *rep)
+{
+    return rep->metadata;
+}
+
+const json_t *report_metadata_const(const struct report *rep)
+{
+    return rep->metadata;
+}
+
+void report_set_noisy_cv_pct(struct report *rep, double cv_pct)
+{
+    rep->noisy_cv_pct = cv_pct;
+}
+
+static bool row_matches(const json_t *row, const char *scenario, const char *placement,
+                        const char *test, bool reverse)
+{
+    return strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
+           strcmp(json_string_value(json_object_get(row, "placement")), placement) == 0 &&
+           strcmp(json_string_value(json_object_get(row, "test")), test) == 0 &&
+           json_is_true(json_object_get(row, "reverse")) == reverse;
+}
+
+static json_t *find_row(const struct report *rep, const char *scenario, const char *placement,
+                        const char *test, bool reverse)
+{
+    size_t i;
+    json_t *row;
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        if (row_matches(row, scenario, placement, test, reverse))
+            return row;
+    }
+    return NULL;
+}
+
+/* The row for the key, created (in plan order) when missing. Borrowed from rep->rows. */
+static json_t *get_row(struct report *rep, const char *scenario, const char *placement,
+                       const char *test, bool reverse)
+{
+    json_t *row = find_row(rep, scenario, placement, test, reverse);
+
+    if (row)
+        return row;
+    row = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:b, s:[], s:[]}", "scenario", scenario,
+                    "placement", placement, "test", test, "reverse", reverse, "kind",
+                    report_kind_of_test(test), "status", "failed", "noisy", 0, "samples", "errors");
+    json_array_append_new(rep->rows, row);
+    return row;
+}
+
+/* Error messages may quote names and values from the input; keep them on one line whatever
+ * the input holds (a JSON key can contain a newline). */
+static int one_line(struct kp_err *err)
+{
+    if (err)
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = ' ';
+    return -1;
+}
+
+int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
+                         const json_t *agent_doc, struct kp_err *err)
+{
+    const json_t *v;
+    size_t i;
+
+    /* the agent's own contract first (base/result.h: every field, types, consistency),
+     * then what merging needs (histograms that parse) */
+    if (result_validate(agent_doc, err) != 0 || report_validate_agent_doc(agent_doc, err) != 0) {
+        kp_err_prefix(err, "agent document for %s %s", scenario, placement);
+        return one_line(err);
+    }
+    json_array_foreach(json_object_get(agent_doc, "results"), i, v)
+    {
+        json_t *row =
+            get_row(rep, scenario, placement, json_string_value(json_object_get(v, "test")),
+                    json_is_true(json_object_get(v, "reverse")));
+        json_t *sample = json_deep_copy(v);
+        /* the MTUs the agents saw (pod side and host side) stay with each sample */
+        if (!json_object_get(sample, "mtu") && json_object_get(agent_doc, "mtu"))
+            json_object_set_new(sample, "mtu", json_deep_copy(json_object_get(agent_doc, "mtu")));
+        json_array_append_new(json_object_get(row, "samples"), sample);
+    }
+    json_array_foreach(json_object_get(agent_doc, "errors"), i, v)
+    {
+        const json_t *test = json_object_get(v, "test");
+        if (!test) {
+            report_add_error(rep, scenario, placement, NULL,
+                             json_string_value(json_object_get(v, "error")));
+            continue;
+        }
+        /* errors carry no direction; a client run with --reverse measured only reverse */
+        bool reverse =
+            json_is_true(json_object_get(v, "reverse")) ||
+            json_is_true(json_object_get(json_object_get(agent_doc, "params"), "reverse"));
+        json_t *row = get_row(rep, scenario, placement, json_string_value(test), reverse);
+        json_array_append_new(json_object_get(row, "errors"), json_deep_copy(v));
+    }
+    return 0;
+}
+
+void report_add_skip(struct report *rep, const char *scenario, const char *placement,
+                     const char *test, const char *reason)
+{
+    if (!test) {
+        json_array_append_new(rep->skipped, json_pack("{s:s, s:s, s:s}", "scenario", scenario,
+                                                      "placement", placement, "reason", reason));
+        return;
+    }
+    report_add_test_skip(rep, scenario, placement, test, false, reason);
+}
+
+void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
+                          const char *test, bool reverse, const char *reason)
+{
+    json_object_set_new(get_row(rep, scenario, placement, test, reverse), "skip_reason",
+                        json_string(reason));
+}
+
+void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
+                           const char *test, bool reverse, const char *message)
+{
+    json_array_append_new(
+        json_object_get(get_row(rep, scenario, placement, test, reverse), "errors"),
+        json_pack("{s:s, s:s}", "test", test, "error", message));
+}
+
+void report_add_error(struct report *rep, const char *scenario, const char *placement,
+                      const char *test, const char *message)
+{
+    if (!test) {
+        json_array_append_new(rep->errors, json_pack("{s:s, s:s, s:s}", "scenario", scenario,
+                                                     "placement", placement, "error", message));
+        return;
+    }
+    report_add_test_error(rep, scenario, placement, test, false, message);
+}
+
+/* The MTU one side of the first sample of (scenario, placement) saw, or 0. */
+static json_int_t seen_mtu(const struct report *rep, const char *scenario, const char *placement,
+                           const char *side)
+{
+    size_t i, j;
+    const json_t *row, *smp;
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        const char *sc = json_string_value(json_object_get(row, "scenario"));
+        const char *pl = json_string_value(json_object_get(row, "placement"));
+        if (!sc || strcmp(sc, scenario) != 0 || (placement && (!pl || strcmp(pl, placement) != 0)))
+            continue;
+        json_array_foreach(json_object_get(row, "samples"), j, smp)
+        {
+            json_int_t v = json_integer_value(json_object_get(json_object_get(smp, "mtu"), side));
+            if (v > 0)
+                return v;
+        }
+    }
+    return 0;
+}
+
+/* What the backend could not tell (a cluster's MTUs are not in its API objects), taken from
+ * what the agents saw: metadata.mtu {pod, host} from the pod-to-pod and host-to-host servers,
+ * nodes[].mtu from the host-network agents on each node (the server node runs every server,
+ * the client node the other-node clients). Values the backend set stay. */
+static void fill_mtus(struct report *rep)
+{
+    json_t *md = rep->metadata, *mtu = json_object_get(md, "mtu"), *n;
+    json_int_t pod = seen_mtu(rep, "pod-to-pod", NULL, "server");
+    json_int_t host = seen_mtu(rep, "host-to-host", NULL, "server");
+    json_int_t client_host = seen_mtu(rep, "host-to-host", "other-node", "client");
+    size_t i;
+
+    if (!json_is_object(mtu) && (pod || host)) {
+        mtu = json_object();
+        json_object_set_new(md, "mtu", mtu);
+    }
+    if (pod && json_is_object(mtu) && !json_object_get(mtu, "pod"))
+        json_object_set_new(mtu, "pod", json_integer(pod));
+    if (host && json_is_object(mtu) && !json_object_get(mtu, "host"))
+        json_object_set_new(mtu, "host", json_integer(host));
+    json_array_foreach(json_object_get(md, "nodes"), i, n)
+    {
+        const char *role = json_string_value(json_object_get(n, "role"));
+        json_int_t v = !role                         ? 0
+                       : strcmp(role, "server") == 0 ? host
+                       : strcmp(role, "client") == 0 ? client_host
+                                                     : 0;
+        if (v > 0 && json_is_object(n) && !json_object_get(n, "mtu"))
+            json_object_set_new(n, "mtu", json_integer(v));
+    }
+}
+
+int report_finish(struct report *rep, struct kp_err *err)
+{
+    size_t i;
+    json_t *row;
+
+    fill_mtus(rep);
+    json_array_foreach(rep->rows, i, row)
+    {
+        if (report_aggregate_row(row, rep->noisy_cv_pct, err) != 0)
+            return kp_err_prefix(err, "%s %s %s",
+                                 json_string_value(json_object_get(row, "scenario")),
+                                 json_string_value(json_object_get(row, "placement")),
+                                 json_string_value(json_object_get(row, "test")));
+    }
+    return 0;
+}
+
+static json_t *summary_json(const struct report *rep)
+{
+    size_t i, counts[4] = {0}, noisy = 0;
+    static const char *const names[] = {"ok", "partial", "failed", "skipped"};
+    const json_t *row;
+    json_t *o = json_object();
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        const char *st = json_string_value(json_object_get(row, "status"));
+        for (size_t k = 0; k < 4; k++)
+            if (st && strcmp(st, names[k]) == 0)
+                counts[k]++;
+        noisy += json_is_true(json_object_get(row, "noisy"));
+    }
+    json_object_set_new(o, "rows", json_integer((json_int_t)json_array_size(rep->rows)));
+    for (size_t k = 0; k < 4; k++)
+        json_object_set_new(o, names[k], json_integer((json_int_t)counts[k]));
+    json_object_set_new(o, "noisy", json_integer((json_int_t)noisy));
+    return o;
+}
+
+json_t *report_to_json(const struct report *rep)
+{
+    /* deep copies: the caller may modify its document without touching the report */
+    return json_pack("{s:s, s:o, s:{s:f}, s:o, s:o, s:o, s:o}", "schema", REPORT_SCHEMA, "metadata",
+                     json_deep_copy(rep->metadata), "settings", "noisy_cv_pct", rep->noisy_cv_pct,
+                     "summary", summary_json(rep), "results", json_deep_copy(rep->rows), "skipped",
+                     json_deep_copy(rep->skipped), "errors", json_deep_copy(rep->errors));
+}
+
+struct report *report_from_json(const json_t *doc, struct kp_err *err)
+{
+    struct report *rep;
+    const json_t *v;
+    double cv;
+
+    if (report_validate_doc(doc, err) != 0) {
+        one_line(err);
+        return NULL;
+    }
+    rep = report_new();
+    json_decref(rep->metadata);
+    rep->metadata = json_deep_copy(json_object_get(doc, "metadata"));
+    json_decref(rep->rows);
+    rep->rows = json_deep_copy(json_object_get(doc, "results"));
+    if ((v = json_object_get(doc, "skipped"))) {
+        json_decref(rep->skipped);
+        rep->skipped = json_deep_copy(v);
+    }
+    if ((v = json_object_get(doc, "errors"))) {
+        json_decref(rep->errors);
+        rep->errors = json_deep_copy(v);
+    }
+    if (report_get_number(doc, "settings", "noisy_cv_pct", &cv))
+        rep->noisy_cv_pct = cv;
+    return rep;
+}
+
+struct report *report_load(const char *path, struct kp_err *err)
+{
+    struct stat st;
+    json_error_t jerr;
+    json_t *doc;
+    struct report *rep;
+
+    if (stat(path, &st) != 0) {
+        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        kp_err_set(err, "%s is a directory, not a report file", path);
+        return NULL;
+    }
+    if (st.st_size > (off_t)REPORT_MAX_FILE_BYTES) {
+        kp_err_set(err, "%s: larger than %u MiB, not a kperf report", path,
+                   REPORT_MAX_FILE_BYTES >> 20);
+        return NULL;
+    }
+    doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc) {
+        kp_err_set(err, "%s: invalid JSON at line %d: %s", path, jerr.line, jerr.text);
+        return NULL;
+    }
+    rep = report_from_json(doc, err);
+    json_decref(doc);
+    if (!rep)
+        kp_err_prefix(err, "%s", path);
+    return rep;
+}
+
+int report_render(const struct report *rep, enum report_format fmt, FILE *out, struct kp_err *err)
+{
+    json_t *doc;
+    int rc = 0;
+
+    switch (fmt) {
+    case REPORT_TABLE:
+        render_text_table(rep, out);
+        break;
+    case REPORT_MARKDOWN:
+        render_text_markdown(rep, out);
+        break;
+    case REPORT_CSV:
+        render_text_csv(rep, out);
+        break;
+    case REPORT_HTML:
+        render_html(rep, out);
+        break;
+    case REPORT_JSON:
+        doc = report_to_json(rep);
+        rc = json_dumpf(doc, out, JSON_INDENT(2)); /* full precision: samples stay verbatim */
+        json_decref(doc);
+        fputc('\n', out);
+        break;
+    }
+    /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */
+    if (rc != 0 || fflush(out) != 0 || ferror(out))
+        return kp_err_set(err, "cannot write the report: %s", strerror(errno ? errno : EIO));
+    return 0;
+}
+
+/* Writes one format to dir/name through dir/.name.tmp and rename. */
+static int write_one(const struct report *rep, const char *dir, const char *name,
+                     enum report_format fmt, struct kp_err *err)
+{
+    char *path = kp_xasprintf("%s/%s", dir, name);     /* ours */
+    char *tmp = kp_xasprintf("%s/.%s.tmp", dir, name); /* ours */
+    FILE *f = NULL;
+    int rc = -1;
+
+    f = fopen(tmp, "w");
+    if (!f) {
+        kp_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (report_render(rep, fmt, f, err) != 0) {
+        kp_err_prefix(err, "%s", tmp);
+        goto out;
+    }
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    f = NULL;
+    if (rename(tmp, path) != 0) {
+        kp_err_set(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err)
+{
+    static const struct {
+        const char *name;
+        enum report_format fmt;
+    } files[] = {{"report.json", REPORT_JSON},
+                 {"report.md", REPORT_MARKDOWN},
+                 {"report.csv", REPORT_CSV},
+                 {"report.html", REPORT_HTML}};
+
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return kp_err_set(err, "cannot create directory %s: %s", dir, strerror(errno));
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (write_one(rep, dir, files[i].name, files[i].fmt, err) != 0)
+            return -1;
+    return 0;
+}
+
+size_t report_row_count(const struct report *rep)
+{
+    return json_array_size(rep->rows);
+}
+
+const json_t *report_row(const struct report *rep, size_t i)
+{
+    return json_array_get(rep->rows, i);
+}
+
+const json_t *report_skipped(const struct report *rep)
+{
+    return rep->skipped;
+}
+
+const json_t *report_errors(const struct report *rep)
+{
+    return rep->errors;
+}
+
+bool report_ci_narrow_enough(const struct report *rep, const char *scenario, const char *placement,
+                             const char *test, bool reverse, double rel_half_width_pct)
+{
+    const json_t *row = find_row(rep, scenario, placement, test, reverse);
+    const char *kind;
+    double *v;
+    size_t n;
+    bool narrow;
+
+    if (!row)
+        return false;
+    kind = json_string_value(json_object_get(row, "kind"));
+    n = report_sample_values(row, strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps",
+                             NULL, &v);
+    narrow = stats_ci_narrow_enough(v, n, rel_half_width_pct);
+    free(v);
+    return narrow;
+}
+
+size_t report_ok_count(const struct report *rep)
+{
+    size_t i, n = 0;
+    const json_t *row;
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        n += json_array_size(json_object_get(row, "samples")) > 0;
+    }
+    return n;
+}
+
+size_t report_error_count(const struct report *rep)
+{
+    size_t i, n = json_array_size(rep->errors);
+    const json_t *row;
+
+    json_array_foreach(rep->rows, i, row)
+    {
+        n += json_array_size(json_object_get(row, "errors")) > 0;
+    }
+    return n;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* report.h - the run report (schema "kperf.report/v1", see docs/report-schema.json and
+ * docs/report.md): run metadata plus one result row per (scenario, placement, test, reverse)
+ * holding every agent sample verbatim, an aggregate and statistics across samples.
+ * Owns rows, aggregation (merged histograms, medians), JSON load/save and the output formats.
+ * Leaves measuring to the runner/backends and the maths to stats.h; knows nothing of
+ * Kubernetes or sockets.
+ *
+ * Life of a report in the runner:
+ *     struct report *rep = report_new();
+ *     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
+ *     report_add_agent_doc(rep, "pod-to-pod", "same-node", agent_doc, &err);  // per client run
+ *     report_add_skip(rep, "pod-to-service", "other-node", NULL, "no service support");
+ *     report_finish(rep, &err);                                                 // aggregates
+ *     report_render(rep, REPORT_TABLE, stdout, &err);
+ *     report_write_dir(rep, "out/", &err);
+ *     report_free(rep);
+ */
+#ifndef KPERF_REPORT_REPORT_H
+#define KPERF_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct kp_err;
+struct report; /* opaque */
+
+#define REPORT_SCHEMA          "kperf.report/v1"
+#define REPORT_AGENT_SCHEMA    "kperf.result/v1"
+#define REPORT_DEFAULT_CV_PCT  10.0 /* a metric whose CV across samples exceeds this is noisy */
+#define REPORT_MAX_FILE_BYTES  (256u * 1024u * 1024u) /* report_load refuses larger files */
+#define REPORT_MAX_AGENT_BYTES (64u * 1024u * 1024u)  /* suggested cap for agent stdout */
+
+/* Well-known names; the runner may use others (placement "external" for pod-to-external). */
+#define REPORT_SCENARIO_POD_TO_POD      "pod-to-pod"
+#define REPORT_SCENARIO_HOST_TO_HOST    "host-to-host"
+#define REPORT_SCENARIO_POD_TO_SERVICE  "pod-to-service"
+#define REPORT_SCENARIO_POD_TO_EXTERNAL "pod-to-external"
+#define REPORT_PLACEMENT_SAME_NODE      "same-node"
+#define REPORT_PLACEMENT_OTHER_NODE     "other-node"
+
+enum report_format {
+    REPORT_TABLE = 0, /* the cilium-style summary for a terminal */
+    REPORT_MARKDOWN,
+    REPORT_JSON, /* kperf.report/v1 */
+    REPORT_CSV,
+    REPORT_HTML, /* one self-contained page with inline SVG charts */
+};
+
+/* "table", "markdown" (or "md"), "json", "csv", "html" -> fmt. Returns 0 or -1 with err. */
+int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err);
+
+/* A new, empty report (metadata {} and no rows). Never NULL; caller frees with report_free. */
+struct report *report_new(void);
+void report_free(struct report *rep); /* NULL is a no-op */
+
+/* The metadata object, for the runner to fill (borrowed: valid until report_free; add fields
+ * with json_object_set_new). Documented keys (all optional): kperf_version, backend,
+ * start_time, end_time (RFC 3339 UTC), arguments [strings], nodes [{name, role, kernel,
+ * os_image, container_runtime, instance_type, zone, mtu}], kubernetes_version,
+ * cni {name, version, settings{}}, kube_proxy_mode, run_id, params {...}. */
+json_t *report_metadata(struct report *rep);
+const json_t *report_metadata_const(const struct report *rep); /* borrowed, read-only */
+
+/* CV threshold (percent) above which a metric is flagged noisy; default REPORT_DEFAULT_CV_PCT.
+ * Takes effect at the next report_finish. */
+void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
+
+/* Adds one kperf-agent client document (kperf.result/v1, docs/result-schema.md) measured for
+ * (scenario, placement). Each results[] entry becomes a sample of the row (scenario, placement,
+ * entry.test, entry.reverse), kept verbatim; each errors[] entry becomes an error of its row.
+ * The document is validated strictly first (the agent's result_validate, then what merging
+ * needs); a malformed one is rejected as a whole (nothing added) with an error naming the
+ * field that is wrong. errors[] entries go to the reverse row when params.reverse is true.
+ * agent_doc is borrowed (copied).
+ * Returns 0 or -1 with err. */
+int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
+                         const json_t *agent_doc, struct kp_err *err);
+
+/* Records that a measurement was not made, with why. test NULL = the whole
+ * (scenario, placement) was skipped. Strings are copied. */
+void report_add_skip(struct report *rep, const char *scenario, const char *placement,
+                     const char *test, const char *reason);
+
+/* Records a failure (agent crashed, timeout, bad output...). test NULL = it concerns the whole
+ * (scenario, placement). The message is one line; it is copied. */
+void report_add_error(struct report *rep, const char *scenario, const char *placement,
+                      const char *test, const char *message);
+
+/* report_add_skip / report_add_error for one direction of a test: reverse = the row of the
+ * reversed test (the server sends, as pod-to-external measures it). test must not be NULL. */
+void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
+                          const char *test, bool reverse, const char *reason);
+void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
+                           const char *test, bool reverse, const char *message);
+
+/* Computes every row's aggregate (latency percentiles from MERGED histograms, scalar metrics as
+ * the median of samples), statistics (median, mean, stddev, cv, ci95, noisy) and status.
+ * Idempotent; call again after adding more samples. Returns 0 or -1 with err (e.g. histograms
+ * that cannot be merged). */
+int report_finish(struct report *rep, struct kp_err *err);
+
+/* The report as kperf.report/v1 (new reference; caller json_decref's it). Call after
+ * report_finish, otherwise aggregates are missing. */
+json_t *report_to_json(const struct report *rep);
+
+/* Reads a kperf.report/v1 document, validating it strictly (schema string, required fields,
+ * types). doc is borrowed (copied). Returns a new report (caller frees) or NULL with err. */
+struct report *report_from_json(const json_t *doc, struct kp_err *err);
+
+/* report_from_json on a file (at most REPORT_MAX_FILE_BYTES). Caller frees; NULL with err. */
+struct report *report_load(const char *path, struct kp_err *err);
+
+/* Writes the report in one format to out and flushes out. Returns 0 or -1 with err (write
+ * errors, also those that show only on the flush). */
+int report_render(const struct report *rep, enum report_format fmt, FILE *out, struct kp_err *err);
+
+/* Writes report.json, report.md, report.csv and report.html into dir (created if missing,
+ * mode 0755), each atomically (temp file + rename). Returns 0 or -1 with err. */
+int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err);
+
+/* Read access to rows (for compare and renderers). Rows are kperf.report/v1 results[]
+ * objects, borrowed until the report changes or is freed. */
+size_t report_row_count(const struct report *rep);
+const json_t *report_row(const struct report *rep, size_t i);
+
+/* Report-level skips and errors that concern a whole (scenario, placement): borrowed arrays of
+ * {scenario, placement, reason} and {scenario, placement, error}. */
+const json_t *report_skipped(const struct report *rep);
+const json_t *report_errors(const struct report *rep);
+
+/* For `--samples auto`: true when the row's key metric (ops_per_sec for latency tests,
+ * throughput_mbps otherwise) has at least 2 samples and its 95% confidence interval's
+ * half-width is within rel_half_width_pct percent of the mean. False when the row is unknown.
+ * Works before report_finish. */
+bool report_ci_narrow_enough(const struct report *rep, const char *scenario, const char *placement,
+                             const char *test, bool reverse, double rel_half_width_pct);
+
+/* Number of rows that have at least one sample / at least one error (for the exit code and
+ * the final summary line). */
+size_t report_ok_count(const struct report *rep);
+size_t report_error_count(const struct report *rep);
+
+#endif

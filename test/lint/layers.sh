@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# lint.layers: the include rules of docs/architecture.md hold on the sources, and both guards
+# (scripts/check-layers.py and the build's per-layer include folders) refuse a forbidden
+# include planted in a copy of the tree.
+set -euo pipefail
+src=${KPERF_SRC:?}
+build=${KPERF_BIN:?}/..
+tmp=$(mktemp -d /tmp/kperf-layers.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "-- the tree as it is passes"
+python3 "$src/scripts/check-layers.py" "$src"
+
+echo "-- report/ including the Kubernetes backend is refused, naming the rule"
+(cd "$src" && git ls-files -z base agent controller cmd 2>/dev/null || \
+  find base agent controller cmd -name '*.[ch]' -print0) | (cd "$src" && xargs -0 cp --parents -t "$tmp")
+sed -i '0,/^#include "/s//#include "controller\/k8s\/k8s_objects.h"\n#include "/' \
+  "$tmp/controller/report/stats.c"
+if python3 "$src/scripts/check-layers.py" "$tmp" 2>"$tmp/out"; then
+  echo "FAIL: check-layers accepted controller/report/stats.c including controller/k8s/" >&2
+  exit 1
+fi
+cat "$tmp/out"
+grep -q "controller/report/stats.c:.*layer 'report'" "$tmp/out" || {
+  echo "FAIL: the message does not name the file and its layer" >&2; exit 1; }
+[ "$(grep -c 'stats.c' "$tmp/out")" = 1 ] || { echo "FAIL: other files flagged" >&2; exit 1; }
+
+echo "-- a header internal to a folder is refused elsewhere"
+cp "$src/controller/local/backend_local.c" "$tmp/controller/local/backend_local.c"
+sed -i '0,/^#include "/s//#include "controller\/k8s\/k8s_backend_int.h"\n#include "/' \
+  "$tmp/controller/local/backend_local.c"
+if python3 "$src/scripts/check-layers.py" "$tmp" 2>"$tmp/out2"; then
+  echo "FAIL: local/ including k8s internals accepted" >&2; exit 1
+fi
+grep -q "backend_local.c:.*layer 'local'" "$tmp/out2"
+
+echo "-- the build refuses the same include: report's include folder has no k8s headers"
+inc="$build/layers/kperf_report"
+[ -d "$inc/controller/report" ] || { echo "FAIL: $inc missing (configure the build)" >&2; exit 1; }
+if cc -fsyntax-only -D_GNU_SOURCE -I "$inc" $(pkg-config --cflags jansson) \
+    "$tmp/controller/report/stats.c" 2>"$tmp/cc"; then
+  echo "FAIL: stats.c including controller/k8s/ compiled in the report layer" >&2; exit 1
+fi
+grep -q 'controller/k8s/k8s_objects.h: No such file' "$tmp/cc" || { cat "$tmp/cc" >&2; exit 1; }
+echo "-- and the unchanged file compiles there"
+cc -fsyntax-only -D_GNU_SOURCE -I "$inc" $(pkg-config --cflags jansson) \
+  "$src/controller/report/stats.c"
+echo "ok"
