@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/client_int.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "base/result.h"
-#include "agent/client_int.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define RESULT_TIMEOUT_MS    15000

@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "base/hist.h"
-#include "base/kp_err.h"
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"
+#include "base/hist.h"
+#include "base/kp_err.h"
 
 #define CLIENT_MAX_INTERVALS 3600
 

@@ -12,9 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "base/kp_alloc.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"
+#include "base/kp_alloc.h"
 
 #define ECHO_BUF (64 * 1024)
 

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#include "base/kp_err.h"
 #include "agent/sha256.h"
+#include "base/kp_err.h"
 
 static const char *const test_names[] = {
     NULL, "TCP_RR", "TCP_CRR", "TCP_STREAM", "TCP_STREAM_MULTI", "UDP_RR", "UDP_STREAM"};

@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/kp_alloc.h"
-#include "base/kp_err.h"
-#include "base/kp_log.h"
 #include "agent/echo.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/kp_log.h"
 
 struct wreq {
     uv_write_t req;

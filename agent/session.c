@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/kp_alloc.h"
-#include "base/kp_log.h"
 #include "agent/echo.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
 
 #define UDP_SEND_PER_TICK     4096 /* datagrams per 1 ms pacing tick, at most */
 #define REPORT_GRACE_MS       1000 /* forward UDP: wait for datagrams still in flight after STOP */

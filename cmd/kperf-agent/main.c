@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
+#include "agent/proto.h"
+#include "agent/server.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
 #include "base/units.h"
-#include "agent/client.h"
-#include "agent/proto.h"
-#include "agent/server.h"
 
 #define TOKEN_MAX 4096
 

@@ -17,9 +17,9 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/subproc.h"
 #include "controller/local/localnet.h"
 #include "controller/run_options.h"
-#include "base/subproc.h"
 
 #define MAX_AGENT_OUT (64u * 1024u * 1024u)
 #define LISTEN_MARK   "listening on"

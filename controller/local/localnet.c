@@ -19,8 +19,8 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
-#include "controller/local/localnet_int.h"
 #include "base/subproc.h"
+#include "controller/local/localnet_int.h"
 
 #define MAX_ARGS     32
 #define MAX_STATE_NS 64

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/kp_err.h"
 #include "agent/proto.h"
+#include "base/kp_err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

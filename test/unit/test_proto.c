@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "base/kp_err.h"
 #include "agent/proto.h"
+#include "base/kp_err.h"
 
 static uint8_t buf[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD];
 
