@@ -23,7 +23,8 @@
 #                                              [--out FILE.md]
 set -euo pipefail
 
-bin_dir="$(cd "$(dirname "$0")/../.." && pwd)/build/bin"
+here="$(cd "$(dirname "$0")" && pwd)"
+bin_dir="$(cd "$here/../.." && pwd)/build/bin"
 pairs=5
 secs=3
 paths="veth,loopback"
@@ -111,30 +112,35 @@ idle_rss=$(rss_kib "$pid_kperf")
 # share the pinned CPU with the measurement. (It did: python3 via pyenv takes ~0.4 s of CPU to
 # start; kperf piped into it saw 5x more >0.5 ms stalls than sockperf piped into awk.)
 out() { "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }; }
-res() { # the output; "res all": stderr too (sockperf reports there)
-  cat "$tmp/out"; if [ "${1:-}" = all ]; then cat "$tmp/err"; fi
+# Every figure comes from test/bench/refparse.py, which reads the tool's own summary and checks
+# it against a second reading of the same output (sum of streams, bytes over time, operations
+# over time) before it is used; a reading it cannot trust stops the benchmark. (iperf 2's
+# "-y C" has no sum line for -P 4: a harness that read it printed one stream as the total.)
+parse() { # kind: parse the saved output; "parse KIND all": stderr too (sockperf reports there)
+  local f="$tmp/out"
+  if [ "${2:-}" = all ]; then cat "$tmp/err" >>"$tmp/out"; fi
+  python3 "$here/refparse.py" "$1" "$f" || {
+    cp "$f" "/tmp/kperf-bench-unparsed.$1"; echo "bench: output kept in /tmp/kperf-bench-unparsed.$1" >&2
+    rm -f "$tmp/out" "$tmp/err"; return 1; }
   rm -f "$tmp/out" "$tmp/err"
 }
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[2])); r=d["results"][0]; print(eval(sys.argv[1]))' "$1" "$tmp/out"; rm -f "$tmp/out" "$tmp/err"; }
 kperf_c() { out in_c_or_s "$agent" client --server "$host:5201" --duration "${secs}s" --json "$@"; }
 in_c_or_s() { if [ "$path" = loopback ]; then in_s "$@"; else in_c "$@"; fi; }
 
-m_kperf_stream1() { kperf_c --tests TCP_STREAM && jget 'r["throughput_mbps"]'; }
-m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 && jget 'r["throughput_mbps"]'; }
-iperf3_mbps() { python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6)'; }
-m_iperf3_stream1() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J && res | iperf3_mbps; }
-m_iperf3_stream4() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J && res | iperf3_mbps; }
-m_iperf2_stream4() { out in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -y C && res | awk -F, '$6 == -1 || NR == 1 {v=$9} END {print v/1e6}'; }
+m_kperf_stream1() { kperf_c --tests TCP_STREAM && parse kperf-stream; }
+m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 && parse kperf-stream; }
+m_iperf3_stream1() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J && parse iperf3; }
+m_iperf3_stream4() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J && parse iperf3; }
+m_iperf2_stream4() { out in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -f m && parse iperf2; }
 # the RR runs measure sockperf's window: 400 ms warm-up omitted, 50 ms shorter end
 rr_window() { echo "--omit 400ms --duration $((secs * 1000 - 450))ms"; }
-m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
-m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 $(rr_window) && jget 'str(r["latency_us"]["mean"])+" "+str(r["latency_us"]["p50"])'; }
-m_kperf_crr() { kperf_c --tests TCP_CRR && jget 'r["ops_per_sec"]'; }
-sockperf_parse() { awk '/avg-rtt=/ {sub(/.*avg-rtt=/, ""); split($0, a, " "); mean=a[1]} /percentile 50.000/ {p50=$NF} END {print mean, p50}'; }
-m_sockperf_tcprr() { out in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt && res all | sockperf_parse; }
-m_sockperf_udprr() { out in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt && res all | sockperf_parse; }
-# qperf reports one-way latency (half the round trip): double it to compare with RR figures
-m_qperf_tcplat() { out in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 tcp_lat && res | awk '/latency/ {v=$3; if ($4 == "ms") v*=1000; if ($4 == "ns") v/=1000; print 2*v}'; }
+m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && parse kperf-rr; }
+m_kperf_udprr() { kperf_c --tests UDP_RR --msg-size 64 $(rr_window) && parse kperf-rr; }
+m_kperf_crr() { kperf_c --tests TCP_CRR && parse kperf-crr; }
+m_sockperf_tcprr() { out in_c_or_s sockperf pp --tcp -i "$host" -p 5204 -t "$secs" -m 64 --full-rtt && parse sockperf all; }
+m_sockperf_udprr() { out in_c_or_s sockperf pp -i "$host" -p 5205 -t "$secs" -m 64 --full-rtt && parse sockperf all; }
+# qperf reports one-way latency (half the round trip): refparse doubles it to compare with RR
+m_qperf_tcplat() { out in_c_or_s qperf "$host" -lp 5206 -t "$secs" -m 64 -vv tcp_lat && parse qperf-lat; }
 
 # client pinning: "same" = client on the servers' core, "split" = the other core
 run_pinned() { # mode fn
@@ -147,6 +153,7 @@ want() { [[ ",$groups," == *",$1,"* ]]; }
 declare -A vals
 record() { # key "value" | key "mean p50" (RR: stored as key_mean and key_p50)
   local a b
+  [ -n "$2" ] || { echo "agent-vs-reference: no trusted figure for $1; stopping (no ratio printed)" >&2; exit 1; }
   read -r a b <<<"$2"
   if [ -n "$b" ]; then vals["$1_mean"]+="$a "; vals["$1_p50"]+="$b "; else vals["$1"]+="$a "; fi
 }
@@ -160,7 +167,7 @@ r=[x/y for x,y in zip(a,b) if y>0]
 print("%.2f" % statistics.median(r) if r else "n/a")' "$1" "$2"
 }
 
-export agent secs tmp ns_c ns_s
+export agent secs tmp ns_c ns_s here
 for path in ${paths//,/ }; do
   if [ "$path" = loopback ]; then host=127.0.0.1; else host=$ip_s; fi
   export path host

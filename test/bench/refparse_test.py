@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""refparse_test.py - the benchmark's parsers read what each tool itself summarised, and refuse
+outputs they cannot trust. Fixtures in testdata/ are real outputs of the Debian tools and of
+kperf-agent on loopback (2026-12-01); the expected figures are the tools' own summary lines."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import refparse  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
+failures = []
+
+
+def text(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def expect(kind, body, want, label):
+    try:
+        got = refparse.KINDS[kind](body)
+    except refparse.ParseError as e:
+        failures.append(f"{label}: refused a good output: {e}")
+        return
+    if [round(float(x), 3) for x in got.split()] != [round(float(x), 3) for x in want.split()]:
+        failures.append(f"{label}: got {got}, want {want}")
+
+
+def refuse(kind, body, label):
+    try:
+        got = refparse.KINDS[kind](body)
+    except (refparse.ParseError, KeyError, ValueError):
+        return
+    failures.append(f"{label}: accepted a bad output, read {got}")
+
+
+# the tools' own summaries, as printed in the fixtures
+expect("iperf2", text("iperf2-P4.txt"), "29011", "iperf2 -P4 = its [SUM] line")
+expect("iperf2", text("iperf2-P1.txt"), "11303", "iperf2 -P1 = its only stream")
+i3 = json.loads(text("iperf3-P4.json"))
+expect("iperf3", text("iperf3-P4.json"),
+       str(i3["end"]["sum_received"]["bits_per_second"] / 1e6), "iperf3 = end.sum_received")
+expect("sockperf", text("sockperf-tcp.txt"), "15.504 13.86", "sockperf = avg-rtt, percentile 50")
+expect("qperf-lat", text("qperf-tcp_lat.txt"), "18.64", "qperf = 2 x latency")
+k = json.loads(text("kperf-stream4.json"))["results"][0]
+expect("kperf-stream", text("kperf-stream4.json"), str(k["throughput_mbps"]), "kperf stream")
+k = json.loads(text("kperf-tcprr.json"))["results"][0]
+expect("kperf-rr", text("kperf-tcprr.json"), f"{k['latency_us']['mean']} {k['latency_us']['p50']}",
+       "kperf rr")
+
+# the error that once made a published ratio 4x wrong: one stream read as the total
+p4 = text("iperf2-P4.txt")
+refuse("iperf2", "\n".join(l for l in p4.splitlines() if "[SUM]" not in l), "iperf2 -P4 without SUM")
+refuse("iperf2", "19700101000000,127.0.0.1,1,127.0.0.1,5,1,0.0-1.0,272472,21440197316\n",
+       "iperf2 CSV (-y C)")
+refuse("iperf2", p4.replace("3479 MBytes  29011", "3479 MBytes  7880"), "iperf2 SUM rate wrong")
+bad = json.loads(text("iperf3-P4.json"))
+bad["end"]["streams"] = bad["end"]["streams"][:1]
+refuse("iperf3", json.dumps(bad), "iperf3 with a stream missing")
+sp = text("sockperf-tcp.txt")
+refuse("sockperf", "\n".join(l for l in sp.splitlines() if "percentile 50" not in l),
+       "sockperf without p50")
+refuse("sockperf", sp.replace("avg-rtt=15.504", "avg-rtt=1.504"), "sockperf mean off")
+refuse("qperf-lat", text("qperf-tcp_lat.txt").replace("msg_rate", "msg_ratx"), "qperf no rate")
+bad = json.loads(text("kperf-stream4.json"))
+bad["results"][0]["throughput_mbps"] *= 4
+refuse("kperf-stream", json.dumps(bad), "kperf stream total 4x its streams")
+bad = json.loads(text("kperf-tcprr.json"))
+bad["results"][0]["ops_per_sec"] /= 2
+refuse("kperf-rr", json.dumps(bad), "kperf rr ops vs mean")
+
+for f in failures:
+    print(f"FAIL: {f}", file=sys.stderr)
+print(f"refparse: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
+sys.exit(1 if failures else 0)
