@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "controller/agent_args.h"
 
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n)
 {
@@ -119,7 +120,7 @@ json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec 
     job.host_network = t.client_host_network;
     o.job_deadline_s = (int)((k8s_deploy_spec_ms(spec) + d->timeout_ms) / 1000 + 1);
     obj = k8s_objects_client_job(&o, &job);
-    k8s_objects_argv_free(argv);
+    agent_args_free(argv);
     if (name_out)
         *name_out = name;
     else

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/kp_alloc.h"
+#include "controller/agent_args.h"
 
 #define DNS_LABEL_MAX 63
 
@@ -121,6 +122,16 @@ static json_t *container_security(void)
                      "seccompProfile", "type", "RuntimeDefault");
 }
 
+/* A NULL-terminated argv as a JSON array of strings (new reference). */
+static json_t *argv_json(const char *const *argv)
+{
+    json_t *a = json_array();
+
+    for (; argv && *argv; argv++)
+        json_array_append_new(a, json_string(*argv));
+    return a;
+}
+
 static json_t *container(const struct k8s_objects_opts *opts, const char *name, json_t *args)
 {
     /* no CPU limit: CFS throttling would distort the figures */
@@ -213,12 +224,11 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
 {
     int host = strcmp(network, "host") == 0;
     char *name = k8s_objects_daemonset_name(network, slot);
-    char *port = kp_xasprintf("%d", opts->port);
+    struct agent_args_opts ao = {.port = opts->port, .token_file = K8S_TOKEN_FILE};
+    char **argv = agent_args_server(&ao);
     json_t *sel = json_pack("{s:s, s:s, s:s, s:s}", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
                             "server", K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT, slot);
-    json_t *args =
-        json_pack("[s, s, s, s, s]", "server", "--port", port, "--token-file", K8S_TOKEN_FILE);
-    json_t *c = container(opts, "server", args);
+    json_t *c = container(opts, "server", argv_json((const char *const *)argv));
     json_t *tmpl_md = json_pack("{s:o}", "labels", k8s_objects_labels(opts));
     json_t *ds = object("apps/v1", "DaemonSet", metadata(opts, name, 1, json_deep_copy(sel)));
 
@@ -236,7 +246,7 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
                         json_pack("{s:{s:o}, s:{s:s}, s:{s:o, s:o}}", "selector", "matchLabels",
                                   sel, "updateStrategy", "type", "OnDelete", "template", "metadata",
                                   tmpl_md, "spec", pod_spec(opts, node_hostname, host, c)));
-    free(port);
+    agent_args_free(argv);
     free(name);
     return ds;
 }
@@ -260,7 +270,7 @@ json_t *k8s_objects_service(const struct k8s_objects_opts *opts, const char *slo
 json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
                                const struct k8s_client_job *job)
 {
-    json_t *args = json_array();
+    json_t *args = argv_json(job->args);
     json_t *extra =
         json_pack("{s:s, s:s, s:s}", K8S_LABEL_ROLE, "client", K8S_LABEL_NETWORK,
                   job->host_network ? "host" : "pod", "kperf.io/scenario", job->scenario);
@@ -273,8 +283,6 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
     json_decref(extra);
     json_object_set_new(md, "annotations",
                         json_pack("{s:s}", "kperf.io/placement", job->placement));
-    for (const char *const *a = job->args; a && *a; a++)
-        json_array_append_new(args, json_string(*a));
     obj = object("batch/v1", "Job", md);
     json_t *pspec =
         pod_spec(opts, job->node_hostname, job->host_network, container(opts, "client", args));
@@ -329,66 +337,11 @@ void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_targe
     }
 }
 
-static void argv_push(char ***argv, size_t *n, char *s)
-{
-    *argv = kp_xrealloc(*argv, (*n + 2) * sizeof(**argv));
-    (*argv)[(*n)++] = s;
-    (*argv)[*n] = NULL;
-}
-
 char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port)
 {
-    char **argv = NULL;
-    size_t n = 0;
-    char tests[256] = "";
+    struct agent_args_opts o = {.host = server, .port = port, .token_file = K8S_TOKEN_FILE};
 
-    for (size_t i = 0; i < spec->n_tests; i++) {
-        if (i > 0)
-            strncat(tests, ",", sizeof(tests) - strlen(tests) - 1);
-        strncat(tests, plan_test_name(spec->tests[i]), sizeof(tests) - strlen(tests) - 1);
-    }
-    argv_push(&argv, &n, kp_xstrdup("client"));
-    argv_push(&argv, &n, kp_xstrdup("--server"));
-    argv_push(&argv, &n,
-              strchr(server, ':') ? kp_xasprintf("[%s]:%d", server, port)
-                                  : kp_xasprintf("%s:%d", server, port));
-    argv_push(&argv, &n, kp_xstrdup("--tests"));
-    argv_push(&argv, &n, kp_xstrdup(tests));
-    argv_push(&argv, &n, kp_xstrdup("--duration"));
-    argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->duration_ms));
-    argv_push(&argv, &n, kp_xstrdup("--samples"));
-    argv_push(&argv, &n, kp_xasprintf("%d", spec->samples > 0 ? spec->samples : 1));
-    argv_push(&argv, &n, kp_xstrdup("--streams"));
-    argv_push(&argv, &n, kp_xasprintf("%d", spec->streams > 0 ? spec->streams : 4));
-    if (spec->omit_ms) {
-        argv_push(&argv, &n, kp_xstrdup("--omit"));
-        argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->omit_ms));
-    }
-    if (spec->interval_ms) {
-        argv_push(&argv, &n, kp_xstrdup("--interval"));
-        argv_push(&argv, &n, kp_xasprintf("%llums", (unsigned long long)spec->interval_ms));
-    }
-    if (spec->msg_size_bytes) {
-        argv_push(&argv, &n, kp_xstrdup("--msg-size"));
-        argv_push(&argv, &n, kp_xasprintf("%llu", (unsigned long long)spec->msg_size_bytes));
-    }
-    if (spec->udp_rate_bps) {
-        argv_push(&argv, &n, kp_xstrdup("--udp-rate"));
-        argv_push(&argv, &n, kp_xasprintf("%llu", (unsigned long long)spec->udp_rate_bps));
-    }
-    if (spec->group && spec->group->reverse)
-        argv_push(&argv, &n, kp_xstrdup("--reverse"));
-    argv_push(&argv, &n, kp_xstrdup("--token-file"));
-    argv_push(&argv, &n, kp_xstrdup(K8S_TOKEN_FILE));
-    argv_push(&argv, &n, kp_xstrdup("--json"));
-    return argv;
-}
-
-void k8s_objects_argv_free(char **argv)
-{
-    for (char **a = argv; a && *a; a++)
-        free(*a);
-    free(argv);
+    return agent_args_client(spec, &o);
 }
 
 /* FNV-1a, 16 bits of it: a short stable suffix that keeps truncated names distinct. */

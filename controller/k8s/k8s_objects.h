@@ -113,11 +113,10 @@ struct k8s_group_target {
 };
 void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out);
 
-/* argv (after the binary) of `kperf-agent client` for spec against server:port, reading the
- * token from K8S_TOKEN_FILE and printing JSON. New NULL-terminated array; free with
- * k8s_objects_argv_free. */
+/* The client Job's container args: agent_args_client (controller/agent_args.h) for spec against
+ * server:port with no binary (the image's command is kperf-agent) and the token at
+ * K8S_TOKEN_FILE. New NULL-terminated array; caller frees with agent_args_free. */
 char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port);
-void k8s_objects_argv_free(char **argv); /* NULL is a no-op */
 
 /* The name of a server DaemonSet / Service / client Job. Caller frees with free(). */
 char *k8s_objects_daemonset_name(const char *network, const char *slot);

@@ -18,6 +18,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/subproc.h"
+#include "controller/agent_args.h"
 #include "controller/local/localnet.h"
 #include "controller/run_options.h"
 
@@ -172,24 +173,19 @@ static bool file_line(const char *path, const char *mark, char *buf, size_t len)
 
 static int start_server(struct backend_local *bl, enum server s, struct kp_err *err)
 {
-    char port[16];
-    const char *argv[] = {"ip",
-                          "netns",
-                          "exec",
-                          localnet_ns_name(bl->ln, servers[s].ns),
-                          bl->agent,
-                          "server",
-                          "--port",
-                          port,
-                          "--bind",
-                          localnet_addr(servers[s].addr),
-                          "--token-file",
-                          bl->token_path,
-                          NULL};
+    const char *prefix[] = {"ip", "netns", "exec", localnet_ns_name(bl->ln, servers[s].ns), NULL};
+    struct agent_args_opts o = {.prefix = prefix,
+                                .agent = bl->agent,
+                                .host = localnet_addr(servers[s].addr),
+                                .port = LOCALNET_PORT,
+                                .token_file = bl->token_path};
+    char **argv = agent_args_server(&o);
+    int rc;
 
-    snprintf(port, sizeof(port), "%d", LOCALNET_PORT);
     bl->server_log[s] = kp_xasprintf("%s/server-%s.log", localnet_run_dir(bl->ln), servers[s].name);
-    return subproc_spawn(argv, bl->server_log[s], &bl->server_pid[s], err);
+    rc = subproc_spawn((const char *const *)argv, bl->server_log[s], &bl->server_pid[s], err);
+    agent_args_free(argv);
+    return rc;
 }
 
 /* Waits until every started server printed its listening line, or one died, or timeout. */
@@ -263,37 +259,6 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
     return wait_servers(bl, err);
 }
 
-/* Appends "--flag value" to argv when value is non-zero. */
-static void add_ms(const char **argv, int *n, const char *flag, uint64_t ms, char *buf, size_t len)
-{
-    if (!ms)
-        return;
-    snprintf(buf, len, "%llums", (unsigned long long)ms);
-    argv[(*n)++] = flag;
-    argv[(*n)++] = buf;
-}
-
-static void add_num(const char **argv, int *n, const char *flag, uint64_t v, char *buf, size_t len)
-{
-    if (!v)
-        return;
-    snprintf(buf, len, "%llu", (unsigned long long)v);
-    argv[(*n)++] = flag;
-    argv[(*n)++] = buf;
-}
-
-static char *tests_csv(const struct run_spec *spec)
-{
-    char *s = kp_xstrdup("");
-
-    for (size_t i = 0; i < spec->n_tests; i++) {
-        char *next = kp_xasprintf("%s%s%s", s, i ? "," : "", plan_test_name(spec->tests[i]));
-        free(s);
-        s = next;
-    }
-    return s;
-}
-
 /* The reason a client run produced no document, in one line. */
 static int client_failure(const struct subproc_result *r, uint64_t timeout_ms, struct kp_err *err)
 {
@@ -318,15 +283,16 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
                             struct kp_err *err)
 {
     struct backend_local *bl = (struct backend_local *)b;
-    char server[64], samples[16], streams[16], dur[32], omit[32], ival[32], msg[32], rate[32];
-    char *tests = NULL;
-    const char *argv[40];
+    const char *prefix[] = {"ip", "netns", "exec", NULL /* the client's namespace */, NULL};
+    struct agent_args_opts ao = {
+        .prefix = prefix, .agent = bl->agent, .port = LOCALNET_PORT, .token_file = bl->token_path};
+    char **argv = NULL;
     struct route r;
     struct subproc_result res = {0};
     struct subproc_opts o = {
         .max_out = MAX_AGENT_OUT, .cancel = &bl->interrupted, .pid_slot = &bl->client_pid};
     json_error_t jerr;
-    int n = 0, rc = -1;
+    int rc = -1;
 
     *doc = NULL;
     if (route_for(spec->group, &r) != 0)
@@ -339,33 +305,16 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
         return kp_err_set(err, "kperf-agent server (%s) is not running: %s", servers[r.server].name,
                           line);
     }
-    snprintf(server, sizeof(server), "%s:%d", localnet_addr(r.target), LOCALNET_PORT);
-    snprintf(samples, sizeof(samples), "%d", spec->samples);
-    snprintf(streams, sizeof(streams), "%d", spec->streams);
-    snprintf(dur, sizeof(dur), "%llums", (unsigned long long)spec->duration_ms);
-    tests = tests_csv(spec);
-    const char *fixed[] = {
-        "ip",           "netns",        "exec",       localnet_ns_name(bl->ln, r.client_ns),
-        bl->agent,      "client",       "--server",   server,
-        "--tests",      tests,          "--duration", dur,
-        "--samples",    samples,        "--streams",  streams,
-        "--token-file", bl->token_path, "--json"};
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        argv[n++] = fixed[i];
-    add_ms(argv, &n, "--omit", spec->omit_ms, omit, sizeof(omit));
-    add_ms(argv, &n, "--interval", spec->interval_ms, ival, sizeof(ival));
-    add_num(argv, &n, "--msg-size", spec->msg_size_bytes, msg, sizeof(msg));
-    add_num(argv, &n, "--udp-rate", spec->udp_rate_bps, rate, sizeof(rate));
-    if (spec->group->reverse)
-        argv[n++] = "--reverse";
-    argv[n] = NULL;
+    prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
+    ao.host = localnet_addr(r.target);
+    argv = agent_args_client(spec, &ao);
     o.timeout_ms = spec->timeout_ms;
     if (kp_log_enabled(KP_LOG_DEBUG)) {
-        char *line = subproc_join(argv);
+        char *line = subproc_join((const char *const *)argv);
         kp_log(KP_LOG_DEBUG, "running %s", line);
         free(line);
     }
-    if (subproc_run(argv, &o, &res, err) != 0)
+    if (subproc_run((const char *const *)argv, &o, &res, err) != 0)
         goto out;
     if (res.cancelled || res.timed_out || res.out_truncated || !res.out_len) {
         client_failure(&res, spec->timeout_ms, err);
@@ -385,7 +334,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
     rc = 0;
 out:
     subproc_result_cleanup(&res);
-    free(tests);
+    agent_args_free(argv);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "base/kp_alloc.h"
+#include "controller/agent_args.h"
 #include "controller/k8s/k8s_objects.h"
 
 static struct k8s_objects_opts base_opts(void)
@@ -223,26 +224,66 @@ static void test_k8s_objects_client_job_runs_once_with_deadline(void **state)
     json_decref(tol);
 }
 
-static void test_k8s_objects_client_argv_from_spec(void **state)
+/* The container args of one object's only container, as strings, compared with want. */
+static void assert_container_args(const json_t *obj, const char *const *want)
 {
+    const json_t *c = json_array_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
+            "containers"),
+        0);
+    const json_t *args = json_object_get(c, "args");
+    size_t i = 0;
+
+    assert_string_equal(json_string_value(json_array_get(json_object_get(c, "command"), 0)),
+                        "kperf-agent");
+    for (; want[i]; i++)
+        assert_string_equal(json_string_value(json_array_get(args, i)), want[i]);
+    assert_int_equal(json_array_size(args), i);
+}
+
+/* The Job runs agent_args_client's argv with no binary (the image's command is kperf-agent)
+ * and the token at K8S_TOKEN_FILE; the DaemonSet agent_args_server's with no --bind. */
+static void test_k8s_objects_agent_args_end_to_end(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
     enum test_kind tests[] = {TEST_TCP_RR, TEST_TCP_STREAM};
     struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
     struct run_spec spec = {
         .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
     char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000);
-    char *joined = kp_xstrdup("");
+    struct k8s_client_job job = {.name = "kperf-c-x",
+                                 .node_hostname = "node-1",
+                                 .scenario = "pod-to-external",
+                                 .placement = "external",
+                                 .args = (const char *const *)argv};
+    const char *const want_client[] = {"client",
+                                       "--server",
+                                       "[fd00::5]:6000",
+                                       "--tests",
+                                       "TCP_RR,TCP_STREAM",
+                                       "--duration",
+                                       "2000ms",
+                                       "--samples",
+                                       "3",
+                                       "--streams",
+                                       "8",
+                                       "--reverse",
+                                       "--token-file",
+                                       K8S_TOKEN_FILE,
+                                       "--json",
+                                       NULL};
+    const char *const want_server[] = {"server",       "--port",       "5201",
+                                       "--token-file", K8S_TOKEN_FILE, NULL};
+    json_t *j = k8s_objects_client_job(&o, &job);
     (void)state;
 
-    for (char **a = argv; *a; a++) {
-        char *n = kp_xasprintf("%s%s%s", joined, *joined ? " " : "", *a);
-        free(joined);
-        joined = n;
-    }
-    assert_string_equal(joined, "client --server [fd00::5]:6000 --tests TCP_RR,TCP_STREAM "
-                                "--duration 2000ms --samples 3 --streams 8 --reverse "
-                                "--token-file /var/run/kperf/token --json");
-    free(joined);
-    k8s_objects_argv_free(argv);
+    agent_args_free(argv);
+    assert_container_args(j, want_client);
+    json_decref(j);
+    j = k8s_objects_server_daemonset(&o, "pod", "a", "node-1");
+    assert_container_args(j, want_server);
+    json_decref(j);
 }
 
 static void test_k8s_objects_job_names_are_dns_labels_and_distinct(void **state)
@@ -304,7 +345,7 @@ int main(void)
         cmocka_unit_test(test_k8s_objects_server_daemonset_pinned_and_restricted),
         cmocka_unit_test(test_k8s_objects_service_selects_one_slot),
         cmocka_unit_test(test_k8s_objects_client_job_runs_once_with_deadline),
-        cmocka_unit_test(test_k8s_objects_client_argv_from_spec),
+        cmocka_unit_test(test_k8s_objects_agent_args_end_to_end),
         cmocka_unit_test(test_k8s_objects_job_names_are_dns_labels_and_distinct),
         cmocka_unit_test(test_k8s_objects_check_rejects_bad_input),
         cmocka_unit_test(test_k8s_objects_run_id_is_a_label),

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent_args.h - the kperf-agent command lines both backends run: `kperf-agent client` for a
+ * run_spec and `kperf-agent server`. Owns the flag names, their order, the defaults passed
+ * explicitly and how a server address is written (host:port, IPv6 literals in brackets).
+ * Knows nothing of where the agent runs: the backend says which binary (or none: a container's
+ * args), what to put before it (ip netns exec NS), which host and port, which token file.
+ *
+ * Client argv, in this order (optional flags only when their run_spec field is non-zero):
+ *   [prefix...] [agent] client --server HOST:PORT --tests T1,T2 --duration Nms --samples N
+ *   --streams N [--omit Nms] [--interval Nms] [--msg-size N] [--udp-rate N] [--reverse]
+ *   [--token-file F] --json
+ * --samples and --streams are always passed (samples <= 0 -> 1, streams <= 0 -> 4: the agent's
+ * own defaults), so a command line read from a log or a manifest says what was measured.
+ *
+ * Server argv: [prefix...] [agent] server --port N [--bind ADDR] [--token-file F] */
+#ifndef KPERF_CONTROLLER_AGENT_ARGS_H
+#define KPERF_CONTROLLER_AGENT_ARGS_H
+
+#include "controller/backend.h"
+
+#define AGENT_ARGS_DEFAULT_SAMPLES 1 /* kperf-agent client's own defaults */
+#define AGENT_ARGS_DEFAULT_STREAMS 4
+
+/* What differs between backends. Strings borrowed for the duration of each call. */
+struct agent_args_opts {
+    const char *const *prefix; /* NULL-terminated words before the binary (e.g. "ip", "netns",
+                                * "exec", NS), or NULL for none */
+    const char *agent;         /* path of kperf-agent, or NULL: argv starts at the subcommand
+                                * (a container's args, the image's command is the binary) */
+    const char *host;          /* client: the server to dial (name, IPv4, IPv6 or [IPv6]);
+                                * server: the --bind address, or NULL to omit --bind */
+    int port;                  /* client: the server's port; server: --port */
+    const char *token_file;    /* --token-file, or NULL to omit it */
+};
+
+/* The argv of `kperf-agent client` for spec (spec->group may be NULL: no --reverse). New
+ * NULL-terminated array of new strings; caller frees with agent_args_free. o->host must not be
+ * NULL. */
+char **agent_args_client(const struct run_spec *spec, const struct agent_args_opts *o);
+
+/* The argv of `kperf-agent server`. Caller frees with agent_args_free. */
+char **agent_args_server(const struct agent_args_opts *o);
+
+void agent_args_free(char **argv); /* frees the strings and the array; NULL is a no-op */
+
+/* "host:port" for --server: an IPv6 literal (any ':' in host) in brackets ("[2001:2::5]:5201"),
+ * a name or IPv4 address as is, an already bracketed host not bracketed again. Caller frees
+ * with free(). */
+char *agent_args_host_port(const char *host, int port);
+
+#endif
