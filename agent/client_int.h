@@ -68,10 +68,10 @@ struct sample {
 /* client_loops.c: the thread body for the sample's test. */
 void *client_worker_main(void *arg);
 /* Connects a TCP socket to the server within timeout_ms. Returns the fd or -1 with err. */
-int client_connect(const struct sample *s, uint64_t timeout_ms, struct kp_err *err);
+KP_MUST_CHECK int client_connect(const struct sample *s, uint64_t timeout_ms, struct kp_err *err);
 /* Writes / reads exactly len bytes on a blocking socket. 0, or -1 with errno. */
-int client_write_all(int fd, const void *buf, size_t len);
-int client_read_all(int fd, void *buf, size_t len);
+KP_MUST_CHECK int client_write_all(int fd, const void *buf, size_t len);
+KP_MUST_CHECK int client_read_all(int fd, void *buf, size_t len);
 
 /* client_json.c: the result object of one finished sample (new reference). */
 json_t *client_sample_json(const struct sample *s, unsigned index);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -50,22 +51,41 @@ static void *echo_main(void *arg)
     return NULL;
 }
 
-struct echo *echo_start(int fd, _Atomic uint64_t *rx, _Atomic uint64_t *tx)
+enum echo_start_status echo_start(int fd, _Atomic uint64_t *rx, _Atomic uint64_t *tx,
+                                  struct echo **out, struct kp_err *err)
 {
-    struct echo *e = kp_xmalloc(sizeof(*e));
+    struct echo *e;
     int flags = fcntl(fd, F_GETFL);
+    int rc;
 
+    *out = NULL;
+    /* if either call fails the descriptor's mode is unchanged: the loop can keep it */
+    if (flags < 0) {
+        kp_err_set(err, "fcntl F_GETFL: %s", strerror(errno));
+        return ECHO_ON_LOOP;
+    }
+    if (fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        kp_err_set(err, "fcntl clearing O_NONBLOCK: %s", strerror(errno));
+        return ECHO_ON_LOOP;
+    }
+    e = kp_xmalloc(sizeof(*e));
     e->fd = fd;
     e->rx = rx;
     e->tx = tx;
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
-        pthread_create(&e->thread, NULL, echo_main, e) != 0) {
-        if (flags >= 0)
-            fcntl(fd, F_SETFL, flags);
-        free(e);
-        return NULL;
+    rc = pthread_create(&e->thread, NULL, echo_main, e);
+    if (rc == 0) {
+        *out = e;
+        return ECHO_STARTED;
     }
-    return e;
+    free(e);
+    kp_err_set(err, "pthread_create: %s", strerror(rc));
+    /* a blocking socket would stall the whole loop: without O_NONBLOCK back, drop it */
+    if (fcntl(fd, F_SETFL, flags) != 0) {
+        kp_err_set(err, "pthread_create: %s; then fcntl restoring O_NONBLOCK: %s", strerror(rc),
+                   strerror(errno));
+        return ECHO_FAILED;
+    }
+    return ECHO_ON_LOOP;
 }
 
 void echo_stop(struct echo *e)
@@ -129,18 +149,30 @@ static socklen_t addr_len(const struct sockaddr *a)
 
 struct echo_udp *echo_udp_start(const struct sockaddr *local, const struct sockaddr *peer,
                                 uint64_t id, size_t min_len, uint64_t deadline_ns,
-                                _Atomic uint64_t *count, _Atomic uint64_t *bytes)
+                                _Atomic uint64_t *count, _Atomic uint64_t *bytes,
+                                struct kp_err *err)
 {
     struct echo_udp *e;
     struct timeval tv = {.tv_sec = 0, .tv_usec = ECHO_UDP_WAKE_MS * 1000};
     int one = 1;
     int fd = socket(local->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const char *what = NULL;
+    int rc;
 
-    if (fd < 0)
+    if (fd < 0) {
+        kp_err_set(err, "socket: %s", strerror(errno));
         return NULL;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-        bind(fd, local, addr_len(local)) != 0 || connect(fd, peer, addr_len(peer)) != 0) {
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+        what = "setsockopt SO_REUSEADDR";
+    else if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+        what = "setsockopt SO_RCVTIMEO";
+    else if (bind(fd, local, addr_len(local)) != 0)
+        what = "bind";
+    else if (connect(fd, peer, addr_len(peer)) != 0)
+        what = "connect";
+    if (what) {
+        kp_err_set(err, "%s: %s", what, strerror(errno));
         close(fd);
         return NULL;
     }
@@ -152,7 +184,9 @@ struct echo_udp *echo_udp_start(const struct sockaddr *local, const struct socka
     e->count = count;
     e->bytes = bytes;
     atomic_init(&e->stop, 0);
-    if (pthread_create(&e->thread, NULL, echo_udp_main, e) != 0) {
+    rc = pthread_create(&e->thread, NULL, echo_udp_main, e);
+    if (rc != 0) {
+        kp_err_set(err, "pthread_create: %s", strerror(rc));
         close(fd);
         free(e);
         return NULL;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct kp_err;
+#include "base/kp_err.h"
 
 #define PROTO_MAGIC       0x4b505246u /* "KPRF" */
 #define PROTO_VERSION     1
@@ -173,21 +173,21 @@ struct proto_msg {
 
 /* Decodes the header at buf[0..len). PROTO_AGAIN below 12 bytes; PROTO_ERROR for a wrong
  * magic/version/reserved, unknown type, or a length above the type's bound. */
-enum proto_status proto_decode_header(const uint8_t *buf, size_t len, struct proto_header *h,
-                                      struct kp_err *err);
+KP_MUST_CHECK enum proto_status proto_decode_header(const uint8_t *buf, size_t len,
+                                                    struct proto_header *h, struct kp_err *err);
 
 /* Decodes one whole message from buf[0..len): PROTO_OK with *used = bytes consumed,
  * PROTO_AGAIN when incomplete, PROTO_ERROR when malformed (every field is range-checked;
  * a test request is checked against the protocol's hard limits, not a server's caps). */
-enum proto_status proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m, size_t *used,
-                               struct kp_err *err);
+KP_MUST_CHECK enum proto_status proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m,
+                                             size_t *used, struct kp_err *err);
 
 /* Checks a test request against the protocol's hard limits. Returns 0 or -1 with err. */
-int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err);
+KP_MUST_CHECK int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err);
 
 /* Encodes m into out (cap bytes). Returns the length written, or 0 if it does not fit or m is
  * not encodable (e.g. a reason with non-printable bytes is sanitised, never rejected). */
-size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap);
+KP_MUST_CHECK size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap);
 
 /* The MAC a client sends for nonce under token. */
 void proto_auth_mac(const void *token, size_t token_len, const uint8_t nonce[PROTO_NONCE_LEN],

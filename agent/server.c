@@ -124,8 +124,10 @@ void conn_close(struct conn *c)
     /* the echo thread must be gone before the descriptor can be closed */
     echo_stop(c->echo);
     c->echo = NULL;
-    uv_timer_stop(&c->timer);
-    uv_close((uv_handle_t *)&c->timer, conn_closed);
+    if (c->has_timer) {
+        uv_timer_stop(&c->timer);
+        uv_close((uv_handle_t *)&c->timer, conn_closed);
+    }
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
 }
 
@@ -144,6 +146,7 @@ static void conn_shutdown_cb(uv_shutdown_t *req, int status)
 void conn_drain(struct conn *c)
 {
     uv_shutdown_t *req;
+    int rc;
 
     if (c->closing || c->state == CONN_DRAIN)
         return;
@@ -165,7 +168,12 @@ void conn_drain(struct conn *c)
         conn_close(c);
         return;
     }
-    uv_timer_start(&c->timer, drain_timeout, 2000, 0);
+    rc = uv_timer_start(&c->timer, drain_timeout, 2000, 0);
+    if (rc != 0) {
+        /* nothing would bound the drain: close at once */
+        server_warn(c->srv, "%s: uv_timer_start (drain): %s; closed", c->peer, uv_strerror(rc));
+        conn_close(c);
+    }
 }
 
 /* --- writing ----------------------------------------------------------------------------- */
@@ -254,7 +262,8 @@ static void deadline_fired(uv_timer_t *t)
 static void on_hello(struct conn *c, const struct proto_msg *m)
 {
     struct proto_msg out;
-    int fd;
+    struct kp_err err;
+    int fd, rc;
 
     if (m->u.hello.version_min > PROTO_VERSION || m->u.hello.version_max < PROTO_VERSION) {
         conn_refuse(c, PROTO_REFUSE_VERSION, "protocol versions %u..%u not supported (server: %u)",
@@ -268,9 +277,15 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
         return;
     }
     memcpy(out.u.challenge.nonce, c->nonce, PROTO_NONCE_LEN);
-    /* a control connection: notice a vanished peer even when no test traffic flows */
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
-        sysinfo_keepalive(fd, 10, 30000);
+    /* a control connection: notice a vanished peer even when no test traffic flows. Best
+     * effort by design: the idle timeout and the session deadline bound a silent peer anyway,
+     * and a kernel without one of the options must not refuse the test. */
+    rc = uv_fileno((uv_handle_t *)&c->tcp, &fd);
+    kp_err_clear(&err);
+    if (rc != 0)
+        kp_log(KP_LOG_DEBUG, "%s: no keepalive: uv_fileno: %s", c->peer, uv_strerror(rc));
+    else if (sysinfo_keepalive(fd, 10, 30000, &err) != 0)
+        kp_log(KP_LOG_DEBUG, "%s: keepalive incomplete: %s", c->peer, kp_err_msg(&err));
     out.u.challenge.flags = c->srv->o.token ? PROTO_FLAG_AUTH : 0;
     c->state = CONN_AUTH;
     conn_send(c, &out);
@@ -299,6 +314,8 @@ static void on_test_req(struct conn *c, const struct proto_msg *m)
     const struct proto_test_req *r = &m->u.test_req;
     struct session *s;
     struct proto_msg out;
+    struct kp_err err;
+    int rc;
 
     if ((uint64_t)r->duration_ms + r->omit_ms > o->max_duration_ms) {
         conn_refuse(c, PROTO_REFUSE_LIMIT, "duration %u ms + omit %u ms exceeds server max %u ms",
@@ -320,11 +337,21 @@ static void on_test_req(struct conn *c, const struct proto_msg *m)
                     o->max_tests);
         return;
     }
-    s = session_new(c->srv, c, r);
+    kp_err_clear(&err);
+    s = session_new(c->srv, c, r, &err);
+    if (!s) {
+        conn_refuse(c, PROTO_REFUSE_INTERNAL, "server cannot set up the test: %s",
+                    kp_err_msg(&err));
+        return;
+    }
     c->sess = s;
     c->state = CONN_CONTROL;
     /* until START: the idle timeout; the session's own deadline takes over then */
-    uv_timer_start(&c->timer, deadline_fired, o->idle_timeout_ms, 0);
+    rc = uv_timer_start(&c->timer, deadline_fired, o->idle_timeout_ms, 0);
+    if (rc != 0) {
+        conn_refuse(c, PROTO_REFUSE_INTERNAL, "server: uv_timer_start (idle): %s", uv_strerror(rc));
+        return;
+    }
     memset(&out, 0, sizeof(out));
     out.type = PROTO_ACCEPT;
     out.u.accept.session = s->id;
@@ -490,8 +517,15 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 void conn_resume(struct conn *c)
 {
-    if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+    int rc;
+
+    if (c->closing)
+        return;
+    rc = uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+    if (rc != 0) {
+        server_warn(c->srv, "%s: uv_read_start: %s; dropped", c->peer, uv_strerror(rc));
         conn_close(c);
+    }
 }
 
 /* --- accepting --------------------------------------------------------------------------- */
@@ -509,12 +543,15 @@ static void log_flood(struct server *srv, const char *what)
     srv->last_flood_log_ns = now;
 }
 
+static void shut_down(struct server *srv);
+
 static void on_connection(uv_stream_t *ls, int status)
 {
     struct server *srv = ls->data;
     struct conn *c;
     struct sockaddr_storage ss;
     int len = sizeof(ss);
+    int rc;
 
     if (status < 0) {
         /* libuv already accepted and closed one pending connection with its reserve fd */
@@ -525,14 +562,29 @@ static void on_connection(uv_stream_t *ls, int status)
     }
     c = kp_xcalloc(1, sizeof(*c));
     c->srv = srv;
-    uv_tcp_init(&srv->loop, &c->tcp);
-    uv_timer_init(&srv->loop, &c->timer);
+    rc = uv_tcp_init(&srv->loop, &c->tcp);
+    if (rc != 0) {
+        /* Without a handle the pending connection cannot be accepted, and libuv stops polling
+         * the listener until it is: rather than hang, stop and say why. */
+        free(c);
+        snprintf(srv->fatal, sizeof(srv->fatal), "accepting a connection: uv_tcp_init: %s",
+                 uv_strerror(rc));
+        kp_log(KP_LOG_ERROR, "%s", srv->fatal);
+        shut_down(srv);
+        return;
+    }
     c->tcp.data = c;
-    c->timer.data = c;
-    c->open_handles = 2;
+    c->open_handles = 1;
     c->next = srv->conns;
     srv->conns = c;
     srv->nconns++;
+    rc = uv_timer_init(&srv->loop, &c->timer);
+    if (rc == 0) {
+        c->timer.data = c;
+        c->has_timer = 1;
+        c->open_handles = 2;
+    }
+    /* accept in any case, so that the listener keeps going */
     if (uv_accept(ls, (uv_stream_t *)&c->tcp) != 0) {
         conn_close(c);
         return;
@@ -543,16 +595,35 @@ static void on_connection(uv_stream_t *ls, int status)
     } else {
         snprintf(c->peer, sizeof(c->peer), "?");
     }
+    if (rc != 0) {
+        server_warn(srv, "%s: uv_timer_init: %s; dropped", c->peer, uv_strerror(rc));
+        conn_close(c);
+        return;
+    }
     if (srv->shutting_down || srv->nconns > srv->o.max_conns) {
         log_flood(srv, "connection limit reached; connection refused");
         c->state = CONN_DRAIN;
         conn_close(c);
         return;
     }
-    uv_tcp_nodelay(&c->tcp, 1);
-    uv_timer_start(&c->timer, deadline_fired, srv->o.handshake_timeout_ms, 0);
-    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+    /* every control message and RR/CRR transaction must leave at once */
+    rc = uv_tcp_nodelay(&c->tcp, 1);
+    if (rc != 0) {
+        server_warn(srv, "%s: setsockopt TCP_NODELAY: %s; dropped", c->peer, uv_strerror(rc));
         conn_close(c);
+        return;
+    }
+    rc = uv_timer_start(&c->timer, deadline_fired, srv->o.handshake_timeout_ms, 0);
+    if (rc != 0) {
+        server_warn(srv, "%s: uv_timer_start (handshake): %s; dropped", c->peer, uv_strerror(rc));
+        conn_close(c);
+        return;
+    }
+    rc = uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+    if (rc != 0) {
+        server_warn(srv, "%s: uv_read_start: %s; dropped", c->peer, uv_strerror(rc));
+        conn_close(c);
+    }
 }
 
 static void udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -588,11 +659,10 @@ static void close_walk(uv_handle_t *h, void *arg)
     uv_close(h, NULL);
 }
 
-static void on_signal(uv_signal_t *sig, int signum)
+/* Ends every session and connection and closes the listener, UDP socket and signal handles:
+ * uv_run then returns. */
+static void shut_down(struct server *srv)
 {
-    struct server *srv = sig->data;
-
-    kp_log(KP_LOG_INFO, "signal %d: shutting down", signum);
     srv->shutting_down = 1;
     while (srv->sessions)
         session_end(srv->sessions, "server shutting down");
@@ -601,10 +671,17 @@ static void on_signal(uv_signal_t *sig, int signum)
     uv_walk(&srv->loop, close_walk, srv);
 }
 
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    kp_log(KP_LOG_INFO, "signal %d: shutting down", signum);
+    shut_down(sig->data);
+}
+
 static int bind_all(struct server *srv, struct kp_err *err)
 {
     struct sockaddr_storage ss;
     const char *addr = srv->o.bind_addr ? srv->o.bind_addr : "0.0.0.0";
+    struct kp_err why;
     int len = sizeof(ss);
     int rc;
     int fd;
@@ -622,7 +699,10 @@ static int bind_all(struct server *srv, struct kp_err *err)
         if (rc != 0)
             return kp_err_set(err, "cannot listen on %s:%u/tcp: %s", addr, srv->o.port,
                               uv_strerror(rc));
-        uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
+        rc = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
+        if (rc != 0)
+            return kp_err_set(err, "cannot read the TCP port: uv_tcp_getsockname: %s",
+                              uv_strerror(rc));
         rc = uv_udp_bind(&srv->udp, (struct sockaddr *)&bound, UV_UDP_REUSEADDR);
         if (rc == 0) {
             srv->o.port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
@@ -633,16 +713,62 @@ static int bind_all(struct server *srv, struct kp_err *err)
         /* reopen the TCP listener and try another free port */
         uv_close((uv_handle_t *)&srv->listener, NULL);
         uv_run(&srv->loop, UV_RUN_NOWAIT);
-        uv_tcp_init(&srv->loop, &srv->listener);
+        rc = uv_tcp_init(&srv->loop, &srv->listener);
+        if (rc != 0)
+            return kp_err_set(err, "cannot reopen the TCP listener: uv_tcp_init: %s",
+                              uv_strerror(rc));
         srv->listener.data = srv;
     }
     if (rc != 0)
         return kp_err_set(err, "cannot bind a UDP port next to the TCP one: %s", uv_strerror(rc));
-    if (uv_fileno((uv_handle_t *)&srv->udp, &fd) == 0)
-        sysinfo_set_bufs(fd, 4 << 20, 8 << 20);
+    /* Buffer sizes are a hint by design (the kernel caps them at net.core.*mem_max): a UDP
+     * test still runs without them, and reports its drops as rcvbuf_errors. */
+    kp_err_clear(&why);
+    rc = uv_fileno((uv_handle_t *)&srv->udp, &fd);
+    if (rc != 0)
+        kp_log(KP_LOG_DEBUG, "UDP socket buffers left as they are: uv_fileno: %s", uv_strerror(rc));
+    else if (sysinfo_set_bufs(fd, 4 << 20, 8 << 20, &why) != 0)
+        kp_log(KP_LOG_DEBUG, "UDP socket buffers left as they are: %s", kp_err_msg(&why));
     rc = uv_udp_recv_start(&srv->udp, udp_alloc, udp_recv);
     if (rc != 0)
         return kp_err_set(err, "cannot receive on UDP: %s", uv_strerror(rc));
+    return 0;
+}
+
+static int start_signals(struct server *srv, struct kp_err *err)
+{
+    int rc = uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+
+    if (rc == 0)
+        rc = uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    if (rc != 0)
+        return kp_err_set(err, "uv_signal_start: %s", uv_strerror(rc));
+    return 0;
+}
+
+/* The loop's handles. A failure leaves the ones already open in the loop, where server_run's
+ * clean-up closes them. Returns 0, or -1 with err naming the call. */
+static int init_handles(struct server *srv, struct kp_err *err)
+{
+    int rc;
+
+    rc = uv_tcp_init(&srv->loop, &srv->listener);
+    if (rc != 0)
+        return kp_err_set(err, "uv_tcp_init: %s", uv_strerror(rc));
+    srv->listener.data = srv;
+    /* recvmmsg: up to SERVER_UDP_BUF / 64 KiB datagrams per system call */
+    rc = uv_udp_init_ex(&srv->loop, &srv->udp, AF_UNSPEC | UV_UDP_RECVMMSG);
+    if (rc != 0)
+        return kp_err_set(err, "uv_udp_init_ex: %s", uv_strerror(rc));
+    srv->udp.data = srv;
+    rc = uv_signal_init(&srv->loop, &srv->sigterm);
+    if (rc != 0)
+        return kp_err_set(err, "uv_signal_init: %s", uv_strerror(rc));
+    srv->sigterm.data = srv;
+    rc = uv_signal_init(&srv->loop, &srv->sigint);
+    if (rc != 0)
+        return kp_err_set(err, "uv_signal_init: %s", uv_strerror(rc));
+    srv->sigint.data = srv;
     return 0;
 }
 
@@ -655,24 +781,20 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->o = *o;
     srv->log_tokens = LOG_BURST;
     srv->log_last_ns = sysinfo_now_ns();
-    signal(SIGPIPE, SIG_IGN);
-    uv_loop_init(&srv->loop);
-    uv_tcp_init(&srv->loop, &srv->listener);
-    /* recvmmsg: up to SERVER_UDP_BUF / 64 KiB datagrams per system call */
-    uv_udp_init_ex(&srv->loop, &srv->udp, AF_UNSPEC | UV_UDP_RECVMMSG);
-    uv_signal_init(&srv->loop, &srv->sigterm);
-    uv_signal_init(&srv->loop, &srv->sigint);
-    srv->listener.data = srv;
-    srv->udp.data = srv;
-    srv->sigterm.data = srv;
-    srv->sigint.data = srv;
+    rc = uv_loop_init(&srv->loop);
+    if (rc != 0) {
+        kp_err_set(err, "uv_loop_init: %s", uv_strerror(rc));
+        free(srv);
+        return -1;
+    }
+    rc = -1;
     srv->rx_buf = kp_xmalloc(SERVER_RX_BUF);
     srv->tx_buf = kp_xcalloc(1, PROTO_MAX_MSG_SIZE);
     srv->udp_buf = kp_xmalloc(SERVER_UDP_BUF);
-    if (bind_all(srv, err) != 0)
+    if (init_handles(srv, err) != 0 || bind_all(srv, err) != 0)
         goto out;
-    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    if (start_signals(srv, err) != 0)
+        goto out;
     snprintf(where, sizeof(where), "%s%s%s:%u",
              strchr(o->bind_addr ? o->bind_addr : "", ':') ? "[" : "",
              o->bind_addr ? o->bind_addr : "0.0.0.0",
@@ -680,7 +802,10 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     if (ready)
         ready(where, srv->o.port, arg);
     uv_run(&srv->loop, UV_RUN_DEFAULT);
-    rc = 0;
+    if (srv->fatal[0])
+        kp_err_set(err, "%s", srv->fatal);
+    else
+        rc = 0;
 out:
     if (rc != 0) {
         srv->shutting_down = 1;

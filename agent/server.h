@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct kp_err;
+#include "base/kp_err.h"
 
 struct server_opts {
     const char *bind_addr; /* borrowed; NULL = 0.0.0.0 */
@@ -34,6 +34,7 @@ typedef void server_ready_fn(const char *addr, uint16_t port, void *arg);
 
 /* Runs the server until SIGTERM or SIGINT, then closes every connection and returns 0.
  * Returns -1 with err when it cannot bind or listen. */
-int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, struct kp_err *err);
+KP_MUST_CHECK int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg,
+                             struct kp_err *err);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "base/kp_err.h"
 
 #define SERVER_RX_BUF    (256 * 1024) /* shared receive buffer for data connections */
 #define SERVER_UDP_BUF   (16 * 65536) /* 16 datagrams per recvmmsg */
@@ -38,6 +39,7 @@ struct conn {
     struct conn *next;    /* server's list */
     enum conn_state state;
     int closing;
+    int has_timer; /* timer initialised (else only tcp is open) */
     int open_handles;
     char peer[64]; /* "ip:port" for log lines */
     struct sockaddr_storage peer_addr;
@@ -106,6 +108,7 @@ struct server {
     uint64_t log_last_ns;
     unsigned log_suppressed;
     int shutting_down;
+    char fatal[KP_ERR_MAX]; /* why the loop stopped on its own; server_run returns it */
 };
 
 #define LOG_BURST   10.0
@@ -123,12 +126,14 @@ void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* session.c */
-struct session *session_new(struct server *srv, struct conn *ctrl,
-                            const struct proto_test_req *req);
+/* A new session (the server's; freed from its timers' close callbacks after session_end), or
+ * NULL with err when its timers cannot be set up. */
+struct session *session_new(struct server *srv, struct conn *ctrl, const struct proto_test_req *req,
+                            struct kp_err *err);
 struct session *session_find(struct server *srv, uint64_t id);
 void session_end(struct session *s, const char *why); /* closes data conns and itself */
 void session_on_ctrl_msg(struct session *s, const struct proto_msg *m);
-int session_attach(struct session *s, struct conn *c, uint16_t stream);
+KP_MUST_CHECK int session_attach(struct session *s, struct conn *c, uint16_t stream);
 void session_on_data(struct conn *c, const uint8_t *buf, size_t len);
 void session_on_data_eof(struct conn *c);
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len,

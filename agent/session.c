@@ -6,6 +6,7 @@
 #include "agent/server_int.h"
 
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,12 @@ static void session_closed(uv_handle_t *h)
     free(s);
 }
 
-struct session *session_new(struct server *srv, struct conn *ctrl, const struct proto_test_req *req)
+struct session *session_new(struct server *srv, struct conn *ctrl, const struct proto_test_req *req,
+                            struct kp_err *err)
 {
     struct session *s = kp_xcalloc(1, sizeof(*s));
+    uv_timer_t *timers[] = {&s->deadline, &s->mark, &s->pace};
+    int rc = 0;
 
     s->srv = srv;
     s->req = *req;
@@ -55,13 +59,24 @@ struct session *session_new(struct server *srv, struct conn *ctrl, const struct 
     while (s->id == 0 || session_find(srv, s->id))
         if (sha256_random(&s->id, sizeof(s->id)) != 0)
             s->id = sysinfo_now_ns() ^ (uint64_t)(uintptr_t)s;
-    uv_timer_init(&srv->loop, &s->deadline);
-    uv_timer_init(&srv->loop, &s->mark);
-    uv_timer_init(&srv->loop, &s->pace);
-    s->deadline.data = s;
-    s->mark.data = s;
-    s->pace.data = s;
-    s->open_handles = 3;
+    for (unsigned i = 0; i < 3 && rc == 0; i++) {
+        rc = uv_timer_init(&srv->loop, timers[i]);
+        if (rc == 0) {
+            timers[i]->data = s;
+            s->open_handles++;
+        }
+    }
+    if (rc != 0) {
+        int opened = s->open_handles;
+        kp_err_set(err, "uv_timer_init: %s", uv_strerror(rc));
+        /* s is freed by the last close callback, or here when none was opened */
+        s->closing = 1;
+        if (opened == 0)
+            free(s);
+        for (int i = 0; i < opened; i++)
+            uv_close((uv_handle_t *)timers[i], session_closed);
+        return NULL;
+    }
     if (req->test == PROTO_UDP_STREAM && (req->flags & PROTO_FLAG_REVERSE))
         s->udp_tx = kp_xcalloc(1, req->msg_size);
     s->next = srv->sessions;
@@ -341,20 +356,35 @@ static void udp_echo_begin(struct session *s, const struct sockaddr *from)
     struct sockaddr_storage local;
     int len = sizeof(local);
     uint64_t deadline_ns;
+    struct kp_err err;
+    int rc;
 
     s->udp_echo_tried = 1;
-    if (!s->ctrl || uv_tcp_getsockname(&s->ctrl->tcp, (struct sockaddr *)&local, &len) != 0)
+    if (!s->ctrl)
         return;
-    if (local.ss_family == AF_INET)
+    kp_err_clear(&err);
+    rc = uv_tcp_getsockname(&s->ctrl->tcp, (struct sockaddr *)&local, &len);
+    if (rc != 0) {
+        kp_err_set(&err, "uv_tcp_getsockname: %s", uv_strerror(rc));
+        goto on_loop;
+    }
+    if (local.ss_family == AF_INET) {
         ((struct sockaddr_in *)&local)->sin_port = htons(s->srv->o.port);
-    else if (local.ss_family == AF_INET6)
+    } else if (local.ss_family == AF_INET6) {
         ((struct sockaddr_in6 *)&local)->sin6_port = htons(s->srv->o.port);
-    else
-        return;
+    } else {
+        kp_err_set(&err, "control connection is neither IPv4 nor IPv6");
+        goto on_loop;
+    }
     deadline_ns = sysinfo_now_ns() +
                   ((uint64_t)s->req.omit_ms + s->req.duration_ms + SESSION_SLACK_MS) * 1000000ull;
     s->udp_echo = echo_udp_start((const struct sockaddr *)&local, from, s->id, PROTO_MIN_UDP_SIZE,
-                                 deadline_ns, &s->udp_echo_count, &s->udp_echo_bytes);
+                                 deadline_ns, &s->udp_echo_count, &s->udp_echo_bytes, &err);
+    if (s->udp_echo)
+        return;
+on_loop:
+    server_warn(s->srv, "%s: UDP_RR echo thread unavailable (%s); echoing on the loop",
+                s->ctrl->peer, kp_err_msg(&err));
 }
 
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const struct sockaddr *from)
@@ -424,7 +454,10 @@ static void take_mark(struct session *s)
     s->measuring = 1;
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
-    sysinfo_node_cpu(s->node0);
+    /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
+     * (docs/result-schema.md), and the measurement itself does not depend on it */
+    if (sysinfo_node_cpu(s->node0) != 0)
+        kp_log(KP_LOG_DEBUG, "/proc/stat unreadable: node CPU will read 0");
     s->rcvbuf0 = sysinfo_udp_rcvbuf_errors();
     for (unsigned i = 0; i < s->req.streams; i++) {
         struct conn *c = s->streams[i];
@@ -519,26 +552,57 @@ static void report_fired(uv_timer_t *t)
     report(s);
 }
 
+/* Ends s because a call that its measurement needs failed: the client gets REFUSE (internal)
+ * with the reason, and the server logs it. */
+static void session_fail(struct session *s, const char *what, int uv_status)
+{
+    char why[PROTO_REASON_MAX + 1];
+
+    snprintf(why, sizeof(why), "server: %s: %s", what, uv_strerror(uv_status));
+    session_end(s, why);
+}
+
 /* TCP_RR: from START on, the data connection is echoed on its own thread (echo.h); if no
- * thread can be had, the loop keeps echoing it. */
-static void start_echo(struct conn *c)
+ * thread can be had, the loop keeps echoing it. Returns 0, or -1 with err when the connection
+ * is unusable (the session must end). */
+static int start_echo(struct conn *c, struct kp_err *err)
 {
     int fd;
+    int rc;
 
-    if (c->writes_in_flight || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0)
-        return;
+    if (c->writes_in_flight)
+        return 0; /* a queued echo write: the loop keeps this connection */
+    rc = uv_fileno((uv_handle_t *)&c->tcp, &fd);
+    if (rc != 0) {
+        server_warn(c->srv, "%s: TCP_RR echo thread unavailable (uv_fileno: %s); on the loop",
+                    c->peer, uv_strerror(rc));
+        return 0;
+    }
     uv_read_stop((uv_stream_t *)&c->tcp);
-    c->echo = echo_start(fd, &c->rx_bytes, &c->tx_bytes);
-    if (!c->echo)
+    switch (echo_start(fd, &c->rx_bytes, &c->tx_bytes, &c->echo, err)) {
+    case ECHO_STARTED:
+        return 0;
+    case ECHO_ON_LOOP:
+        server_warn(c->srv, "%s: TCP_RR echo thread unavailable (%s); on the loop", c->peer,
+                    kp_err_msg(err));
+        kp_err_clear(err);
         conn_resume(c);
+        return 0;
+    default:
+        /* a blocking descriptor must not reach the loop again: close it now */
+        conn_close(c);
+        return kp_err_prefix(err, "TCP_RR echo");
+    }
 }
 
 static void on_start(struct session *s)
 {
     const struct proto_test_req *r = &s->req;
     struct proto_msg m;
+    struct kp_err err;
     int reverse = (r->flags & PROTO_FLAG_REVERSE) != 0;
     unsigned want = (r->test == PROTO_TCP_CRR || proto_test_is_udp(r->test)) ? 0 : r->streams;
+    int rc;
 
     if (s->started) {
         conn_refuse(s->ctrl, PROTO_REFUSE_BAD_REQUEST, "START sent twice");
@@ -550,14 +614,28 @@ static void on_start(struct session *s)
     }
     s->started = 1;
     uv_timer_stop(&s->ctrl->timer);
-    uv_timer_start(&s->deadline, deadline_fired,
-                   (uint64_t)r->omit_ms + r->duration_ms + SESSION_SLACK_MS, 0);
-    if (r->omit_ms == 0)
+    rc = uv_timer_start(&s->deadline, deadline_fired,
+                        (uint64_t)r->omit_ms + r->duration_ms + SESSION_SLACK_MS, 0);
+    if (rc != 0) {
+        session_fail(s, "uv_timer_start (deadline)", rc);
+        return;
+    }
+    if (r->omit_ms == 0) {
         take_mark(s);
-    else
-        uv_timer_start(&s->mark, mark_fired, r->omit_ms, 0);
-    if (r->test == PROTO_TCP_RR && s->streams[0])
-        start_echo(s->streams[0]);
+    } else {
+        rc = uv_timer_start(&s->mark, mark_fired, r->omit_ms, 0);
+        if (rc != 0) {
+            session_fail(s, "uv_timer_start (warm-up)", rc);
+            return;
+        }
+    }
+    kp_err_clear(&err);
+    if (r->test == PROTO_TCP_RR && s->streams[0] && start_echo(s->streams[0], &err) != 0) {
+        char why[PROTO_REASON_MAX + 1];
+        snprintf(why, sizeof(why), "server: %s", kp_err_msg(&err));
+        session_end(s, why);
+        return;
+    }
     memset(&m, 0, sizeof(m));
     m.type = PROTO_STARTED;
     conn_send(s->ctrl, &m);
@@ -567,7 +645,11 @@ static void on_start(struct session *s)
                 stream_send(s->streams[i]);
     if (reverse && r->test == PROTO_UDP_STREAM) {
         s->pace_start_ns = sysinfo_now_ns();
-        uv_timer_start(&s->pace, pace_tick, 1, 1);
+        rc = uv_timer_start(&s->pace, pace_tick, 1, 1);
+        if (rc != 0) {
+            session_fail(s, "uv_timer_start (pacing)", rc);
+            return;
+        }
     }
 }
 
@@ -575,6 +657,7 @@ static void on_stop(struct session *s, const struct proto_msg *m)
 {
     const struct proto_test_req *r = &s->req;
     int reverse = (r->flags & PROTO_FLAG_REVERSE) != 0;
+    int rc;
 
     if (!s->started || s->stopping) {
         conn_refuse(s->ctrl, PROTO_REFUSE_BAD_REQUEST, "STOP out of order");
@@ -587,9 +670,13 @@ static void on_stop(struct session *s, const struct proto_msg *m)
     s->t_end_ns = sysinfo_now_ns();
     uv_timer_stop(&s->pace);
     if (r->test == PROTO_UDP_STREAM && !reverse && s->udp_received < s->stop_udp_sent) {
-        uv_timer_start(&s->pace, report_fired, REPORT_GRACE_MS, 0);
+        rc = uv_timer_start(&s->pace, report_fired, REPORT_GRACE_MS, 0);
+        if (rc != 0)
+            session_fail(s, "uv_timer_start (grace)", rc);
     } else if (proto_test_is_stream(r->test) && !reverse && !all_streams_eof(s)) {
-        uv_timer_start(&s->pace, report_fired, DRAIN_WAIT_MS, 0);
+        rc = uv_timer_start(&s->pace, report_fired, DRAIN_WAIT_MS, 0);
+        if (rc != 0)
+            session_fail(s, "uv_timer_start (drain)", rc);
     } else {
         if (proto_test_is_stream(r->test) && !reverse && s->t_last_eof_ns)
             s->t_end_ns = s->t_last_eof_ns;

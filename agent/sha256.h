@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/kp_err.h"
+
 #define SHA256_LEN 32
 
 struct sha256 {
@@ -32,6 +34,6 @@ void hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_le
 int sha256_ct_equal(const void *a, const void *b, size_t n);
 
 /* Fills buf with n bytes from the kernel's CSPRNG (getrandom). Returns 0 or -1. */
-int sha256_random(void *buf, size_t n);
+KP_MUST_CHECK int sha256_random(void *buf, size_t n);
 
 #endif

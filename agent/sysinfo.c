@@ -3,6 +3,7 @@
 #include "agent/sysinfo.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -140,25 +141,53 @@ int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out)
     return 0;
 }
 
-void sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf)
+/* One buffer size: the *FORCE option first (needs CAP_NET_ADMIN; EPERM without it is the normal
+ * case), then the plain one, which the kernel clamps to the sysctl cap rather than refusing. */
+static int set_buf(int fd, int force_opt, int opt, const char *name, int bytes, struct kp_err *err)
 {
-    if (sndbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) != 0)
-        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-    if (rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0)
-        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    if (bytes <= 0 || setsockopt(fd, SOL_SOCKET, force_opt, &bytes, sizeof(bytes)) == 0)
+        return 0;
+    if (setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof(bytes)) != 0)
+        return kp_err_set(err, "setsockopt %s %d: %s", name, bytes, strerror(errno));
+    return 0;
 }
 
-void sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms)
+int sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf, struct kp_err *err)
+{
+    int snd = set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, "SO_SNDBUF", sndbuf, err);
+    /* the receive side even when the send side failed; err keeps the first failure */
+    int rcv = set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, "SO_RCVBUF", rcvbuf, snd != 0 ? NULL : err);
+
+    return snd != 0 || rcv != 0 ? -1 : 0;
+}
+
+int sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms, struct kp_err *err)
 {
     int one = 1;
     int intvl = 5;
     int cnt = 3;
+    const struct {
+        int level, opt;
+        const char *name;
+        const void *val;
+        socklen_t len;
+    } opts[] = {
+        {SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE", &one, sizeof(one)},
+        {IPPROTO_TCP, TCP_KEEPIDLE, "TCP_KEEPIDLE", &idle_s, sizeof(idle_s)},
+        {IPPROTO_TCP, TCP_KEEPINTVL, "TCP_KEEPINTVL", &intvl, sizeof(intvl)},
+        {IPPROTO_TCP, TCP_KEEPCNT, "TCP_KEEPCNT", &cnt, sizeof(cnt)},
+        {IPPROTO_TCP, TCP_USER_TIMEOUT, "TCP_USER_TIMEOUT", &user_timeout_ms,
+         sizeof(user_timeout_ms)},
+    };
+    int rc = 0;
 
-    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+    /* all of them even after a failure: each one left in place still helps */
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        if (setsockopt(fd, opts[i].level, opts[i].opt, opts[i].val, opts[i].len) == 0 || rc != 0)
+            continue;
+        rc = kp_err_set(err, "setsockopt %s: %s", opts[i].name, strerror(errno));
+    }
+    return rc;
 }
 
 void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_len)

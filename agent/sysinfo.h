@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "base/kp_err.h"
+
 #define SYSINFO_CPU_FIELDS 8 /* user nice system idle iowait irq softirq steal */
 
 /* CLOCK_MONOTONIC in ns. */
@@ -17,7 +19,7 @@ void sysinfo_process_cpu_us(uint64_t *user_us, uint64_t *sys_us);
 
 /* The aggregate "cpu" line of /proc/stat, in jiffies. Returns 0, or -1 (all zero) if
  * unreadable. */
-int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS]);
+KP_MUST_CHECK int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS]);
 
 /* Udp: RcvbufErrors from /proc/net/snmp (this network namespace); 0 if unreadable. */
 uint64_t sysinfo_udp_rcvbuf_errors(void);
@@ -32,15 +34,18 @@ struct sysinfo_tcp {
     uint32_t mss;         /* tcpi_snd_mss */
 };
 
-/* TCP_INFO of a connected socket. Returns 0 or -1 (zeroed). */
-int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out);
+/* TCP_INFO of a connected socket. Returns 0, or -1 with errno (out zeroed). */
+KP_MUST_CHECK int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out);
 
 /* Sets SO_SNDBUF/SO_RCVBUF (bytes, 0 = leave) trying the *FORCE variants first (root may
- * exceed the sysctl caps). Best effort. */
-void sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf);
+ * exceed the sysctl caps; EPERM from them is expected and not an error). Returns 0, or -1 with
+ * err naming the option the plain variant also refused. */
+KP_MUST_CHECK int sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf, struct kp_err *err);
 
-/* Control-socket liveness: keepalive after idle_s, TCP_USER_TIMEOUT of user_timeout_ms. */
-void sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms);
+/* Control-socket liveness: keepalive after idle_s, TCP_USER_TIMEOUT of user_timeout_ms. Sets
+ * every option even when one fails; returns 0, or -1 with err naming the first that failed. */
+KP_MUST_CHECK int sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms,
+                                    struct kp_err *err);
 
 /* This host's name and kernel release into the caller's buffers (always NUL-terminated). */
 void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_len);

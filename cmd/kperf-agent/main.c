@@ -3,6 +3,7 @@
  * small handler per flag. Prints results (stdout) and errors (stderr); picks the exit code:
  * 0 ok, 1 a test or the server failed, 2 usage. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -624,6 +625,14 @@ static int cmd_validate(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf-agent");
+    /* The server writes through libuv, which uses write(2), not send(MSG_NOSIGNAL): a client
+     * that resets mid-write must cost one connection (EPIPE), not the process. Likewise a
+     * closed stdout pipe must be a write error. Here, not in agent/: the disposition is the
+     * process's, so only main may choose it. */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+        fprintf(stderr, "kperf-agent: error: cannot ignore SIGPIPE: %s\n", strerror(errno));
+        return 1;
+    }
     kp_alloc_init_json();
     if (argc >= 2 && strcmp(argv[1], "server") == 0)
         return cmd_server(argc - 2, argv + 2);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - the kperf command: a table of subcommands, nothing else. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,8 +41,13 @@ int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf");
     kp_alloc_init_json();
-    /* the API client sets CURLOPT_NOSIGNAL, so a peer that closes mid-write must not kill us */
-    signal(SIGPIPE, SIG_IGN);
+    /* The API client sets CURLOPT_NOSIGNAL, so libcurl leaves SIGPIPE to us (TLS writes through
+     * OpenSSL can raise it), and a closed pipe on stdout or to a child must be a write error,
+     * not death. Here, not in a library: the disposition is the process's. */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+        fprintf(stderr, "kperf: error: cannot ignore SIGPIPE: %s\n", strerror(errno));
+        return 1;
+    }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         fprintf(stderr, "kperf: error: cannot initialise libcurl\n");
         return 1;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/sysinfo.h"
+#include "base/kp_err.h"
 
 static void test_sysinfo_clock_is_monotonic(void **state)
 {
@@ -81,6 +82,33 @@ static void test_sysinfo_loopback_socket_facts(void **state)
     close(b);
 }
 
+/* The socket options are best effort for their callers, but each failure is reported with
+ * the option's name and the errno text. */
+static void test_sysinfo_socket_options_report_failures(void **state)
+{
+    struct kp_err err;
+    int a, b;
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(sysinfo_set_bufs(-1, 4096, 8192, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "setsockopt SO_SNDBUF 4096: Bad file descriptor");
+    kp_err_clear(&err);
+    assert_int_equal(sysinfo_set_bufs(-1, 0, 8192, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "setsockopt SO_RCVBUF 8192: Bad file descriptor");
+    kp_err_clear(&err);
+    assert_int_equal(sysinfo_keepalive(-1, 10, 30000, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "setsockopt SO_KEEPALIVE: Bad file descriptor");
+
+    tcp_pair(&a, &b);
+    kp_err_clear(&err);
+    assert_int_equal(sysinfo_set_bufs(a, 65536, 65536, &err), 0);
+    assert_int_equal(sysinfo_keepalive(a, 10, 30000, &err), 0);
+    assert_string_equal(kp_err_msg(&err), "");
+    close(a);
+    close(b);
+}
+
 static void test_sysinfo_host(void **state)
 {
     char host[64], kernel[64];
@@ -96,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_sysinfo_clock_is_monotonic),
         cmocka_unit_test(test_sysinfo_cpu_counters),
         cmocka_unit_test(test_sysinfo_loopback_socket_facts),
+        cmocka_unit_test(test_sysinfo_socket_options_report_failures),
         cmocka_unit_test(test_sysinfo_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

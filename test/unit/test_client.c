@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_client.c - a socket option the measurement needs that cannot be set fails the sample,
+ * and its entry in errors[] names the call and the errno text; on the server it drops only
+ * that connection. A real server runs on loopback in a thread; this executable's setsockopt
+ * stands in for libc's (and libuv's, which calls it through the dynamic linker) and fails the
+ * one option a test arms. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/client.h"
+#include "agent/proto.h"
+#include "agent/server.h"
+#include "base/kp_err.h"
+
+/* --- the seam: setsockopt that fails one armed option ------------------------------------ */
+
+/* atomic: the server thread reads them while a test arms them */
+static _Atomic int armed_level, armed_opt; /* armed_opt 0 = nothing armed */
+static _Atomic int armed_server_only;
+static _Atomic unsigned armed_hits;
+static pthread_t server_thread;
+
+int setsockopt(int fd, int level, int opt, const void *val, socklen_t len)
+{
+    if (armed_opt != 0 && level == armed_level && opt == armed_opt &&
+        (!armed_server_only || pthread_equal(pthread_self(), server_thread))) {
+        armed_hits++;
+        errno = ENOPROTOOPT;
+        return -1;
+    }
+    return (int)syscall(SYS_setsockopt, fd, level, opt, val, len);
+}
+
+static void arm(int level, int opt, int server_only)
+{
+    armed_opt = 0;
+    armed_level = level;
+    armed_server_only = server_only;
+    armed_hits = 0;
+    armed_opt = opt;
+}
+
+/* --- a server on loopback ---------------------------------------------------------------- */
+
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static uint16_t server_port;
+static int server_rc = -2;
+
+static void on_ready(const char *addr, uint16_t port, void *arg)
+{
+    (void)addr;
+    (void)arg;
+    pthread_mutex_lock(&ready_lock);
+    server_port = port;
+    pthread_cond_signal(&ready_cond);
+    pthread_mutex_unlock(&ready_lock);
+}
+
+static void *server_main(void *arg)
+{
+    struct server_opts o;
+    struct kp_err err;
+    int rc;
+
+    (void)arg;
+    kp_err_clear(&err);
+    server_opts_default(&o);
+    o.bind_addr = "127.0.0.1";
+    o.port = 0;
+    rc = server_run(&o, on_ready, NULL, &err);
+    pthread_mutex_lock(&ready_lock);
+    server_rc = rc;
+    pthread_cond_signal(&ready_cond); /* also when it could not start */
+    pthread_mutex_unlock(&ready_lock);
+    return NULL;
+}
+
+static int start_server(void **state)
+{
+    (void)state;
+    /* as kperf-agent's main does: libuv writes with write(2) */
+    signal(SIGPIPE, SIG_IGN);
+    if (pthread_create(&server_thread, NULL, server_main, NULL) != 0)
+        return -1;
+    pthread_mutex_lock(&ready_lock);
+    while (server_port == 0 && server_rc == -2)
+        pthread_cond_wait(&ready_cond, &ready_lock);
+    pthread_mutex_unlock(&ready_lock);
+    return server_port != 0 ? 0 : -1;
+}
+
+static int stop_server(void **state)
+{
+    (void)state;
+    /* the server's uv_signal handle turns SIGTERM into a clean shutdown */
+    kill(getpid(), SIGTERM);
+    pthread_join(server_thread, NULL);
+    return server_rc == 0 ? 0 : -1;
+}
+
+/* --- helpers ----------------------------------------------------------------------------- */
+
+/* Runs one sample of test against the server; returns the document (caller decrefs). */
+static json_t *run_one(uint8_t test, unsigned *failed)
+{
+    struct client_opts o;
+
+    client_opts_default(&o);
+    o.host = "127.0.0.1";
+    o.port = server_port;
+    o.tests[0] = test;
+    o.ntests = 1;
+    o.duration_ms = 20; /* the failures come at set-up; a pass needs a few transactions */
+    return client_run(&o, failed);
+}
+
+static const char *first_error(json_t *doc, const char **test)
+{
+    json_t *e = json_array_get(json_object_get(doc, "errors"), 0);
+
+    assert_non_null(e);
+    *test = json_string_value(json_object_get(e, "test"));
+    return json_string_value(json_object_get(e, "error"));
+}
+
+/* --- tests -------------------------------------------------------------------------------- */
+
+static void test_client_nodelay_failure_names_the_call(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    char want[160];
+    json_t *doc;
+
+    (void)state;
+    arm(IPPROTO_TCP, TCP_NODELAY, 0);
+    doc = run_one(PROTO_TCP_RR, &failed);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    snprintf(want, sizeof(want),
+             "setsockopt TCP_NODELAY on the connection to 127.0.0.1:%u: Protocol not available",
+             server_port);
+    assert_string_equal(first_error(doc, &test), want);
+    assert_string_equal(test, "TCP_RR");
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 0);
+    json_decref(doc);
+}
+
+static void test_client_rr_timeout_failure_fails_the_sample(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    json_t *doc;
+
+    (void)state;
+    /* the server sets SO_RCVTIMEO only for UDP_RR: this hits the client's TCP_RR loop */
+    arm(SOL_SOCKET, SO_RCVTIMEO, 0);
+    doc = run_one(PROTO_TCP_RR, &failed);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test),
+                        "TCP_RR setsockopt SO_RCVTIMEO (stream 0): Protocol not available");
+    assert_string_equal(test, "TCP_RR");
+    json_decref(doc);
+}
+
+static void test_client_crr_linger_failure_fails_the_sample(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    json_t *doc;
+
+    (void)state;
+    arm(SOL_SOCKET, SO_LINGER, 0);
+    doc = run_one(PROTO_TCP_CRR, &failed);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test),
+                        "TCP_CRR setsockopt SO_LINGER (stream 0): Protocol not available");
+    assert_string_equal(test, "TCP_CRR");
+    json_decref(doc);
+}
+
+static void test_client_server_drops_only_that_connection(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    json_t *doc;
+
+    (void)state;
+    /* the server cannot set TCP_NODELAY on the accepted connection: it drops it... */
+    arm(IPPROTO_TCP, TCP_NODELAY, 1);
+    doc = run_one(PROTO_TCP_RR, &failed);
+    assert_true(armed_hits > 0);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test),
+                        "waiting for CHALLENGE: server closed the connection");
+    json_decref(doc);
+    /* ...and keeps serving */
+    doc = run_one(PROTO_TCP_RR, &failed);
+    assert_int_equal(failed, 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 1);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_client_nodelay_failure_names_the_call),
+        cmocka_unit_test(test_client_rr_timeout_failure_fails_the_sample),
+        cmocka_unit_test(test_client_crr_linger_failure_fails_the_sample),
+        cmocka_unit_test(test_client_server_drops_only_that_connection),
+    };
+    return cmocka_run_group_tests(tests, start_server, stop_server);
+}
