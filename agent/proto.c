@@ -7,37 +7,39 @@
 
 #include "agent/sha256.h"
 #include "base/kp_err.h"
-
-static const char *const test_names[] = {
-    NULL, "TCP_RR", "TCP_CRR", "TCP_STREAM", "TCP_STREAM_MULTI", "UDP_RR", "UDP_STREAM"};
+#include "base/testkind.h"
 
 static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
                                          "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
                                          "START",  "STARTED", "STOP",       "RESULT"};
 
+/* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)
 {
-    if (test == 0 || test > PROTO_UDP_STREAM)
-        return "UNKNOWN";
-    return test_names[test];
+    const struct testkind *tk = testkind_by_wire(test);
+
+    return tk ? tk->name : "UNKNOWN";
 }
 
 uint8_t proto_test_from_name(const char *name)
 {
-    for (uint8_t i = 1; i <= PROTO_UDP_STREAM; i++)
-        if (strcmp(name, test_names[i]) == 0)
-            return i;
-    return 0;
+    const struct testkind *tk = testkind_by_name(name);
+
+    return tk ? tk->wire : 0;
 }
 
 int proto_test_is_udp(uint8_t test)
 {
-    return test == PROTO_UDP_RR || test == PROTO_UDP_STREAM;
+    const struct testkind *tk = testkind_by_wire(test);
+
+    return tk && tk->udp;
 }
 
 int proto_test_is_stream(uint8_t test)
 {
-    return test == PROTO_TCP_STREAM || test == PROTO_TCP_STREAM_MULTI || test == PROTO_UDP_STREAM;
+    const struct testkind *tk = testkind_by_wire(test);
+
+    return tk && !tk->latency;
 }
 
 const char *proto_type_name(uint8_t type)
@@ -178,15 +180,17 @@ enum proto_status proto_decode_header(const uint8_t *buf, size_t len, struct pro
 
 int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
 {
-    if (r->test == 0 || r->test > PROTO_UDP_STREAM)
+    const struct testkind *tk = testkind_by_wire(r->test);
+
+    if (!tk)
         return kp_err_set(err, "unknown test type %u", r->test);
     if (r->flags & ~PROTO_FLAG_REVERSE)
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if (r->streams < 1 || r->streams > PROTO_MAX_STREAMS)
         return kp_err_set(err, "streams %u out of range [1, %u]", r->streams, PROTO_MAX_STREAMS);
-    if (r->test != PROTO_TCP_STREAM_MULTI && r->streams != 1)
-        return kp_err_set(err, "%s takes 1 stream, not %u", proto_test_name(r->test), r->streams);
-    if (proto_test_is_udp(r->test)) {
+    if (!tk->multi_stream && r->streams != 1)
+        return kp_err_set(err, "%s takes 1 stream, not %u", tk->name, r->streams);
+    if (tk->udp) {
         if (r->msg_size < PROTO_MIN_UDP_SIZE || r->msg_size > PROTO_MAX_UDP_SIZE)
             return kp_err_set(err, "UDP message size %u out of range [%u, %u]", r->msg_size,
                               PROTO_MIN_UDP_SIZE, PROTO_MAX_UDP_SIZE);
@@ -199,15 +203,15 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           PROTO_MAX_DURATION_MS);
     if (r->omit_ms > PROTO_MAX_DURATION_MS)
         return kp_err_set(err, "omit %u ms out of range", r->omit_ms);
-    if (r->test == PROTO_UDP_STREAM) {
+    if (tk->udp && !tk->latency) { /* UDP_STREAM sends at a rate */
         if (r->rate_bps < 1000 || r->rate_bps > PROTO_MAX_RATE_BPS)
             return kp_err_set(err, "UDP rate %llu bit/s out of range [1000, %llu]",
                               (unsigned long long)r->rate_bps,
                               (unsigned long long)PROTO_MAX_RATE_BPS);
     } else if (r->rate_bps != 0) {
-        return kp_err_set(err, "rate given for %s", proto_test_name(r->test));
+        return kp_err_set(err, "rate given for %s", tk->name);
     }
-    if ((r->flags & PROTO_FLAG_REVERSE) && !proto_test_is_stream(r->test))
+    if ((r->flags & PROTO_FLAG_REVERSE) && !tk->reversible)
         return kp_err_set(err, "reverse is only for stream tests");
     return 0;
 }

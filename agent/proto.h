@@ -51,6 +51,9 @@ enum proto_type {
     PROTO_TYPE_MAX = 13,
 };
 
+/* Test numbers on the wire: the protocol, never renumbered. Each is the `wire` id of its
+ * entry in base/testkind.h, where the test's name and properties live (test_proto checks
+ * that they agree). */
 enum proto_test {
     PROTO_TCP_RR = 1,
     PROTO_TCP_CRR = 2,
@@ -193,7 +196,8 @@ KP_MUST_CHECK size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_
 void proto_auth_mac(const void *token, size_t token_len, const uint8_t nonce[PROTO_NONCE_LEN],
                     uint8_t mac[PROTO_MAC_LEN]);
 
-/* Test names ("TCP_RR"...) and back; name lookup is exact. Returns 0 when unknown. */
+/* Test names ("TCP_RR"...) and back, through base/testkind.h; name lookup is exact.
+ * proto_test_name gives "UNKNOWN" and proto_test_from_name 0 for an unknown test. */
 const char *proto_test_name(uint8_t test);
 uint8_t proto_test_from_name(const char *name);
 int proto_test_is_udp(uint8_t test);

@@ -10,11 +10,12 @@
 
 #include "base/hist.h"
 #include "base/kp_err.h"
+#include "base/testkind.h"
 
-/* Test classes: which fields a result must or may carry. */
+/* Test classes: which fields a result must or may carry (from base/testkind.h). */
 #define C_ANY    0x01u
-#define C_LAT    0x02u /* TCP_RR, TCP_CRR, UDP_RR */
-#define C_STREAM 0x04u /* TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM */
+#define C_LAT    0x02u /* latency tests: TCP_RR, TCP_CRR, UDP_RR */
+#define C_STREAM 0x04u /* stream tests: TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM */
 #define C_UDP    0x08u
 #define C_TCP    0x10u /* TCP tests that keep a connection: all but TCP_CRR */
 #define C_TSTRM  0x20u /* TCP stream tests */
@@ -29,39 +30,22 @@ struct field {
     int (*check)(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
 };
 
-static const struct {
-    const char *name;
-    unsigned classes;
-} tests[] = {
-    {"TCP_RR", C_ANY | C_LAT | C_TCP},
-    {"TCP_CRR", C_ANY | C_LAT},
-    {"TCP_STREAM", C_ANY | C_STREAM | C_TCP | C_TSTRM},
-    {"TCP_STREAM_MULTI", C_ANY | C_STREAM | C_TCP | C_TSTRM},
-    {"UDP_RR", C_ANY | C_LAT | C_UDP},
-    {"UDP_STREAM", C_ANY | C_STREAM | C_UDP},
-};
-
+/* The classes of a test name; 0 when the name is not a test. */
 static unsigned test_classes(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof(tests) / sizeof(tests[0]); i++)
-        if (strcmp(name, tests[i].name) == 0)
-            return tests[i].classes;
-    return 0;
-}
+    const struct testkind *tk = testkind_by_name(name);
+    unsigned c;
 
-int result_test_is_known(const char *test)
-{
-    return test_classes(test) != 0;
-}
-
-int result_test_is_latency(const char *test)
-{
-    return (test_classes(test) & C_LAT) != 0;
-}
-
-int result_test_is_stream(const char *test)
-{
-    return (test_classes(test) & C_STREAM) != 0;
+    if (!tk)
+        return 0;
+    c = C_ANY | (tk->latency ? C_LAT : C_STREAM);
+    if (tk->udp)
+        c |= C_UDP;
+    else if (!tk->conn_per_txn)
+        c |= C_TCP;
+    if (!tk->udp && !tk->latency)
+        c |= C_TSTRM;
+    return c;
 }
 
 /* --- generic object checking -------------------------------------------------------------- */
@@ -139,6 +123,8 @@ static int check_array(const json_t *arr, const char *path, unsigned classes,
     size_t i;
     const json_t *v;
 
+    if (json_array_size(arr) > RESULT_MAX_ENTRIES)
+        return kp_err_set(err, "%s: more than %u entries", path, RESULT_MAX_ENTRIES);
     json_array_foreach(arr, i, v)
     {
         snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
@@ -169,8 +155,16 @@ static int check_schema(const json_t *v, const char *path, unsigned classes, str
 static int check_test_name(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     (void)classes;
-    if (!json_is_string(v) || !result_test_is_known(json_string_value(v)))
+    if (!json_is_string(v) || !testkind_by_name(json_string_value(v)))
         return kp_err_set(err, "%s: unknown test", path);
+    return 0;
+}
+
+static int check_nonempty(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    (void)classes;
+    if (json_string_length(v) == 0)
+        return kp_err_set(err, "%s: empty string", path);
     return 0;
 }
 
@@ -367,9 +361,9 @@ static int check_result(const json_t *v, const char *path, unsigned unused, stru
 static int check_error(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     static const struct field f[] = {
-        {"test", K_STR, ALL, ALL, NULL},
+        {"test", K_STR, ALL, ALL, check_nonempty},
         {"sample", K_INT, ALL, ALL, NULL},
-        {"error", K_STR, ALL, ALL, NULL},
+        {"error", K_STR, ALL, ALL, check_nonempty},
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
@@ -484,6 +478,11 @@ static int check_mtu(const json_t *v, const char *path, unsigned classes, struct
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
+int result_validate_entry(const json_t *entry, const char *path, struct kp_err *err)
+{
+    return check_result(entry, path, 0, err);
 }
 
 int result_validate(const json_t *doc, struct kp_err *err)

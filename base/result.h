@@ -2,7 +2,10 @@
 /* result.h - the kperf.result/v1 document (docs/result-schema.md) that `kperf-agent client
  * --json` prints and the controller reads: strict parsing and validation, typed access to a
  * result's fields, and the shared pieces of its emission (latency summary from a histogram,
- * node CPU percentages). Knows nothing of sockets or of how results were measured. */
+ * node CPU percentages). Which fields a test carries follows from its kind (base/testkind.h):
+ * latency tests carry latency_us/histogram/ops, stream tests bytes/throughput_mbps, UDP tests
+ * udp, TCP tests that keep a connection tcp. Knows nothing of sockets or of how results were
+ * measured. */
 #ifndef KPERF_BASE_RESULT_H
 #define KPERF_BASE_RESULT_H
 
@@ -14,18 +17,25 @@
 struct kp_err;
 struct hist;
 
-#define RESULT_SCHEMA    "kperf.result/v1"
-#define RESULT_MAX_BYTES (64u << 20) /* a document larger than this is refused unparsed */
+#define RESULT_SCHEMA      "kperf.result/v1"
+#define RESULT_MAX_BYTES   (64u << 20) /* a document larger than this is refused unparsed */
+#define RESULT_MAX_ENTRIES 100000u     /* items per array (results[], errors[], streams[]...) */
 
 /* Parses and validates a whole document from buf[0..len) (need not be NUL-terminated).
  * Duplicate keys, unknown keys, wrong types, negative or non-finite numbers, a wrong schema,
- * inconsistent latency summaries or histograms are all errors. On success *doc is a new
+ * inconsistent latency summaries or histograms, an array of more than RESULT_MAX_ENTRIES and
+ * an empty errors[].test or errors[].error are all errors. On success *doc is a new
  * reference (caller decrefs) and 0 is returned; on failure -1 with err naming the path
  * ("results[2].latency_us.p50: ..."). */
 int result_parse(const char *buf, size_t len, json_t **doc, struct kp_err *err);
 
 /* Validates a document already in memory, with the rules of result_parse. 0 or -1. */
 int result_validate(const json_t *doc, struct kp_err *err);
+
+/* Validates one results[] entry on its own, with the rules result_validate applies to it
+ * (a report keeps these as its samples). path names it in messages ("results[0].samples[2]").
+ * Returns 0 or -1 with err. */
+int result_validate_entry(const json_t *entry, const char *path, struct kp_err *err);
 
 /* results[] and errors[] (borrowed references, valid while doc lives). */
 size_t result_count(const json_t *doc);
@@ -44,12 +54,6 @@ int result_number(const json_t *res, const char *path, double *out);
 /* The result's latency histogram; a new histogram (caller frees with hist_free) or NULL
  * with err (absent for stream tests). */
 struct hist *result_histogram(const json_t *res, struct kp_err *err);
-
-/* Test kinds by name: latency tests carry latency_us/histogram/ops; stream tests carry
- * bytes/throughput_mbps; UDP tests carry udp; TCP tests except TCP_CRR carry tcp. */
-int result_test_is_known(const char *test);
-int result_test_is_latency(const char *test);
-int result_test_is_stream(const char *test);
 
 /* The aggregate of every sample of one test in doc's results[] (same test and direction):
  * samples, summed counts, the merged histogram and its latency_us, the mean headline figure

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/testkind.h"
 #include "controller/run_options.h"
 
 struct plan {
@@ -31,10 +32,6 @@ static const char *const placement_names[PLACEMENT_COUNT] = {
     "node",
 };
 
-static const char *const test_names[TEST_COUNT] = {
-    "TCP_RR", "TCP_CRR", "UDP_RR", "TCP_STREAM", "TCP_STREAM_MULTI", "UDP_STREAM",
-};
-
 const char *plan_scenario_name(enum scenario s)
 {
     return (unsigned)s < SCENARIO_COUNT ? scenario_names[s] : "?";
@@ -47,7 +44,7 @@ const char *plan_placement_name(enum placement p)
 
 const char *plan_test_name(enum test_kind t)
 {
-    return (unsigned)t < TEST_COUNT ? test_names[t] : "?";
+    return testkind_name(t);
 }
 
 int plan_scenario_from_name(const char *name)
@@ -60,20 +57,9 @@ int plan_scenario_from_name(const char *name)
 
 int plan_test_from_name(const char *name)
 {
-    for (int i = 0; i < TEST_COUNT; i++)
-        if (strcasecmp(name, test_names[i]) == 0)
-            return i;
-    return -1;
-}
+    const struct testkind *tk = testkind_by_name_icase(name);
 
-bool plan_test_is_latency(enum test_kind t)
-{
-    return t == TEST_TCP_RR || t == TEST_TCP_CRR || t == TEST_UDP_RR;
-}
-
-bool plan_test_is_reversible(enum test_kind t)
-{
-    return t == TEST_TCP_STREAM || t == TEST_TCP_STREAM_MULTI || t == TEST_UDP_STREAM;
+    return tk ? (int)tk->kind : -1;
 }
 
 static struct plan_group *group_append(struct plan *p)
@@ -102,7 +88,7 @@ static void add_group(struct plan *p, enum scenario s, enum placement pl, bool r
     for (int t = 0; t < TEST_COUNT; t++) {
         if (!(p->opts.tests & (1u << t)))
             continue;
-        if (reverse && !plan_test_is_reversible((enum test_kind)t))
+        if (reverse && !testkind_get((enum test_kind)t)->reversible)
             continue;
         g.tests[g.n_tests++] = (enum test_kind)t;
     }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h - what a run measures, in which order: scenarios x placements x tests x samples.
- * Owns the vocabulary (scenario, placement and test names), the ordered list of measurement
- * groups and the skip list (a (scenario, placement) that a backend cannot provide is kept with
- * its reason, never dropped). Knows nothing of backends, processes or reports.
+ * Owns the vocabulary of scenarios and placements (tests: base/testkind.h), the ordered list of
+ * measurement groups and the skip list (a (scenario, placement) that a backend cannot provide is
+ * kept with its reason, never dropped). Knows nothing of backends, processes or reports.
  *
  * Vocabulary (these exact strings appear in reports):
  *   scenarios   pod-to-pod, host-to-host, pod-to-service, pod-to-external
@@ -12,6 +12,7 @@
  *               node:<name>             (sweep mode, --all-nodes: the client ran on <name>
  *                                        and the server on the reference node)
  *   tests       TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM
+ *               (enum test_kind, their order and properties: base/testkind.h)
  *
  * pod-to-external measures both directions from the pod: every selected test once as is, and
  * the stream tests (TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM) once more with reverse = true
@@ -26,6 +27,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "base/testkind.h"
 
 struct kp_err;
 struct run_options;
@@ -46,17 +49,6 @@ enum placement {
     PLACEMENT_COUNT,
 };
 
-/* Canonical order: latency tests first, then throughput tests. */
-enum test_kind {
-    TEST_TCP_RR = 0,
-    TEST_TCP_CRR,
-    TEST_UDP_RR,
-    TEST_TCP_STREAM,
-    TEST_TCP_STREAM_MULTI,
-    TEST_UDP_STREAM,
-    TEST_COUNT,
-};
-
 /* Bit masks over the enums above: (1u << SCENARIO_x), (1u << PLACEMENT_x), (1u << TEST_x). */
 #define SCENARIO_ALL_MASK ((1u << SCENARIO_COUNT) - 1)
 #define TEST_ALL_MASK     ((1u << TEST_COUNT) - 1)
@@ -67,11 +59,12 @@ enum test_kind {
 /* Names (static strings) and lookups. *_from_name return -1 for an unknown name. */
 const char *plan_scenario_name(enum scenario s);
 const char *plan_placement_name(enum placement p); /* "node" for PLACEMENT_NODE */
-const char *plan_test_name(enum test_kind t);
 int plan_scenario_from_name(const char *name);
+
+/* Thin wrappers over base/testkind.h for the flag and backend code: testkind_name(t), and
+ * testkind_by_name_icase(name)->kind or -1 (flags accept "tcp_rr"). */
+const char *plan_test_name(enum test_kind t);
 int plan_test_from_name(const char *name);
-bool plan_test_is_latency(enum test_kind t);    /* RR and CRR tests */
-bool plan_test_is_reversible(enum test_kind t); /* stream tests: measured both ways externally */
 
 /* One group of measurements: the unit a backend runs with one client (or test by test). */
 struct plan_group {

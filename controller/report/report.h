@@ -72,11 +72,10 @@ void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
 /* Adds one kperf-agent client document (kperf.result/v1, docs/result-schema.md) measured for
  * (scenario, placement). Each results[] entry becomes a sample of the row (scenario, placement,
  * entry.test, entry.reverse), kept verbatim; each errors[] entry becomes an error of its row.
- * The document is validated strictly first (the agent's result_validate, then what merging
- * needs); a malformed one is rejected as a whole (nothing added) with an error naming the
- * field that is wrong. errors[] entries go to the reverse row when params.reverse is true.
- * agent_doc is borrowed (copied).
- * Returns 0 or -1 with err. */
+ * The document is validated strictly first (the agent's result_validate, which also checks
+ * the histograms merging needs); a malformed one is rejected as a whole (nothing added) with
+ * an error naming the field that is wrong. errors[] entries go to the reverse row when
+ * params.reverse is true. agent_doc is borrowed (copied). Returns 0 or -1 with err. */
 int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
                          const json_t *agent_doc, struct kp_err *err);
 
@@ -108,7 +107,8 @@ int report_finish(struct report *rep, struct kp_err *err);
 json_t *report_to_json(const struct report *rep);
 
 /* Reads a kperf.report/v1 document, validating it strictly (schema string, required fields,
- * types). doc is borrowed (copied). Returns a new report (caller frees) or NULL with err. */
+ * types; every sample as an agent results[] entry, base/result.h). doc is borrowed (copied).
+ * Returns a new report (caller frees) or NULL with err. */
 struct report *report_from_json(const json_t *doc, struct kp_err *err);
 
 /* report_from_json on a file (at most REPORT_MAX_FILE_BYTES). Caller frees; NULL with err. */

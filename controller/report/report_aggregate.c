@@ -8,6 +8,7 @@
 #include "base/hist.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/testkind.h"
 #include "controller/report/stats.h"
 
 static const struct report_metric latency_metrics[] = {
@@ -31,12 +32,9 @@ const struct report_metric *report_metrics_for(const char *kind, size_t *count)
 
 const char *report_kind_of_test(const char *test)
 {
-    size_t n = strlen(test);
+    const struct testkind *tk = testkind_by_name(test);
 
-    if ((n >= 3 && strcmp(test + n - 3, "_RR") == 0) ||
-        (n >= 4 && strcmp(test + n - 4, "_CRR") == 0))
-        return "latency";
-    return "throughput";
+    return tk && tk->latency ? "latency" : "throughput";
 }
 
 bool report_get_number(const json_t *obj, const char *field, const char *sub, double *out)

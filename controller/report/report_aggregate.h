@@ -26,7 +26,8 @@ struct report_metric {
 /* The key metrics of a row kind ("latency" or "throughput"): a static table, *count set. */
 const struct report_metric *report_metrics_for(const char *kind, size_t *count);
 
-/* "latency" when the test name ends in _RR or _CRR, else "throughput". */
+/* A row's kind: "latency" for a latency test (base/testkind.h), else "throughput" (also for a
+ * name that is not a test). */
 const char *report_kind_of_test(const char *test);
 
 /* Reads obj[field][sub] (or obj[field] when sub is NULL) as a number. False when absent. */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* report_validate.c - strict checks of kperf.result/v1 and kperf.report/v1 documents. */
+/* report_validate.c - strict checks of kperf.report/v1 documents: structure, metadata, rows,
+ * aggregates, statistics. The agent results[] entries a row keeps as samples are checked by
+ * base/result.h (result_validate_entry), the one schema check of agent documents. */
 #include "controller/report/report_validate.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "base/hist.h"
 #include "base/kp_err.h"
+#include "base/result.h"
 #include "controller/report/report.h"
 
 static int want_type(const json_t *obj, const char *key, json_type type, bool required,
@@ -43,91 +46,33 @@ static int want_type(const json_t *obj, const char *key, json_type type, bool re
     return 0;
 }
 
-/* Every listed key of obj[key] (an optional object) must be a non-negative number if present;
- * `required` of them must be present. */
-static int want_numbers(const json_t *obj, const char *key, const char *const *fields,
-                        bool required, const char *path, struct kp_err *err)
+/* One samples[] entry of a row: an agent results[] entry, checked by the agent's own schema
+ * (base/result.h), plus the agent document's "mtu" that report_add_agent_doc keeps with it. */
+static int validate_sample(const json_t *sample, const char *path, struct kp_err *err)
 {
-    const json_t *sub = json_object_get(obj, key);
-    char sub_path[256];
+    const json_t *mtu = json_object_get(sample, "mtu");
+    json_t *entry;
+    char p[256];
+    int rc;
 
-    if (!sub)
-        return 0;
-    if (!json_is_object(sub))
-        return kp_err_set(err, "%s.%s: expected an object", path, key);
-    snprintf(sub_path, sizeof(sub_path), "%s.%s", path, key);
-    for (size_t i = 0; fields[i]; i++)
-        if (want_type(sub, fields[i], JSON_REAL, required, sub_path, err) != 0)
-            return -1;
-    return 0;
-}
-
-static bool valid_test_name(const char *s)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return false;
-    return true;
-}
-
-static int check_histogram(const json_t *entry, const char *path, struct kp_err *err)
-{
-    struct hist *h = hist_from_json(json_object_get(entry, "histogram"), err);
-
-    if (!h)
-        return kp_err_prefix(err, "%s.histogram", path);
-    hist_free(h);
-    return 0;
-}
-
-int report_validate_sample(const json_t *entry, const char *path, struct kp_err *err)
-{
-    static const char *const latency[] = {"min", "mean", "p50", "p90", "p99", "max", NULL};
-    static const char *const latency_opt[] = {"p999", "stddev", NULL};
-    static const char *const tcp[] = {"retransmits", "rtt_us", "mss", NULL};
-    static const char *const udp[] = {"sent",      "received",     "lost",          "loss_pct",
-                                      "jitter_us", "out_of_order", "rcvbuf_errors", NULL};
-    static const char *const cpu[] = {"client", "server", NULL};
-    static const char *const scalars[] = {"duration_s",      "ops", "ops_per_sec", "bytes",
-                                          "throughput_mbps", NULL};
-
-    if (!json_is_object(entry))
+    if (!json_is_object(sample))
         return kp_err_set(err, "%s: expected an object", path);
-    if (want_type(entry, "test", JSON_STRING, true, path, err) != 0 ||
-        want_type(entry, "sample", JSON_INTEGER, true, path, err) != 0 ||
-        want_type(entry, "reverse", JSON_TRUE, false, path, err) != 0 ||
-        want_type(entry, "duration_s", JSON_REAL, true, path, err) != 0)
-        return -1;
-    if (!valid_test_name(json_string_value(json_object_get(entry, "test"))))
-        return kp_err_set(err, "%s.test: '%s' is not a test name (A-Z, 0-9, _)", path,
-                          json_string_value(json_object_get(entry, "test")));
-    for (size_t i = 0; scalars[i]; i++)
-        if (want_type(entry, scalars[i], JSON_REAL, false, path, err) != 0)
+    if (mtu) {
+        if (!json_is_object(mtu))
+            return kp_err_set(err, "%s.mtu: expected an object", path);
+        snprintf(p, sizeof(p), "%s.mtu", path);
+        if (want_type(mtu, "client", JSON_INTEGER, false, p, err) != 0 ||
+            want_type(mtu, "server", JSON_INTEGER, false, p, err) != 0)
             return -1;
-    if (want_numbers(entry, "latency_us", latency, true, path, err) != 0 ||
-        want_numbers(entry, "latency_us", latency_opt, false, path, err) != 0 ||
-        want_numbers(entry, "tcp", tcp, false, path, err) != 0 ||
-        want_numbers(entry, "udp", udp, false, path, err) != 0 ||
-        want_numbers(entry, "cpu_seconds", cpu, false, path, err) != 0 ||
-        want_type(entry, "streams", JSON_ARRAY, false, path, err) != 0 ||
-        want_type(entry, "intervals", JSON_ARRAY, false, path, err) != 0)
-        return -1;
-    if (json_object_get(entry, "latency_us")) {
-        if (!json_object_get(entry, "histogram"))
-            return kp_err_set(err, "%s: latency_us without histogram (needed to merge samples)",
-                              path);
-        if (check_histogram(entry, path, err) != 0)
-            return -1;
-    } else if (!json_object_get(entry, "throughput_mbps")) {
-        return kp_err_set(err, "%s: has neither latency_us nor throughput_mbps", path);
     }
-    return 0;
+    entry = json_copy((json_t *)sample); /* shallow: the same values, without the mtu */
+    json_object_del(entry, "mtu");
+    rc = result_validate_entry(entry, path, err);
+    json_decref(entry);
+    return rc;
 }
 
+/* A row's errors[] entry: an agent's {test, sample, error} or the runner's {test, error}. */
 static int validate_error_entry(const json_t *e, const char *path, struct kp_err *err)
 {
     if (!json_is_object(e))
@@ -136,35 +81,6 @@ static int validate_error_entry(const json_t *e, const char *path, struct kp_err
         want_type(e, "test", JSON_STRING, false, path, err) != 0 ||
         want_type(e, "sample", JSON_INTEGER, false, path, err) != 0)
         return -1;
-    return 0;
-}
-
-int report_validate_agent_doc(const json_t *doc, struct kp_err *err)
-{
-    const json_t *schema, *v;
-    size_t i;
-    char path[64];
-
-    if (!json_is_object(doc))
-        return kp_err_set(err, "agent document: expected a JSON object");
-    schema = json_object_get(doc, "schema");
-    if (!json_is_string(schema) || strcmp(json_string_value(schema), REPORT_AGENT_SCHEMA) != 0)
-        return kp_err_set(err, "agent document: schema is not \"%s\"", REPORT_AGENT_SCHEMA);
-    if (want_type(doc, "results", JSON_ARRAY, true, "agent document", err) != 0 ||
-        want_type(doc, "errors", JSON_ARRAY, false, "agent document", err) != 0)
-        return -1;
-    json_array_foreach(json_object_get(doc, "results"), i, v)
-    {
-        snprintf(path, sizeof(path), "results[%zu]", i);
-        if (report_validate_sample(v, path, err) != 0)
-            return kp_err_prefix(err, "agent document");
-    }
-    json_array_foreach(json_object_get(doc, "errors"), i, v)
-    {
-        snprintf(path, sizeof(path), "errors[%zu]", i);
-        if (validate_error_entry(v, path, err) != 0)
-            return kp_err_prefix(err, "agent document");
-    }
     return 0;
 }
 
@@ -255,7 +171,7 @@ static int validate_row(const json_t *row, const char *path, struct kp_err *err)
     json_array_foreach(json_object_get(row, "samples"), i, v)
     {
         snprintf(p, sizeof(p), "%s.samples[%zu]", path, i);
-        if (report_validate_sample(v, p, err) != 0)
+        if (validate_sample(v, p, err) != 0)
             return -1;
     }
     json_array_foreach(json_object_get(row, "errors"), i, v)

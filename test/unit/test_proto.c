@@ -11,6 +11,7 @@
 
 #include "agent/proto.h"
 #include "base/kp_err.h"
+#include "base/testkind.h"
 
 static uint8_t buf[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD];
 
@@ -421,6 +422,31 @@ static void test_proto_auth_mac(void **state)
     assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
 }
 
+/* proto.h's test numbers and base/testkind.h's wire ids are the same protocol. */
+static void test_proto_test_numbers_are_the_testkind_wire_ids(void **state)
+{
+    static const struct {
+        uint8_t wire;
+        enum test_kind kind;
+    } pairs[] = {
+        {PROTO_TCP_RR, TEST_TCP_RR},         {PROTO_TCP_CRR, TEST_TCP_CRR},
+        {PROTO_TCP_STREAM, TEST_TCP_STREAM}, {PROTO_TCP_STREAM_MULTI, TEST_TCP_STREAM_MULTI},
+        {PROTO_UDP_RR, TEST_UDP_RR},         {PROTO_UDP_STREAM, TEST_UDP_STREAM},
+    };
+    (void)state;
+    assert_int_equal(sizeof(pairs) / sizeof(pairs[0]), TEST_COUNT);
+    for (size_t i = 0; i < TEST_COUNT; i++) {
+        assert_int_equal(testkind_get(pairs[i].kind)->wire, pairs[i].wire);
+        assert_string_equal(proto_test_name(pairs[i].wire), testkind_name(pairs[i].kind));
+    }
+    assert_int_equal(PROTO_TCP_RR, 1); /* the wire protocol: never renumbered */
+    assert_int_equal(PROTO_TCP_CRR, 2);
+    assert_int_equal(PROTO_TCP_STREAM, 3);
+    assert_int_equal(PROTO_TCP_STREAM_MULTI, 4);
+    assert_int_equal(PROTO_UDP_RR, 5);
+    assert_int_equal(PROTO_UDP_STREAM, 6);
+}
+
 static void test_proto_names_and_udp_header(void **state)
 {
     uint8_t d[PROTO_MIN_UDP_SIZE];
@@ -431,6 +457,14 @@ static void test_proto_names_and_udp_header(void **state)
         assert_int_equal(proto_test_from_name(proto_test_name(t)), t);
     assert_int_equal(proto_test_from_name("tcp_rr"), 0);
     assert_string_equal(proto_test_name(99), "UNKNOWN");
+    assert_string_equal(proto_test_name(0), "UNKNOWN");
+    assert_string_equal(proto_test_name(PROTO_UDP_STREAM + 1), "UNKNOWN");
+    assert_true(proto_test_is_udp(PROTO_UDP_RR));
+    assert_false(proto_test_is_udp(PROTO_TCP_CRR));
+    assert_true(proto_test_is_stream(PROTO_TCP_STREAM_MULTI));
+    assert_false(proto_test_is_stream(PROTO_UDP_RR));
+    assert_false(proto_test_is_udp(0));
+    assert_false(proto_test_is_stream(0));
     assert_string_equal(proto_type_name(PROTO_RESULT), "RESULT");
     proto_udp_put(d, 0x1122334455667788ull, 9, UINT64_MAX - 1);
     proto_udp_get(d, &a, &b, &c);
@@ -463,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_proto_oversized_lengths_rejected_before_payload),
         cmocka_unit_test(test_proto_fixed_lengths_enforced),
         cmocka_unit_test(test_proto_test_request_ranges),
+        cmocka_unit_test(test_proto_test_numbers_are_the_testkind_wire_ids),
         cmocka_unit_test(test_proto_bad_payloads),
         cmocka_unit_test(test_proto_bad_refuse),
         cmocka_unit_test(test_proto_bad_result),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_report.c - building a report from synthetic agent documents: rows and samples, merged
  * percentiles against the raw values, medians and statistics, strict validation of agent
- * input, skips and errors, the JSON round trip and the schema check of a written report. */
+ * input (also of a loaded report's samples), skips and errors, the JSON round trip and the
+ * schema check of a written report. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "controller/report/report.h"
+#include "controller/report/report_aggregate.h"
 #include "test/unit/report_fixture.h"
 
 static int cmp_u64(const void *x, const void *y)
@@ -193,6 +195,9 @@ static void test_report_rejects_malformed_agent_docs(void **state)
     expect_rejected(s, "bad key"); /* still one line */
     expect_rejected(fx_agent_doc(json_array(), json_pack("[{s:s}]", "test", "TCP_RR")),
                     "errors[0]");
+    expect_rejected(fx_agent_doc(json_array(), json_pack("[{s:s, s:i, s:s}]", "test", "TCP_RR",
+                                                         "sample", 0, "error", "")),
+                    "errors[0].error: empty string");
 }
 
 static void test_report_skips_and_errors(void **state)
@@ -268,6 +273,90 @@ static void test_report_json_round_trip(void **state)
     json_decref(b);
     report_free(back);
     report_free(rep);
+}
+
+/* Loads a copy of the report JSON a with one sample changed by mutate; expects refusal
+ * mentioning want. */
+static void expect_load_refused(const json_t *a, void (*mutate)(json_t *sample), const char *want)
+{
+    json_t *b = json_deep_copy(a);
+    json_t *row = json_array_get(json_object_get(b, "results"), 0);
+    struct kp_err err = {{0}};
+
+    mutate(json_array_get(json_object_get(row, "samples"), 0));
+    assert_null(report_from_json(b, &err));
+    if (!strstr(kp_err_msg(&err), want))
+        fail_msg("error '%s' does not mention '%s'", kp_err_msg(&err), want);
+    json_decref(b);
+}
+
+static void m_sample_extra(json_t *s)
+{
+    json_object_set_new(s, "extra", json_true());
+}
+static void m_sample_p99(json_t *s)
+{
+    json_object_set_new(json_object_get(s, "latency_us"), "p99", json_real(0));
+}
+static void m_sample_unknown_test(json_t *s)
+{
+    json_object_set_new(s, "test", json_string("FOO_RR"));
+}
+static void m_sample_no_node_cpu(json_t *s)
+{
+    json_object_del(s, "node_cpu");
+}
+static void m_sample_mtu(json_t *s)
+{
+    json_object_set_new(json_object_get(s, "mtu"), "client", json_string("big"));
+}
+static void m_sample_throughput_on_rr(json_t *s)
+{
+    json_object_set_new(s, "throughput_mbps", json_real(1));
+}
+
+/* A loaded report's samples are held to the agent's own schema (base/result.h), the mtu the
+ * report keeps with each sample aside. */
+static void test_report_load_checks_samples_with_the_agent_schema(void **state)
+{
+    struct report *rep = build(NULL, NULL), *back;
+    struct kp_err err = {{0}};
+    json_t *a = report_to_json(rep);
+    const json_t *row = json_array_get(json_object_get(a, "results"), 0);
+    (void)state;
+
+    assert_string_equal(json_string_value(json_object_get(row, "test")), "TCP_RR");
+    assert_true(
+        json_is_object(json_object_get(json_array_get(json_object_get(row, "samples"), 0), "mtu")));
+    back = report_from_json(a, &err);
+    if (!back)
+        fail_msg("%s", kp_err_msg(&err));
+    report_free(back);
+    expect_load_refused(a, m_sample_extra, "results[0].samples[0]: unexpected field \"extra\"");
+    expect_load_refused(a, m_sample_p99, "results[0].samples[0].latency_us: p99 < p90");
+    expect_load_refused(a, m_sample_unknown_test, "results[0].samples[0].test");
+    expect_load_refused(a, m_sample_no_node_cpu, "results[0].samples[0].node_cpu: missing");
+    expect_load_refused(a, m_sample_mtu, "results[0].samples[0].mtu.client");
+    expect_load_refused(a, m_sample_throughput_on_rr,
+                        "results[0].samples[0]: unexpected field \"throughput_mbps\"");
+    json_decref(a);
+    report_free(rep);
+}
+
+/* A row's kind comes from base/testkind.h, not from the spelling of the name. */
+static void test_report_row_kind_follows_testkind(void **state)
+{
+    static const struct {
+        const char *test, *kind;
+    } want[] = {
+        {"TCP_RR", "latency"},        {"TCP_CRR", "latency"},
+        {"UDP_RR", "latency"},        {"TCP_STREAM", "throughput"},
+        {"UDP_STREAM", "throughput"}, {"TCP_STREAM_MULTI", "throughput"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_string_equal(report_kind_of_test(want[i].test), want[i].kind);
+    assert_string_equal(report_kind_of_test("FOO_RR"), "throughput"); /* not a test */
 }
 
 static void test_report_ci_narrow_enough_for_samples_auto(void **state)
@@ -444,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_report_rejects_malformed_agent_docs),
         cmocka_unit_test(test_report_skips_and_errors),
         cmocka_unit_test(test_report_json_round_trip),
+        cmocka_unit_test(test_report_load_checks_samples_with_the_agent_schema),
+        cmocka_unit_test(test_report_row_kind_follows_testkind),
         cmocka_unit_test(test_report_ci_narrow_enough_for_samples_auto),
         cmocka_unit_test(test_report_write_dir_validates_against_schema),
         cmocka_unit_test(test_report_load_errors_are_one_line),

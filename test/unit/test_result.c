@@ -220,6 +220,35 @@ static void m_reverse_not_bool(json_t *d)
     json_object_set_new(res(d, 0), "reverse", json_integer(0));
 }
 
+static void m_tcp_on_crr(json_t *d)
+{
+    json_object_set(res(d, 1), "tcp", json_object_get(res(d, 0), "tcp"));
+}
+static void m_streams_on_udp_stream(json_t *d)
+{
+    json_object_set(res(d, 5), "streams", json_object_get(res(d, 2), "streams"));
+}
+static void m_test_lower_case(json_t *d)
+{
+    json_object_set_new(res(d, 0), "test", json_string("tcp_rr"));
+}
+static void m_error_empty(json_t *d)
+{
+    json_object_set_new(json_array_get(json_object_get(d, "errors"), 0), "error", json_string(""));
+}
+static void m_error_test_empty(json_t *d)
+{
+    json_object_set_new(json_array_get(json_object_get(d, "errors"), 0), "test", json_string(""));
+}
+static void m_too_many_intervals(json_t *d)
+{
+    json_t *ivs = json_object_get(res(d, 2), "intervals");
+    json_t *iv = json_array_get(ivs, 0);
+
+    while (json_array_size(ivs) <= RESULT_MAX_ENTRIES)
+        json_array_append(ivs, iv); /* the same object again: cheap */
+}
+
 static void test_result_rejects_malformed_documents(void **state)
 {
     (void)state;
@@ -244,6 +273,14 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_results_not_array, "results");
     expect_invalid(m_streams_missing_bytes, "results[3].streams[1].bytes: missing");
     expect_invalid(m_reverse_not_bool, "results[0].reverse");
+    /* which fields a test carries follows from base/testkind.h */
+    expect_invalid(m_tcp_on_crr, "results[1]: unexpected field \"tcp\"");
+    expect_invalid(m_streams_on_udp_stream, "results[5]: unexpected field \"streams\"");
+    expect_invalid(m_test_lower_case, "unknown test");
+    /* refused by the report's own agent checks before they were merged into result.c */
+    expect_invalid(m_error_empty, "errors[0].error: empty string");
+    expect_invalid(m_error_test_empty, "errors[0].test: empty string");
+    expect_invalid(m_too_many_intervals, "results[2].intervals: more than 100000 entries");
 }
 
 static void test_result_parse_rejects_bad_text(void **state)
@@ -358,14 +395,27 @@ static void test_result_aggregates_merge_samples(void **state)
     json_decref(doc);
 }
 
-static void test_result_test_classes(void **state)
+static void test_result_validate_entry_alone(void **state)
 {
+    json_t *doc = valid_doc(), *entry;
+    struct kp_err err;
     (void)state;
-    assert_true(result_test_is_latency("TCP_CRR"));
-    assert_false(result_test_is_latency("UDP_STREAM"));
-    assert_true(result_test_is_stream("TCP_STREAM_MULTI"));
-    assert_false(result_test_is_known("tcp_rr"));
-    assert_false(result_test_is_known(NULL));
+
+    kp_err_clear(&err);
+    for (size_t i = 0; i < result_count(doc); i++)
+        if (result_validate_entry(result_get(doc, i), "results[0].samples[1]", &err) != 0)
+            fail_msg("entry %zu: %s", i, kp_err_msg(&err));
+    entry = json_deep_copy(result_get(doc, 0));
+    json_object_set_new(entry, "mtu", json_object()); /* a document field, not an entry's */
+    assert_int_equal(result_validate_entry(entry, "results[0].samples[1]", &err), -1);
+    assert_string_equal(kp_err_msg(&err), "results[0].samples[1]: unexpected field \"mtu\"");
+    json_object_del(entry, "mtu");
+    json_object_set_new(json_object_get(entry, "latency_us"), "p50", json_string("fast"));
+    assert_int_equal(result_validate_entry(entry, "results[0].samples[1]", &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "results[0].samples[1].latency_us.p50"));
+    assert_int_equal(result_validate_entry(json_object_get(doc, "params"), "x", &err), -1);
+    json_decref(entry);
+    json_decref(doc);
 }
 
 int main(void)
@@ -378,7 +428,7 @@ int main(void)
         cmocka_unit_test(test_result_latency_json_from_hist),
         cmocka_unit_test(test_result_node_cpu_percentages),
         cmocka_unit_test(test_result_aggregates_merge_samples),
-        cmocka_unit_test(test_result_test_classes),
+        cmocka_unit_test(test_result_validate_entry_alone),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

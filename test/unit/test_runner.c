@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/kp_err.h"
+#include "base/testkind.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
 #include "controller/report/report.h"
@@ -49,7 +50,7 @@ static json_t *sample_for(struct fake *f, enum test_kind t, int sample, bool rev
 {
     double jitter = f->constant ? 0 : 400 * fx_uniform(&f->rng);
 
-    if (plan_test_is_latency(t)) {
+    if (testkind_get(t)->latency) {
         uint64_t rng = f->constant ? 7 : fx_next(&f->rng);
         return fx_latency_sample(plan_test_name(t), sample, &rng, 20 + jitter / 10, 200, NULL,
                                  NULL);

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* testkind.h - the one vocabulary of test kinds: for each test its name (as flags, agent
+ * documents and reports spell it), its place in the canonical report order, its wire id (the
+ * test number of the agent protocol, docs/protocol.md) and what it is: latency or stream,
+ * TCP or UDP, reversible, multi-stream, one connection per transaction. The wire protocol
+ * (agent/proto.c), the plan (controller/plan.c), the agent result schema (base/result.c) and
+ * the report ask here; nobody else lists test names. Knows nothing of sockets, plans or JSON.
+ *
+ *   name              order  wire  class    proto  reversible  multi-stream  conn per txn
+ *   TCP_RR              0     1    latency  TCP
+ *   TCP_CRR             1     2    latency  TCP                               yes
+ *   UDP_RR              2     5    latency  UDP
+ *   TCP_STREAM          3     3    stream   TCP    yes
+ *   TCP_STREAM_MULTI    4     4    stream   TCP    yes         yes
+ *   UDP_STREAM          5     6    stream   UDP    yes
+ *
+ * The wire ids are the protocol: they never change (agent/proto.h names them PROTO_TCP_RR..). */
+#ifndef KPERF_BASE_TESTKIND_H
+#define KPERF_BASE_TESTKIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Canonical (report) order: latency tests first, then throughput tests. Also the bit index of
+ * a test in masks ((1u << TEST_x)). */
+enum test_kind {
+    TEST_TCP_RR = 0,
+    TEST_TCP_CRR,
+    TEST_UDP_RR,
+    TEST_TCP_STREAM,
+    TEST_TCP_STREAM_MULTI,
+    TEST_UDP_STREAM,
+    TEST_COUNT,
+};
+
+/* One test. Entries are static: pointers to them stay valid for the program's life. */
+struct testkind {
+    const char *name;    /* "TCP_RR" */
+    enum test_kind kind; /* its canonical order index */
+    uint8_t wire;        /* protocol test number (1..); never 0 */
+    bool latency;        /* request/response: ops, latency, histogram; false: a stream test
+                          * (bytes, throughput) */
+    bool udp;            /* false: TCP */
+    bool reversible;     /* the server may send instead (--reverse; pod-to-external both ways) */
+    bool multi_stream;   /* takes --streams N > 1 connections */
+    bool conn_per_txn;   /* a new connection per transaction (TCP_CRR): no connection outlives
+                          * the test, so there are no TCP_INFO facts (tcp{}) to report */
+};
+
+/* The entry of a test kind; NULL when k is out of range. Borrowed (static). */
+const struct testkind *testkind_get(enum test_kind k);
+
+/* The entry of a name; exact match ("TCP_RR", as the protocol and documents spell it). NULL
+ * for an unknown name or NULL. Borrowed (static). */
+const struct testkind *testkind_by_name(const char *name);
+
+/* testkind_by_name ignoring case ("tcp_rr"), for command-line flags. */
+const struct testkind *testkind_by_name_icase(const char *name);
+
+/* The entry of a protocol test number; NULL for an unknown one (0, 7, ...). Borrowed. */
+const struct testkind *testkind_by_wire(unsigned wire);
+
+/* The name of a test kind (static string); "?" when k is out of range. */
+const char *testkind_name(enum test_kind k);
+
+#endif
