@@ -488,8 +488,8 @@ def t_jobs():
         check("create job " + name, r.status == 201, r.raw[:300])
 
     def cond(name):
-        st = call("GET", "/apis/batch/v1/namespaces/st/jobs/" +
-                  name).json.get("status") or {}
+        r = call("GET", "/apis/batch/v1/namespaces/st/jobs/" + name)
+        st = (r.json.get("status") if r.status == 200 else None) or {}
         return {c["type"]: c for c in st.get("conditions") or []
                 if c["status"] == "True"}, st
     job("bl", ["sh", "-c", "exit 3"], backoffLimit=1)
@@ -509,7 +509,8 @@ def t_jobs():
     c = wait(lambda: cond("pf")[0].get("Failed"), 20)
     check("podFailurePolicy FailJob", c and c["reason"] ==
           "PodFailurePolicy" and "exit code 42" in c["message"], c)
-    job("ok", ["true"], ttlSecondsAfterFinished=1)
+    # TTL long enough for the Complete condition to be seen on a loaded host
+    job("ok", ["true"], ttlSecondsAfterFinished=3)
     c = wait(lambda: cond("ok")[0].get("Complete"), 20)
     check("Complete condition", c and c["reason"] == "CompletionsReached", c)
     gone = wait(lambda: call("GET", "/apis/batch/v1/namespaces/st/jobs/ok"

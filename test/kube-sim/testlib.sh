@@ -5,7 +5,6 @@
 KPERF_SRC=${KPERF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KS="$KPERF_SRC/test/kube-sim/kube-sim"
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-export KPERF_SHARED=${KPERF_SHARED:-$KPERF_SRC/../shared}
 KS_FAILED=0
 
 ks_need_root() {

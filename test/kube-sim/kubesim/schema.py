@@ -1,50 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
 """schema - request-body decoding and validation, shaped like the apiserver.
 
-Owns: loading ../shared/k8s/validate.py as a module (from $KPERF_SHARED or
-<repo>/../shared) with openapi-subset.json, a few extra schemas for kinds
-the subset lacks (ConfigMap, Secret, ServiceAccount, RBAC, access reviews),
-turning validator findings into the apiserver's answers (400 decode
-errors, strict decoding errors or Warning headers for unknown/duplicate
-fields, 422 Invalid with causes) and the semantic checks the OpenAPI
-document cannot express (names, images, selectors, restart policies).
+Owns: the schemas kube-sim validates with (test/kube-sim/schemas/
+openapi-subset.json, read by openapi.py, plus a few schemas of our own for
+ConfigMap, Secret, ServiceAccount, RBAC and access reviews), turning
+openapi.py's findings into the apiserver's answers (400 decode errors,
+strict decoding errors or Warning headers for unknown/duplicate fields, 422
+Invalid with causes) and the semantic checks the OpenAPI document cannot
+express (names, images, selectors, restart policies).
 Knows nothing of HTTP or storage.
 """
-import importlib.util
-import json
-import os
 import re
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from . import openapi
+
 _O = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-
-def _shared_dir():
-    cands = []
-    if os.environ.get("KPERF_SHARED"):
-        s = os.environ["KPERF_SHARED"]
-        cands += [os.path.join(s, "k8s"), s]
-    repo = os.path.normpath(os.path.join(_HERE, "..", "..", ".."))
-    cands.append(os.path.join(repo, "..", "shared", "k8s"))
-    for c in cands:
-        if os.path.exists(os.path.join(c, "validate.py")):
-            return os.path.normpath(c)
-    raise RuntimeError("cannot find validate.py (set KPERF_SHARED); tried "
-                       + ", ".join(cands))
-
-
-def _load():
-    d = _shared_dir()
-    spec = importlib.util.spec_from_file_location(
-        "kperf_validate", os.path.join(d, "validate.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with open(os.path.join(d, "openapi-subset.json"), encoding="utf-8") as f:
-        doc = json.load(f)
-    return mod, doc["components"]["schemas"]
-
-
-V, SCHEMAS = _load()
+SCHEMAS = openapi.load().components
 
 
 def _ref(name):
@@ -137,29 +108,7 @@ EXTRA[_A + "SelfSubjectAccessReview"] = _top(
         "status": _ref(_A + "SubjectAccessReviewStatus")}, ["spec"])
 ALL = dict(SCHEMAS)
 ALL.update(EXTRA)
-
-
-class _Validator(V.Validator):
-    """validate.Validator that also remembers where unknown fields are, so
-    that Warn mode can drop them as the apiserver does."""
-
-    def __init__(self, schemas):
-        super().__init__(schemas, True)
-        self.unknown = []   # (dict, key)
-
-    def _object(self, v, schema, path, name):
-        super()._object(v, schema, path, name)
-        props = schema.get("properties")
-        addl = schema.get("additionalProperties")
-        if name == "io.k8s.apimachinery.pkg.runtime.RawExtension" or (
-                schema.get("x-kubernetes-embedded-resource") and not props):
-            return
-        if props is None or isinstance(addl, dict) or addl is True or \
-                schema.get("x-kubernetes-preserve-unknown-fields") is True:
-            return
-        for k in list(v.keys()):
-            if k not in props:
-                self.unknown.append((v, k))
+_VALIDATOR = openapi.Schemas(ALL)
 
 
 class Rejected(Exception):
@@ -172,39 +121,48 @@ class Rejected(Exception):
 
 
 def parse_body(raw):
-    """JSON text -> object with duplicate-key tracking (DuplicateKeys)."""
-    return json.loads(raw, object_pairs_hook=V._pairs)
+    """JSON text -> object with duplicate-key tracking (ValueError)."""
+    return openapi.decode(raw)
 
 
 _GO = {"integer": "number", "number": "number", "string": "string",
        "boolean": "bool", "array": "array", "object": "object"}
+_GO_WANT = {"boolean": "bool", "integer": "int32",
+            "object": "map[string]interface {}", "array": "[]interface {}"}
 
 
-def _decode_msg(path, msg, kind):
-    m = re.match(r"expected (\w+), got (\w+)", msg)
-    if m:
-        want = {"boolean": "bool", "integer": "int32", "object":
-                "map[string]interface {}", "array": "[]interface {}"}.get(
-                    m.group(1), m.group(1))
-        return ("json: cannot unmarshal %s into Go struct field %s.%s of "
-                "type %s" % (_GO.get(m.group(2), m.group(2)), kind,
-                             re.sub(r"\[\d+\]", "", path), want))
-    m = re.match(r"(-?\d+) out of (\w+) range", msg)
-    if m:
-        return ("json: cannot unmarshal number %s into Go struct field %s.%s"
-                " of type %s" % (m.group(1), kind,
-                                 re.sub(r"\[\d+\]", "", path), m.group(2)))
-    m = re.match(r"'(.*)' is not an RFC 3339 date-time", msg)
-    if m:
-        return ('parsing time "%s" as "2006-01-02T15:04:05Z07:00": cannot '
-                'parse "%s" as "2006"' % (m.group(1), m.group(1)))
-    if "is not a valid resource quantity" in msg:
-        return ("quantities must match the regular expression "
-                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    if msg.startswith("expected one of"):
-        return "json: cannot unmarshal %s into Go struct field %s.%s" % (
-            "value", kind, path)
-    return None
+def _dotted(parts):
+    """The path as the Go decoder names fields: map keys with dots too."""
+    out = ""
+    for p in parts:
+        out += "[%d]" % p if isinstance(p, int) else ("." + p if out else p)
+    return out
+
+
+def _decode_msg(f, kind):
+    """What the apiserver's decoder says about a finding that makes the
+    body undecodable (the text after "cannot be handled as a Kind: ")."""
+    path = _dotted(f.parts)
+    field = "%s.%s" % (kind, re.sub(r"\[\d+\]", "", path))
+    if f.code == openapi.TYPE:
+        return "json: cannot unmarshal %s into Go struct field %s of type %s" \
+            % (_GO.get(f.got, f.got), field, _GO_WANT.get(f.want, f.want))
+    if f.code == openapi.RANGE:
+        return "json: cannot unmarshal number %d into Go struct field %s " \
+            "of type %s" % (f.value, field, f.want)
+    if f.code == openapi.DATE_TIME:
+        return 'parsing time "%s" as "2006-01-02T15:04:05Z07:00": cannot ' \
+            'parse "%s" as "2006"' % (f.value, f.value)
+    if f.code == openapi.QUANTITY:
+        return "quantities must match the regular expression " \
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    if f.code == openapi.ONE_OF:
+        return "json: cannot unmarshal value into Go struct field %s.%s" % (
+            kind, path)
+    if f.code == openapi.BYTE:
+        return "illegal base64 data at input byte %d" % \
+            openapi.base64_error_at(f.value)
+    return "%s: %s" % (path, f.text()) if path else f.text()
 
 
 def cause(reason, field, message):
@@ -227,39 +185,29 @@ def check(obj, schema_name, kind, api_version, mode, name_for_errors):
     Returns (warnings, causes): Warning texts and the 422 causes found by
     the schema (the caller adds its own and raises). Raises Rejected for
     400 answers. Drops unknown fields from obj unless Strict."""
-    group = api_version.split("/")[0] if "/" in api_version else ""
-    val = _Validator(ALL)
-    val.validate(obj, ALL[schema_name], "", schema_name, True)
-    decode, strict, semantic = [], [], []
-    for e in val.errors:
-        path, _, msg = e.partition(": ")
-        path = "" if path == "$" else path
-        if msg.startswith("unknown field"):
-            strict.append('unknown field "%s"' % path)
-        elif msg.startswith("duplicate field"):
-            f = msg.split("'")[1]
-            strict.append('duplicate field "%s"' % (
-                path + "." + f if path else f))
-        elif msg.startswith("missing required field"):
-            f = msg.split("'")[1]
-            semantic.append(cause("FieldValueRequired",
-                                  path + "." + f if path else f,
-                                  "Required value"))
-        elif msg.startswith("required field is null"):
+    found = _VALIDATOR.check(obj, schema_name, check_kind=False)
+    decode, strict, semantic, unknown = [], [], [], []
+    for f in found:
+        path = _dotted(f.parts)
+        if f.warning or f.code == openapi.KIND:
+            continue
+        if f.code in (openapi.UNKNOWN, openapi.DUPLICATE):
+            if f.code == openapi.UNKNOWN:
+                strict.append('unknown field "%s"' % path)
+                unknown.append(f)
+            else:
+                strict.append('duplicate field "%s"' % path)
+        elif f.code == openapi.REQUIRED:
             semantic.append(cause("FieldValueRequired", path,
                                   "Required value"))
-        elif msg.endswith("[--k8s]"):
-            m = re.match(r"value '(.*)' not one of \[(.*?)\] \[--k8s\]", msg)
-            vals = sorted(x.strip().strip("'") for x in m.group(2).split(","))
+        elif f.code in (openapi.NOT_SUPPORTED, openapi.ENUM):
             semantic.append(cause(
                 "FieldValueNotSupported", path,
                 'Unsupported value: "%s": supported values: %s' % (
-                    m.group(1), ", ".join('"%s"' % v for v in vals))))
-        elif msg.startswith("apiVersion/kind"):
-            continue
+                    f.value, ", ".join('"%s"' % v
+                                       for v in sorted(f.allowed)))))
         else:
-            d = _decode_msg(path, msg, kind)
-            decode.append(d or msg)
+            decode.append(_decode_msg(f, kind))
     prefix = '%s in version "%s" cannot be handled as a %s: ' % (
         kind, api_version.split("/")[-1], kind)
     if decode:
@@ -271,8 +219,8 @@ def check(obj, schema_name, kind, api_version, mode, name_for_errors):
                            "strict decoding error: " + ", ".join(strict))
         if mode != "Ignore":
             warnings = strict
-        for d, k in val.unknown:
-            d.pop(k, None)
+        for f in unknown:
+            f.container.pop(f.key, None)
     return warnings, semantic
 
 
