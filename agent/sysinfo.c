@@ -15,14 +15,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "base/clock.h"
 
 uint64_t sysinfo_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return clock_now_ns();
 }
 
 void sysinfo_process_cpu_us(uint64_t *user_us, uint64_t *sys_us)

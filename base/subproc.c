@@ -10,22 +10,17 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 
 #define ERR_TAIL_BYTES  4096
 #define DEFAULT_MAX_OUT (1024u * 1024u)
+#define DRAIN_MS        1000 /* after a kill: how long to read what is left in the pipes */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+extern char **environ;
 
 char *subproc_join(const char *const argv[])
 {
@@ -44,12 +39,14 @@ char *subproc_join(const char *const argv[])
     return s;
 }
 
-/* In the child, before exec: own process group, die with the parent, default signals. */
-static void child_setup(pid_t parent)
+/* In the child, before exec: own process group (unless same_pgroup), die with the parent,
+ * default signals. Only async-signal-safe calls: the parent may have threads. */
+static void child_setup(pid_t parent, bool same_pgroup)
 {
     sigset_t none;
 
-    setpgid(0, 0);
+    if (!same_pgroup)
+        setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127); /* the parent died before prctl took effect */
@@ -60,11 +57,19 @@ static void child_setup(pid_t parent)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* Appends to stdout; the old buffer is wiped when it moves (it may hold a credential). */
 static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
 {
     if (*len + n + 1 > *cap) {
-        *cap = (*len + n + 1) * 2;
-        *buf = kp_xrealloc(*buf, *cap);
+        size_t grown = (*len + n + 1) * 2;
+        char *b = kp_xmalloc(grown);
+        if (*buf) {
+            memcpy(b, *buf, *len);
+            explicit_bzero(*buf, *cap);
+            free(*buf);
+        }
+        *buf = b;
+        *cap = grown;
     }
     memcpy(*buf + *len, data, n);
     *len += n;
@@ -95,26 +100,44 @@ static void kill_child(pid_t pid)
     kill(pid, SIGKILL);
 }
 
-/* Reads both pipes until EOF, enforcing the deadline, cancel flag and output cap. */
+/* subproc_run's child: its group, or only itself when it shares ours. */
+static void kill_run_child(pid_t pid, const struct subproc_opts *o)
+{
+    if (o->same_pgroup)
+        kill(pid, SIGKILL);
+    else
+        kill_child(pid);
+}
+
+static bool cancelled(const struct subproc_opts *o)
+{
+    return (o->cancel && *o->cancel) || (o->cancel_also && *o->cancel_also);
+}
+
+/* Reads both pipes (err_fd may be -1) until EOF, enforcing the deadline, cancel flags and
+ * output cap; after a kill, for at most DRAIN_MS more. */
 static void collect(pid_t pid, int out_fd, int err_fd, const struct subproc_opts *o,
                     struct subproc_result *r)
 {
     size_t cap = 0, err_len = 0, max_out = o->max_out ? o->max_out : DEFAULT_MAX_OUT;
-    uint64_t deadline = o->timeout_ms ? now_ms() + o->timeout_ms : 0;
+    uint64_t deadline = o->timeout_ms ? clock_now_ms() + o->timeout_ms : 0, drain_end = 0;
     struct pollfd pfd[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
     bool killed = false;
     char buf[16384];
 
-    r->err = kp_xcalloc(1, ERR_TAIL_BYTES);
     while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
-        if (!killed && o->cancel && *o->cancel) {
+        if (!killed && cancelled(o)) {
             r->cancelled = killed = true;
-            kill_child(pid);
+            kill_run_child(pid, o);
         }
-        if (!killed && deadline && now_ms() >= deadline) {
+        if (!killed && deadline && clock_now_ms() >= deadline) {
             r->timed_out = killed = true;
-            kill_child(pid);
+            kill_run_child(pid, o);
         }
+        if (killed && !drain_end)
+            drain_end = clock_now_ms() + DRAIN_MS;
+        if (drain_end && clock_now_ms() >= drain_end)
+            break; /* something that outlived the kill still holds a pipe */
         if (poll(pfd, 2, 100) < 0 && errno != EINTR)
             break;
         for (int i = 0; i < 2; i++) {
@@ -134,51 +157,117 @@ static void collect(pid_t pid, int out_fd, int err_fd, const struct subproc_opts
             } else if (r->out_len + (size_t)n > max_out) {
                 r->out_truncated = true;
                 if (!killed)
-                    kill_child(pid);
+                    kill_run_child(pid, o);
                 killed = true;
             } else {
                 append(&r->out, &r->out_len, &cap, buf, (size_t)n);
             }
         }
     }
+    for (int i = 0; i < 2; i++) {
+        if (pfd[i].fd >= 0)
+            close(pfd[i].fd);
+    }
+}
+
+/* environ with o->env added, entries of the same name replaced (caller frees the array; the
+ * strings are borrowed). Built before fork: the child may only make async-signal-safe calls. */
+static char **child_env(const char *const *extra)
+{
+    size_t n = 0, nextra = 0, o = 0;
+    char **env;
+
+    while (environ[n])
+        n++;
+    while (extra[nextra])
+        nextra++;
+    env = kp_xcalloc(n + nextra + 1, sizeof(*env));
+    for (size_t i = 0; i < n; i++) {
+        size_t klen = strcspn(environ[i], "=");
+        bool replaced = false;
+        for (size_t j = 0; j < nextra && !replaced; j++)
+            replaced = strncmp(environ[i], extra[j], klen) == 0 && extra[j][klen] == '=';
+        if (!replaced)
+            env[o++] = environ[i];
+    }
+    for (size_t j = 0; j < nextra; j++)
+        env[o++] = (char *)extra[j];
+    return env;
+}
+
+/* In the child: wires stdin/stdout/stderr and execs; on failure reports errno on status_fd
+ * (close-on-exec, so the parent reads EOF when exec succeeded) and exits 127. */
+static void child_exec(const char *const argv[], const struct subproc_opts *o, char **env,
+                       int out_fd, int err_fd, int status_fd)
+{
+    int e;
+
+    if (o->stdin_null) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
+    }
+    dup2(out_fd, STDOUT_FILENO);
+    if (!o->stderr_inherit)
+        dup2(err_fd, STDERR_FILENO);
+    if (env)
+        execvpe(argv[0], (char *const *)argv, env);
+    else
+        execvp(argv[0], (char *const *)argv);
+    e = errno;
+    if (!o->stderr_inherit)
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(e));
+    if (write(status_fd, &e, sizeof(e)) < 0)
+        _exit(127);
+    _exit(127);
 }
 
 int subproc_run(const char *const argv[], const struct subproc_opts *o, struct subproc_result *r,
                 struct kp_err *err)
 {
     static const struct subproc_opts none = {0};
-    int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
+    int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1};
     pid_t parent = getpid(), pid;
-    int status = 0;
+    char **env = NULL;
+    int status = 0, rc = -1;
 
     memset(r, 0, sizeof(*r));
     r->exit_code = -1;
     if (!o)
         o = &none;
-    if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
+    if (pipe2(out_p, O_CLOEXEC) != 0 || (!o->stderr_inherit && pipe2(err_p, O_CLOEXEC) != 0) ||
+        pipe2(st_p, O_CLOEXEC) != 0) {
         kp_err_set(err, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
-        goto fail;
+        goto out;
     }
+    if (o->env)
+        env = child_env(o->env);
     pid = fork();
     if (pid < 0) {
         kp_err_set(err, "cannot start %s: %s", argv[0], strerror(errno));
-        goto fail;
+        goto out;
     }
     if (pid == 0) {
-        child_setup(parent);
-        dup2(out_p[1], STDOUT_FILENO);
-        dup2(err_p[1], STDERR_FILENO);
-        execvp(argv[0], (char *const *)argv);
-        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+        child_setup(parent, o->same_pgroup);
+        child_exec(argv, o, env, out_p[1], err_p[1], st_p[1]);
     }
     if (o->pid_slot)
         *o->pid_slot = pid;
+    r->err = kp_xcalloc(1, ERR_TAIL_BYTES);
     close(out_p[1]);
-    close(err_p[1]);
+    close(st_p[1]);
+    out_p[1] = st_p[1] = -1;
+    if (err_p[1] >= 0) {
+        close(err_p[1]);
+        err_p[1] = -1;
+        fcntl(err_p[0], F_SETFL, O_NONBLOCK);
+    }
+    /* blocks until the exec (EOF) or its failure (errno); the child does nothing else first */
+    while (read(st_p[0], &r->exec_errno, sizeof(r->exec_errno)) < 0 && errno == EINTR)
+        ;
     fcntl(out_p[0], F_SETFL, O_NONBLOCK);
-    fcntl(err_p[0], F_SETFL, O_NONBLOCK);
-    collect(pid, out_p[0], err_p[0], o, r);
+    collect(pid, out_p[0], err_p[0], o, r); /* closes both */
+    out_p[0] = err_p[0] = -1;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (o->pid_slot)
@@ -187,19 +276,24 @@ int subproc_run(const char *const argv[], const struct subproc_opts *o, struct s
         r->out = kp_xstrdup("");
     r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    return 0;
-fail:
+    rc = 0;
+out:
     for (int i = 0; i < 2; i++) {
         if (out_p[i] >= 0)
             close(out_p[i]);
         if (err_p[i] >= 0)
             close(err_p[i]);
+        if (st_p[i] >= 0)
+            close(st_p[i]);
     }
-    return -1;
+    free(env);
+    return rc;
 }
 
 void subproc_result_cleanup(struct subproc_result *r)
 {
+    if (r->out)
+        explicit_bzero(r->out, r->out_len);
     free(r->out);
     free(r->err);
     memset(r, 0, sizeof(*r));
@@ -256,7 +350,7 @@ int subproc_spawn(const char *const argv[], const char *log_path, pid_t *pid, st
     }
     if (*pid == 0) {
         int devnull = open("/dev/null", O_RDONLY);
-        child_setup(parent);
+        child_setup(parent, false);
         if (devnull >= 0)
             dup2(devnull, STDIN_FILENO);
         dup2(fd, STDOUT_FILENO);
@@ -279,18 +373,17 @@ bool subproc_alive(pid_t pid)
 
 int subproc_stop(pid_t pid, unsigned grace_ms)
 {
-    uint64_t deadline = now_ms() + grace_ms;
-    struct timespec nap = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+    uint64_t deadline = clock_now_ms() + grace_ms;
 
     if (pid <= 0)
         return 0;
     if (!subproc_alive(pid))
         return 0;
     kill(pid, SIGTERM);
-    while (now_ms() < deadline) {
+    while (clock_now_ms() < deadline) {
         if (!subproc_alive(pid))
             return 0;
-        nanosleep(&nap, NULL);
+        clock_sleep_ms(10);
     }
     kill_child(pid);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)

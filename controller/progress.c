@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/units.h"
 
@@ -39,11 +40,8 @@ struct progress {
 
 static uint64_t mono_ms(void *ctx)
 {
-    struct timespec ts;
-
     (void)ctx;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return clock_now_ms();
 }
 
 static uint64_t now(const struct progress *p)
@@ -116,12 +114,7 @@ static void *redraw_thread(void *arg)
 
     pthread_mutex_lock(&p->mu);
     while (!p->stopping) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        ts = clock_realtime_in_ms(250);
         pthread_cond_timedwait(&p->cv, &p->mu, &ts);
         if (!p->stopping)
             draw_locked(p);

@@ -21,15 +21,11 @@
 
 #define LOG_MAX_BYTES (16L << 20)
 
-void k8s_tally(struct k8s_backend *b)
-{
-    if (b->kc)
-        b->requests += kube_client_last(b->kc)->requests;
-}
-
 unsigned backend_k8s_requests(const struct backend *base)
 {
-    return ((const struct k8s_backend *)base)->requests;
+    const struct k8s_backend *b = (const struct k8s_backend *)base;
+
+    return b->kc ? (unsigned)kube_request_count(b->kc) : 0;
 }
 
 static const char *node_hostname_by_name(const struct k8s_backend *b, const char *name)
@@ -199,11 +195,9 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     job = k8s_deploy_client_job(&b->d, spec, node_hostname_by_name(b, node), server, port, &r.job);
     r.what = kp_xasprintf("client job %s on node %s", r.job, node);
     if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, NULL, err) != 0) {
-        k8s_tally(b);
         kp_err_prefix(err, "creating %s", r.what);
         goto out;
     }
-    k8s_tally(b);
     r.selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r.job);
     struct k8s_wait_opts wo = {
         .ns = b->d.ns,
@@ -214,16 +208,14 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         .timeout_ms =
             spec->timeout_ms ? spec->timeout_ms : k8s_deploy_spec_ms(spec) + b->ro->timeout_ms,
     };
-    if (k8s_wait_pods(b->kc, &wo, &r.pods, &b->requests, err) != 0)
+    if (k8s_wait_pods(b->kc, &wo, &r.pods, err) != 0)
         goto out;
     pod = json_array_get(r.pods, 0);
     pod_name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
     if (kube_pod_logs(b->kc, b->d.ns, pod_name, &lopts, &r.log, &r.log_len, err) != 0) {
-        k8s_tally(b);
         kp_err_prefix(err, "reading the log of client pod %s", pod_name);
         goto out;
     }
-    k8s_tally(b);
     if (check_placement(pod, node, t.client_host_network, err) != 0) {
         kp_err_prefix(err, "pod %s", pod_name);
         goto out;
@@ -250,7 +242,6 @@ out:
         if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, r.job, &dopts, NULL, &derr) != 0)
             kp_log(KP_LOG_WARN, "deleting job %s: %s (cleanup will retry)", r.job,
                    kp_err_msg(&derr));
-        k8s_tally(b);
         if (b->stop)
             kube_client_abort(b->kc);
     }
@@ -295,7 +286,6 @@ static int cleanup(struct backend *base, struct kp_err *err)
         return 0;
     }
     rc = k8s_cleanup_run(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n, err);
-    k8s_tally(b);
     if (rc == 0) {
         b->created = 0;
         kp_log(KP_LOG_INFO, "removed run %s (%u objects)", b->d.run_id, n);

@@ -30,11 +30,7 @@ struct k8s_backend {
     char *service_ip;     /* ClusterIP of kperf-svc-a */
     int created;          /* something may exist in the cluster */
     int ns_created;       /* we created d.ns: delete it at the end */
-    unsigned requests;    /* API requests sent */
 };
-
-/* Adds the requests of the kube client's last call to b->requests. */
-void k8s_tally(struct k8s_backend *b);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

@@ -28,12 +28,10 @@ static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
     if (kube_client_new(&ko, &b->kc, err) != 0)
         return -1;
     if (kube_version(b->kc, &v, err) != 0) {
-        k8s_tally(b);
         return kp_err_prefix(err, "cannot reach the cluster of context '%s' (%s)",
                              kube_client_config(b->kc)->context_name,
                              kube_client_config(b->kc)->server);
     }
-    k8s_tally(b);
     json_object_set_new(b->facts, "kubernetes_version", json_string(v.git_version));
     return 0;
 }
@@ -45,12 +43,10 @@ static int leftovers(struct k8s_backend *b, struct kp_err *err)
     int rc = 0;
 
     if (k8s_cleanup_find(b->kc, b->ro->namespace_name, NULL, &l, &n, err) != 0) {
-        k8s_tally(b);
         kp_log(KP_LOG_INFO, "cannot look for leftovers of earlier runs: %s", kp_err_msg(err));
         kp_err_clear(err);
         return 0;
     }
-    k8s_tally(b);
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!b->ro->cleanup_leftovers) {
             kp_log(KP_LOG_WARN,
@@ -62,7 +58,6 @@ static int leftovers(struct k8s_backend *b, struct kp_err *err)
         kp_log(KP_LOG_INFO, "removing leftovers of run %s in namespace %s", l[i].run_id, l[i].ns);
         rc = k8s_cleanup_run(b->kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
                              b->ro->timeout_ms, NULL, err);
-        k8s_tally(b);
     }
     k8s_cleanup_leftovers_free(l, n);
     return rc;
@@ -77,7 +72,6 @@ static json_t *get_optional(struct k8s_backend *b, const struct kube_resource *r
 
     if (kube_get(b->kc, res, ns, name, &o, &e) != 0)
         o = NULL;
-    k8s_tally(b);
     return o;
 }
 
@@ -88,11 +82,9 @@ static void cni_facts(struct k8s_backend *b)
     struct kp_err e;
 
     if (kube_list_all(b->kc, &KUBE_RES_DAEMONSETS, "kube-system", NULL, &ds, &e) != 0) {
-        k8s_tally(b);
         kp_log(KP_LOG_INFO, "CNI not recorded: %s", kp_err_msg(&e));
         return;
     }
-    k8s_tally(b);
     cni = k8s_facts_cni(ds, NULL, NULL);
     char name[32];
     snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(cni, "name")));
@@ -198,11 +190,9 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     if (wanted_nodes(b->ro, &want_a, &want_b, err) != 0)
         goto out;
     if (kube_list_all(b->kc, &KUBE_RES_NODES, NULL, NULL, &all, err) != 0) {
-        k8s_tally(b);
         kp_err_prefix(err, "listing nodes");
         goto out;
     }
-    k8s_tally(b);
     b->nodes = json_array();
     json_array_foreach(all, i, n)
     {
@@ -278,11 +268,9 @@ static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
         if (strcmp(q->resource, "services") == 0 && !b->d.set.services)
             continue;
         if (kube_ssar(b->kc, &a, &allowed, NULL, &e) != 0) {
-            k8s_tally(b);
             kp_log(KP_LOG_INFO, "permission preflight skipped: %s", kp_err_msg(&e));
             return 0;
         }
-        k8s_tally(b);
         if (!allowed && strlen(missing) < sizeof(missing) - 80)
             snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
                      "%s%s %s%s%s%s%s", *missing ? ", " : "", q->verb, q->resource,
@@ -306,14 +294,12 @@ static int check_namespace(struct k8s_backend *b, struct kp_err *err)
     if (b->d.create_namespace)
         return 0;
     if (kube_get(b->kc, &KUBE_RES_NAMESPACES, NULL, b->d.ns, &ns, err) != 0) {
-        k8s_tally(b);
         if (kube_client_last(b->kc)->http_status != 404)
             return -1;
         kp_err_clear(err);
         b->d.create_namespace = 1;
         return 0;
     }
-    k8s_tally(b);
     enforce = json_string_value(json_object_get(
         json_object_get(json_object_get(ns, "metadata"), "labels"), K8S_PSA_ENFORCE));
     if (b->d.set.host_network && enforce && strcmp(enforce, "privileged") != 0) {
@@ -360,7 +346,6 @@ static int dry_run_pod(struct k8s_backend *b, const char *network, struct kp_err
                         json_sprintf("kperf-preflight-%s", network));
     json_object_set_new(json_object_get(pod, "metadata"), "namespace", json_string(b->d.ns));
     rc = kube_create(b->kc, &KUBE_RES_PODS, b->d.ns, pod, &wo, NULL, err);
-    k8s_tally(b);
     if (rc != 0) {
         if (strstr(kp_err_msg(err), "PodSecurity"))
             kp_err_prefix(err,
@@ -396,7 +381,6 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
         b->created = 1;
         if (kube_create(b->kc, resource_of(kind), is_ns ? NULL : b->d.ns, o, NULL, &stored, err) !=
             0) {
-            k8s_tally(b);
             kp_err_prefix(err, "creating %s %s", kind, name);
             if (kube_client_last(b->kc)->http_status == 409)
                 kp_err_prefix(err,
@@ -406,7 +390,6 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
                               b->d.ns, b->d.ns);
             goto out;
         }
-        k8s_tally(b);
         if (is_ns) {
             b->ns_created = 1;
             if (dry_run_pod(b, "pod", err) != 0 ||
@@ -473,7 +456,7 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
         rc = 0;
         goto out;
     }
-    if (k8s_wait_pods(b->kc, &wo, &pods, &b->requests, err) != 0) {
+    if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0) {
         if (kube_client_last(b->kc)->http_status != 0 || !b->stop) {
             if (b->d.set.host_network)
                 daemonset_coverage(b, "host", err);
@@ -592,6 +575,6 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
-           k8s_facts_node_name(b->node_a), b->requests);
+           k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));
     return 0;
 }

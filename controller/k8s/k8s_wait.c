@@ -150,7 +150,7 @@ char *k8s_wait_events_summary(const json_t *events, const char *ns)
 }
 
 /* events of one object by name; NULL on error or none. Caller frees. */
-static char *events_of(struct kube_client *kc, const char *ns, const char *name, unsigned *requests)
+static char *events_of(struct kube_client *kc, const char *ns, const char *name)
 {
     char *field = kp_xasprintf("involvedObject.name=%s", name);
     struct kube_list_opts lo = {.field_selector = field};
@@ -160,16 +160,13 @@ static char *events_of(struct kube_client *kc, const char *ns, const char *name,
 
     if (kube_list_all(kc, &KUBE_RES_EVENTS, ns, &lo, &items, &err) == 0)
         out = k8s_wait_events_summary(items, ns);
-    if (requests)
-        *requests += kube_client_last(kc)->requests;
     json_decref(items);
     free(field);
     return out;
 }
 
 /* the last lines the crashed container printed (e.g. "address already in use"), or NULL */
-static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, const char *problem,
-                       unsigned *requests)
+static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, const char *problem)
 {
     struct kube_log_opts lo = {.previous = 1, .tail_lines = 2, .limit_bytes = 4096};
     char *log = NULL;
@@ -182,8 +179,6 @@ static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, 
         free(log);
         log = NULL;
     }
-    if (requests)
-        *requests += kube_client_last(kc)->requests;
     for (size_t i = 0; log && i < len; i++) {
         if (log[i] == '\n')
             log[i] = i + 1 == len ? '\0' : ' ';
@@ -250,7 +245,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
 }
 
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
-                  unsigned *requests, struct kp_err *err)
+                  struct kp_err *err)
 {
     struct pod_wait w = {.o = o, .pods = json_object(), .done = json_array()};
     struct kube_watch_opts wo = {
@@ -258,18 +253,16 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     int rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
     char *ev = NULL;
 
-    if (requests)
-        *requests += kube_client_last(kc)->requests;
     if (rc == 0 && w.fatal) {
-        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal, requests);
-        ev = events_of(kc, o->ns, w.fatal_pod, requests);
+        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal);
+        ev = events_of(kc, o->ns, w.fatal_pod);
         kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
                    logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
                    ev ? ev : "");
         free(logtail);
         rc = -1;
     } else if (rc == 1) {
-        ev = events_of(kc, o->ns, o->owner, requests);
+        ev = events_of(kc, o->ns, o->owner);
         if (!ev && w.last_problem == NULL && json_object_size(w.pods) == 0)
             ev = kp_xstrdup("no pod was created");
         kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* k8s_yaml.c - JSON <-> YAML with libyaml's event API (emitter and parser). */
+/* k8s_yaml.c - JSON <-> YAML: the emitter over libyaml's event API; parsing is base/yaml_load's
+ * (typed scalars, every document, unique keys). */
 #include "controller/k8s/k8s_yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <yaml.h>
 
-#include "base/kp_alloc.h"
+#include "base/yaml_load.h"
 
 /* True when a plain scalar with this text would not read back as a string in YAML 1.1 or
  * 1.2 (go-yaml v2, which kubectl uses, still knows yes/no/on/off). */
@@ -159,165 +159,24 @@ out:
     return rc;
 }
 
-/* ---- parsing ---- */
-
-struct yparse {
-    yaml_parser_t p;
-    const char *name;
-    struct kp_err *err;
-};
-
-static int next_event(struct yparse *y, yaml_event_t *ev)
-{
-    if (!yaml_parser_parse(&y->p, ev))
-        return kp_err_set(y->err, "%s:%zu: %s", y->name, y->p.problem_mark.line + 1,
-                          y->p.problem ? y->p.problem : "YAML syntax error");
-    return 0;
-}
-
-static json_t *plain_scalar(const char *s, size_t len)
-{
-    char *end = NULL;
-
-    if (len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
-        strcmp(s, "NULL") == 0)
-        return json_null();
-    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
-        return json_true();
-    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
-        return json_false();
-    if (isdigit((unsigned char)s[0]) ||
-        ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))) {
-        errno = 0;
-        long long ll = strtoll(s, &end, 10);
-        if (errno == 0 && end && *end == '\0')
-            return json_integer(ll);
-        errno = 0;
-        double d = strtod(s, &end);
-        if (errno == 0 && end && *end == '\0' && isfinite(d) && !strpbrk(s, "xXnN"))
-            return json_real(d);
-    }
-    return json_stringn(s, len);
-}
-
-static json_t *parse_node(struct yparse *y, yaml_event_t *ev, int depth);
-
-static json_t *parse_collection(struct yparse *y, int mapping, int depth)
-{
-    json_t *out = mapping ? json_object() : json_array();
-    yaml_event_t ev;
-
-    for (;;) {
-        if (next_event(y, &ev) != 0)
-            goto fail;
-        if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&ev);
-            return out;
-        }
-        if (!mapping) {
-            json_t *v = parse_node(y, &ev, depth + 1);
-            if (!v)
-                goto fail;
-            json_array_append_new(out, v);
-            continue;
-        }
-        if (ev.type != YAML_SCALAR_EVENT) {
-            kp_err_set(y->err, "%s:%zu: only scalar mapping keys are supported", y->name,
-                       ev.start_mark.line + 1);
-            yaml_event_delete(&ev);
-            goto fail;
-        }
-        char *key = kp_xstrndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
-        size_t line = ev.start_mark.line + 1;
-        yaml_event_delete(&ev);
-        if (next_event(y, &ev) != 0) {
-            free(key);
-            goto fail;
-        }
-        json_t *v = parse_node(y, &ev, depth + 1);
-        if (!v || json_object_get(out, key)) {
-            if (v)
-                kp_err_set(y->err, "%s:%zu: duplicate key '%s'", y->name, line, key);
-            json_decref(v);
-            free(key);
-            goto fail;
-        }
-        json_object_set_new(out, key, v);
-        free(key);
-    }
-fail:
-    json_decref(out);
-    return NULL;
-}
-
-/* Consumes ev (and the events of its children). Returns a new reference or NULL with err. */
-static json_t *parse_node(struct yparse *y, yaml_event_t *ev, int depth)
-{
-    json_t *v = NULL;
-
-    if (depth > K8S_YAML_MAX_DEPTH) {
-        kp_err_set(y->err, "%s:%zu: nested deeper than %d levels", y->name, ev->start_mark.line + 1,
-                   K8S_YAML_MAX_DEPTH);
-    } else if (ev->type == YAML_SCALAR_EVENT) {
-        const char *s = (const char *)ev->data.scalar.value;
-        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag)
-            v = plain_scalar(s, ev->data.scalar.length);
-        else
-            v = json_stringn(s, ev->data.scalar.length);
-    } else if (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT) {
-        int mapping = ev->type == YAML_MAPPING_START_EVENT;
-        yaml_event_delete(ev);
-        return parse_collection(y, mapping, depth);
-    } else {
-        kp_err_set(y->err, "%s:%zu: aliases and anchors are not supported", y->name,
-                   ev->start_mark.line + 1);
-    }
-    yaml_event_delete(ev);
-    return v;
-}
+/* ---- parsing: base/yaml_load with the manifest rules ---- */
 
 int k8s_yaml_parse(const char *buf, size_t len, const char *name, json_t **out, struct kp_err *err)
 {
-    struct yparse y = {.name = name, .err = err};
-    json_t *docs = json_array();
-    yaml_event_t ev;
-    int rc = -1;
+    struct yaml_load_fault fault;
+    const struct yaml_load_opts o = {
+        .max_bytes = K8S_YAML_MAX_BYTES,
+        .max_depth = K8S_YAML_MAX_DEPTH,
+        .typed_scalars = true,
+        .all_documents = true,
+        .unique_keys = true,
+        .fault = &fault,
+    };
 
-    if (len > K8S_YAML_MAX_BYTES)
-        return kp_err_set(err, "%s: larger than %u bytes", name, K8S_YAML_MAX_BYTES);
-    if (!yaml_parser_initialize(&y.p))
-        return kp_err_set(err, "cannot initialise the YAML parser");
-    yaml_parser_set_input_string(&y.p, (const unsigned char *)buf, len);
-    for (;;) {
-        if (next_event(&y, &ev) != 0)
-            goto out;
-        if (ev.type == YAML_STREAM_END_EVENT) {
-            yaml_event_delete(&ev);
-            break;
-        }
-        if (ev.type != YAML_DOCUMENT_START_EVENT) {
-            yaml_event_delete(&ev);
-            continue; /* stream start, document end */
-        }
-        yaml_event_delete(&ev);
-        if (next_event(&y, &ev) != 0)
-            goto out;
-        if (ev.type == YAML_DOCUMENT_END_EVENT) { /* empty document */
-            yaml_event_delete(&ev);
-            continue;
-        }
-        json_t *doc = parse_node(&y, &ev, 0);
-        if (!doc)
-            goto out;
-        if (!json_is_null(doc))
-            json_array_append(docs, doc);
-        json_decref(doc);
-    }
-    *out = docs;
-    docs = NULL;
-    rc = 0;
-out:
-    json_decref(docs);
-    yaml_parser_delete(&y.p);
-    return rc;
+    if (yaml_load(buf, len, &o, out, err) == 0)
+        return 0;
+    if (fault.fail == YAML_LOAD_TOO_DEEP) /* the limit in numbers, as this message always said */
+        return kp_err_set(err, "%s: line %zu column %zu: nested deeper than %d levels", name,
+                          fault.line, fault.column, K8S_YAML_MAX_DEPTH);
+    return kp_err_prefix(err, "%s", name);
 }

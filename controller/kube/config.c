@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* config.c - see config.h. Each file is parsed into a JSON tree (yamldoc), its relative paths
- * are made absolute against its own directory, and it is merged into named maps where the first
- * definition of a name wins (kubectl's rule). One context is then resolved and validated into
+/* config.c - see config.h. Each file is parsed into a JSON tree (base/yaml_load), its relative
+ * paths are made absolute against its own directory, and it is merged into named maps where the
+ * first definition of a name wins (kubectl's rule). One context is then resolved and validated into
  * struct kube_config (config_user.c does the user stanza). */
 #include "controller/kube/config.h"
 
@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
+#include "base/yaml_load.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
-#include "controller/kube/yamldoc.h"
 
 /* The merged view: name -> stanza maps plus the first non-empty current-context. */
 struct merged {
@@ -223,9 +223,14 @@ static char *names_of(json_t *map)
 static int parse_doc(const char *buf, size_t len, const char *name, json_t **doc,
                      struct kp_err *err)
 {
-    static const struct yamldoc_limits lim = {KUBE_CONFIG_MAX_BYTES, KUBE_CONFIG_MAX_DEPTH,
-                                              KUBE_CONFIG_MAX_NODES};
-    if (yamldoc_load(buf, len, &lim, doc, err) != 0)
+    /* scalars stay strings: "true", "443" and "null" are interpreted by cfg_* */
+    static const struct yaml_load_opts o = {
+        .max_bytes = KUBE_CONFIG_MAX_BYTES,
+        .max_depth = KUBE_CONFIG_MAX_DEPTH,
+        .max_nodes = KUBE_CONFIG_MAX_NODES,
+        .doc_kind = "a kubeconfig",
+    };
+    if (yaml_load(buf, len, &o, doc, err) != 0)
         return kp_err_prefix(err, "%s", name);
     return 0;
 }

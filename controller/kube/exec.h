@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* exec.h - runs a client.authentication.k8s.io exec credential plugin once and parses its
- * ExecCredential. Owns the child process (environment, KUBERNETES_EXEC_INFO, stdout cap,
- * timeout); caching and when to re-run belong to kube/auth.c. */
+ * ExecCredential. Owns what the plugin is given (its env, KUBERNETES_EXEC_INFO, stdout cap,
+ * timeout) and what its outcome means; the child process itself is base/subproc's, caching and
+ * when to re-run belong to kube/auth.c. */
 #ifndef KPERF_KUBE_EXEC_H
 #define KPERF_KUBE_EXEC_H
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/kube/auth.h"
@@ -32,10 +33,8 @@ static void warn_default(void *arg, const char *text)
 
 static uint64_t real_now_ms(void *arg)
 {
-    struct timespec ts;
     (void)arg;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return clock_now_ms();
 }
 
 int http_aborted(const struct http *h)
@@ -48,10 +47,14 @@ static void real_sleep_ms(void *arg, uint64_t ms)
     struct http *h = arg;
     while (ms > 0 && !http_aborted(h)) {
         uint64_t step = ms > 50 ? 50 : ms;
-        struct timespec ts = {(time_t)(step / 1000), (long)(step % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        clock_sleep_ms(step);
         ms -= step;
     }
+}
+
+uint64_t http_request_count(const struct http *h)
+{
+    return h->requests;
 }
 
 uint64_t http_now_ms(const struct http *h)

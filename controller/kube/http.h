@@ -68,5 +68,6 @@ int http_aborted(const struct http *h);
 uint64_t http_now_ms(const struct http *h);      /* the client clock */
 void http_sleep_ms(struct http *h, uint64_t ms); /* wakes early on abort */
 size_t http_max_body(const struct http *h);
+uint64_t http_request_count(const struct http *h); /* requests sent since http_new */
 
 #endif

@@ -277,6 +277,7 @@ int http_attempt(struct http *h, const struct http_request *rq, struct attempt *
     set_tls(h, &cr);
     hdr = headers(h, rq, &cr);
     curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
+    h->requests++; /* every transfer we start, whatever becomes of it */
     at->cc = curl_easy_perform(h->curl);
     curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &at->status);
     /* the header list holds the bearer token: wipe it */

@@ -33,6 +33,7 @@ struct http {
     struct curl_slist *connect_to_list; /* during one transfer */
     int http_only;
     uint64_t rng;
+    uint64_t requests; /* transfers started (retries, watch streams, logs included) */
 };
 
 /* One transfer's results. */

@@ -95,6 +95,11 @@ const struct kube_last *kube_client_last(const struct kube_client *c)
     return &c->last;
 }
 
+uint64_t kube_request_count(const struct kube_client *c)
+{
+    return http_request_count(c->http);
+}
+
 char *kube_path(const struct kube_resource *res, const char *ns, const char *name, const char *sub)
 {
     const char *root = strchr(res->group_version, '/') ? "/apis/" : "/api/";
@@ -141,6 +146,7 @@ int kube_call(struct kube_client *c, const struct kube_call *call, json_t **out,
 {
     struct http_request rq = {0};
     struct http_response rs;
+    uint64_t sent = http_request_count(c->http);
     char *body = NULL;
     int rc = -1;
 
@@ -159,13 +165,14 @@ int kube_call(struct kube_client *c, const struct kube_call *call, json_t **out,
     }
     if (http_do(c->http, &rq, &rs, err) != 0) {
         c->last.http_status = (int)rs.status;
+        c->last.requests = (unsigned)(http_request_count(c->http) - sent);
         c->last_maybe_done = rs.maybe_done;
         kp_err_prefix(err, "%s", call->what);
         goto out;
     }
     c->last.http_status = (int)rs.status;
     c->last.retries = rs.retries;
-    c->last.requests = rs.retries + 1;
+    c->last.requests = (unsigned)(http_request_count(c->http) - sent);
     c->last_maybe_done = rs.maybe_done;
     if (rs.status < 200 || rs.status >= 300) {
         status_error(rs.status, rs.content_type, rs.body, rs.len, call->what, c->cfg, rs.retries,

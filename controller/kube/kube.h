@@ -101,6 +101,10 @@ struct kube_last {
 };
 const struct kube_last *kube_client_last(const struct kube_client *c); /* borrowed */
 
+/* HTTP requests this client has sent since kube_client_new: every one, retries, list pages,
+ * watch streams and relists, logs and credential re-tries after a 401 included. */
+uint64_t kube_request_count(const struct kube_client *c);
+
 /* Builds the path of a collection (name NULL) or object, with an optional subresource
  * ("log", "status"). ns NULL/"" on a namespaced resource = all namespaces. Caller frees. */
 char *kube_path(const struct kube_resource *res, const char *ns, const char *name,

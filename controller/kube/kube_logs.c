@@ -46,6 +46,7 @@ static int run(struct kube_client *c, const char *ns, const char *pod,
     char *what = kube_what("get", &KUBE_RES_PODS, ns, pod);
     struct http_request rq = {0};
     struct http_response rs;
+    uint64_t sent = http_request_count(c->http);
     int rc = -1;
 
     {
@@ -65,12 +66,13 @@ static int run(struct kube_client *c, const char *ns, const char *pod,
     rq.data_arg = arg;
     if (http_do(c->http, &rq, &rs, err) != 0) {
         c->last.http_status = (int)rs.status;
+        c->last.requests = (unsigned)(http_request_count(c->http) - sent);
         kp_err_prefix(err, "%s", what);
         goto out;
     }
     c->last.http_status = (int)rs.status;
     c->last.retries = rs.retries;
-    c->last.requests = rs.retries + 1;
+    c->last.requests = (unsigned)(http_request_count(c->http) - sent);
     if (rs.deadline_reached && (rs.status == 0 || rs.status == 200)) {
         rc = 0; /* a follow that ran out of time is not an error */
         goto out;

@@ -66,7 +66,8 @@ int kube_list(struct kube_client *c, const struct kube_resource *res, const char
     char *base = kube_path(res, ns, NULL, NULL);
     char *what = kube_what("list", res, ns, NULL);
     char *cont = NULL, *rv = NULL;
-    unsigned pages = 0, retries = 0;
+    uint64_t sent = http_request_count(c->http);
+    unsigned retries = 0;
     int r, rc = -1;
 
     if (rv_out)
@@ -80,7 +81,6 @@ int kube_list(struct kube_client *c, const struct kube_resource *res, const char
 
         r = kube_call(c, &call, &page, err);
         free(path);
-        pages++;
         retries += c->last.retries;
         if (r != 0)
             goto out;
@@ -99,7 +99,7 @@ int kube_list(struct kube_client *c, const struct kube_resource *res, const char
     }
     rc = 0;
 out:
-    c->last.requests = pages + retries;
+    c->last.requests = (unsigned)(http_request_count(c->http) - sent); /* pages + retries */
     c->last.retries = retries;
     free(cont);
     free(rv);

@@ -29,7 +29,6 @@ struct watch {
     char *line;    /* partial event bytes; ours */
     size_t len, cap, max;
     unsigned events;      /* events handled in the current stream */
-    unsigned requests;    /* HTTP requests of the whole watch (lists, streams, retries) */
     int stop;             /* fn returned 1 */
     int failed;           /* fn returned -1, or a bad event */
     int gone;             /* ERROR 410 */
@@ -125,7 +124,6 @@ static int relist(struct watch *w)
 
     w->seen = json_object();
     r = kube_list(w->c, w->res, w->ns, &lo, relist_item, w, &rv, w->err);
-    w->requests += w->c->last.requests;
     if (r == 0 && !w->stop)
         r = relist_deleted(w);
     json_decref(w->seen);
@@ -267,7 +265,6 @@ static enum stream_end one_stream(struct watch *w, long timeout_s, uint64_t dead
     r = http_do(c->http, &rq, &rs, w->err);
     free(path);
     c->last.http_status = (int)rs.status;
-    w->requests += rs.retries + 1;
     if (w->failed) {
         free(rs.body);
         return STREAM_FAIL;
@@ -381,7 +378,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *res, const cha
     static const struct kube_watch_opts none = {0};
     struct watch w;
     char *what = kube_what("watch", res, ns, NULL);
-    uint64_t deadline;
+    uint64_t sent = http_request_count(c->http), deadline;
     int rc;
 
     memset(&w, 0, sizeof(w));
@@ -399,7 +396,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *res, const cha
         w.rv = kp_xstrdup(w.opts->resource_version);
     deadline = w.opts->deadline_ms ? http_now_ms(c->http) + w.opts->deadline_ms : 0;
     rc = watch_loop(&w, deadline, what);
-    c->last.requests = w.requests;
+    c->last.requests = (unsigned)(http_request_count(c->http) - sent); /* lists, streams, retries */
     json_decref(w.index);
     free(w.rv);
     free(w.line);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_kube_status.c - the pure parts of the kube client: Status decoding, the token bucket,
- * base64 / query escaping / RFC 3339, paths, and the YAML guard. No server, no clock. */
+ * base64 / query escaping / RFC 3339, paths. No server, no clock. (The YAML guard is
+ * base/yaml_load: test_yaml_load.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,6 @@
 #include "controller/kube/kube.h"
 #include "controller/kube/ratelimit.h"
 #include "controller/kube/status.h"
-#include "controller/kube/yamldoc.h"
 
 static const char *decode(long code, const char *ctype, const char *body, char reason[64])
 {
@@ -127,37 +127,6 @@ static void test_kube_status_paths(void **state)
     free(p);
 }
 
-static void test_kube_status_yaml_guard(void **state)
-{
-    static const struct yamldoc_limits lim = {1 << 20, 8, 100};
-    const char *doc = "a: [1, 2, {b: c}]\n\"q\": 'x'\n";
-    char many[1024];
-    json_t *out = NULL;
-    struct kp_err err = {{0}};
-    char *s;
-    (void)state;
-
-    assert_int_equal(yamldoc_load(doc, strlen(doc), &lim, &out, &err), 0);
-    s = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(s, "{\"a\":[\"1\",\"2\",{\"b\":\"c\"}],\"q\":\"x\"}");
-    free(s);
-    json_decref(out);
-    /* node count limit */
-    strcpy(many, "[");
-    for (int i = 0; i < 120; i++)
-        strcat(many, "1,");
-    strcat(many, "1]");
-    assert_int_equal(yamldoc_load(many, strlen(many), &lim, &out, &err), -1);
-    assert_string_equal(err.msg, "line 1 column 200: document has too many nodes");
-    /* anchors are harmless, aliases are refused */
-    assert_int_equal(yamldoc_load("a: &x 1\nb: *x\n", 14, &lim, &out, &err), -1);
-    assert_string_equal(err.msg,
-                        "line 2 column 4: YAML aliases (*name) are not allowed in a kubeconfig");
-    assert_int_equal(yamldoc_load("", 0, &lim, &out, &err), 0);
-    assert_true(json_is_object(out));
-    json_decref(out);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,7 +134,6 @@ int main(void)
         cmocka_unit_test(test_kube_status_token_bucket),
         cmocka_unit_test(test_kube_status_codecs),
         cmocka_unit_test(test_kube_status_paths),
-        cmocka_unit_test(test_kube_status_yaml_guard),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

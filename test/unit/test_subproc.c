@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_subproc.c - child processes: output and exit status, the cancel flag, the deadline,
- * the output cap, commands that cannot start, one-line failure messages, background spawn. */
+/* test_subproc.c - child processes: output and exit status, the cancel flags, the deadline,
+ * the output cap, commands that cannot start, one-line failure messages, background spawn, and
+ * the options exec credential plugins use: extra environment, stdin from /dev/null, stderr
+ * left to us, our process group, and a grandchild that keeps the pipe open after a kill. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,6 +149,169 @@ static void test_subproc_spawn_and_stop(void **state)
     free(log);
 }
 
+static void test_subproc_second_cancel_flag(void **state)
+{
+    const char *argv[] = {"sleep", "30", NULL};
+    volatile sig_atomic_t first = 0, second = 1;
+    struct subproc_opts o = {.cancel = &first, .cancel_also = &second};
+    struct subproc_result r;
+
+    (void)state;
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_true(r.cancelled);
+    assert_int_equal(r.term_signal, SIGKILL);
+    subproc_result_cleanup(&r);
+}
+
+static void test_subproc_env_adds_and_replaces(void **state)
+{
+    const char *argv[] = {
+        "sh", "-c", "echo \"$KPERF_T_A $KPERF_T_B $KPERF_T_C $(env | grep -c ^KPERF_T_A=)\"", NULL};
+    const char *env[] = {"KPERF_T_A=theirs", "KPERF_T_C=new", NULL};
+    struct subproc_opts o = {.env = env};
+    struct subproc_result r;
+
+    (void)state;
+    setenv("KPERF_T_A", "ours", 1);
+    setenv("KPERF_T_B", "kept", 1);
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(r.out, "theirs kept new 1\n");
+    subproc_result_cleanup(&r);
+    /* without env the child sees ours */
+    o.env = NULL;
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(r.out, "ours kept  1\n");
+    subproc_result_cleanup(&r);
+    unsetenv("KPERF_T_A");
+    unsetenv("KPERF_T_B");
+}
+
+static void test_subproc_stdin_null(void **state)
+{
+    const char *argv[] = {"sh", "-c", "if read -r line; then echo got; else echo eof; fi", NULL};
+    struct subproc_opts o = {.stdin_null = true};
+    struct subproc_result r;
+    int fds[2], saved = dup(STDIN_FILENO);
+
+    (void)state;
+    /* our stdin is a pipe with a line waiting: only the child without stdin_null may read it */
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], "x\n", 2), 2);
+    close(fds[1]);
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(r.out, "eof\n");
+    subproc_result_cleanup(&r);
+    o.stdin_null = false;
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(r.out, "got\n");
+    subproc_result_cleanup(&r);
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+}
+
+/* Runs argv with stderr_inherit while our stderr is a temporary file; returns what it got. */
+static char *run_with_stderr_to_file(const char *const argv[], struct subproc_result *r)
+{
+    char path[] = "/tmp/kperf-test-subproc-err-XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    struct subproc_opts o = {.stderr_inherit = true};
+    char *text = calloc(1, 256);
+
+    assert_true(fd >= 0);
+    dup2(fd, STDERR_FILENO);
+    assert_int_equal(subproc_run(argv, &o, r, NULL), 0);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    assert_true(pread(fd, text, 255, 0) >= 0);
+    close(fd);
+    unlink(path);
+    return text;
+}
+
+static void test_subproc_stderr_inherit(void **state)
+{
+    const char *argv[] = {"sh", "-c", "echo to-user >&2; echo out", NULL};
+    const char *missing[] = {"kperf-no-such-command", NULL};
+    struct subproc_result r;
+    char *text;
+
+    (void)state;
+    text = run_with_stderr_to_file(argv, &r);
+    assert_string_equal(text, "to-user\n");
+    assert_string_equal(r.err, ""); /* not captured */
+    assert_string_equal(r.out, "out\n");
+    subproc_result_cleanup(&r);
+    free(text);
+    /* a command that cannot run: errno in the result, nothing printed on the user's stderr */
+    text = run_with_stderr_to_file(missing, &r);
+    assert_string_equal(text, "");
+    assert_int_equal(r.exec_errno, ENOENT);
+    assert_int_equal(r.exit_code, 127);
+    subproc_result_cleanup(&r);
+    free(text);
+}
+
+static void test_subproc_exec_errno(void **state)
+{
+    const char *missing[] = {"kperf-no-such-command", NULL};
+    const char *not_exec[] = {"/dev/null", NULL};
+    const char *ok[] = {"true", NULL};
+    struct subproc_result r;
+
+    (void)state;
+    assert_int_equal(subproc_run(missing, NULL, &r, NULL), 0);
+    assert_int_equal(r.exec_errno, ENOENT);
+    subproc_result_cleanup(&r);
+    assert_int_equal(subproc_run(not_exec, NULL, &r, NULL), 0);
+    assert_int_equal(r.exec_errno, EACCES);
+    assert_non_null(strstr(r.err, "cannot run /dev/null"));
+    subproc_result_cleanup(&r);
+    assert_int_equal(subproc_run(ok, NULL, &r, NULL), 0);
+    assert_int_equal(r.exec_errno, 0);
+    assert_int_equal(r.exit_code, 0);
+    subproc_result_cleanup(&r);
+}
+
+static void test_subproc_process_group(void **state)
+{
+    /* field 5 of /proc/<pid>/stat is the process group */
+    const char *argv[] = {"sh", "-c", "read -r a b c d pgrp rest < /proc/$$/stat; echo $pgrp",
+                          NULL};
+    struct subproc_opts o = {.same_pgroup = true};
+    struct subproc_result r;
+    char ours[32];
+
+    (void)state;
+    snprintf(ours, sizeof(ours), "%d\n", (int)getpgrp());
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(r.out, ours);
+    subproc_result_cleanup(&r);
+    o.same_pgroup = false;
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_string_not_equal(r.out, ours);
+    subproc_result_cleanup(&r);
+}
+
+static void test_subproc_kill_does_not_wait_for_a_grandchild(void **state)
+{
+    /* the grandchild shares our group (same_pgroup), so the kill misses it and it keeps
+     * stdout open: subproc_run must still return */
+    const char *argv[] = {"sh", "-c", "sleep 30 & echo $!; exec sleep 30", NULL};
+    struct subproc_opts o = {.timeout_ms = 200, .same_pgroup = true};
+    struct subproc_result r;
+    long grandchild;
+
+    (void)state;
+    assert_int_equal(subproc_run(argv, &o, &r, NULL), 0);
+    assert_true(r.timed_out);
+    grandchild = strtol(r.out, NULL, 10);
+    assert_true(grandchild > 1);
+    assert_int_equal(kill((pid_t)grandchild, SIGKILL), 0); /* it was still there */
+    subproc_result_cleanup(&r);
+}
+
 static void test_subproc_join(void **state)
 {
     const char *argv[] = {"ip", "netns", "add", "x", NULL};
@@ -164,6 +332,13 @@ int main(void)
         cmocka_unit_test(test_subproc_missing_command),
         cmocka_unit_test(test_subproc_check_reports_first_stderr_line),
         cmocka_unit_test(test_subproc_spawn_and_stop),
+        cmocka_unit_test(test_subproc_second_cancel_flag),
+        cmocka_unit_test(test_subproc_env_adds_and_replaces),
+        cmocka_unit_test(test_subproc_stdin_null),
+        cmocka_unit_test(test_subproc_stderr_inherit),
+        cmocka_unit_test(test_subproc_exec_errno),
+        cmocka_unit_test(test_subproc_process_group),
+        cmocka_unit_test(test_subproc_kill_does_not_wait_for_a_grandchild),
         cmocka_unit_test(test_subproc_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
