@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* run_options.h - every flag of `kperf run`, parsed and checked. Owns the flag table, the
- * parsing (kubectl-like: --flag value, --flag=value, -n value, -o json) and the --help text.
- * The local and the Kubernetes backends read the struct; neither parses flags itself.
- * Knows nothing of backends or reports. */
+/* run_options.h - what `kperf run` was asked to do: every flag's value, the defaults, and the
+ * checks that combine values (run_options_validate). cmd/kperf/run_flags.c parses the command
+ * line into it (`kperf run` and `kperf manifests`); the local and the Kubernetes backends read
+ * it; neither parses flags itself. Knows nothing of backends or reports. */
 #ifndef KPERF_CONTROLLER_RUN_OPTIONS_H
 #define KPERF_CONTROLLER_RUN_OPTIONS_H
 
@@ -57,7 +57,7 @@ struct run_options {
     /* local backend */
     bool local; /* --local */
     int mtu;    /* --mtu, default 1500 (local only; 576..65000) */
-    /* Kubernetes backend (parsed here, consumed by backend_k8s) */
+    /* Kubernetes backend (consumed by backend_k8s) */
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */
     char *namespace_name;            /* -n/--namespace; owned; NULL = create kperf-<run-id> */
@@ -86,11 +86,10 @@ struct run_options {
 void run_options_init(struct run_options *o);
 void run_options_cleanup(struct run_options *o); /* frees owned strings and arrays */
 
-/* Parses argv (argv[0] is "run"). Returns 0 when parsed, 1 when --help was given (help text
- * printed to `out`), or -1 with a one-line reason in err (a usage error: exit 2). */
-int run_options_parse(struct run_options *o, int argc, char **argv, FILE *out, struct kp_err *err);
-
-/* Prints the --help text to f. */
-void run_options_help(FILE *f);
+/* Checks the values that go together (--mtu only with --local, --nodes or --nodes-from,
+ * --omit below 1h, --interval within --duration) and normalises: the default 1s series is
+ * dropped from a sub-second run. Call once, after setting the fields. Returns 0, or -1 with
+ * one line naming the flag in err (a usage error). */
+int run_options_validate(struct run_options *o, struct kp_err *err);
 
 #endif

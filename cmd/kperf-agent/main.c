@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* main.c - the kperf-agent command: `server` and `client`, each with a table of flags and one
- * small handler per flag. Prints results (stdout) and errors (stderr); picks the exit code:
- * 0 ok, 1 a test or the server failed, 2 usage. */
+/* main.c - the kperf-agent command: `server` and `client`, each with a table of flags
+ * (base/flags.h) and one small handler per flag. Prints results (stdout) and errors (stderr); picks
+ * the exit code: 0 ok, 1 a test or the server failed, 2 usage. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
@@ -19,15 +22,9 @@
 
 #define TOKEN_MAX 4096
 
-struct flag {
-    const char *name; /* "--port" */
-    const char *arg;  /* NULL for a switch, else the placeholder shown in --help */
-    int (*set)(void *opts, const char *val, struct kp_err *err);
-    const char *help;
-};
+enum { G_SERVER, G_CLIENT }; /* the flag groups of --help */
 
 static int verbosity = KP_LOG_WARN;
-static int want_json;
 
 /* Reads the per-run secret: whitespace trimmed, 1..4096 bytes. Caller frees with
  * kp_free_secret. */
@@ -82,18 +79,11 @@ static int ms_u32(const char *val, uint64_t min_ms, uint32_t *out, struct kp_err
     return 0;
 }
 
-static int set_verbose(void *o, const char *val, struct kp_err *err)
+static int set_verbose(void *o, const struct flag *f, const char *val, struct kp_err *err)
 {
-    (void)o, (void)val, (void)err;
+    (void)o, (void)f, (void)val, (void)err;
     if (verbosity < KP_LOG_TRACE)
         verbosity++;
-    return 0;
-}
-
-static int set_json(void *o, const char *val, struct kp_err *err)
-{
-    (void)o, (void)val, (void)err;
-    want_json = 1;
     return 0;
 }
 
@@ -104,25 +94,20 @@ struct server_cli {
     char *token; /* ours: kp_free_secret */
 };
 
-static int srv_port(void *p, const char *v, struct kp_err *e)
+static int srv_port(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, 65535, &n, e) != 0)
         return -1;
     ((struct server_cli *)p)->o.port = (uint16_t)n;
     return 0;
 }
 
-static int srv_bind(void *p, const char *v, struct kp_err *e)
-{
-    (void)e;
-    ((struct server_cli *)p)->o.bind_addr = v;
-    return 0;
-}
-
-static int srv_token(void *p, const char *v, struct kp_err *e)
+static int srv_token(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct server_cli *c = p;
+    (void)f;
     kp_free_secret(c->token);
     c->token = read_token(v, e);
     if (!c->token)
@@ -132,65 +117,85 @@ static int srv_token(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int srv_max_duration(void *p, const char *v, struct kp_err *e)
+static int srv_max_duration(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
+    (void)f;
     return ms_u32(v, 1, &((struct server_cli *)p)->o.max_duration_ms, e);
 }
 
-static int srv_max_streams(void *p, const char *v, struct kp_err *e)
+static int srv_max_streams(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-streams must be in [1, %u]", PROTO_MAX_STREAMS);
     ((struct server_cli *)p)->o.max_streams = (uint16_t)n;
     return 0;
 }
 
-static int srv_max_conns(void *p, const char *v, struct kp_err *e)
+static int srv_max_conns(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, 1000000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-conns must be in [1, 1000000]");
     ((struct server_cli *)p)->o.max_conns = (unsigned)n;
     return 0;
 }
 
-static int srv_max_tests(void *p, const char *v, struct kp_err *e)
+static int srv_max_tests(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, 10000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--max-tests must be in [1, 10000]");
     ((struct server_cli *)p)->o.max_tests = (unsigned)n;
     return 0;
 }
 
-static int srv_idle(void *p, const char *v, struct kp_err *e)
+static int srv_idle(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
+    (void)f;
     return ms_u32(v, 1, &((struct server_cli *)p)->o.idle_timeout_ms, e);
 }
 
-static int srv_handshake(void *p, const char *v, struct kp_err *e)
+static int srv_handshake(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
+    (void)f;
     return ms_u32(v, 1, &((struct server_cli *)p)->o.handshake_timeout_ms, e);
 }
 
-static int srv_max_rate(void *p, const char *v, struct kp_err *e)
+static int srv_max_rate(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
+    (void)f;
     return units_parse_rate_bps(v, &((struct server_cli *)p)->o.max_rate_bps, e);
 }
 
+#define SRV(nm, metavar, handler, text)                                                            \
+    {                                                                                              \
+        .name = nm, .arg = metavar, .help = text, .group = G_SERVER, .fn = handler                 \
+    }
+
 static const struct flag server_flags[] = {
-    {"--port", "N", srv_port, "TCP and UDP port (default 5201; 0 = any free port)"},
-    {"--bind", "ADDR", srv_bind, "address to listen on (default 0.0.0.0)"},
-    {"--token-file", "F", srv_token, "require clients to prove they know the token in F"},
-    {"--max-duration", "D", srv_max_duration, "longest test accepted, warm-up included (10m)"},
-    {"--max-streams", "N", srv_max_streams, "most parallel streams per test (128)"},
-    {"--max-conns", "N", srv_max_conns, "most concurrent TCP connections (1024)"},
-    {"--max-tests", "N", srv_max_tests, "most concurrent tests; more are refused busy (16)"},
-    {"--idle-timeout", "D", srv_idle, "drop a control connection idle this long (30s)"},
-    {"--handshake-timeout", "D", srv_handshake, "time to finish the handshake (5s)"},
-    {"--max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (100G)"},
-    {"-v", NULL, set_verbose, "more logging (repeat for debug)"},
+    SRV("port", "N", srv_port, "TCP and UDP port (default 5201; 0 = any free port)"),
+    {.name = "bind",
+     .arg = "ADDR",
+     .help = "address to listen on (default 0.0.0.0)",
+     .group = G_SERVER,
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct server_cli, o.bind_addr)},
+    SRV("token-file", "F", srv_token, "require clients to prove they know the token in F"),
+    SRV("max-duration", "D", srv_max_duration, "longest test accepted, warm-up included (10m)"),
+    SRV("max-streams", "N", srv_max_streams, "most parallel streams per test (128)"),
+    SRV("max-conns", "N", srv_max_conns, "most concurrent TCP connections (1024)"),
+    SRV("max-tests", "N", srv_max_tests, "most concurrent tests; more are refused busy (16)"),
+    SRV("idle-timeout", "D", srv_idle, "drop a control connection idle this long (30s)"),
+    SRV("handshake-timeout", "D", srv_handshake, "time to finish the handshake (5s)"),
+    SRV("max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (100G)"),
+    {.short_name = 'v',
+     .help = "more logging (repeat for debug)",
+     .group = G_SERVER,
+     .fn = set_verbose},
 };
 
 /* --- client flags ------------------------------------------------------------------------- */
@@ -200,13 +205,15 @@ struct client_cli {
     char *host;  /* ours */
     char *token; /* ours: kp_free_secret */
     int have_server;
+    bool json; /* --json: the document, not the table */
 };
 
-static int cli_server(void *p, const char *v, struct kp_err *e)
+static int cli_server(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct client_cli *c = p;
     const char *colon = strrchr(v, ':');
     uint64_t port = c->o.port;
+    (void)f;
 
     free(c->host);
     c->host = NULL;
@@ -232,11 +239,12 @@ static int cli_server(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int cli_tests(void *p, const char *v, struct kp_err *e)
+static int cli_tests(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct client_cli *c = p;
     char *copy = kp_xstrdup(v), *save = NULL;
     int rc = 0;
+    (void)f;
 
     c->o.ntests = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -265,27 +273,30 @@ static int cli_tests(void *p, const char *v, struct kp_err *e)
     return rc;
 }
 
-static int cli_duration(void *p, const char *v, struct kp_err *e)
+static int cli_duration(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint32_t ms = 0;
+    (void)f;
     if (ms_u32(v, 1, &ms, e) != 0 || ms > PROTO_MAX_DURATION_MS)
         return kp_err_set(e, "--duration '%s' must be within (0, 24h]", v);
     ((struct client_cli *)p)->o.duration_ms = ms;
     return 0;
 }
 
-static int cli_omit(void *p, const char *v, struct kp_err *e)
+static int cli_omit(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint32_t ms = 0;
+    (void)f;
     if (ms_u32(v, 0, &ms, e) != 0 || ms > PROTO_MAX_DURATION_MS)
         return kp_err_set(e, "--omit '%s' must be within [0, 24h]", v);
     ((struct client_cli *)p)->o.omit_ms = ms;
     return 0;
 }
 
-static int cli_interval(void *p, const char *v, struct kp_err *e)
+static int cli_interval(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint32_t ms = 0;
+    (void)f;
     if (ms_u32(v, 0, &ms, e) != 0)
         return -1;
     if (ms != 0 && ms < 100)
@@ -294,27 +305,30 @@ static int cli_interval(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int cli_samples(void *p, const char *v, struct kp_err *e)
+static int cli_samples(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, 1000, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--samples must be in [1, 1000]");
     ((struct client_cli *)p)->o.samples = (unsigned)n;
     return 0;
 }
 
-static int cli_streams(void *p, const char *v, struct kp_err *e)
+static int cli_streams(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0 || n == 0)
         return kp_err_set(e, "--streams must be in [1, %u]", PROTO_MAX_STREAMS);
     ((struct client_cli *)p)->o.streams = (unsigned)n;
     return 0;
 }
 
-static int cli_msg_size(void *p, const char *v, struct kp_err *e)
+static int cli_msg_size(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
+    (void)f;
     if (units_parse_size(v, &n, e) != 0)
         return -1;
     if (n < 1 || n > PROTO_MAX_MSG_SIZE)
@@ -323,9 +337,10 @@ static int cli_msg_size(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int cli_udp_rate(void *p, const char *v, struct kp_err *e)
+static int cli_udp_rate(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t bps;
+    (void)f;
     if (units_parse_rate_bps(v, &bps, e) != 0)
         return -1;
     if (bps < 1000 || bps > PROTO_MAX_RATE_BPS)
@@ -334,16 +349,18 @@ static int cli_udp_rate(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int cli_reverse(void *p, const char *v, struct kp_err *e)
+static int cli_reverse(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
+    (void)f;
     (void)v, (void)e;
     ((struct client_cli *)p)->o.reverse = 1;
     return 0;
 }
 
-static int cli_token(void *p, const char *v, struct kp_err *e)
+static int cli_token(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct client_cli *c = p;
+    (void)f;
     kp_free_secret(c->token);
     c->token = read_token(v, e);
     if (!c->token)
@@ -353,100 +370,85 @@ static int cli_token(void *p, const char *v, struct kp_err *e)
     return 0;
 }
 
-static int cli_connect_timeout(void *p, const char *v, struct kp_err *e)
+static int cli_connect_timeout(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint32_t ms = 0;
+    (void)f;
     if (ms_u32(v, 1, &ms, e) != 0)
         return -1;
     ((struct client_cli *)p)->o.connect_timeout_ms = ms;
     return 0;
 }
 
+#define CLI(nm, metavar, handler, text)                                                            \
+    {                                                                                              \
+        .name = nm, .arg = metavar, .help = text, .group = G_CLIENT, .fn = handler                 \
+    }
+
 static const struct flag client_flags[] = {
-    {"--server", "HOST[:PORT]", cli_server, "the kperf-agent server (port 5201 by default)"},
-    {"--tests", "LIST", cli_tests,
-     "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all"},
-    {"--duration", "D", cli_duration, "measured time per test and sample (10s)"},
-    {"--omit", "D", cli_omit, "warm-up before each measurement, discarded (0s)"},
-    {"--interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"},
-    {"--samples", "N", cli_samples, "repetitions of each test (1)"},
-    {"--streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"},
-    {"--msg-size", "N", cli_msg_size,
-     "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"},
-    {"--udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"},
-    {"--reverse", NULL, cli_reverse, "stream tests: the server sends, the client receives"},
-    {"--token-file", "F", cli_token, "file holding the server's token"},
-    {"--connect-timeout", "D", cli_connect_timeout, "give up connecting after D (5s)"},
-    {"--json", NULL, set_json, "print the kperf.result/v1 JSON document"},
-    {"-v", NULL, set_verbose, "more logging (repeat for debug)"},
+    CLI("server", "HOST[:PORT]", cli_server, "the kperf-agent server (port 5201 by default)"),
+    CLI("tests", "LIST", cli_tests,
+        "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all"),
+    CLI("duration", "D", cli_duration, "measured time per test and sample (10s)"),
+    CLI("omit", "D", cli_omit, "warm-up before each measurement, discarded (0s)"),
+    CLI("interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"),
+    CLI("samples", "N", cli_samples, "repetitions of each test (1)"),
+    CLI("streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"),
+    CLI("msg-size", "N", cli_msg_size,
+        "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"),
+    CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),
+    CLI("reverse", NULL, cli_reverse, "stream tests: the server sends, the client receives"),
+    CLI("token-file", "F", cli_token, "file holding the server's token"),
+    CLI("connect-timeout", "D", cli_connect_timeout, "give up connecting after D (5s)"),
+    {.name = "json",
+     .help = "print the kperf.result/v1 JSON document",
+     .group = G_CLIENT,
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct client_cli, json)},
+    {.short_name = 'v',
+     .help = "more logging (repeat for debug)",
+     .group = G_CLIENT,
+     .fn = set_verbose},
 };
 
 /* --- parsing and help --------------------------------------------------------------------- */
 
-static void print_flags(FILE *f, const struct flag *flags, size_t n)
+static const char *const group_titles[] = {"Server flags", "Client flags"};
+
+/* The command `name` with one table (and --help's layout); ctx NULL: for --help only. */
+static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, size_t n, void *ctx)
 {
-    for (size_t i = 0; i < n; i++) {
-        char left[40];
-        snprintf(left, sizeof(left), "%s%s%s", flags[i].name, flags[i].arg ? " " : "",
-                 flags[i].arg ? flags[i].arg : "");
-        fprintf(f, "  %-24s %s\n", left, flags[i].help);
-    }
+    return (struct flags_cmd){
+        .name = name,
+        .usage = "kperf-agent " KPERF_VERSION " - the kperf measurement engine\n\n"
+                 "Usage:\n  kperf-agent server [flags]\n"
+                 "  kperf-agent client --server HOST[:PORT] --tests LIST [flags]\n"
+                 "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n",
+        .groups = group_titles,
+        .n_groups = 2,
+        .footer = "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
+                  "Client exit code: 0 all tests ok, 1 a test failed (JSON still printed with "
+                  "errors[]), 2 usage.\n",
+        .help_width = 24,
+        .flush_left = true,
+        .tables = {{flags, n, ctx}},
+    };
 }
 
+#define SERVER_CMD(ctx)                                                                            \
+    agent_cmd("kperf-agent server", server_flags, sizeof(server_flags) / sizeof(server_flags[0]),  \
+              ctx)
+#define CLIENT_CMD(ctx)                                                                            \
+    agent_cmd("kperf-agent client", client_flags, sizeof(client_flags) / sizeof(client_flags[0]),  \
+              ctx)
+
+/* The --help of every command: both tables. */
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "kperf-agent %s - the kperf measurement engine\n\n"
-            "Usage:\n  kperf-agent server [flags]\n  kperf-agent client --server HOST[:PORT] "
-            "--tests LIST [flags]\n"
-            "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n\n"
-            "Server flags:\n",
-            KPERF_VERSION);
-    print_flags(f, server_flags, sizeof(server_flags) / sizeof(server_flags[0]));
-    fprintf(f, "\nClient flags:\n");
-    print_flags(f, client_flags, sizeof(client_flags) / sizeof(client_flags[0]));
-    fprintf(f, "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
-               "Client exit code: 0 all tests ok, 1 a test failed (JSON still printed with "
-               "errors[]), 2 usage.\n");
-}
+    struct flags_cmd cmd = SERVER_CMD(NULL);
 
-/* Applies argv to opts through the table. Returns 0, 1 for --help, or -1 with err. */
-static int parse_flags(int argc, char **argv, const struct flag *flags, size_t n, void *opts,
-                       struct kp_err *err)
-{
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        const char *eq = strchr(a, '=');
-        size_t len = eq ? (size_t)(eq - a) : strlen(a);
-        size_t k;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-            return 1;
-        if (strcmp(a, "-vv") == 0) {
-            set_verbose(opts, NULL, err);
-            a = "-v";
-            len = 2;
-        }
-        for (k = 0; k < n; k++)
-            if (strlen(flags[k].name) == len && strncmp(a, flags[k].name, len) == 0)
-                break;
-        if (k == n)
-            return kp_err_set(err, "unknown flag '%s'", a);
-        if (flags[k].arg) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                return kp_err_set(err, "%s needs a value (%s)", flags[k].name, flags[k].arg);
-        } else if (eq) {
-            return kp_err_set(err, "%s takes no value", flags[k].name);
-        }
-        if (flags[k].set(opts, val, err) != 0)
-            return kp_err_prefix(err, "%s", flags[k].name);
-    }
-    return 0;
+    cmd.tables[1] = CLIENT_CMD(NULL).tables[0];
+    flags_help(f, &cmd);
 }
 
 /* --- commands ----------------------------------------------------------------------------- */
@@ -458,24 +460,25 @@ static void on_ready(const char *addr, uint16_t port, void *arg)
     fflush(stderr);
 }
 
+/* argv[0..argc) are the flags after "server"; argv[-1] is "server" itself. */
 static int cmd_server(int argc, char **argv)
 {
     struct server_cli c;
+    struct flags_cmd cmd = SERVER_CMD(&c);
     struct kp_err err;
     int rc;
 
     memset(&c, 0, sizeof(c));
     server_opts_default(&c.o);
     kp_err_clear(&err);
-    rc = parse_flags(argc, argv, server_flags, sizeof(server_flags) / sizeof(server_flags[0]), &c,
-                     &err);
+    rc = flags_parse(&cmd, argc + 1, argv - 1, NULL, &err);
     if (rc != 0) {
         kp_free_secret(c.token);
         if (rc > 0) {
             usage(stdout);
             return 0;
         }
-        fprintf(stderr, "kperf-agent: error: %s. See 'kperf-agent --help'.\n", kp_err_msg(&err));
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
         return 2;
     }
     kp_log_set_level((enum kp_log_level)verbosity);
@@ -537,9 +540,11 @@ static void print_table(const json_t *doc)
     }
 }
 
+/* argv[0..argc) are the flags after "client"; argv[-1] is "client" itself. */
 static int cmd_client(int argc, char **argv)
 {
     struct client_cli c;
+    struct flags_cmd cmd = CLIENT_CMD(&c);
     struct kp_err err;
     json_t *doc;
     unsigned failed = 0;
@@ -548,12 +553,15 @@ static int cmd_client(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     client_opts_default(&c.o);
     kp_err_clear(&err);
-    rc = parse_flags(argc, argv, client_flags, sizeof(client_flags) / sizeof(client_flags[0]), &c,
-                     &err);
-    if (rc == 0 && !c.have_server)
-        rc = kp_err_set(&err, "--server is required");
-    if (rc == 0 && c.o.ntests == 0)
-        rc = kp_err_set(&err, "--tests is required");
+    rc = flags_parse(&cmd, argc + 1, argv - 1, NULL, &err);
+    if (rc == 0 && !c.have_server) {
+        kp_err_set(&err, "--server is required");
+        rc = flags_hint(&cmd, &err);
+    }
+    if (rc == 0 && c.o.ntests == 0) {
+        kp_err_set(&err, "--tests is required");
+        rc = flags_hint(&cmd, &err);
+    }
     if (rc != 0) {
         free(c.host);
         kp_free_secret(c.token);
@@ -561,12 +569,12 @@ static int cmd_client(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        fprintf(stderr, "kperf-agent: error: %s. See 'kperf-agent --help'.\n", kp_err_msg(&err));
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
         return 2;
     }
     kp_log_set_level((enum kp_log_level)verbosity);
     doc = client_run(&c.o, &failed);
-    if (want_json) {
+    if (c.json) {
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', stdout);
     } else {

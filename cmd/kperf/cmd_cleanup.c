@@ -2,10 +2,12 @@
 /* cmd_cleanup.c - 'kperf cleanup': finds what earlier kperf runs left in the cluster (by the
  * app.kubernetes.io/managed-by=kperf label) and removes it, workloads first, namespaces last
  * (k8s_cleanup.h). --dry-run only lists. */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "base/flags.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/units.h"
@@ -14,73 +16,77 @@
 #include "controller/kube/kube.h"
 
 struct cleanup_flags {
-    const char *kubeconfig;
+    const char *kubeconfig; /* borrowed from argv, as the other strings; NULL = default */
     const char *context;
     const char *ns;
     const char *run_id;
     uint64_t timeout_ms;
-    int dry_run;
+    bool dry_run;
     int verbose;
 };
 
-static void usage(FILE *f)
+static int set_timeout(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
 {
-    fprintf(f,
-            "Usage: kperf cleanup [flags]\n\n"
-            "Removes every object earlier kperf runs left in the cluster (label\n"
-            "app.kubernetes.io/managed-by=kperf): client Jobs and server DaemonSets first,\n"
-            "their pods awaited until gone, then Services, Secrets, ServiceAccounts and the\n"
-            "namespaces kperf created.\n\n"
-            "Flags:\n"
-            "  --kubeconfig FILE    kubeconfig (default $KUBECONFIG, ~/.kube/config, in-cluster)\n"
-            "  --context NAME       kubeconfig context\n"
-            "  -n, --namespace NS   only look in NS (default: every namespace you may list)\n"
-            "  --run-id ID          only the objects of this run\n"
-            "  --timeout D          longest wait for pods and namespaces to go (default 2m)\n"
-            "  --dry-run            list what would be removed, remove nothing\n"
-            "  -v                   more detail on stderr\n");
+    (void)f;
+    return units_parse_duration_ms(v, &((struct cleanup_flags *)ctx)->timeout_ms, err);
 }
 
-/* Returns 0, 1 for --help, or -1 with the reason. */
-static int parse(int argc, char **argv, struct cleanup_flags *f, struct kp_err *err)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **dst = NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-            return 1;
-        if (strcmp(a, "--dry-run") == 0) {
-            f->dry_run = 1;
-            continue;
-        }
-        if (strcmp(a, "-v") == 0 || strcmp(a, "-vv") == 0) {
-            f->verbose += (int)strlen(a) - 1;
-            continue;
-        }
-        if (strcmp(a, "--kubeconfig") == 0)
-            dst = &f->kubeconfig;
-        else if (strcmp(a, "--context") == 0)
-            dst = &f->context;
-        else if (strcmp(a, "-n") == 0 || strcmp(a, "--namespace") == 0)
-            dst = &f->ns;
-        else if (strcmp(a, "--run-id") == 0)
-            dst = &f->run_id;
-        else if (strcmp(a, "--timeout") != 0)
-            return kp_err_set(err, "unknown flag '%s'", a);
-        if (i + 1 >= argc)
-            return kp_err_set(err, "%s needs a value", a);
-        if (dst) {
-            *dst = argv[++i];
-        } else if (units_parse_duration_ms(argv[++i], &f->timeout_ms, err) != 0) {
-            return kp_err_prefix(err, "--timeout");
-        }
-    }
-    return 0;
-}
+#define AT(field) .offset = offsetof(struct cleanup_flags, field)
+
+static const struct flag flag_table[] = {
+    {.name = "kubeconfig",
+     .arg = "FILE",
+     .help = "kubeconfig (default $KUBECONFIG, ~/.kube/config, in-cluster)",
+     .kind = FLAG_STRING,
+     AT(kubeconfig)},
+    {.name = "context",
+     .arg = "NAME",
+     .help = "kubeconfig context",
+     .kind = FLAG_STRING,
+     AT(context)},
+    {.name = "namespace",
+     .short_name = 'n',
+     .arg = "NS",
+     .help = "only look in NS (default: every namespace you may list)",
+     .kind = FLAG_STRING,
+     AT(ns)},
+    {.name = "run-id",
+     .arg = "ID",
+     .help = "only the objects of this run",
+     .kind = FLAG_STRING,
+     AT(run_id)},
+    {.name = "timeout",
+     .arg = "D",
+     .help = "longest wait for pods and namespaces to go (default 2m)",
+     .fn = set_timeout},
+    {.name = "dry-run",
+     .help = "list what would be removed, remove nothing",
+     .kind = FLAG_BOOL,
+     AT(dry_run)},
+    {.short_name = 'v', .help = "more detail on stderr", .kind = FLAG_COUNT, AT(verbose)},
+    {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
+};
+
+static const char *const group_titles[] = {"Flags"};
+
+static const char usage_text[] =
+    "Usage: kperf cleanup [flags]\n\n"
+    "Removes every object earlier kperf runs left in the cluster (label\n"
+    "app.kubernetes.io/managed-by=kperf): client Jobs and server DaemonSets first,\n"
+    "their pods awaited until gone, then Services, Secrets, ServiceAccounts and the\n"
+    "namespaces kperf created.\n";
 
 int cmd_cleanup(int argc, char **argv)
 {
     struct cleanup_flags f = {.timeout_ms = 120000};
+    struct flags_cmd cmd = {
+        .name = "kperf cleanup",
+        .usage = usage_text,
+        .groups = group_titles,
+        .n_groups = 1,
+        .help_width = 22,
+        .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), &f}},
+    };
     struct kube_client *kc = NULL;
     struct k8s_leftover *l = NULL;
     size_t n = 0;
@@ -90,13 +96,13 @@ int cmd_cleanup(int argc, char **argv)
     int prc;
 
     kp_err_clear(&err);
-    prc = parse(argc, argv, &f, &err);
+    prc = flags_parse(&cmd, argc, argv, NULL, &err);
     if (prc == 1) {
-        usage(stdout);
+        flags_help(stdout, &cmd);
         return 0;
     }
     if (prc != 0) {
-        fprintf(stderr, "kperf: error: %s. Run 'kperf cleanup --help'\n", kp_err_msg(&err));
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         return 2;
     }
     kp_log_set_level(f.verbose >= 2 ? KP_LOG_DEBUG : f.verbose ? KP_LOG_INFO : KP_LOG_WARN);

@@ -2,12 +2,11 @@
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
  * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/flags.h"
 #include "base/kp_err.h"
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
@@ -19,82 +18,100 @@ static const char usage_text[] =
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "key metric and marks it regression, improvement or within noise, decided from the samples\n"
     "(method: docs/compare.md). Differences in nodes, kernel, MTU and versions are listed "
-    "first.\n\n"
-    "  -t, --threshold PCT   smallest change that counts (default 5%)\n"
-    "      --alpha P         significance level of the tests (default 0.05)\n"
-    "  -o, --output FORMAT   table (default), markdown or json\n"
-    "  -h, --help            this help\n\n"
-    "Exit status: 0 no regression, 3 regression beyond the threshold, 1 error, 2 usage.\n";
+    "first.\n";
 
 struct compare_flags {
     struct compare_opts opts;
     enum report_format fmt;
-    const char *base;
-    const char *cur;
+    const char *files[2]; /* BASE.json, NEW.json; borrowed from argv */
+    int n_files;
 };
 
-/* One line on stderr, as for every kperf error; the usage is one --help away. Returns 2. */
-static int usage_error(const char *what)
+static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
-    fprintf(stderr, "kperf: error: %s. Run 'kperf compare --help' for usage.\n", what);
-    return 2;
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    return units_parse_percent(v, &f->opts.threshold_pct, err);
 }
 
-static int flag_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int flag_error(const char *fmt, ...)
+static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
-    char what[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
-    va_end(ap);
-    return usage_error(what);
-}
-
-/* Parses argv into f. Returns 0, 1 for --help (exit 0), or 2 for a usage error. */
-static int parse_flags(int argc, char **argv, struct compare_flags *f)
-{
-    static const struct option opts[] = {{"threshold", required_argument, NULL, 't'},
-                                         {"alpha", required_argument, NULL, 'a'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    struct kp_err err = {{0}};
+    struct compare_flags *f = ctx;
     char *end;
-    int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "t:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (units_parse_percent(optarg, &f->opts.threshold_pct, &err) != 0)
-                return flag_error("--threshold: %s", kp_err_msg(&err));
-            break;
-        case 'a':
-            f->opts.alpha = strtod(optarg, &end);
-            if (*end || !(f->opts.alpha > 0 && f->opts.alpha < 1))
-                return flag_error("--alpha: '%s' is not a number between 0 and 1", optarg);
-            break;
-        case 'o':
-            if (report_format_parse(optarg, &f->fmt, &err) != 0 ||
-                (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON))
-                return flag_error("--output: compare prints table, markdown or json, not '%s'",
-                                  optarg);
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 1;
-        default:
-            return flag_error("unknown flag, or flag without its value: '%s'", argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
-        return usage_error("'kperf compare' takes BASE.json and NEW.json");
-    f->base = argv[optind];
-    f->cur = argv[optind + 1];
+    (void)fl;
+    f->opts.alpha = strtod(v, &end);
+    if (*end || !(f->opts.alpha > 0 && f->opts.alpha < 1))
+        return kp_err_set(err, "--alpha: '%s' is not a number between 0 and 1", v);
     return 0;
+}
+
+static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    if (report_format_parse(v, &f->fmt, err) != 0 ||
+        (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON))
+        return kp_err_set(err, "--output: compare prints table, markdown or json, not '%s'", v);
+    return 0;
+}
+
+static int add_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl, (void)err;
+    if (f->n_files < 2)
+        f->files[f->n_files] = v;
+    f->n_files++; /* more than two: refused after the parse */
+    return 0;
+}
+
+static const struct flag flag_table[] = {
+    {.name = "threshold",
+     .short_name = 't',
+     .arg = "PCT",
+     .help = "smallest change that counts (default 5%)",
+     .fn = set_threshold},
+    {.name = "alpha",
+     .arg = "P",
+     .help = "significance level of the tests (default 0.05)",
+     .fn = set_alpha},
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FORMAT",
+     .help = "table (default), markdown or json",
+     .fn = set_output},
+    {.name = "help", .short_name = 'h', .help = "this help", .kind = FLAG_HELP},
+    {.fn = add_file}, /* BASE.json NEW.json */
+};
+
+static const char *const untitled[] = {NULL};
+
+/* Parses argv into f. Returns 0, 1 for --help (printed), or -1 with err (a usage error). */
+static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp_err *err)
+{
+    struct flags_cmd cmd = {
+        .name = "kperf compare",
+        .usage = usage_text,
+        .groups = untitled,
+        .n_groups = 1,
+        .footer = "\nExit status: 0 no regression, 3 regression beyond the threshold, 1 error, 2 "
+                  "usage.\n",
+        .help_width = 21,
+        .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), f}},
+    };
+    int rc = flags_parse(&cmd, argc, argv, NULL, err);
+
+    if (rc == 1)
+        flags_help(stdout, &cmd);
+    if (rc == 0 && f->n_files != 2) {
+        kp_err_set(err, "'kperf compare' takes BASE.json and NEW.json");
+        return flags_hint(&cmd, err);
+    }
+    return rc;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -106,18 +123,20 @@ int cmd_compare(int argc, char **argv)
     int rc;
 
     compare_opts_init(&f.opts);
-    rc = parse_flags(argc, argv, &f);
+    rc = parse_flags(argc, argv, &f, &err);
+    if (rc < 0)
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
     if (rc != 0)
-        return rc == 1 ? 0 : rc;
+        return rc == 1 ? 0 : 2;
     rc = 1;
-    if (!(base = report_load(f.base, &err)) || !(cur = report_load(f.cur, &err))) {
+    if (!(base = report_load(f.files[0], &err)) || !(cur = report_load(f.files[1], &err))) {
         fprintf(stderr, "kperf: error: %s. Compare two report.json files of 'kperf run'.\n",
                 kp_err_msg(&err));
         goto out;
     }
     cmp = compare_reports(base, cur, &f.opts, &err);
     if (!cmp) {
-        fprintf(stderr, "kperf: error: comparing %s with %s: %s\n", f.base, f.cur,
+        fprintf(stderr, "kperf: error: comparing %s with %s: %s\n", f.files[0], f.files[1],
                 kp_err_msg(&err));
         goto out;
     }

@@ -5,60 +5,61 @@
  * 'kperf manifests --from-yaml FILE' converts a YAML file to JSON lines (used to validate
  * manifests/ against the API schemas). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/run_flags.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_yaml.h"
 
 struct manifests_flags {
-    int json;              /* --format json */
-    const char *from_yaml; /* --from-yaml FILE */
+    bool json;             /* --format json */
+    const char *from_yaml; /* --from-yaml FILE; borrowed from argv */
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: kperf manifests [--format yaml|json] [kperf run flags]\n"
-               "       kperf manifests --from-yaml FILE\n\n"
-               "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
-               "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
-               "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
-               "only at run time appear as SERVER-POD-IP). The Secret's token is a\n"
-               "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
-               "Every 'kperf run' flag is accepted; see 'kperf run --help'.\n");
-}
+static const char usage_text[] =
+    "Usage: kperf manifests [--format yaml|json] [kperf run flags]\n"
+    "       kperf manifests --from-yaml FILE\n\n"
+    "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
+    "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
+    "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
+    "only at run time appear as SERVER-POD-IP). The Secret's token is a\n"
+    "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
+    "Every 'kperf run' flag is accepted; see 'kperf run --help'.\n";
 
-/* Takes our own flags out of argv (in place); the rest are run flags. Returns 0, 1 for
- * --help, or -1 with the reason. */
-static int take_own_flags(int *argc, char **argv, struct manifests_flags *mf, struct kp_err *err)
+static int set_format(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
 {
-    int out = 1;
+    struct manifests_flags *mf = ctx;
 
-    for (int i = 1; i < *argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-            return 1;
-        if (strcmp(a, "--format") == 0 || strcmp(a, "--from-yaml") == 0) {
-            if (i + 1 >= *argc)
-                return kp_err_set(err, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--from-yaml") == 0)
-                mf->from_yaml = v;
-            else if (strcmp(v, "json") == 0)
-                mf->json = 1;
-            else if (strcmp(v, "yaml") != 0)
-                return kp_err_set(err, "--format: '%s' is not yaml or json", v);
-            continue;
-        }
-        argv[out++] = argv[i];
-    }
-    *argc = out;
+    (void)f;
+    if (strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0)
+        return kp_err_set(err, "--format: '%s' is not yaml or json", v);
+    mf->json = strcmp(v, "json") == 0;
     return 0;
 }
+
+/* Our own flags; every `kperf run` flag comes on top (run_flags_parse_as). */
+static const struct flag own_flags[] = {
+    {.name = "format",
+     .arg = "FORMAT",
+     .help = "yaml (default) or json (one document per line)",
+     .fn = set_format},
+    {.name = "from-yaml",
+     .arg = "FILE",
+     .help = "convert FILE from YAML to JSON lines instead",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct manifests_flags, from_yaml)},
+    {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
+};
+
+static const char *const untitled[] = {NULL};
 
 static int print_docs(const json_t *docs, int as_json, struct kp_err *err)
 {
@@ -145,6 +146,14 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
 int cmd_manifests(int argc, char **argv)
 {
     struct manifests_flags mf = {0};
+    struct flags_cmd cmd = {
+        .name = "kperf manifests",
+        .usage = usage_text,
+        .groups = untitled,
+        .n_groups = 1,
+        .help_width = 21,
+        .tables = {{own_flags, sizeof(own_flags) / sizeof(own_flags[0]), &mf}},
+    };
     struct run_options ro;
     struct plan_opts po;
     struct plan *plan = NULL;
@@ -158,11 +167,9 @@ int cmd_manifests(int argc, char **argv)
     kp_err_clear(&err);
     memset(&d, 0, sizeof(d));
     run_options_init(&ro);
-    prc = take_own_flags(&argc, argv, &mf, &err);
-    if (prc == 0 && !mf.from_yaml)
-        prc = run_options_parse(&ro, argc, argv, stdout, &err);
-    if (prc == 1) { /* --help */
-        usage(stdout);
+    prc = run_flags_parse_as(&cmd, &ro, argc, argv, &err);
+    if (prc == 1) {
+        flags_help(stdout, &cmd);
         rc = 0;
         goto out;
     }
@@ -186,8 +193,7 @@ int cmd_manifests(int argc, char **argv)
     rc = 0;
 out:
     if (rc != 0)
-        fprintf(stderr, "kperf: error: %s%s\n", kp_err_msg(&err),
-                rc == 2 ? ". Run 'kperf manifests --help'" : "");
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
     json_decref(jobs);
     json_decref(docs);
     k8s_deploy_cleanup(&d);

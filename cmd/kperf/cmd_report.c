@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_report.c - 'kperf report FILE.json [-o FORMAT] [--output-dir DIR]': re-renders a saved
  * kperf.report/v1 file. Flag parsing only; the work is in controller/report/report.h. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
+#include "base/flags.h"
 #include "base/kp_err.h"
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
@@ -14,79 +14,93 @@ static const char usage_text[] =
     "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n"
     "                    [--noisy-cv PCT]\n\n"
     "Re-renders a saved report (report.json of 'kperf run --output-dir', schema "
-    "kperf.report/v1).\n\n"
-    "  -o, --output FORMAT   table (default), markdown, csv, html or json, on stdout\n"
-    "      --output-dir DIR  also write report.json, report.md, report.csv, report.html to DIR\n"
-    "      --noisy-cv PCT    flag metrics whose CV across samples exceeds PCT (default: the\n"
-    "                        report's own setting, 10%); recomputes aggregates from the samples\n"
-    "  -h, --help            this help\n";
+    "kperf.report/v1).\n";
 
 struct report_flags {
     enum report_format fmt;
-    const char *dir;
-    const char *path;
+    const char *dir;  /* borrowed from argv; NULL = none */
+    const char *path; /* borrowed from argv */
+    int n_paths;
     double noisy_cv_pct; /* < 0: keep the report's */
 };
 
-/* Parses argv into f. Returns 0, 1 for --help (exit 0), or 2 for a usage error. */
-static int parse_flags(int argc, char **argv, struct report_flags *f)
+static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"output-dir", required_argument, NULL, 'd'},
-                                         {"noisy-cv", required_argument, NULL, 'n'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    struct kp_err err = {{0}};
-    int c;
+    (void)fl;
+    return report_format_parse(v, &((struct report_flags *)ctx)->fmt, err);
+}
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            if (report_format_parse(optarg, &f->fmt, &err) != 0) {
-                fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-                return 2;
-            }
-            break;
-        case 'd':
-            f->dir = optarg;
-            break;
-        case 'n':
-            if (units_parse_percent(optarg, &f->noisy_cv_pct, &err) != 0) {
-                fprintf(stderr, "kperf: error: --noisy-cv: %s\n", kp_err_msg(&err));
-                return 2;
-            }
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 1;
-        default:
-            fprintf(stderr,
-                    "kperf: error: unknown flag, or flag without its value: '%s'. Run 'kperf "
-                    "report --help' for usage.\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (argc - optind != 1) {
-        fprintf(stderr, "kperf: error: 'kperf report' takes exactly one FILE.json. Run 'kperf "
-                        "report --help' for usage.\n");
-        return 2;
-    }
-    f->path = argv[optind];
+static int set_noisy_cv(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    (void)fl;
+    return units_parse_percent(v, &((struct report_flags *)ctx)->noisy_cv_pct, err);
+}
+
+static int add_path(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct report_flags *f = ctx;
+
+    (void)fl, (void)err;
+    f->path = v;
+    f->n_paths++; /* more than one: refused after the parse */
     return 0;
+}
+
+static const struct flag flag_table[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FORMAT",
+     .help = "table (default), markdown, csv, html or json, on stdout",
+     .fn = set_output},
+    {.name = "output-dir",
+     .arg = "DIR",
+     .help = "also write report.json, report.md, report.csv, report.html to DIR",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct report_flags, dir)},
+    {.name = "noisy-cv",
+     .arg = "PCT",
+     .help = "flag metrics whose CV across samples exceeds PCT (default: the\n"
+             "report's own setting, 10%); recomputes aggregates from the samples",
+     .fn = set_noisy_cv},
+    {.name = "help", .short_name = 'h', .help = "this help", .kind = FLAG_HELP},
+    {.fn = add_path}, /* FILE.json */
+};
+
+static const char *const untitled[] = {NULL};
+
+/* Parses argv into f. Returns 0, 1 for --help (printed), or -1 with err (a usage error). */
+static int parse_flags(int argc, char **argv, struct report_flags *f, struct kp_err *err)
+{
+    struct flags_cmd cmd = {
+        .name = "kperf report",
+        .usage = usage_text,
+        .groups = untitled,
+        .n_groups = 1,
+        .help_width = 21,
+        .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), f}},
+    };
+    int rc = flags_parse(&cmd, argc, argv, NULL, err);
+
+    if (rc == 1)
+        flags_help(stdout, &cmd);
+    if (rc == 0 && f->n_paths != 1) {
+        kp_err_set(err, "'kperf report' takes exactly one FILE.json");
+        return flags_hint(&cmd, err);
+    }
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)
 {
-    struct report_flags f = {REPORT_TABLE, NULL, NULL, -1};
+    struct report_flags f = {.fmt = REPORT_TABLE, .noisy_cv_pct = -1};
     struct kp_err err = {{0}};
     struct report *rep;
-    int rc = parse_flags(argc, argv, &f);
+    int rc = parse_flags(argc, argv, &f, &err);
 
+    if (rc < 0)
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
     if (rc != 0)
-        return rc == 1 ? 0 : rc;
+        return rc == 1 ? 0 : 2;
     rep = report_load(f.path, &err);
     if (!rep) {
         fprintf(stderr, "kperf: error: %s. Pass a report.json written by 'kperf run'.\n",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_run.c - 'kperf run': parse the flags (run_options), pick the backend, run the plan
+/* cmd_run.c - 'kperf run': parse the flags (run_flags), pick the backend, run the plan
  * (runner), print the report and choose the exit code: 0 ok, 1 a measurement or the cleanup
  * failed, 2 usage, 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed). */
 #include <signal.h>
@@ -11,6 +11,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/run_flags.h"
 #include "controller/backend.h"
 #include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
@@ -72,10 +73,12 @@ int cmd_run(int argc, char **argv)
     int rc, code = 1;
 
     run_options_init(&ro);
-    rc = run_options_parse(&ro, argc, argv, stdout, &err);
+    rc = run_flags_parse(&ro, argc, argv, &err);
     if (rc != 0) {
         if (rc < 0)
             fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        else
+            run_flags_help(stdout);
         run_options_cleanup(&ro);
         return rc < 0 ? 2 : 0;
     }

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* main.c - the kperf command: a table of subcommands, nothing else. */
+/* main.c - the kperf command: a table of subcommands and the global flags, nothing else. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <curl/curl.h>
 
+#include "base/flags.h"
 #include "base/kp_alloc.h"
+#include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "cmd/kperf/commands.h"
 
@@ -37,6 +41,8 @@ static void usage(FILE *f)
             "print the version");
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf");
@@ -52,24 +58,53 @@ int main(int argc, char **argv)
         fprintf(stderr, "kperf: error: cannot initialise libcurl\n");
         return 1;
     }
-    if (argc < 2) {
-        usage(stderr);
+    return dispatch(argc, argv);
+}
+
+struct global_flags {
+    bool version;
+};
+
+/* The flags before the command (-h/--help is every parser's). */
+static const struct flag global_flags[] = {
+    {.name = "version", .kind = FLAG_BOOL, .offset = offsetof(struct global_flags, version)},
+};
+
+/* Parses the global flags, then runs the command named by the first argument. Returns the exit
+ * code. */
+static int dispatch(int argc, char **argv)
+{
+    struct global_flags g = {0};
+    struct flags_cmd cmd = {
+        .name = "kperf",
+        .stop_at_arg = true,
+        .tables = {{global_flags, sizeof(global_flags) / sizeof(global_flags[0]), &g}},
+    };
+    struct kp_err err = {{0}};
+    int next;
+    int rc = flags_parse(&cmd, argc, argv, &next, &err);
+
+    if (rc < 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (rc == 1 || (next < argc && strcmp(argv[next], "help") == 0)) {
         usage(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+    if (g.version || (next < argc && strcmp(argv[next], "version") == 0)) {
         printf("kperf %s\n", KPERF_VERSION);
         return 0;
     }
+    if (next == argc) {
+        usage(stderr);
+        return 2;
+    }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[next], commands[i].name) == 0)
+            return commands[i].fn(argc - next, argv + next);
     }
     fprintf(stderr, "kperf: error: unknown command '%s'. Run 'kperf --help' for the list.\n",
-            argv[1]);
+            argv[next]);
     return 2;
 }

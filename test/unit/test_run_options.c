@@ -1,41 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_run_options.c - `kperf run` flag parsing: defaults, every flag group, kubectl-like
- * forms, combined checks, and one clear line for each usage error. */
+/* test_run_options.c - the values of `kperf run` without the command line: the defaults, the
+ * checks that combine values (run_options_validate) and its normalisation, and cleanup. The
+ * flags themselves are test_run_flags.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "controller/plan.h"
 #include "controller/run_options.h"
-
-#define MAX_ARGV 32
-
-/* Parses "run" + args; returns the parser's result, options left in *o, message in *err. */
-static int parse(struct run_options *o, struct kp_err *err, ...)
-{
-    char *argv[MAX_ARGV] = {"run"};
-    int argc = 1;
-    va_list ap;
-    FILE *devnull = fopen("/dev/null", "w");
-    int rc;
-
-    va_start(ap, err);
-    for (char *a = va_arg(ap, char *); a && argc < MAX_ARGV - 1; a = va_arg(ap, char *))
-        argv[argc++] = a;
-    va_end(ap);
-    run_options_init(o);
-    kp_err_clear(err);
-    rc = run_options_parse(o, argc, argv, devnull, err);
-    fclose(devnull);
-    return rc;
-}
 
 static void test_run_options_defaults(void **state)
 {
@@ -43,285 +22,110 @@ static void test_run_options_defaults(void **state)
     struct kp_err err;
 
     (void)state;
-    assert_int_equal(parse(&o, &err, NULL), 0);
+    run_options_init(&o);
     assert_int_equal(o.scenarios, 1u << SCENARIO_POD_TO_POD);
     assert_int_equal(o.placements, PLACEMENT_BOTH_MASK);
     assert_int_equal(o.tests, TEST_DEFAULT_MASK);
     assert_int_equal(o.duration_ms, 10000);
     assert_int_equal(o.interval_ms, 1000);
     assert_int_equal(o.samples, 1);
+    assert_int_equal(o.samples_max, 1);
     assert_false(o.samples_auto);
     assert_int_equal(o.streams, 4);
+    assert_int_equal(o.timeout_ms, 120000);
     assert_int_equal(o.output, RUN_OUTPUT_TABLE);
     assert_int_equal(o.mtu, 1500);
     assert_int_equal(o.port, 5201);
+    assert_int_equal(o.external_port, 5201);
     assert_false(o.local);
     assert_null(o.namespace_name);
+    /* the defaults pass the checks unchanged */
+    kp_err_clear(&err);
+    assert_int_equal(run_options_validate(&o, &err), 0);
+    assert_int_equal(o.interval_ms, 1000);
+    run_options_cleanup(&o);
+}
+
+/* Each combination that cannot work fails with one line naming the flag. */
+static void test_run_options_validate_refuses(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+
+    (void)state;
+    run_options_init(&o);
+    o.mtu = 9001; /* a cluster's MTU is its own */
+    assert_int_equal(run_options_validate(&o, &err), -1);
+    assert_string_equal(kp_err_msg(&err),
+                        "--mtu applies to --local only (a cluster's MTU is its own)");
+    o.local = true;
+    assert_int_equal(run_options_validate(&o, &err), 0);
     run_options_cleanup(&o);
 
-    /* the default series is dropped, not an error, when a run is shorter than it */
-    assert_int_equal(parse(&o, &err, "--duration", "500ms", NULL), 0);
+    run_options_init(&o);
+    o.node_a = kp_xstrdup("a");
+    o.nodes_from = kp_xstrdup("base.json");
+    assert_int_equal(run_options_validate(&o, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "--nodes and --nodes-from cannot be used together");
+    run_options_cleanup(&o);
+
+    run_options_init(&o);
+    o.omit_ms = 3600000;
+    assert_int_equal(run_options_validate(&o, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "--omit"));
+    run_options_cleanup(&o);
+
+    run_options_init(&o);
+    o.interval_ms = 5000;
+    o.duration_ms = 2000;
+    assert_int_equal(run_options_validate(&o, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "--interval: longer than --duration");
+    run_options_cleanup(&o);
+}
+
+/* The default 1s series does not fit a sub-second run: it is dropped, not refused. */
+static void test_run_options_validate_normalises_interval(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+
+    (void)state;
+    run_options_init(&o);
+    o.duration_ms = 500;
+    assert_int_equal(run_options_validate(&o, &err), 0);
     assert_int_equal(o.interval_ms, 0);
     run_options_cleanup(&o);
 }
 
-static void test_run_options_what_to_measure(void **state)
+static void test_run_options_cleanup_frees_and_zeroes(void **state)
 {
     struct run_options o;
-    struct kp_err err;
-
-    (void)state;
-    assert_int_equal(parse(&o, &err, "--scenarios", "all", "--tests=all", NULL), 0);
-    assert_int_equal(o.scenarios, SCENARIO_ALL_MASK);
-    assert_int_equal(o.tests, TEST_ALL_MASK);
-    run_options_cleanup(&o);
-
-    assert_int_equal(
-        parse(&o, &err, "--scenarios", "host-to-host,pod-to-external", "--tests", "udp_rr", NULL),
-        0);
-    assert_int_equal(o.scenarios, (1u << SCENARIO_HOST_TO_HOST) | (1u << SCENARIO_POD_TO_EXTERNAL));
-    assert_int_equal(o.tests, 1u << TEST_UDP_RR);
-    run_options_cleanup(&o);
-
-    /* giving one placement selects only it; both flags select both */
-    assert_int_equal(parse(&o, &err, "--other-node", NULL), 0);
-    assert_int_equal(o.placements, 1u << PLACEMENT_OTHER_NODE);
-    run_options_cleanup(&o);
-    assert_int_equal(parse(&o, &err, "--same-node", "--other-node", NULL), 0);
-    assert_int_equal(o.placements, PLACEMENT_BOTH_MASK);
-    run_options_cleanup(&o);
-}
-
-static void test_run_options_measurement_values(void **state)
-{
-    struct run_options o;
-    struct kp_err err;
-
-    (void)state;
-    assert_int_equal(parse(&o, &err, "--duration", "2s", "--samples", "5", "--streams", "8",
-                           "--msg-size", "1K", "--udp-rate", "100M", "--omit", "500ms",
-                           "--interval", "1s", "--timeout", "5m", NULL),
-                     0);
-    assert_int_equal(o.duration_ms, 2000);
-    assert_int_equal(o.samples, 5);
-    assert_int_equal(o.samples_max, 5);
-    assert_int_equal(o.streams, 8);
-    assert_int_equal(o.msg_size_bytes, 1024);
-    assert_int_equal(o.udp_rate_bps, 100000000);
-    assert_int_equal(o.omit_ms, 500);
-    assert_int_equal(o.interval_ms, 1000);
-    assert_int_equal(o.timeout_ms, 300000);
-    run_options_cleanup(&o);
-
-    assert_int_equal(parse(&o, &err, "--samples", "auto", NULL), 0);
-    assert_true(o.samples_auto);
-    assert_true(o.samples >= 2);
-    assert_true(o.samples_max > o.samples);
-    run_options_cleanup(&o);
-}
-
-static void test_run_options_output_forms(void **state)
-{
-    struct run_options o;
-    struct kp_err err;
-
-    (void)state;
-    assert_int_equal(parse(&o, &err, "-o", "json", NULL), 0);
-    assert_int_equal(o.output, RUN_OUTPUT_JSON);
-    run_options_cleanup(&o);
-    assert_int_equal(parse(&o, &err, "-ocsv", NULL), 0);
-    assert_int_equal(o.output, RUN_OUTPUT_CSV);
-    run_options_cleanup(&o);
-    assert_int_equal(parse(&o, &err, "--output=md", "--output-dir", "out", "-vv", NULL), 0);
-    assert_int_equal(o.output, RUN_OUTPUT_MARKDOWN);
-    assert_string_equal(o.output_dir, "out");
-    assert_int_equal(o.verbose, 2);
-    run_options_cleanup(&o);
-    assert_int_equal(parse(&o, &err, "-v", "--verbose", NULL), 0);
-    assert_int_equal(o.verbose, 2);
-    run_options_cleanup(&o);
-}
-
-static void test_run_options_kubernetes_flags(void **state)
-{
-    struct run_options o;
-    struct kp_err err;
-
-    (void)state;
-    assert_int_equal(parse(&o, &err, "--kubeconfig", "/k", "--context", "prod", "-n", "perf",
-                           "--image", "reg/kperf-agent:1", "--image-pull-secret", "pull",
-                           "--image-pull-policy", "Always", "--node-selector", "role=perf,zone=a",
-                           "--tolerations", "dedicated=perf:NoSchedule,gpu,:NoExecute", "--nodes",
-                           "a,b", "--port", "6000", "--external-server", "[2001:db8::1]:7000",
-                           "--keep", "--cleanup-leftovers", "--all-nodes", NULL),
-                     0);
-    assert_string_equal(o.kubeconfig, "/k");
-    assert_string_equal(o.context, "prod");
-    assert_string_equal(o.namespace_name, "perf");
-    assert_string_equal(o.image, "reg/kperf-agent:1");
-    assert_string_equal(o.image_pull_secret, "pull");
-    assert_string_equal(o.image_pull_policy, "Always");
-    assert_int_equal(o.n_node_selector, 2);
-    assert_string_equal(o.node_selector[1].key, "zone");
-    assert_string_equal(o.node_selector[1].value, "a");
-    assert_int_equal(o.n_tolerations, 3);
-    assert_string_equal(o.tolerations[0].key, "dedicated");
-    assert_string_equal(o.tolerations[0].value, "perf");
-    assert_string_equal(o.tolerations[0].effect, "NoSchedule");
-    assert_string_equal(o.tolerations[1].key, "gpu");
-    assert_null(o.tolerations[1].value); /* operator Exists */
-    assert_null(o.tolerations[1].effect);
-    assert_null(o.tolerations[2].key); /* every NoExecute taint */
-    assert_string_equal(o.tolerations[2].effect, "NoExecute");
-    assert_string_equal(o.node_a, "a");
-    assert_string_equal(o.node_b, "b");
-    assert_int_equal(o.port, 6000);
-    assert_string_equal(o.external_host, "2001:db8::1");
-    assert_int_equal(o.external_port, 7000);
-    assert_true(o.keep && o.cleanup_leftovers && o.all_nodes);
-    run_options_cleanup(&o);
-
-    assert_int_equal(parse(&o, &err, "--external-server", "ec2.example.com", "--nodes", "a",
-                           "--namespace=x", NULL),
-                     0);
-    assert_string_equal(o.external_host, "ec2.example.com");
-    assert_int_equal(o.external_port, 5201);
-    assert_string_equal(o.node_a, "a");
-    assert_null(o.node_b);
-    assert_string_equal(o.namespace_name, "x");
-    run_options_cleanup(&o);
-}
-
-static void test_run_options_local_flags(void **state)
-{
-    struct run_options o;
-    struct kp_err err;
-
-    (void)state;
-    assert_int_equal(parse(&o, &err, "--local", "--mtu", "9001", NULL), 0);
-    assert_true(o.local);
-    assert_int_equal(o.mtu, 9001);
-    run_options_cleanup(&o);
-}
-
-/* Each bad command line fails with one line naming the flag (or the argument). */
-static void test_run_options_usage_errors_name_the_flag(void **state)
-{
-    static const struct {
-        const char *args[4];
-        const char *want;
-    } cases[] = {
-        {{"--scenarios", "pod-to-moon"}, "pod-to-moon"},
-        {{"--scenarios", ","}, "--scenarios"},
-        {{"--tests", "TCP_RRR"}, "TCP_RRR"},
-        {{"--duration", "ten"}, "--duration"},
-        {{"--duration", "10ms"}, "--duration"},
-        {{"--samples", "0"}, "--samples"},
-        {{"--samples", "many"}, "--samples"},
-        {{"--samples", "0"}, "--samples: '0' is not a whole number in [1, 100] or 'auto'"},
-        {{"--streams", "1000"}, "--streams"},
-        {{"--msg-size", "0"}, "--msg-size"},
-        {{"--udp-rate", "fast"}, "--udp-rate"},
-        {{"-o", "yaml"}, "yaml"},
-        {{"--output-dir", ""}, "--output-dir"},
-        {{"--mtu", "100", "--local"}, "--mtu"},
-        {{"--mtu", "9001"}, "--mtu"},
-        {{"--local", "--kubeconfig", "k"}, "--kubeconfig"},
-        {{"--local", "-n", "x"}, "--namespace"},
-        {{"--nodes", "a,a"}, "--nodes"},
-        {{"--nodes", "a,b,c"}, "--nodes"},
-        {{"--nodes", "a", "--nodes-from", "r.json"}, "--nodes-from"},
-        {{"--port", "70000"}, "--port"},
-        {{"--external-server", "host:port"}, "--external-server"},
-        {{"--image-pull-policy", "Sometimes"}, "--image-pull-policy"},
-        {{"--node-selector", "novalue"}, "--node-selector"},
-        {{"--tolerations", "a=b:Sometimes"}, "--tolerations"},
-        {{"--bogus"}, "--bogus"},
-        {{"--local=yes"}, "--local"},
-        {{"--duration"}, "--duration"},
-        {{"pod-to-pod"}, "pod-to-pod"},
-        {{"--interval", "5s", "--duration", "2s"}, "--interval"},
-    };
-
-    (void)state;
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct run_options o;
-        struct kp_err err;
-        int rc = parse(&o, &err, cases[i].args[0], cases[i].args[1], cases[i].args[2],
-                       cases[i].args[3], NULL);
-        if (rc != -1 || !strstr(kp_err_msg(&err), cases[i].want))
-            fail_msg("case %zu (%s): rc %d, message '%s'", i, cases[i].args[0], rc,
-                     kp_err_msg(&err));
-        assert_null(strchr(kp_err_msg(&err), '\n'));
-        run_options_cleanup(&o);
-    }
-}
-
-static void test_run_options_help_lists_every_flag(void **state)
-{
-    static const char *const names[] = {"--scenarios",
-                                        "--tests",
-                                        "--same-node",
-                                        "--other-node",
-                                        "--duration",
-                                        "--samples",
-                                        "--streams",
-                                        "--msg-size",
-                                        "--udp-rate",
-                                        "--omit",
-                                        "--interval",
-                                        "--timeout",
-                                        "-o, --output",
-                                        "--output-dir",
-                                        "-v, --verbose",
-                                        "--local",
-                                        "--mtu",
-                                        "--kubeconfig",
-                                        "--context",
-                                        "-n, --namespace",
-                                        "--image",
-                                        "--image-pull-secret",
-                                        "--image-pull-policy",
-                                        "--node-selector",
-                                        "--tolerations",
-                                        "--nodes",
-                                        "--nodes-from",
-                                        "--port",
-                                        "--external-server",
-                                        "--keep",
-                                        "--cleanup-leftovers",
-                                        "--all-nodes",
-                                        "Exit status",
-                                        "130"};
-    struct run_options o;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    char *argv[] = {"run", "--local", "--help"};
-    struct kp_err err = {{0}};
 
     (void)state;
     run_options_init(&o);
-    assert_int_equal(run_options_parse(&o, 3, argv, f, &err), 1);
-    fclose(f);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (!strstr(buf, names[i]))
-            fail_msg("--help lacks %s", names[i]);
-    free(buf);
-    run_options_cleanup(&o);
+    o.kubeconfig = kp_xstrdup("/k");
+    o.node_selector = kp_xcalloc(1, sizeof(*o.node_selector));
+    o.node_selector[0].key = kp_xstrdup("role");
+    o.node_selector[0].value = kp_xstrdup("perf");
+    o.n_node_selector = 1;
+    o.tolerations = kp_xcalloc(1, sizeof(*o.tolerations));
+    o.tolerations[0].effect = kp_xstrdup("NoSchedule");
+    o.n_tolerations = 1;
+    run_options_cleanup(&o); /* the sanitizer build catches a leak */
+    assert_null(o.kubeconfig);
+    assert_null(o.node_selector);
+    assert_int_equal(o.n_node_selector, 0);
+    assert_null(o.tolerations);
+    assert_int_equal(o.n_tolerations, 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_options_defaults),
-        cmocka_unit_test(test_run_options_what_to_measure),
-        cmocka_unit_test(test_run_options_measurement_values),
-        cmocka_unit_test(test_run_options_output_forms),
-        cmocka_unit_test(test_run_options_kubernetes_flags),
-        cmocka_unit_test(test_run_options_local_flags),
-        cmocka_unit_test(test_run_options_usage_errors_name_the_flag),
-        cmocka_unit_test(test_run_options_help_lists_every_flag),
+        cmocka_unit_test(test_run_options_validate_refuses),
+        cmocka_unit_test(test_run_options_validate_normalises_interval),
+        cmocka_unit_test(test_run_options_cleanup_frees_and_zeroes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

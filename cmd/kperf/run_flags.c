@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* run_flags.c - see run_flags.h. One table describes every flag (name, argument, group, help);
+ * each group has a small handler. --help is generated from the same table, so the two never
+ * disagree. */
+#include "cmd/kperf/run_flags.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/flags.h"
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/units.h"
+#include "controller/plan.h"
+#include "controller/run_options.h"
+
+enum flag_id {
+    F_SCENARIOS,
+    F_TESTS,
+    F_SAME_NODE,
+    F_OTHER_NODE,
+    F_DURATION,
+    F_SAMPLES,
+    F_STREAMS,
+    F_MSG_SIZE,
+    F_UDP_RATE,
+    F_OMIT,
+    F_INTERVAL,
+    F_TIMEOUT,
+    F_OUTPUT,
+    F_OUTPUT_DIR,
+    F_VERBOSE,
+    F_LOCAL,
+    F_MTU,
+    F_KUBECONFIG,
+    F_CONTEXT,
+    F_NAMESPACE,
+    F_IMAGE,
+    F_PULL_SECRET,
+    F_PULL_POLICY,
+    F_NODE_SELECTOR,
+    F_TOLERATIONS,
+    F_NODES,
+    F_NODES_FROM,
+    F_PORT,
+    F_EXTERNAL,
+    F_KEEP,
+    F_CLEANUP_LEFTOVERS,
+    F_ALL_NODES,
+};
+
+enum flag_group {
+    G_WHAT,
+    G_MEASURE,
+    G_OUTPUT,
+    G_LOCAL,
+    G_K8S,
+    G_COUNT,
+};
+
+/* While parsing: the options, and what only the command line tells. */
+struct run_parse {
+    struct run_options *o;
+    const char *k8s_flag; /* the last Kubernetes flag given; NULL = none */
+    bool placement_given; /* --same-node or --other-node given: only those placements */
+};
+
+static const char *const output_names[] = {"table", "markdown", "json", "csv"};
+
+/* ---- value parsers ---- */
+
+static int parse_int(const char *s, long lo, long hi, long *out, const char *flag,
+                     struct kp_err *err)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return kp_err_set(err, "--%s: '%s' is not a whole number in [%ld, %ld]", flag, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* Splits a comma list and calls fn for each non-empty item. */
+static int for_each_item(const char *list, int (*fn)(void *ctx, const char *item, struct kp_err *),
+                         void *ctx, struct kp_err *err)
+{
+    char *copy = kp_xstrdup(list);
+    char *save = NULL;
+    int rc = 0;
+
+    for (char *it = strtok_r(copy, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save))
+        rc = fn(ctx, it, err);
+    free(copy);
+    return rc;
+}
+
+static int add_scenario(void *ctx, const char *item, struct kp_err *err)
+{
+    unsigned *mask = ctx;
+    int s;
+
+    if (strcmp(item, "all") == 0) {
+        *mask |= SCENARIO_ALL_MASK;
+        return 0;
+    }
+    s = plan_scenario_from_name(item);
+    if (s < 0)
+        return kp_err_set(err,
+                          "--scenarios: unknown scenario '%s' (all, pod-to-pod, host-to-host, "
+                          "pod-to-service, pod-to-external)",
+                          item);
+    *mask |= 1u << s;
+    return 0;
+}
+
+static int add_test(void *ctx, const char *item, struct kp_err *err)
+{
+    unsigned *mask = ctx;
+    int t;
+
+    if (strcasecmp(item, "all") == 0) {
+        *mask |= TEST_ALL_MASK;
+        return 0;
+    }
+    t = plan_test_from_name(item);
+    if (t < 0)
+        return kp_err_set(err,
+                          "--tests: unknown test '%s' (all, TCP_RR, TCP_CRR, UDP_RR, "
+                          "TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
+                          item);
+    *mask |= 1u << t;
+    return 0;
+}
+
+static int add_label(void *ctx, const char *item, struct kp_err *err)
+{
+    struct run_options *o = ctx;
+    const char *eq = strchr(item, '=');
+
+    if (!eq || eq == item)
+        return kp_err_set(err, "--node-selector: '%s' is not KEY=VALUE", item);
+    o->node_selector =
+        kp_xrealloc(o->node_selector, (o->n_node_selector + 1) * sizeof(*o->node_selector));
+    o->node_selector[o->n_node_selector].key = kp_xstrndup(item, (size_t)(eq - item));
+    o->node_selector[o->n_node_selector].value = kp_xstrdup(eq + 1);
+    o->n_node_selector++;
+    return 0;
+}
+
+static int add_toleration(void *ctx, const char *item, struct kp_err *err)
+{
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+    struct run_options *o = ctx;
+    struct run_toleration t = {0};
+    char *copy = kp_xstrdup(item);
+    char *colon = strrchr(copy, ':');
+    char *eq;
+    int ok = colon == NULL;
+
+    if (colon) {
+        *colon = '\0';
+        for (size_t i = 0; i < 3; i++)
+            if (strcmp(colon + 1, effects[i]) == 0)
+                ok = 1;
+        if (!ok) {
+            free(copy);
+            return kp_err_set(err,
+                              "--tolerations: '%s': effect must be NoSchedule, "
+                              "PreferNoSchedule or NoExecute",
+                              item);
+        }
+        t.effect = kp_xstrdup(colon + 1);
+    }
+    eq = strchr(copy, '=');
+    if (eq) {
+        *eq = '\0';
+        t.value = kp_xstrdup(eq + 1);
+    }
+    if (copy[0] && strcmp(copy, "*") != 0)
+        t.key = kp_xstrdup(copy);
+    free(copy);
+    if (!t.key && t.value) {
+        free(t.value);
+        free(t.effect);
+        return kp_err_set(err, "--tolerations: '%s' has a value but no key", item);
+    }
+    o->tolerations = kp_xrealloc(o->tolerations, (o->n_tolerations + 1) * sizeof(*o->tolerations));
+    o->tolerations[o->n_tolerations++] = t;
+    return 0;
+}
+
+/* HOST[:PORT] or [V6]:PORT or a bare IPv6 address. */
+static int parse_host_port(const char *s, char **host, int *port, struct kp_err *err)
+{
+    const char *colon = strrchr(s, ':');
+    long p = *port;
+
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (!close || close == s + 1 || (close[1] && close[1] != ':'))
+            return kp_err_set(err, "--external-server: '%s' is not [ADDR]:PORT", s);
+        if (close[1] == ':' && parse_int(close + 2, 1, 65535, &p, "external-server", err) != 0)
+            return -1;
+        *host = kp_xstrndup(s + 1, (size_t)(close - s - 1));
+    } else if (colon && strchr(s, ':') == colon) {
+        if (colon == s || parse_int(colon + 1, 1, 65535, &p, "external-server", err) != 0)
+            return kp_err_set(err, "--external-server: '%s' is not HOST[:PORT]", s);
+        *host = kp_xstrndup(s, (size_t)(colon - s));
+    } else {
+        if (!s[0])
+            return kp_err_set(err, "--external-server: empty host");
+        *host = kp_xstrdup(s);
+    }
+    *port = (int)p;
+    return 0;
+}
+
+/* ---- one handler per group ---- */
+
+static int handle_what(struct run_parse *p, const struct flag *f, const char *v, struct kp_err *err)
+{
+    struct run_options *o = p->o;
+    unsigned mask = 0;
+
+    switch (f->id) {
+    case F_SCENARIOS:
+        if (for_each_item(v, add_scenario, &mask, err) != 0)
+            return -1;
+        if (!mask)
+            return kp_err_set(err, "--scenarios: empty list");
+        o->scenarios = mask;
+        return 0;
+    case F_TESTS:
+        if (for_each_item(v, add_test, &mask, err) != 0)
+            return -1;
+        if (!mask)
+            return kp_err_set(err, "--tests: empty list");
+        o->tests = mask;
+        return 0;
+    default: /* --same-node, --other-node: giving one selects only it */
+        if (!p->placement_given)
+            o->placements = 0;
+        p->placement_given = true;
+        o->placements |= 1u << (f->id == F_SAME_NODE ? PLACEMENT_SAME_NODE : PLACEMENT_OTHER_NODE);
+        return 0;
+    }
+}
+
+static int handle_duration(const char *v, uint64_t lo_ms, uint64_t *out, const char *flag,
+                           struct kp_err *err)
+{
+    uint64_t ms;
+
+    if (units_parse_duration_ms(v, &ms, err) != 0)
+        return kp_err_prefix(err, "--%s", flag);
+    if (ms < lo_ms)
+        return kp_err_set(err, "--%s: '%s' is shorter than %llums", flag, v,
+                          (unsigned long long)lo_ms);
+    if (ms > 24ull * 3600 * 1000)
+        return kp_err_set(err, "--%s: '%s' is longer than 24h", flag, v);
+    *out = ms;
+    return 0;
+}
+
+static int handle_measure(struct run_parse *p, const struct flag *f, const char *v,
+                          struct kp_err *err)
+{
+    struct run_options *o = p->o;
+    long n = 0;
+
+    switch (f->id) {
+    case F_DURATION:
+        return handle_duration(v, 100, &o->duration_ms, f->name, err);
+    case F_OMIT:
+        return handle_duration(v, 0, &o->omit_ms, f->name, err);
+    case F_INTERVAL:
+        return handle_duration(v, 100, &o->interval_ms, f->name, err);
+    case F_TIMEOUT:
+        return handle_duration(v, 1000, &o->timeout_ms, f->name, err);
+    case F_SAMPLES:
+        o->samples_auto = strcmp(v, "auto") == 0;
+        if (o->samples_auto) {
+            o->samples = 3;
+            o->samples_max = 10;
+            return 0;
+        }
+        if (parse_int(v, 1, 100, &n, f->name, NULL) != 0)
+            return kp_err_set(err, "--%s: '%s' is not a whole number in [1, 100] or 'auto'",
+                              f->name, v);
+        o->samples = o->samples_max = (int)n;
+        return 0;
+    case F_STREAMS:
+        if (parse_int(v, 1, 128, &n, f->name, err) != 0)
+            return -1;
+        o->streams = (int)n;
+        return 0;
+    case F_MSG_SIZE:
+        if (units_parse_size(v, &o->msg_size_bytes, err) != 0)
+            return kp_err_prefix(err, "--msg-size");
+        if (o->msg_size_bytes < 1 || o->msg_size_bytes > 1024 * 1024)
+            return kp_err_set(err, "--msg-size: '%s' is not in [1, 1M]", v);
+        return 0;
+    default: /* F_UDP_RATE */
+        if (units_parse_rate_bps(v, &o->udp_rate_bps, err) != 0)
+            return kp_err_prefix(err, "--udp-rate");
+        if (o->udp_rate_bps == 0)
+            return kp_err_set(err, "--udp-rate: must be above 0");
+        return 0;
+    }
+}
+
+static int handle_output(struct run_parse *p, const struct flag *f, const char *v,
+                         struct kp_err *err)
+{
+    struct run_options *o = p->o;
+    switch (f->id) {
+    case F_OUTPUT:
+        for (int i = 0; i < 4; i++) {
+            if (strcmp(v, output_names[i]) == 0 || (i == 1 && strcmp(v, "md") == 0)) {
+                o->output = (enum run_output)i;
+                return 0;
+            }
+        }
+        return kp_err_set(err, "--output: unknown format '%s' (table, markdown, json, csv)", v);
+    case F_OUTPUT_DIR:
+        if (!v[0])
+            return kp_err_set(err, "--output-dir: empty path");
+        free(o->output_dir);
+        o->output_dir = kp_xstrdup(v);
+        return 0;
+    default: /* F_VERBOSE (-vv: called twice); F_HELP is the parser's */
+        o->verbose++;
+        return 0;
+    }
+}
+
+static int handle_local(struct run_parse *p, const struct flag *f, const char *v,
+                        struct kp_err *err)
+{
+    struct run_options *o = p->o;
+    long n = 0;
+
+    if (f->id == F_LOCAL) {
+        o->local = true;
+        return 0;
+    }
+    if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
+        return -1;
+    o->mtu = (int)n;
+    return 0;
+}
+
+static void set_str(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = kp_xstrdup(v);
+}
+
+static int handle_nodes(struct run_options *o, const char *v, struct kp_err *err)
+{
+    const char *comma = strchr(v, ',');
+
+    if (!v[0] || v[0] == ',' || (comma && (!comma[1] || strchr(comma + 1, ','))))
+        return kp_err_set(err, "--nodes: '%s' is not A or A,B", v);
+    free(o->node_a);
+    free(o->node_b);
+    o->node_a = comma ? kp_xstrndup(v, (size_t)(comma - v)) : kp_xstrdup(v);
+    o->node_b = comma ? kp_xstrdup(comma + 1) : NULL;
+    if (o->node_b && strcmp(o->node_a, o->node_b) == 0)
+        return kp_err_set(err, "--nodes: A and B must be two different nodes");
+    return 0;
+}
+
+static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, struct kp_err *err)
+{
+    struct run_options *o = p->o;
+    long n = 0;
+
+    switch (f->id) {
+    case F_KUBECONFIG:
+        set_str(&o->kubeconfig, v);
+        return 0;
+    case F_CONTEXT:
+        set_str(&o->context, v);
+        return 0;
+    case F_NAMESPACE:
+        set_str(&o->namespace_name, v);
+        return 0;
+    case F_IMAGE:
+        set_str(&o->image, v);
+        return 0;
+    case F_PULL_SECRET:
+        set_str(&o->image_pull_secret, v);
+        return 0;
+    case F_PULL_POLICY:
+        if (strcmp(v, "Always") && strcmp(v, "IfNotPresent") && strcmp(v, "Never"))
+            return kp_err_set(err, "--image-pull-policy: '%s' is not Always, IfNotPresent or Never",
+                              v);
+        set_str(&o->image_pull_policy, v);
+        return 0;
+    case F_NODE_SELECTOR:
+        return for_each_item(v, add_label, o, err);
+    case F_TOLERATIONS:
+        return for_each_item(v, add_toleration, o, err);
+    case F_NODES:
+        return handle_nodes(o, v, err);
+    case F_NODES_FROM:
+        set_str(&o->nodes_from, v);
+        return 0;
+    case F_PORT:
+        if (parse_int(v, 1, 65535, &n, f->name, err) != 0)
+            return -1;
+        o->port = (int)n;
+        return 0;
+    case F_EXTERNAL:
+        free(o->external_host);
+        o->external_host = NULL;
+        return parse_host_port(v, &o->external_host, &o->external_port, err);
+    case F_KEEP:
+        o->keep = true;
+        return 0;
+    case F_CLEANUP_LEFTOVERS:
+        o->cleanup_leftovers = true;
+        return 0;
+    default: /* F_ALL_NODES */
+        o->all_nodes = true;
+        return 0;
+    }
+}
+
+typedef int group_handler_fn(struct run_parse *p, const struct flag *f, const char *v,
+                             struct kp_err *err);
+
+static group_handler_fn *const handlers[G_COUNT] = {
+    handle_what, handle_measure, handle_output, handle_local, handle_k8s,
+};
+
+/* The handler of every row: that of its group. */
+static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
+{
+    struct run_parse *p = ctx;
+
+    if (f->group == G_K8S)
+        p->k8s_flag = f->name;
+    return handlers[f->group](p, f, v, err);
+}
+
+/* ---- the table ---- */
+
+#define RUN_FLAG(grp, ident, nm, sh, metavar, text)                                                \
+    {                                                                                              \
+        .name = nm, .short_name = sh, .arg = metavar, .help = text, .group = grp, .id = ident,     \
+        .fn = dispatch                                                                             \
+    }
+
+static const struct flag run_flags[] = {
+    RUN_FLAG(G_WHAT, F_SCENARIOS, "scenarios", 0, "LIST",
+             "all, or a comma list of pod-to-pod,host-to-host,\n"
+             "pod-to-service,pod-to-external (default pod-to-pod)"),
+    RUN_FLAG(G_WHAT, F_TESTS, "tests", 0, "LIST",
+             "all (six), or a comma list of TCP_RR,TCP_CRR,UDP_RR,\n"
+             "TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM\n"
+             "(default TCP_RR,TCP_STREAM,TCP_STREAM_MULTI)"),
+    RUN_FLAG(G_WHAT, F_SAME_NODE, "same-node", 0, NULL,
+             "client and server on one node (both placements run\n"
+             "unless --same-node or --other-node is given)"),
+    RUN_FLAG(G_WHAT, F_OTHER_NODE, "other-node", 0, NULL,
+             "client and server on two different nodes"),
+    RUN_FLAG(G_MEASURE, F_DURATION, "duration", 0, "DUR",
+             "length of each test sample (default 10s)"),
+    RUN_FLAG(G_MEASURE, F_SAMPLES, "samples", 0, "N|auto",
+             "samples per test (default 1); auto: 3 to 10 samples,\n"
+             "until the 95% interval of the mean is within 5%"),
+    RUN_FLAG(G_MEASURE, F_STREAMS, "streams", 0, "N",
+             "parallel streams of TCP_STREAM_MULTI (default 4)"),
+    RUN_FLAG(G_MEASURE, F_MSG_SIZE, "msg-size", 0, "SIZE",
+             "message size (RR tests default 1, streams default 128K)"),
+    RUN_FLAG(G_MEASURE, F_UDP_RATE, "udp-rate", 0, "RATE",
+             "UDP_STREAM target rate, bit/s (default 1G)"),
+    RUN_FLAG(G_MEASURE, F_OMIT, "omit", 0, "DUR",
+             "warm-up discarded before each sample (default 0)"),
+    RUN_FLAG(G_MEASURE, F_INTERVAL, "interval", 0, "DUR",
+             "time-series interval in the JSON (default 1s)"),
+    RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
+             "bound on each wait beyond the measurement itself\n"
+             "(start-up, servers ready, a client finishing; default 2m)"),
+    RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT", "table (default), markdown, json or csv"),
+    RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",
+             "also write report.json, .md, .csv and .html into DIR"),
+    RUN_FLAG(G_OUTPUT, F_VERBOSE, "verbose", 'v', NULL, "more diagnostics on stderr (-vv: debug)"),
+    {.name = "help",
+     .short_name = 'h',
+     .help = "show this help",
+     .group = G_OUTPUT,
+     .kind = FLAG_HELP},
+    RUN_FLAG(G_LOCAL, F_LOCAL, "local", 0, NULL,
+             "measure on this machine: network namespaces as nodes\n"
+             "and pods (needs root; see docs/local-backend.md)"),
+    RUN_FLAG(G_LOCAL, F_MTU, "mtu", 0, "BYTES",
+             "MTU of every local link (default 1500; 9001 = jumbo)"),
+    RUN_FLAG(G_K8S, F_KUBECONFIG, "kubeconfig", 0, "FILE",
+             "kubeconfig (default $KUBECONFIG, ~/.kube/config)"),
+    RUN_FLAG(G_K8S, F_CONTEXT, "context", 0, "NAME",
+             "kubeconfig context (default current-context)"),
+    RUN_FLAG(G_K8S, F_NAMESPACE, "namespace", 'n', "NS",
+             "use this existing namespace (default: create kperf-<run-id>)"),
+    RUN_FLAG(G_K8S, F_IMAGE, "image", 0, "IMAGE",
+             "kperf-agent image (registry mirrors, air-gapped)"),
+    RUN_FLAG(G_K8S, F_PULL_SECRET, "image-pull-secret", 0, "NAME",
+             "image pull secret for agent pods"),
+    RUN_FLAG(G_K8S, F_PULL_POLICY, "image-pull-policy", 0, "POLICY",
+             "Always, IfNotPresent or Never"),
+    RUN_FLAG(G_K8S, F_NODE_SELECTOR, "node-selector", 0, "K=V,...", "only nodes with these labels"),
+    RUN_FLAG(G_K8S, F_TOLERATIONS, "tolerations", 0, "K[=V][:EFFECT],...",
+             "tolerate these taints (also for node choice)"),
+    RUN_FLAG(G_K8S, F_NODES, "nodes", 0, "A,B",
+             "server node A, other-node client B (same-node uses A)"),
+    RUN_FLAG(G_K8S, F_NODES_FROM, "nodes-from", 0, "REPORT.json",
+             "use the node pair of an earlier report"),
+    RUN_FLAG(G_K8S, F_PORT, "port", 0, "PORT", "agent server port (default 5201)"),
+    RUN_FLAG(G_K8S, F_EXTERNAL, "external-server", 0, "HOST[:PORT]",
+             "a kperf-agent server outside the cluster, for pod-to-external"),
+    RUN_FLAG(G_K8S, F_KEEP, "keep", 0, NULL, "leave the objects in place for debugging"),
+    RUN_FLAG(G_K8S, F_CLEANUP_LEFTOVERS, "cleanup-leftovers", 0, NULL,
+             "remove objects of earlier kperf runs before starting"),
+    RUN_FLAG(G_K8S, F_ALL_NODES, "all-nodes", 0, NULL,
+             "sweep: every node's client against the reference\n"
+             "node, one row per node"),
+};
+
+#define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))
+
+static const char *const group_titles[G_COUNT] = {
+    "What to measure",
+    "How to measure",
+    "Output",
+    "Local backend (--local)",
+    "Kubernetes backend (default)",
+};
+
+/* Everything of `kperf run` but its tables (their ctx is per parse). */
+static const struct flags_cmd run_cmd = {
+    .name = "kperf run",
+    .usage = "Usage: kperf run [flags]\n\n"
+             "Measures pod networking: scenarios x placements x tests x samples, one at a time,\n"
+             "then prints a report on stdout (progress goes to stderr).\n"
+             "Without --local it runs in the cluster of the current kubeconfig context.\n",
+    .groups = group_titles,
+    .n_groups = G_COUNT,
+    .footer = "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates: 100M, 1G (bit/s).\n"
+              "Exit status: 0 ok, 1 error (a measurement failed, cleanup failed), 2 usage,\n"
+              "130 interrupted by SIGINT, 143 by SIGTERM (what was measured is still printed).\n"
+              "\nExamples:\n"
+              "  kperf run --scenarios all --local\n"
+              "  kperf run --scenarios all --duration 30s --samples 5 -o json > base.json\n"
+              "  kperf run --nodes-from base.json --output-dir out/\n",
+    .help_width = 34,
+};
+
+/* ---- parsing ---- */
+
+int run_flags_parse_as(const struct flags_cmd *cmd, struct run_options *o, int argc, char **argv,
+                       struct kp_err *err)
+{
+    struct run_parse p = {.o = o};
+    struct flags_cmd c = *cmd;
+    size_t t = 0;
+    int rc;
+
+    while (t < FLAGS_MAX_TABLES - 1 && c.tables[t].flags)
+        t++;
+    c.tables[t] = (struct flags_table){run_flags, N_RUN_FLAGS, &p};
+    o->argc = argc;
+    o->argv = argv;
+    rc = flags_parse(&c, argc, argv, NULL, err);
+    if (rc != 0)
+        return rc;
+    if (o->local && p.k8s_flag) {
+        kp_err_set(err, "--%s is a Kubernetes flag; it does not apply with --local", p.k8s_flag);
+        return flags_hint(&c, err);
+    }
+    if (run_options_validate(o, err) != 0)
+        return flags_hint(&c, err);
+    return 0;
+}
+
+int run_flags_parse(struct run_options *o, int argc, char **argv, struct kp_err *err)
+{
+    return run_flags_parse_as(&run_cmd, o, argc, argv, err);
+}
+
+void run_flags_help(FILE *f)
+{
+    struct flags_cmd c = run_cmd;
+
+    c.tables[0] = (struct flags_table){run_flags, N_RUN_FLAGS, NULL};
+    flags_help(f, &c);
+}
