@@ -18,6 +18,8 @@
 #ifndef KPERF_BASE_FLAGS_H
 #define KPERF_BASE_FLAGS_H
 
+#include "base/kp_err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -77,7 +79,8 @@ struct flags_cmd {
  * parsed, 1 when -h/--help was given (the rest is not parsed), or -1 with one line in err. With
  * cmd->stop_at_arg, *next (if not NULL) is the index of the first positional argument (argc
  * when there is none); otherwise argc. argv is not modified. */
-int flags_parse(const struct flags_cmd *cmd, int argc, char **argv, int *next, struct kp_err *err);
+KP_MUST_CHECK int flags_parse(const struct flags_cmd *cmd, int argc, char **argv, int *next,
+                              struct kp_err *err);
 
 /* Appends the --help pointer to err: ". Run '<cmd->name> --help' for usage." For usage errors
  * found after flags_parse (a missing positional, flags that do not go together). Returns -1. */

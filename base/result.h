@@ -9,6 +9,8 @@
 #ifndef KPERF_BASE_RESULT_H
 #define KPERF_BASE_RESULT_H
 
+#include "base/kp_err.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,15 +29,15 @@ struct hist;
  * an empty errors[].test or errors[].error are all errors. On success *doc is a new
  * reference (caller decrefs) and 0 is returned; on failure -1 with err naming the path
  * ("results[2].latency_us.p50: ..."). */
-int result_parse(const char *buf, size_t len, json_t **doc, struct kp_err *err);
+KP_MUST_CHECK int result_parse(const char *buf, size_t len, json_t **doc, struct kp_err *err);
 
 /* Validates a document already in memory, with the rules of result_parse. 0 or -1. */
-int result_validate(const json_t *doc, struct kp_err *err);
+KP_MUST_CHECK int result_validate(const json_t *doc, struct kp_err *err);
 
 /* Validates one results[] entry on its own, with the rules result_validate applies to it
  * (a report keeps these as its samples). path names it in messages ("results[0].samples[2]").
  * Returns 0 or -1 with err. */
-int result_validate_entry(const json_t *entry, const char *path, struct kp_err *err);
+KP_MUST_CHECK int result_validate_entry(const json_t *entry, const char *path, struct kp_err *err);
 
 /* results[] and errors[] (borrowed references, valid while doc lives). */
 size_t result_count(const json_t *doc);
@@ -64,7 +66,7 @@ json_t *result_aggregate(const json_t *doc, const char *test, int reverse, struc
 
 /* Sets doc's "aggregates" to one result_aggregate per distinct (test, reverse) of results[],
  * in order of first appearance. Returns 0 or -1 with err. */
-int result_add_aggregates(json_t *doc, struct kp_err *err);
+KP_MUST_CHECK int result_add_aggregates(json_t *doc, struct kp_err *err);
 
 /* {"min","mean","p50","p90","p99","p999","max","stddev"} in microseconds from a histogram in
  * nanoseconds. New reference. */

@@ -9,6 +9,8 @@
 #ifndef KPERF_BASE_SUBPROC_H
 #define KPERF_BASE_SUBPROC_H
 
+#include "base/kp_err.h"
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,17 +55,18 @@ struct subproc_result {
  * for at most a second: a grandchild may hold the pipes), and reaps it. Returns 0 when it was
  * started (whatever happened next: see r, including r->exec_errno), -1 with err when no child
  * could be created. r is always initialised. */
-int subproc_run(const char *const argv[], const struct subproc_opts *o, struct subproc_result *r,
-                struct kp_err *err);
+KP_MUST_CHECK int subproc_run(const char *const argv[], const struct subproc_opts *o,
+                              struct subproc_result *r, struct kp_err *err);
 void subproc_result_cleanup(struct subproc_result *r);
 
 /* Runs a short command that must succeed (exit 0 within 30 s). On failure, err reads
  * "<argv joined>: <last stderr line or exit status>". Returns 0 or -1. */
-int subproc_check(const char *const argv[], struct kp_err *err);
+KP_MUST_CHECK int subproc_check(const char *const argv[], struct kp_err *err);
 
 /* Starts argv in the background, stdout and stderr appended to log_path (created 0600).
  * Returns 0 with *pid, or -1 with err. The caller stops it with subproc_stop. */
-int subproc_spawn(const char *const argv[], const char *log_path, pid_t *pid, struct kp_err *err);
+KP_MUST_CHECK int subproc_spawn(const char *const argv[], const char *log_path, pid_t *pid,
+                                struct kp_err *err);
 
 /* Sends SIGTERM, waits up to grace_ms, then SIGKILL, and reaps it. Returns 0 once gone. */
 int subproc_stop(pid_t pid, unsigned grace_ms);

@@ -7,6 +7,8 @@
 #ifndef KPERF_BASE_YAML_LOAD_H
 #define KPERF_BASE_YAML_LOAD_H
 
+#include "base/kp_err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -53,7 +55,7 @@ struct yaml_load_opts {
  * json_decref), or -1 with *out NULL and one line in err: "line L column C: what" (e.g.
  * "line 2 column 4: YAML aliases (*name) are not allowed in a kubeconfig"), or "file is larger
  * than N bytes". Nesting is walked with an explicit stack, never the C stack. */
-int yaml_load(const char *buf, size_t len, const struct yaml_load_opts *o, json_t **out,
-              struct kp_err *err);
+KP_MUST_CHECK int yaml_load(const char *buf, size_t len, const struct yaml_load_opts *o,
+                            json_t **out, struct kp_err *err);
 
 #endif

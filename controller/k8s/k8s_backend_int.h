@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <signal.h>
 
+#include "base/kp_err.h"
 #include "controller/backend.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/kube/kube.h"
@@ -33,6 +34,6 @@ struct k8s_backend {
 };
 
 /* backend_ops.prepare (k8s_prepare.c). */
-int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
+KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
 
 #endif

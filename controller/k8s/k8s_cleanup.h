@@ -29,15 +29,16 @@ struct k8s_leftover {
  * Jobs, Services, Secrets in `ns` (NULL = all namespaces; falls back to the client's default
  * namespace when listing all is forbidden). run_id NULL = every run. On 0, *out is a new array
  * (caller frees with k8s_cleanup_leftovers_free) of *n entries. */
-int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
-                     struct k8s_leftover **out, size_t *n, struct kp_err *err);
+KP_MUST_CHECK int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
+                                   struct k8s_leftover **out, size_t *n, struct kp_err *err);
 void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n);
 
 /* Removes the objects of run_id (NULL = every kperf object) in ns, then ns itself when
  * delete_ns. Waits (watches) at most timeout_ms for pods and the namespace to be gone.
  * *n_deleted (may be NULL) counts delete calls that removed something. Returns 0 when nothing
  * of ours is left, -1 with what is left and why. */
-int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, int delete_ns,
-                    uint64_t timeout_ms, unsigned *n_deleted, struct kp_err *err);
+KP_MUST_CHECK int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id,
+                                  int delete_ns, uint64_t timeout_ms, unsigned *n_deleted,
+                                  struct kp_err *err);
 
 #endif

@@ -31,8 +31,9 @@ struct k8s_deploy {
 /* Fills d for a run with these flags and plan. run_id NULL = a fresh one; node_a_host is the
  * kubernetes.io/hostname label value of node A (copied). Returns 0, or -1 with the reason
  * (bad image, namespace, pull policy...). Release with k8s_deploy_cleanup (also after -1). */
-int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const struct plan *plan,
-                    const char *run_id, const char *node_a_host, struct kp_err *err);
+KP_MUST_CHECK int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro,
+                                  const struct plan *plan, const char *run_id,
+                                  const char *node_a_host, struct kp_err *err);
 void k8s_deploy_cleanup(struct k8s_deploy *d);
 
 /* The servers and shared objects in creation order (see k8s_objects_server_objects). New

@@ -41,13 +41,14 @@ json_t *k8s_facts_node_info(const json_t *node, const char *role);
  * NULL (other-node groups are skipped by the caller). *a and *b are borrowed from nodes, *note is
  * static. Returns 0, or -1 with the reason (no eligible node, a named node missing or ineligible).
  */
-int k8s_facts_choose_pair(const json_t *nodes, const char *want_a, const char *want_b,
-                          const json_t **a, const json_t **b, const char **note,
-                          struct kp_err *err);
+KP_MUST_CHECK int k8s_facts_choose_pair(const json_t *nodes, const char *want_a, const char *want_b,
+                                        const json_t **a, const json_t **b, const char **note,
+                                        struct kp_err *err);
 
 /* The node pair of an earlier report (--nodes-from): metadata.nodes[] entries with role
  * "server" (A) and "client" (B). *a, *b: caller frees (*b may be NULL). Returns 0 or -1. */
-int k8s_facts_nodes_from_report(const json_t *report, char **a, char **b, struct kp_err *err);
+KP_MUST_CHECK int k8s_facts_nodes_from_report(const json_t *report, char **a, char **b,
+                                              struct kp_err *err);
 
 /* The CNI from kube-system DaemonSets (items array, borrowed) and, when present, the
  * cilium-config / amazon-vpc-cni ConfigMaps (NULL when absent). New object

@@ -64,10 +64,10 @@ struct k8s_client_job {
 
 /* Fills buf (>= K8S_RUN_ID_MAX + 1 bytes) with a fresh run id "YYYYMMDD-HHMMSS-xxxxxx"
  * (UTC time + random hex). Returns 0, or -1 with the reason (no randomness). */
-int k8s_objects_run_id(char *buf, size_t len, struct kp_err *err);
+KP_MUST_CHECK int k8s_objects_run_id(char *buf, size_t len, struct kp_err *err);
 
 /* Checks opts: a valid run id, namespace and image, a port in 1..65535. Returns 0 or -1. */
-int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err);
+KP_MUST_CHECK int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err);
 
 /* The labels every object carries (managed-by, name, run-id). New reference, caller releases. */
 json_t *k8s_objects_labels(const struct k8s_objects_opts *opts);

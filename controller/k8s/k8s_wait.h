@@ -40,7 +40,7 @@ struct k8s_wait_opts {
 /* Watches the pods until the goal is met. On 0, *pods (may be NULL) is a new array of the
  * matching pods' last states (READY: the ready ones; FINISHED: the finished one). On -1, err
  * names the pod, node, reason and events, or says the wait timed out and why. */
-int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
-                  struct kp_err *err);
+KP_MUST_CHECK int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o,
+                                json_t **pods, struct kp_err *err);
 
 #endif

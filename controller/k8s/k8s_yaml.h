@@ -18,13 +18,14 @@
 
 /* Writes each element of `docs` (a JSON array of objects, borrowed) as one YAML document
  * ("---" separated) to f. Returns 0, or -1 with the reason. */
-int k8s_yaml_emit(FILE *f, const json_t *docs, struct kp_err *err);
+KP_MUST_CHECK int k8s_yaml_emit(FILE *f, const json_t *docs, struct kp_err *err);
 
 /* Parses a YAML stream of one or more documents into a new JSON array (caller releases; empty
  * and null documents are left out). Plain scalars become integers, reals, booleans and null by
  * the YAML 1.2 core rules; quoted ones stay strings. Aliases, duplicate keys and collections
  * nested deeper than K8S_YAML_MAX_DEPTH are refused. Returns 0 with *out set, or -1 with
  * "<name>: line L column C: <reason>". */
-int k8s_yaml_parse(const char *buf, size_t len, const char *name, json_t **out, struct kp_err *err);
+KP_MUST_CHECK int k8s_yaml_parse(const char *buf, size_t len, const char *name, json_t **out,
+                                 struct kp_err *err);
 
 #endif

@@ -35,7 +35,7 @@ void auth_free(struct auth *a); /* wipes secrets; NULL is a no-op */
 
 /* Fills *out for the next request, running the exec plugin or re-reading the token file when
  * needed. now = time(NULL) normally (a parameter so tests can move time). Returns 0 or -1. */
-int auth_get(struct auth *a, time_t now, struct auth_creds *out, struct kp_err *err);
+KP_MUST_CHECK int auth_get(struct auth *a, time_t now, struct auth_creds *out, struct kp_err *err);
 
 /* After a 401: drops cached credentials that can be refreshed. Returns 1 when retrying the
  * request makes sense (exec plugin or token file), 0 when nothing can change. */

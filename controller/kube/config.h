@@ -74,19 +74,20 @@ struct kube_config {
 /* Loads the kubeconfig selected by opts (or the in-cluster config) and resolves one context.
  * On success *out is a new config (caller frees with kube_config_free); on failure returns -1
  * with one line in err naming the file, context or field and what to do. */
-int kube_config_load(const struct kube_config_opts *opts, struct kube_config **out,
-                     struct kp_err *err);
+KP_MUST_CHECK int kube_config_load(const struct kube_config_opts *opts, struct kube_config **out,
+                                   struct kp_err *err);
 
 /* Parses one kubeconfig document from memory and resolves `context` (NULL = current-context).
  * `name` is used in messages, `dir` resolves relative paths (NULL = leave them relative).
  * Used by the loader and the fuzz target. Same ownership and errors as kube_config_load. */
-int kube_config_parse(const char *buf, size_t len, const char *name, const char *dir,
-                      const char *context, struct kube_config **out, struct kp_err *err);
+KP_MUST_CHECK int kube_config_parse(const char *buf, size_t len, const char *name, const char *dir,
+                                    const char *context, struct kube_config **out,
+                                    struct kp_err *err);
 
 /* In-cluster config from KUBERNETES_SERVICE_HOST/PORT and the service-account mount
  * (/var/run/secrets/kubernetes.io/serviceaccount, or $KPERF_INCLUSTER_ROOT for tests).
  * Returns 0 with *out set (caller frees), or -1 with the reason. */
-int kube_config_in_cluster(struct kube_config **out, struct kp_err *err);
+KP_MUST_CHECK int kube_config_in_cluster(struct kube_config **out, struct kp_err *err);
 
 /* Frees the config, wiping tokens and keys. NULL is a no-op. */
 void kube_config_free(struct kube_config *cfg);

@@ -14,9 +14,10 @@ const char *cfg_str(json_t *obj, const char *key);
 int cfg_bool(json_t *obj, const char *key);
 /* Reads a whole file of at most max bytes: *out NUL-terminated, caller frees (kp_free_secret
  * for secrets). Safe for secrets: no copy is left in freed memory, also when reading fails. */
-int cfg_read_file(const char *path, size_t max, char **out, size_t *len, struct kp_err *err);
+KP_MUST_CHECK int cfg_read_file(const char *path, size_t max, char **out, size_t *len,
+                                struct kp_err *err);
 /* Fills the user fields of c from a users[].user stanza. */
-int cfg_resolve_user(struct kube_config *c, json_t *user, struct kp_err *err);
+KP_MUST_CHECK int cfg_resolve_user(struct kube_config *c, json_t *user, struct kp_err *err);
 /* Keeps the cluster's client.authentication.k8s.io/exec extension for exec plugins. */
 int cfg_exec_extension(struct kube_config *c, json_t *cluster);
 

@@ -29,12 +29,13 @@ struct exec_cred {
 /* Runs cfg->exec (cfg borrowed). The plugin is killed when either abort flag (each may be
  * NULL) becomes non-zero. Returns 0 with *out filled (caller calls exec_cred_cleanup), or -1 with a
  * message naming the plugin and what to do (the installHint when the command is missing). */
-int exec_run(const struct kube_config *cfg, volatile sig_atomic_t *abort_a,
-             volatile sig_atomic_t *abort_b, struct exec_cred *out, struct kp_err *err);
+KP_MUST_CHECK int exec_run(const struct kube_config *cfg, volatile sig_atomic_t *abort_a,
+                           volatile sig_atomic_t *abort_b, struct exec_cred *out,
+                           struct kp_err *err);
 
 /* Parses a plugin's stdout; api_version is the one we asked for. Used by exec_run and tests. */
-int exec_parse(const char *out, size_t len, const char *api_version, struct exec_cred *cred,
-               struct kp_err *err);
+KP_MUST_CHECK int exec_parse(const char *out, size_t len, const char *api_version,
+                             struct exec_cred *cred, struct kp_err *err);
 
 void exec_cred_cleanup(struct exec_cred *c);
 

@@ -59,8 +59,8 @@ void http_free(struct http *h);
 /* Performs rq with retries. Returns 0 when an HTTP response arrived (any status; rs filled,
  * caller frees rs->body), or -1 on a transport failure, abort or body cap (err says which;
  * rs->status is the last status seen, if any). */
-int http_do(struct http *h, const struct http_request *rq, struct http_response *rs,
-            struct kp_err *err);
+KP_MUST_CHECK int http_do(struct http *h, const struct http_request *rq, struct http_response *rs,
+                          struct kp_err *err);
 
 void http_abort(struct http *h); /* async-signal-safe */
 void http_reset_abort(struct http *h);

@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 
+#include "base/kp_err.h"
 #include "controller/kube/http.h"
 #include "controller/kube/ratelimit.h"
 
@@ -55,8 +56,8 @@ struct attempt {
 };
 
 /* Runs one transfer. Returns 0 (look at at->cc / at->status) or -1 when credentials failed. */
-int http_attempt(struct http *h, const struct http_request *rq, struct attempt *at,
-                 struct kp_err *err);
+KP_MUST_CHECK int http_attempt(struct http *h, const struct http_request *rq, struct attempt *at,
+                               struct kp_err *err);
 void attempt_cleanup(struct attempt *at);
 /* Moves the body and facts into rs. */
 void attempt_finish(struct attempt *at, struct http_response *rs);

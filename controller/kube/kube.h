@@ -75,12 +75,13 @@ struct kube_client_opts {
 /* Loads the kubeconfig (see config.h) and makes a client. Returns 0 with *out (caller frees
  * with kube_client_free) or -1 with the reason. The verbosity is kp_log's level: DEBUG logs
  * one line per request (method, path, status, duration), TRACE adds headers without secrets. */
-int kube_client_new(const struct kube_client_opts *opts, struct kube_client **out,
-                    struct kp_err *err);
+KP_MUST_CHECK int kube_client_new(const struct kube_client_opts *opts, struct kube_client **out,
+                                  struct kp_err *err);
 
 /* Same, from a config already loaded. Takes ownership of cfg (freed even on failure). */
-int kube_client_new_from_config(struct kube_config *cfg, const struct kube_client_opts *opts,
-                                struct kube_client **out, struct kp_err *err);
+KP_MUST_CHECK int kube_client_new_from_config(struct kube_config *cfg,
+                                              const struct kube_client_opts *opts,
+                                              struct kube_client **out, struct kp_err *err);
 
 void kube_client_free(struct kube_client *c); /* NULL is a no-op */
 
@@ -119,12 +120,12 @@ struct kube_version {
     char platform[64];    /* "linux/amd64" */
 };
 /* GET /version. */
-int kube_version(struct kube_client *c, struct kube_version *v, struct kp_err *err);
+KP_MUST_CHECK int kube_version(struct kube_client *c, struct kube_version *v, struct kp_err *err);
 
 /* GET one object. *out: new reference (caller json_decref). 404 -> -1 with
  * kube_client_last()->http_status == 404. */
-int kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
-             const char *name, json_t **out, struct kp_err *err);
+KP_MUST_CHECK int kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
+                           const char *name, json_t **out, struct kp_err *err);
 
 struct kube_list_opts {
     const char *label_selector; /* raw selector text, percent-encoded by us; NULL = none */
@@ -140,13 +141,14 @@ typedef int kube_item_fn(void *arg, json_t *item, struct kp_err *err);
 /* Lists a collection page by page (one request per page, `continue` tokens followed), calling
  * fn for each item without holding more than one page. On success, if rv_out is not NULL,
  * *rv_out = the list's metadata.resourceVersion (caller frees). */
-int kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-              const struct kube_list_opts *opts, kube_item_fn *fn, void *arg, char **rv_out,
-              struct kp_err *err);
+KP_MUST_CHECK int kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
+                            const struct kube_list_opts *opts, kube_item_fn *fn, void *arg,
+                            char **rv_out, struct kp_err *err);
 
 /* Convenience: every item in one JSON array. *items: new reference (caller json_decref). */
-int kube_list_all(struct kube_client *c, const struct kube_resource *res, const char *ns,
-                  const struct kube_list_opts *opts, json_t **items, struct kp_err *err);
+KP_MUST_CHECK int kube_list_all(struct kube_client *c, const struct kube_resource *res,
+                                const char *ns, const struct kube_list_opts *opts, json_t **items,
+                                struct kp_err *err);
 
 struct kube_write_opts {
     int dry_run;               /* dryRun=All */
@@ -158,13 +160,14 @@ struct kube_write_opts {
  * the existing object is fetched and accepted when its labels contain all of obj's labels
  * (it is ours; obj needs at least one label, e.g. a run id); otherwise 409 is an error. Warning
  * headers are shown once each. */
-int kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns, json_t *obj,
-                const struct kube_write_opts *opts, json_t **out, struct kp_err *err);
+KP_MUST_CHECK int kube_create(struct kube_client *c, const struct kube_resource *res,
+                              const char *ns, json_t *obj, const struct kube_write_opts *opts,
+                              json_t **out, struct kp_err *err);
 
 /* PATCH with application/merge-patch+json. patch borrowed; *out as kube_create. */
-int kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
-               const char *name, json_t *patch, const struct kube_write_opts *opts, json_t **out,
-               struct kp_err *err);
+KP_MUST_CHECK int kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
+                             const char *name, json_t *patch, const struct kube_write_opts *opts,
+                             json_t **out, struct kp_err *err);
 
 enum kube_propagation {
     KUBE_PROPAGATION_DEFAULT = 0, /* server's default (Jobs orphan their pods!) */
@@ -183,15 +186,16 @@ struct kube_delete_opts {
 /* DELETEs one object. opts NULL = background propagation, default grace, missing not OK.
  * *gone (may be NULL): 1 when the object no longer exists (Status Success or 404), 0 when
  * deletion is pending (the object came back with a deletionTimestamp). */
-int kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
-                const char *name, const struct kube_delete_opts *opts, int *gone,
-                struct kp_err *err);
+KP_MUST_CHECK int kube_delete(struct kube_client *c, const struct kube_resource *res,
+                              const char *ns, const char *name, const struct kube_delete_opts *opts,
+                              int *gone, struct kp_err *err);
 
 /* DELETE on a collection with selectors (deletecollection). *count (may be NULL): number of
  * objects in the returned list, or -1 when the server answered with a bare Status. */
-int kube_delete_collection(struct kube_client *c, const struct kube_resource *res, const char *ns,
-                           const struct kube_list_opts *sel, const struct kube_delete_opts *opts,
-                           long *count, struct kp_err *err);
+KP_MUST_CHECK int kube_delete_collection(struct kube_client *c, const struct kube_resource *res,
+                                         const char *ns, const struct kube_list_opts *sel,
+                                         const struct kube_delete_opts *opts, long *count,
+                                         struct kp_err *err);
 
 enum kube_event_type {
     KUBE_EVENT_ADDED,
@@ -222,9 +226,9 @@ struct kube_watch_opts {
  * changed meanwhile: ADDED/MODIFIED for new versions and DELETED (object with just
  * metadata.name/namespace/resourceVersion) for objects that vanished. Holds one event at a
  * time plus a name->resourceVersion index of the objects seen. */
-int kube_watch(struct kube_client *c, const struct kube_resource *res, const char *ns,
-               const struct kube_watch_opts *opts, kube_watch_fn *fn, void *arg,
-               struct kp_err *err);
+KP_MUST_CHECK int kube_watch(struct kube_client *c, const struct kube_resource *res, const char *ns,
+                             const struct kube_watch_opts *opts, kube_watch_fn *fn, void *arg,
+                             struct kp_err *err);
 
 struct kube_log_opts {
     const char *container; /* NULL = the only container */
@@ -237,14 +241,15 @@ struct kube_log_opts {
 };
 
 /* Reads a pod's log into *out (NUL-terminated, caller frees), *len (may be NULL) its length. */
-int kube_pod_logs(struct kube_client *c, const char *ns, const char *pod,
-                  const struct kube_log_opts *opts, char **out, size_t *len, struct kp_err *err);
+KP_MUST_CHECK int kube_pod_logs(struct kube_client *c, const char *ns, const char *pod,
+                                const struct kube_log_opts *opts, char **out, size_t *len,
+                                struct kp_err *err);
 
 /* Streams a pod's log: fn gets raw chunks (borrowed); return 0 to go on, 1 to stop. */
 typedef int kube_data_fn(void *arg, const char *data, size_t len);
-int kube_pod_logs_stream(struct kube_client *c, const char *ns, const char *pod,
-                         const struct kube_log_opts *opts, kube_data_fn *fn, void *arg,
-                         struct kp_err *err);
+KP_MUST_CHECK int kube_pod_logs_stream(struct kube_client *c, const char *ns, const char *pod,
+                                       const struct kube_log_opts *opts, kube_data_fn *fn,
+                                       void *arg, struct kp_err *err);
 
 /* "kubectl auth can-i": SelfSubjectAccessReview. group "" = core; ns NULL = cluster-wide.
  * *allowed = 0/1; *reason (may be NULL): the server's reason or "" (caller frees). */
@@ -256,13 +261,13 @@ struct kube_access {
     const char *ns;
     const char *name; /* or NULL */
 };
-int kube_ssar(struct kube_client *c, const struct kube_access *q, int *allowed, char **reason,
-              struct kp_err *err);
+KP_MUST_CHECK int kube_ssar(struct kube_client *c, const struct kube_access *q, int *allowed,
+                            char **reason, struct kp_err *err);
 
 /* Raw request for anything else: method "GET"/"POST"/"PUT"/"PATCH"/"DELETE", path with query
  * (already encoded), body borrowed (NULL = none; PATCH sends merge-patch). *out: parsed JSON
  * response, new reference, or NULL for an empty body. Retries as for the verb. */
-int kube_request(struct kube_client *c, const char *method, const char *path, json_t *body,
-                 json_t **out, struct kp_err *err);
+KP_MUST_CHECK int kube_request(struct kube_client *c, const char *method, const char *path,
+                               json_t *body, json_t **out, struct kp_err *err);
 
 #endif

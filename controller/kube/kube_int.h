@@ -3,6 +3,7 @@
 #ifndef KPERF_KUBE_KUBE_INT_H
 #define KPERF_KUBE_KUBE_INT_H
 
+#include "base/kp_err.h"
 #include "controller/kube/http.h"
 #include "controller/kube/kube.h"
 #include "controller/kube/status.h"
@@ -26,8 +27,8 @@ struct kube_call {
 
 /* Sends call; 2xx -> 0 with *out (may be NULL) = parsed body (new reference, NULL if empty);
  * otherwise -1 with the decoded Status in err and c->last filled. */
-int kube_call(struct kube_client *c, const struct kube_call *call, json_t **out,
-              struct kp_err *err);
+KP_MUST_CHECK int kube_call(struct kube_client *c, const struct kube_call *call, json_t **out,
+                            struct kp_err *err);
 
 /* `verb plural[.group] [name] in namespace "ns"` (caller frees). */
 char *kube_what(const char *verb, const struct kube_resource *res, const char *ns,

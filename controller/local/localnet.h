@@ -22,6 +22,8 @@
 #ifndef KPERF_LOCAL_LOCALNET_H
 #define KPERF_LOCAL_LOCALNET_H
 
+#include "base/kp_err.h"
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,11 +75,12 @@ void localnet_free(struct localnet *ln); /* does not remove anything; NULL is a 
  * <state_dir>/<id>.state and builds the topology. Stops early when *cancel becomes non-zero
  * (returns -1, "interrupted"). On failure, what was created stays recorded: call
  * localnet_destroy. Returns 0 or -1 with err. */
-int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel, struct kp_err *err);
+KP_MUST_CHECK int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel,
+                                  struct kp_err *err);
 
 /* Kills every process left in the run's namespaces, deletes the namespaces, the run directory
  * and the state file. Idempotent; safe when nothing was created. Returns 0 or -1 with err. */
-int localnet_destroy(struct localnet *ln, struct kp_err *err);
+KP_MUST_CHECK int localnet_destroy(struct localnet *ln, struct kp_err *err);
 
 /* Names and addresses (borrowed until localnet_free / static). */
 const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which);
@@ -89,12 +92,13 @@ const char *localnet_run_dir(const struct localnet *ln);
 
 /* Checks that this process may build namespaces: root (CAP_SYS_ADMIN + CAP_NET_ADMIN) and the
  * `ip` and `nft` tools. Returns 0 or -1 with a one-line reason and what to do. */
-int localnet_check_host(struct kp_err *err);
+KP_MUST_CHECK int localnet_check_host(struct kp_err *err);
 
 /* Removes what earlier runs recorded in state_dir when the process that made them is gone
  * (a run still in progress is left alone). Only names listed in a state file and passing
  * localnet_name_is_ours are touched. *n_removed counts the runs cleaned. Returns 0, or -1
  * with err when something could not be removed. */
-int localnet_cleanup_leftovers(const char *state_dir, int *n_removed, struct kp_err *err);
+KP_MUST_CHECK int localnet_cleanup_leftovers(const char *state_dir, int *n_removed,
+                                             struct kp_err *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "base/kp_err.h"
 #include "controller/local/localnet.h"
 
 #define NETNS_DIR "/run/netns"
@@ -28,12 +29,12 @@ extern const char *const localnet_ns_suffix[LN_NS_COUNT];
 
 /* Runs a command given as NULL-terminated string arguments (at most 32); fails with err,
  * or with "interrupted" when ln's cancel flag is set. ln may be NULL. */
-int localnet_cmd(struct localnet *ln, struct kp_err *err, ...);
+KP_MUST_CHECK int localnet_cmd(struct localnet *ln, struct kp_err *err, ...);
 
 /* True when /run/netns/<name> exists. */
 bool localnet_ns_exists(const char *name);
 
 /* Writes <state_dir>/<id>.state (owner pid and start time, the namespaces), atomically. */
-int localnet_write_state(struct localnet *ln, struct kp_err *err);
+KP_MUST_CHECK int localnet_write_state(struct localnet *ln, struct kp_err *err);
 
 #endif
