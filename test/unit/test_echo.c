@@ -68,12 +68,12 @@ static void test_echo_udp_takes_over_and_filters(void **state)
         assert_int_equal(send(peer, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
         assert_int_equal(recv(peer, got, sizeof(got), 0), (ssize_t)sizeof(buf));
         proto_udp_get(got, &id, &seq, &ts);
-        assert_true(id == SESSION);
-        assert_true(seq == i);
+        assert_int_equal(id, SESSION);
+        assert_int_equal(seq, i);
     }
     echo_udp_stop(e);
-    assert_true(count == 3);
-    assert_true(bytes == 3 * sizeof(buf));
+    assert_int_equal(count, 3);
+    assert_int_equal(bytes, 3 * sizeof(buf));
     /* the shared socket saw none of the peer's datagrams */
     assert_int_equal(recv(shared, got, sizeof(got), MSG_DONTWAIT), -1);
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK);

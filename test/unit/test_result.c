@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test/unit/test_assert.h"
+
 #include "base/hist.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -313,9 +315,9 @@ static void test_result_latency_json_from_hist(void **state)
         hist_record(h, us * 1000);
     j = result_latency_json(h);
     assert_int_equal(result_number(j, "min", &v), 0);
-    assert_true(v == 1.0);
+    assert_double_exact(v, 1.0);
     assert_int_equal(result_number(j, "max", &v), 0);
-    assert_true(v == 1000.0);
+    assert_double_exact(v, 1000.0);
     assert_int_equal(result_number(j, "mean", &v), 0);
     assert_true(v > 500.49 && v < 500.51);
     assert_int_equal(result_number(j, "p50", &v), 0);
@@ -345,7 +347,7 @@ static void test_result_node_cpu_percentages(void **state)
     json_decref(j);
     j = result_node_cpu_json(zero);
     assert_int_equal(result_number(j, "idle_pct", &v), 0);
-    assert_true(v == 0.0);
+    assert_double_exact(v, 0.0);
     json_decref(j);
 }
 
@@ -372,18 +374,18 @@ static void test_result_aggregates_merge_samples(void **state)
     assert_int_equal(json_integer_value(json_object_get(agg, "samples")), 2);
     assert_int_equal(result_number(result_get(doc, 0), "ops", &ops), 0);
     assert_int_equal(result_number(agg, "ops", &v), 0);
-    assert_true(v == 2 * ops);
+    assert_double_exact(v, 2 * ops);
     assert_int_equal(result_number(agg, "histogram.count", &v), 0);
-    assert_true(v == 2 * ops);
+    assert_double_exact(v, 2 * ops);
     assert_int_equal(result_number(agg, "sample_spread.min", &v), 0);
-    assert_true(v == p1);
+    assert_double_exact(v, p1);
     assert_int_equal(result_number(agg, "sample_spread.max", &v), 0);
-    assert_true(v == 2 * p1);
+    assert_double_exact(v, 2 * p1);
     assert_int_equal(result_number(agg, "ops_per_sec", &p2), 0);
     assert_true(p2 > 1.49 * p1 && p2 < 1.51 * p1);
     /* min latency of the merge equals the sample's: the same values twice */
     assert_int_equal(result_number(agg, "latency_us.min", &v), 0);
-    assert_true(v == num_of(result_get(doc, 0), "latency_us.min"));
+    assert_double_exact(v, num_of(result_get(doc, 0), "latency_us.min"));
     agg = json_array_get(json_object_get(doc, "aggregates"), 5);
     assert_string_equal(result_test(agg), "UDP_STREAM");
     assert_int_equal(result_number(agg, "udp.loss_pct", &v), 0);

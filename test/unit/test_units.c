@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "test/unit/test_assert.h"
+
 #include "base/kp_err.h"
 #include "base/units.h"
 
@@ -92,9 +94,9 @@ static void test_units_percent(void **state)
 
     kp_err_clear(&err);
     assert_int_equal(units_parse_percent("5%", &p, &err), 0);
-    assert_true(p == 5.0);
+    assert_double_exact(p, 5.0);
     assert_int_equal(units_parse_percent("2.5", &p, &err), 0);
-    assert_true(p == 2.5);
+    assert_double_exact(p, 2.5);
     assert_int_equal(units_parse_percent("1001", &p, &err), -1);
     assert_int_equal(units_parse_percent("x%", &p, &err), -1);
 }
