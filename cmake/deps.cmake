@@ -26,11 +26,15 @@ find_package(Threads REQUIRED)
 if(KPERF_STATIC)
   find_library(KPERF_UV_STATIC NAMES libuv_a.a libuv.a)
   find_library(KPERF_JANSSON_STATIC NAMES libjansson.a)
-  if(NOT KPERF_UV_STATIC OR NOT KPERF_JANSSON_STATIC)
-    message(FATAL_ERROR "static libuv/jansson not found: apt-get install libuv1-dev libjansson-dev")
+  # base/ links libyaml (base/yaml_load.c); the agent uses none of it, but its link line names it
+  find_library(KPERF_YAML_STATIC NAMES libyaml.a)
+  if(NOT KPERF_UV_STATIC OR NOT KPERF_JANSSON_STATIC OR NOT KPERF_YAML_STATIC)
+    message(FATAL_ERROR "static libuv/jansson/libyaml not found: "
+                        "apt-get install libuv1-dev libjansson-dev libyaml-dev")
   endif()
   set_target_properties(PkgConfig::UV PROPERTIES INTERFACE_LINK_LIBRARIES
                         "${KPERF_UV_STATIC};pthread;dl;rt")
   set_target_properties(PkgConfig::JANSSON PROPERTIES INTERFACE_LINK_LIBRARIES
                         "${KPERF_JANSSON_STATIC}")
+  set_target_properties(PkgConfig::YAML PROPERTIES INTERFACE_LINK_LIBRARIES "${KPERF_YAML_STATIC}")
 endif()
