@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/testkind.h"
 #include "base/units.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
@@ -178,6 +179,7 @@ static void summarize(const json_t *doc, char *buf, size_t len)
 struct step {
     const struct plan_group *g;
     struct report_group *rg; /* where the group's results go (borrowed from the report) */
+    const char *head;        /* the label's scenario and placement columns, made per group */
     bool *measured; /* per test of the group: a sample was taken (not cut by an interrupt) */
     const enum test_kind *tests;
     size_t n_tests;
@@ -186,13 +188,11 @@ struct step {
 
 static void step_label(const struct step *s, char *buf, size_t len)
 {
-    /* columns, so that the finished lines on a terminal line up */
-    size_t off = (size_t)snprintf(buf, len, "%-15s %-10s ", plan_scenario_name(s->g->scenario),
-                                  s->g->placement_label);
+    size_t off = (size_t)snprintf(buf, len, "%s", s->head);
 
     for (size_t i = 0; i < s->n_tests && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "",
-                                plan_test_name(s->tests[i]));
+                                testkind_name(s->tests[i]));
     if (s->g->reverse && off < len)
         snprintf(buf + off, len - off, " (reverse)");
 }
@@ -293,7 +293,12 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
                       bool *measured, struct progress *pg, const struct runner_opts *o,
                       struct runner_outcome *out)
 {
-    struct step s = {.g = g, .rg = rg, .measured = measured};
+    char head[256]; /* as long as the label: truncates where the label would */
+    struct step s = {.g = g, .rg = rg, .head = head, .measured = measured};
+
+    /* columns, so that the finished lines on a terminal line up */
+    snprintf(head, sizeof(head), "%-15s %-10s ", plan_scenario_name(g->scenario),
+             g->placement_label);
 
     if (b->ops->batches_tests) {
         s.tests = g->tests;
