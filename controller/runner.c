@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/testkind.h"
 #include "base/units.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
@@ -177,6 +178,8 @@ static void summarize(const json_t *doc, char *buf, size_t len)
 
 struct step {
     const struct plan_group *g;
+    struct report_group *rg; /* where the group's results go (borrowed from the report) */
+    const char *head;        /* the label's scenario and placement columns, made per group */
     bool *measured; /* per test of the group: a sample was taken (not cut by an interrupt) */
     const enum test_kind *tests;
     size_t n_tests;
@@ -185,34 +188,30 @@ struct step {
 
 static void step_label(const struct step *s, char *buf, size_t len)
 {
-    /* columns, so that the finished lines on a terminal line up */
-    size_t off = (size_t)snprintf(buf, len, "%-15s %-10s ", plan_scenario_name(s->g->scenario),
-                                  s->g->placement_label);
+    size_t off = (size_t)snprintf(buf, len, "%s", s->head);
 
     for (size_t i = 0; i < s->n_tests && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "",
-                                plan_test_name(s->tests[i]));
+                                testkind_name(s->tests[i]));
     if (s->g->reverse && off < len)
         snprintf(buf + off, len - off, " (reverse)");
 }
 
 /* Records a failed client run against every test of the step, in its direction. */
-static void step_error(const struct step *s, struct report *rep, const char *msg)
+static void step_error(const struct step *s, const char *msg)
 {
-    const char *sc = plan_scenario_name(s->g->scenario);
-
     if (s->n_tests > 1 && !s->g->reverse) {
-        report_add_error(rep, sc, s->g->placement_label, NULL, msg);
+        report_group_error(s->rg, msg);
         return;
     }
     for (size_t i = 0; i < s->n_tests; i++)
-        report_add_test_error(rep, sc, s->g->placement_label, plan_test_name(s->tests[i]),
-                              s->g->reverse, msg);
+        report_group_error_test(s->rg, s->tests[i], msg);
 }
 
-/* Runs one client for step s; adds its document or error to rep. Returns true when ok. */
-static bool run_step(struct backend *b, const struct step *s, struct report *rep,
-                     struct progress *pg, const struct run_options *ro)
+/* Runs one client for step s; adds its document or error to the step's report group. Returns
+ * true when ok. */
+static bool run_step(struct backend *b, const struct step *s, struct progress *pg,
+                     const struct run_options *ro)
 {
     const struct plan_group *g = s->g;
     uint64_t per = ro->duration_ms + ro->omit_ms;
@@ -228,13 +227,12 @@ static bool run_step(struct backend *b, const struct step *s, struct report *rep
     progress_begin(pg, label, s->n_tests * (size_t)s->samples, per * s->n_tests * s->samples);
     if (b->ops->run_client(b, &spec, &doc, &err) != 0) {
         if (!sig_first) /* an interrupted measurement is not an error of the row */
-            step_error(s, rep, kp_err_msg(&err));
+            step_error(s, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
         return false;
     }
-    if (report_add_agent_doc(rep, plan_scenario_name(g->scenario), g->placement_label, doc, &err) !=
-        0) {
-        step_error(s, rep, kp_err_msg(&err));
+    if (report_group_add_doc(s->rg, doc, &err) != 0) {
+        step_error(s, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
     } else {
         summarize(doc, result, sizeof(result));
@@ -246,11 +244,10 @@ static bool run_step(struct backend *b, const struct step *s, struct report *rep
 }
 
 /* --samples auto: one sample at a time until every test's interval is narrow enough. */
-static bool auto_done(const struct report *rep, const struct step *s)
+static bool auto_done(const struct step *s)
 {
     for (size_t i = 0; i < s->n_tests; i++)
-        if (!report_ci_narrow_enough(rep, plan_scenario_name(s->g->scenario), s->g->placement_label,
-                                     plan_test_name(s->tests[i]), s->g->reverse, AUTO_CI_PCT))
+        if (!report_group_ci_narrow_enough(s->rg, s->tests[i], AUTO_CI_PCT))
             return false;
     return true;
 }
@@ -263,7 +260,7 @@ static void mark_measured(struct step *s, bool ok)
         s->measured[s->tests + i - s->g->tests] = true;
 }
 
-static void run_chunk(struct backend *b, struct step *s, struct report *rep, struct progress *pg,
+static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
                       const struct runner_opts *o, struct runner_outcome *out)
 {
     const struct run_options *ro = o->ro;
@@ -272,19 +269,19 @@ static void run_chunk(struct backend *b, struct step *s, struct report *rep, str
     if (!ro->samples_auto) {
         s->samples = ro->samples;
         out->n_client_runs++;
-        ok = run_step(b, s, rep, pg, ro);
+        ok = run_step(b, s, pg, ro);
         out->n_failed += !ok && !sig_first;
         mark_measured(s, ok);
         return;
     }
     s->samples = 1;
     for (int k = 0; k < ro->samples_max && !sig_first; k++) {
-        if (k >= ro->samples && auto_done(rep, s))
+        if (k >= ro->samples && auto_done(s))
             break;
         if (k >= ro->samples) /* beyond the planned minimum */
             progress_add_total(pg, s->n_tests, (ro->duration_ms + ro->omit_ms) * s->n_tests);
         out->n_client_runs++;
-        ok = run_step(b, s, rep, pg, ro);
+        ok = run_step(b, s, pg, ro);
         out->n_failed += !ok && !sig_first;
         mark_measured(s, ok || k > 0);
         if (!ok)
@@ -292,40 +289,61 @@ static void run_chunk(struct backend *b, struct step *s, struct report *rep, str
     }
 }
 
-static void run_group(struct backend *b, const struct plan_group *g, bool *measured,
-                      struct report *rep, struct progress *pg, const struct runner_opts *o,
+static void run_group(struct backend *b, const struct plan_group *g, struct report_group *rg,
+                      bool *measured, struct progress *pg, const struct runner_opts *o,
                       struct runner_outcome *out)
 {
-    struct step s = {.g = g, .measured = measured};
+    char head[256]; /* as long as the label: truncates where the label would */
+    struct step s = {.g = g, .rg = rg, .head = head, .measured = measured};
+
+    /* columns, so that the finished lines on a terminal line up */
+    snprintf(head, sizeof(head), "%-15s %-10s ", plan_scenario_name(g->scenario),
+             g->placement_label);
 
     if (b->ops->batches_tests) {
         s.tests = g->tests;
         s.n_tests = g->n_tests;
-        run_chunk(b, &s, rep, pg, o, out);
+        run_chunk(b, &s, pg, o, out);
         return;
     }
     for (size_t i = 0; i < g->n_tests && !sig_first; i++) {
         s.tests = &g->tests[i];
         s.n_tests = 1;
-        run_chunk(b, &s, rep, pg, o, out);
+        run_chunk(b, &s, pg, o, out);
     }
 }
 
 /* ---- the run ---- */
 
+/* The report group of every plan group, made once the plan is final (prepare may expand it,
+ * plan_expand_sweep). An array parallel to the plan's groups rather than a field of struct
+ * plan_group: the plan knows nothing of reports (plan.h), and the runner is where the two
+ * meet. Caller frees the array (the groups belong to the report). */
+static struct report_group **report_groups(const struct plan *plan, struct report *rep)
+{
+    size_t n = plan_group_count(plan);
+    struct report_group **rgs = kp_xcalloc(n + 1, sizeof(*rgs));
+
+    for (size_t i = 0; i < n; i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        rgs[i] =
+            report_group_get(rep, plan_scenario_name(g->scenario), g->placement_label, g->reverse);
+    }
+    return rgs;
+}
+
 /* Skips in the report: one line per skipped group; a reverse group skipped for the same
  * reason as its forward group adds nothing (one line already covers the placement). */
-static void add_skips(struct plan *plan, struct report *rep)
+static void add_skips(const struct plan *plan, struct report_group *const *rgs)
 {
     const struct plan_group *prev = NULL;
 
     for (size_t i = 0; i < plan_group_count(plan); prev = plan_group_get(plan, i), i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        const char *sc = plan_scenario_name(g->scenario);
         if (!g->skipped)
             continue;
         if (!g->reverse) {
-            report_add_skip(rep, sc, g->placement_label, NULL, g->skip_reason);
+            report_group_skip(rgs[i], g->skip_reason);
             continue;
         }
         if (prev && prev->skipped && prev->scenario == g->scenario &&
@@ -333,30 +351,28 @@ static void add_skips(struct plan *plan, struct report *rep)
             strcmp(prev->skip_reason, g->skip_reason) == 0)
             continue;
         for (size_t t = 0; t < g->n_tests; t++)
-            report_add_test_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]), true,
-                                 g->skip_reason);
+            report_group_skip_test(rgs[i], g->tests[t], g->skip_reason);
     }
 }
 
 /* Lists what an interrupt left unmeasured (never dropped silently). */
-static void skip_unmeasured(const struct plan_group *g, const bool *measured, struct report *rep)
+static void skip_unmeasured(const struct plan_group *g, struct report_group *rg,
+                            const bool *measured)
 {
-    const char *sc = plan_scenario_name(g->scenario);
     bool any = false;
 
     for (size_t t = 0; t < g->n_tests; t++)
         any = any || measured[t];
     if (!any && !g->reverse) { /* one line for a whole group */
-        report_add_skip(rep, sc, g->placement_label, NULL, "not run: interrupted");
+        report_group_skip(rg, "not run: interrupted");
         return;
     }
     for (size_t t = 0; t < g->n_tests; t++)
         if (!measured[t])
-            report_add_test_skip(rep, sc, g->placement_label, plan_test_name(g->tests[t]),
-                                 g->reverse, "not run: interrupted");
+            report_group_skip_test(rg, g->tests[t], "not run: interrupted");
 }
 
-static void run_groups(struct backend *b, struct plan *plan, struct report *rep,
+static void run_groups(struct backend *b, const struct plan *plan, struct report_group *const *rgs,
                        struct progress *pg, const struct runner_opts *o, struct runner_outcome *out)
 {
     size_t n = plan_group_count(plan);
@@ -365,12 +381,12 @@ static void run_groups(struct backend *b, struct plan *plan, struct report *rep,
     for (size_t i = 0; i < n && !sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
-            run_group(b, g, &measured[i * TEST_COUNT], rep, pg, o, out);
+            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out);
     }
     for (size_t i = 0; i < n && sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
-            skip_unmeasured(g, &measured[i * TEST_COUNT], rep);
+            skip_unmeasured(g, rgs[i], &measured[i * TEST_COUNT]);
     }
     free(measured);
 }
@@ -393,6 +409,7 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
 {
     struct sig_saved saved = {0};
     struct progress *pg = NULL;
+    struct report_group **rgs = NULL;
     char now[32], outcome[160];
     int rc = -1;
 
@@ -406,9 +423,10 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         goto cleanup;
     rc = 0;
     merge_describe(report_metadata(rep), b);
-    add_skips(plan, rep);
+    rgs = report_groups(plan, rep); /* ours: freed below */
+    add_skips(plan, rgs);
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
-    run_groups(b, plan, rep, pg, o, out);
+    run_groups(b, plan, rgs, pg, o, out);
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");
@@ -431,6 +449,7 @@ cleanup:
     if (rc == 0 || out->signal)
         progress_finish(pg, outcome); /* a failed prepare speaks through err alone */
     progress_free(pg);
+    free(rgs);
     if (rc != 0 && sig_first && !kp_err_is_set(err))
         kp_err_set(err, "interrupted");
     signals_restore(&saved);

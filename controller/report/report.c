@@ -14,6 +14,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/result.h"
+#include "base/testkind.h"
 #include "controller/report/render_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
@@ -26,6 +27,25 @@ struct report {
     json_t *skipped;  /* array of {scenario, placement, reason}, ours */
     json_t *errors;   /* array of {scenario, placement, error}, ours */
     double noisy_cv_pct;
+    struct report_place **places; /* ours, each ours: the places report_group_get made */
+    size_t n_places;
+};
+
+/* A handle of report_group_get: a place in one direction. */
+struct report_group {
+    struct report_place *place; /* borrowed: owned by the report */
+    bool reverse;
+};
+
+/* One (scenario, placement) and its rows, addressed by [reverse][test kind]. A row pointer is
+ * borrowed from rep->rows (a row object stays put while the array grows) and NULL until the
+ * row is first touched. The two directions' handles live here, so they share the rows. */
+struct report_place {
+    struct report *rep;          /* borrowed: the owner */
+    char *scenario;              /* ours */
+    char *placement;             /* ours */
+    json_t *rows[2][TEST_COUNT]; /* borrowed from rep->rows; NULL until touched */
+    struct report_group dir[2];  /* [reverse]: the handles given out */
 };
 
 int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err)
@@ -65,6 +85,12 @@ void report_free(struct report *rep)
     json_decref(rep->rows);
     json_decref(rep->skipped);
     json_decref(rep->errors);
+    for (size_t i = 0; i < rep->n_places; i++) {
+        free(rep->places[i]->scenario);
+        free(rep->places[i]->placement);
+        free(rep->places[i]);
+    }
+    free(rep->places);
     free(rep);
 }
 
@@ -83,15 +109,8 @@ void report_set_noisy_cv_pct(struct report *rep, double cv_pct)
     rep->noisy_cv_pct = cv_pct;
 }
 
-static bool row_matches(const json_t *row, const char *scenario, const char *placement,
-                        const char *test, bool reverse)
-{
-    return strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
-           strcmp(json_string_value(json_object_get(row, "placement")), placement) == 0 &&
-           strcmp(json_string_value(json_object_get(row, "test")), test) == 0 &&
-           json_is_true(json_object_get(row, "reverse")) == reverse;
-}
-
+/* The report's row of a known (scenario, placement, test, reverse), or NULL. For a place made
+ * after rows were loaded (report_from_json), and for error entries that name no known test. */
 static json_t *find_row(const struct report *rep, const char *scenario, const char *placement,
                         const char *test, bool reverse)
 {
@@ -100,25 +119,76 @@ static json_t *find_row(const struct report *rep, const char *scenario, const ch
 
     json_array_foreach(rep->rows, i, row)
     {
-        if (row_matches(row, scenario, placement, test, reverse))
+        if (strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
+            strcmp(json_string_value(json_object_get(row, "placement")), placement) == 0 &&
+            strcmp(json_string_value(json_object_get(row, "test")), test) == 0 &&
+            json_is_true(json_object_get(row, "reverse")) == reverse)
             return row;
     }
     return NULL;
 }
 
-/* The row for the key, created (in plan order) when missing. Borrowed from rep->rows. */
-static json_t *get_row(struct report *rep, const char *scenario, const char *placement,
-                       const char *test, bool reverse)
+/* Appends a new row (so rows keep the order in which they are first touched). Borrowed. */
+static json_t *new_row(const struct report_place *pl, const char *test, const char *kind,
+                       bool reverse)
 {
-    json_t *row = find_row(rep, scenario, placement, test, reverse);
+    json_t *row =
+        json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:b, s:[], s:[]}", "scenario", pl->scenario,
+                  "placement", pl->placement, "test", test, "reverse", reverse, "kind", kind,
+                  "status", "failed", "noisy", 0, "samples", "errors");
 
-    if (row)
-        return row;
-    row = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:b, s:[], s:[]}", "scenario", scenario,
-                    "placement", placement, "test", test, "reverse", reverse, "kind",
-                    report_kind_of_test(test), "status", "failed", "noisy", 0, "samples", "errors");
-    json_array_append_new(rep->rows, row);
+    json_array_append_new(pl->rep->rows, row);
     return row;
+}
+
+/* The row of test t in one direction: one index, created when missing. Borrowed. */
+static json_t *kind_row(struct report_place *pl, enum test_kind t, bool reverse)
+{
+    const struct testkind *tk = testkind_get(t);
+    json_t **slot = &pl->rows[reverse][t];
+
+    if (!*slot)
+        *slot = new_row(pl, tk->name, tk->latency ? "latency" : "throughput", reverse);
+    return *slot;
+}
+
+/* The row of a test named in an agent document: a table lookup, then kind_row. A name that is
+ * no test (errors[] entries are not held to the test table) keeps a row of its own, found by
+ * name. Borrowed. */
+static json_t *named_row(struct report_place *pl, const char *test, bool reverse)
+{
+    const struct testkind *tk = testkind_by_name(test);
+    json_t *row;
+
+    if (tk)
+        return kind_row(pl, tk->kind, reverse);
+    row = find_row(pl->rep, pl->scenario, pl->placement, test, reverse);
+    return row ? row : new_row(pl, test, report_kind_of_test(test), reverse);
+}
+
+struct report_group *report_group_get(struct report *rep, const char *scenario,
+                                      const char *placement, bool reverse)
+{
+    struct report_place *pl;
+
+    for (size_t i = 0; i < rep->n_places; i++) {
+        pl = rep->places[i];
+        if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0)
+            return &pl->dir[reverse];
+    }
+    pl = kp_xcalloc(1, sizeof(*pl));
+    pl->rep = rep;
+    pl->scenario = kp_xstrdup(scenario);
+    pl->placement = kp_xstrdup(placement);
+    for (int d = 0; d < 2; d++) {
+        pl->dir[d].place = pl;
+        pl->dir[d].reverse = d;
+        for (int t = 0; t < TEST_COUNT; t++) /* rows a loaded report already has */
+            pl->rows[d][t] = find_row(rep, scenario, placement, testkind_name(t), d);
+    }
+    rep->places = kp_xrealloc(rep->places, (rep->n_places + 1) * sizeof(*rep->places));
+    rep->places[rep->n_places++] = pl;
+    return &pl->dir[reverse];
 }
 
 /* Error messages may quote names and values from the input; keep them on one line whatever
@@ -132,23 +202,22 @@ static int one_line(struct kp_err *err)
     return -1;
 }
 
-int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
-                         const json_t *agent_doc, struct kp_err *err)
+int report_group_add_doc(struct report_group *rg, const json_t *agent_doc, struct kp_err *err)
 {
+    struct report_place *pl = rg->place;
     const json_t *v;
     size_t i;
 
     /* the agent's own contract (base/result.h): every field, types, consistency, and the
      * histograms that merging needs */
     if (result_validate(agent_doc, err) != 0) {
-        kp_err_prefix(err, "agent document for %s %s", scenario, placement);
+        kp_err_prefix(err, "agent document for %s %s", pl->scenario, pl->placement);
         return one_line(err);
     }
     json_array_foreach(json_object_get(agent_doc, "results"), i, v)
     {
-        json_t *row =
-            get_row(rep, scenario, placement, json_string_value(json_object_get(v, "test")),
-                    json_is_true(json_object_get(v, "reverse")));
+        json_t *row = named_row(pl, json_string_value(json_object_get(v, "test")),
+                                json_is_true(json_object_get(v, "reverse")));
         json_t *sample = json_deep_copy(v);
         /* the MTUs the agents saw (pod side and host side) stay with each sample */
         if (!json_object_get(sample, "mtu") && json_object_get(agent_doc, "mtu"))
@@ -159,55 +228,45 @@ int report_add_agent_doc(struct report *rep, const char *scenario, const char *p
     {
         const json_t *test = json_object_get(v, "test");
         if (!test) {
-            report_add_error(rep, scenario, placement, NULL,
-                             json_string_value(json_object_get(v, "error")));
+            report_group_error(rg, json_string_value(json_object_get(v, "error")));
             continue;
         }
         /* errors carry no direction; a client run with --reverse measured only reverse */
         bool reverse =
             json_is_true(json_object_get(v, "reverse")) ||
             json_is_true(json_object_get(json_object_get(agent_doc, "params"), "reverse"));
-        json_t *row = get_row(rep, scenario, placement, json_string_value(test), reverse);
+        json_t *row = named_row(pl, json_string_value(test), reverse);
         json_array_append_new(json_object_get(row, "errors"), json_deep_copy(v));
     }
     return 0;
 }
 
-void report_add_skip(struct report *rep, const char *scenario, const char *placement,
-                     const char *test, const char *reason)
+void report_group_skip(struct report_group *rg, const char *reason)
 {
-    if (!test) {
-        json_array_append_new(rep->skipped, json_pack("{s:s, s:s, s:s}", "scenario", scenario,
-                                                      "placement", placement, "reason", reason));
-        return;
-    }
-    report_add_test_skip(rep, scenario, placement, test, false, reason);
+    const struct report_place *pl = rg->place;
+
+    json_array_append_new(pl->rep->skipped,
+                          json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario, "placement",
+                                    pl->placement, "reason", reason));
 }
 
-void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
-                          const char *test, bool reverse, const char *reason)
+void report_group_skip_test(struct report_group *rg, enum test_kind t, const char *reason)
 {
-    json_object_set_new(get_row(rep, scenario, placement, test, reverse), "skip_reason",
-                        json_string(reason));
+    json_object_set_new(kind_row(rg->place, t, rg->reverse), "skip_reason", json_string(reason));
 }
 
-void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
-                           const char *test, bool reverse, const char *message)
+void report_group_error(struct report_group *rg, const char *message)
 {
-    json_array_append_new(
-        json_object_get(get_row(rep, scenario, placement, test, reverse), "errors"),
-        json_pack("{s:s, s:s}", "test", test, "error", message));
+    const struct report_place *pl = rg->place;
+
+    json_array_append_new(pl->rep->errors, json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario,
+                                                     "placement", pl->placement, "error", message));
 }
 
-void report_add_error(struct report *rep, const char *scenario, const char *placement,
-                      const char *test, const char *message)
+void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message)
 {
-    if (!test) {
-        json_array_append_new(rep->errors, json_pack("{s:s, s:s, s:s}", "scenario", scenario,
-                                                     "placement", placement, "error", message));
-        return;
-    }
-    report_add_test_error(rep, scenario, placement, test, false, message);
+    json_array_append_new(json_object_get(kind_row(rg->place, t, rg->reverse), "errors"),
+                          json_pack("{s:s, s:s}", "test", testkind_name(t), "error", message));
 }
 
 /* The MTU one side of the first sample of (scenario, placement) saw, or 0. */
@@ -485,19 +544,17 @@ const json_t *report_errors(const struct report *rep)
     return rep->errors;
 }
 
-bool report_ci_narrow_enough(const struct report *rep, const char *scenario, const char *placement,
-                             const char *test, bool reverse, double rel_half_width_pct)
+bool report_group_ci_narrow_enough(const struct report_group *rg, enum test_kind t,
+                                   double rel_half_width_pct)
 {
-    const json_t *row = find_row(rep, scenario, placement, test, reverse);
-    const char *kind;
+    const json_t *row = rg->place->rows[rg->reverse][t];
     double *v;
     size_t n;
     bool narrow;
 
     if (!row)
         return false;
-    kind = json_string_value(json_object_get(row, "kind"));
-    n = report_sample_values(row, strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps",
+    n = report_sample_values(row, testkind_get(t)->latency ? "ops_per_sec" : "throughput_mbps",
                              NULL, &v);
     narrow = stats_ci_narrow_enough(v, n, rel_half_width_pct);
     free(v);

@@ -9,9 +9,11 @@
  * Life of a report in the runner:
  *     struct report *rep = report_new();
  *     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
- *     report_add_agent_doc(rep, "pod-to-pod", "same-node", agent_doc, &err);  // per client run
- *     report_add_skip(rep, "pod-to-service", "other-node", NULL, "no service support");
- *     report_finish(rep, &err);                                                 // aggregates
+ *     struct report_group *rg = report_group_get(rep, "pod-to-pod", "same-node", false);
+ *     report_group_add_doc(rg, agent_doc, &err);                  // per client run
+ *     report_group_skip(report_group_get(rep, "pod-to-service", "other-node", false),
+ *                       "no service support");
+ *     report_finish(rep, &err);                                   // aggregates
  *     report_render(rep, REPORT_TABLE, stdout, &err);
  *     report_write_dir(rep, "out/", &err);
  *     report_free(rep);
@@ -24,6 +26,8 @@
 #include <stdio.h>
 
 #include <jansson.h>
+
+#include "base/testkind.h"
 
 struct kp_err;
 struct report; /* opaque */
@@ -69,32 +73,49 @@ const json_t *report_metadata_const(const struct report *rep); /* borrowed, read
  * Takes effect at the next report_finish. */
 void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
 
+/* Where the results of one measurement group go: one (scenario, placement) in one direction.
+ * The runner makes one per plan group before measuring (strings compared once, here), then
+ * hands it every document, skip and error of the group: a result reaches its row by its test
+ * kind, with no search of the rows. A row is created when first touched, so rows appear in the
+ * order results, skips and errors arrive; making a group creates no row. The same arguments
+ * give the same handle; the forward and reverse handles of a (scenario, placement) share its
+ * rows. Never NULL; owned by the report (valid until report_free); strings are copied. */
+struct report_group; /* opaque */
+struct report_group *report_group_get(struct report *rep, const char *scenario,
+                                      const char *placement, bool reverse);
+
 /* Adds one kperf-agent client document (kperf.result/v1, docs/result-schema.md) measured for
- * (scenario, placement). Each results[] entry becomes a sample of the row (scenario, placement,
- * entry.test, entry.reverse), kept verbatim; each errors[] entry becomes an error of its row.
- * The document is validated strictly first (the agent's result_validate, which also checks
- * the histograms merging needs); a malformed one is rejected as a whole (nothing added) with
- * an error naming the field that is wrong. errors[] entries go to the reverse row when
- * params.reverse is true. agent_doc is borrowed (copied). Returns 0 or -1 with err. */
-int report_add_agent_doc(struct report *rep, const char *scenario, const char *placement,
-                         const json_t *agent_doc, struct kp_err *err);
+ * the group's (scenario, placement). Each results[] entry becomes a sample of the row
+ * (scenario, placement, entry.test, entry.reverse), kept verbatim; each errors[] entry becomes
+ * an error of its row. The document is validated strictly first (base/result.h
+ * result_validate, which also checks the histograms merging needs); a malformed one is
+ * rejected as a whole (nothing added) with an error naming the field that is wrong. errors[]
+ * entries go to the reverse row when params.reverse is true. agent_doc is borrowed (copied).
+ * Returns 0 or -1 with err. */
+int report_group_add_doc(struct report_group *rg, const json_t *agent_doc, struct kp_err *err);
 
-/* Records that a measurement was not made, with why. test NULL = the whole
- * (scenario, placement) was skipped. Strings are copied. */
-void report_add_skip(struct report *rep, const char *scenario, const char *placement,
-                     const char *test, const char *reason);
+/* Records that the whole (scenario, placement) was not measured, with why: an entry of the
+ * report-level skipped[] (no row; the group's direction does not matter). Copied. */
+void report_group_skip(struct report_group *rg, const char *reason);
 
-/* Records a failure (agent crashed, timeout, bad output...). test NULL = it concerns the whole
- * (scenario, placement). The message is one line; it is copied. */
-void report_add_error(struct report *rep, const char *scenario, const char *placement,
-                      const char *test, const char *message);
+/* Records that one test of the group, in the group's direction, was not measured: the row's
+ * skip_reason. Copied. */
+void report_group_skip_test(struct report_group *rg, enum test_kind t, const char *reason);
 
-/* report_add_skip / report_add_error for one direction of a test: reverse = the row of the
- * reversed test (the server sends, as pod-to-external measures it). test must not be NULL. */
-void report_add_test_skip(struct report *rep, const char *scenario, const char *placement,
-                          const char *test, bool reverse, const char *reason);
-void report_add_test_error(struct report *rep, const char *scenario, const char *placement,
-                           const char *test, bool reverse, const char *message);
+/* Records a failure (agent crashed, timeout, bad output...) that concerns the whole
+ * (scenario, placement): an entry of the report-level errors[]. One line; copied. */
+void report_group_error(struct report_group *rg, const char *message);
+
+/* Records a failure of one test of the group, in the group's direction: an entry of the row's
+ * errors[]. One line; copied. */
+void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message);
+
+/* For `--samples auto`: true when the row of test t (in the group's direction) has at least 2
+ * samples of its key metric (ops_per_sec for latency tests, throughput_mbps otherwise) and the
+ * 95% confidence interval's half-width is within rel_half_width_pct percent of the mean.
+ * False when the row does not exist yet. Works before report_finish. */
+bool report_group_ci_narrow_enough(const struct report_group *rg, enum test_kind t,
+                                   double rel_half_width_pct);
 
 /* Computes every row's aggregate (latency percentiles from MERGED histograms, scalar metrics as
  * the median of samples), statistics (median, mean, stddev, cv, ci95, noisy) and status.
@@ -131,13 +152,6 @@ const json_t *report_row(const struct report *rep, size_t i);
  * {scenario, placement, reason} and {scenario, placement, error}. */
 const json_t *report_skipped(const struct report *rep);
 const json_t *report_errors(const struct report *rep);
-
-/* For `--samples auto`: true when the row's key metric (ops_per_sec for latency tests,
- * throughput_mbps otherwise) has at least 2 samples and its 95% confidence interval's
- * half-width is within rel_half_width_pct percent of the mean. False when the row is unknown.
- * Works before report_finish. */
-bool report_ci_narrow_enough(const struct report *rep, const char *scenario, const char *placement,
-                             const char *test, bool reverse, double rel_half_width_pct);
 
 /* Number of rows that have at least one sample / at least one error (for the exit code and
  * the final summary line). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_report.c - libFuzzer target for report input: the bytes are read as a saved report
  * (report_from_json, then every renderer and a comparison with itself) and as an agent document
- * (report_add_agent_doc, report_finish, every renderer). Any input must give a report or one
+ * (report_group_add_doc, report_finish, every renderer). Any input must give a report or one
  * error line, without crashes, leaks or unbounded memory. Corpus: test/fuzz/corpus/report/. */
 #include <stddef.h>
 #include <stdint.h>
@@ -77,7 +77,8 @@ static void as_agent_doc(const json_t *doc)
     struct report *rep = report_new();
 
     kp_err_clear(&err);
-    if (report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err) != 0) {
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err) !=
+        0) {
         check_err(&err);
     } else if (report_finish(rep, &err) == 0) {
         render_all(rep);

@@ -58,7 +58,8 @@ static struct report *make(const struct spec *sp, const char *name)
         json_array_append_new(results, s);
     }
     doc = fx_agent_doc(results, NULL);
-    if (report_add_agent_doc(rep, "pod-to-pod", "other-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err) !=
+        0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
@@ -291,7 +292,8 @@ static void test_compare_refuses_reports_without_common_rows(void **state)
         json_pack("[o]", fx_stream_sample("TCP_STREAM_MULTI", 0, false, 900, 0)), NULL);
     (void)state;
 
-    if (report_add_agent_doc(other, "host-to-host", "same-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(other, "host-to-host", "same-node", false), doc,
+                             &err) != 0)
         fail_msg("%s", kp_err_msg(&err));
     assert_int_equal(report_finish(other, &err), 0);
     compare_opts_init(&o);
@@ -318,10 +320,12 @@ static void test_compare_row_failing_in_new_is_a_regression(void **state)
     FILE *f;
     (void)state;
 
-    if (report_add_agent_doc(rn, "pod-to-pod", "other-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rn, "pod-to-pod", "other-node", false), doc, &err) !=
+        0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
-    report_add_error(rn, "pod-to-pod", "other-node", "TCP_STREAM", "connection refused");
+    report_group_error_test(report_group_get(rn, "pod-to-pod", "other-node", false),
+                            TEST_TCP_STREAM, "connection refused");
     assert_int_equal(report_finish(rn, &err), 0);
     compare_opts_init(&o);
     cmp = compare_reports(rb, rn, &o, &err);

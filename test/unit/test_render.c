@@ -46,16 +46,20 @@ static struct report *synthetic(void)
                                  fx_stream_sample("TCP_STREAM", 1, false, 9000.25, 5),
                                  fx_stream_sample("TCP_STREAM", 2, false, 9500.0, 4)),
                        NULL);
-    if (report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err) !=
+        0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     doc = fx_agent_doc(
         json_pack("[o]", fx_stream_sample("TCP_STREAM_MULTI", 0, false, 23456.78, 12)), NULL);
-    if (report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "host-to-host", "other-node", false), doc,
+                             &err) != 0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
-    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "service <DNAT> unavailable");
-    report_add_error(rep, "pod-to-external", "external", NULL, "server unreachable, \"timeout\"");
+    report_group_skip_test(report_group_get(rep, "pod-to-service", "same-node", false), TEST_TCP_RR,
+                           "service <DNAT> unavailable");
+    report_group_error(report_group_get(rep, "pod-to-external", "external", false),
+                       "server unreachable, \"timeout\"");
     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
     json_object_set_new(report_metadata(rep), "start_time", json_string("2026-11-30T09:00:00Z"));
     json_object_set_new(report_metadata(rep), "kubernetes_version", json_integer(31)); /* odd */

@@ -67,7 +67,8 @@ static struct report *build(uint64_t *raw, size_t *nraw)
     }
     json_array_append_new(results, fx_stream_sample("TCP_STREAM", 0, true, 5000, 0));
     json_t *doc = fx_agent_doc(results, NULL);
-    if (report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err) !=
+        0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     assert_int_equal(report_finish(rep, &err), 0);
@@ -152,7 +153,9 @@ static void expect_rejected(json_t *doc, const char *needle)
     struct report *rep = report_new();
     struct kp_err err = {{0}};
 
-    assert_int_equal(report_add_agent_doc(rep, "pod-to-pod", "same-node", doc, &err), -1);
+    assert_int_equal(
+        report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err),
+        -1);
     if (!strstr(kp_err_msg(&err), needle))
         fail_msg("error '%s' does not mention '%s'", kp_err_msg(&err), needle);
     assert_null(strchr(kp_err_msg(&err), '\n'));
@@ -209,19 +212,27 @@ static void test_report_skips_and_errors(void **state)
         json_pack("[{s:s, s:i, s:s}]", "test", "TCP_STREAM", "sample", 1, "error", "reset"));
     (void)state;
 
-    if (report_add_agent_doc(rep, "host-to-host", "other-node", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "host-to-host", "other-node", false), doc,
+                             &err) != 0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
-    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "no service address");
-    report_add_skip(rep, "pod-to-external", "external", NULL, "no external server");
-    report_add_error(rep, "pod-to-pod", "same-node", "TCP_CRR", "agent timed out after 30s");
-    report_add_error(rep, "pod-to-pod", "other-node", NULL, "pod never became ready");
-    report_add_test_skip(rep, "host-to-host", "other-node", "TCP_STREAM", true, "interrupted");
-    report_add_test_error(rep, "pod-to-external", "external", "TCP_STREAM", true, "refused");
+    report_group_skip_test(report_group_get(rep, "pod-to-service", "same-node", false), TEST_TCP_RR,
+                           "no service address");
+    report_group_skip(report_group_get(rep, "pod-to-external", "external", false),
+                      "no external server");
+    report_group_error_test(report_group_get(rep, "pod-to-pod", "same-node", false), TEST_TCP_CRR,
+                            "agent timed out after 30s");
+    report_group_error(report_group_get(rep, "pod-to-pod", "other-node", false),
+                       "pod never became ready");
+    report_group_skip_test(report_group_get(rep, "host-to-host", "other-node", true),
+                           TEST_TCP_STREAM, "interrupted");
+    report_group_error_test(report_group_get(rep, "pod-to-external", "external", true),
+                            TEST_TCP_STREAM, "refused");
     doc = fx_agent_doc(json_array(), json_pack("[{s:s, s:i, s:s}]", "test", "TCP_STREAM_MULTI",
                                                "sample", 0, "error", "reset"));
     json_object_set_new(json_object_get(doc, "params"), "reverse", json_true());
-    if (report_add_agent_doc(rep, "pod-to-external", "external", doc, &err) != 0)
+    if (report_group_add_doc(report_group_get(rep, "pod-to-external", "external", false), doc,
+                             &err) != 0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
     assert_int_equal(report_finish(rep, &err), 0);
@@ -364,10 +375,14 @@ static void test_report_ci_narrow_enough_for_samples_auto(void **state)
     struct report *rep = build(NULL, NULL);
     (void)state;
     /* 9000/9400/9300: half width 517 = 5.6% of the mean */
-    assert_true(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", false, 6));
-    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", false, 5));
-    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "same-node", "TCP_STREAM", true, 50));
-    assert_false(report_ci_narrow_enough(rep, "pod-to-pod", "other-node", "TCP_STREAM", false, 50));
+    assert_true(report_group_ci_narrow_enough(
+        report_group_get(rep, "pod-to-pod", "same-node", false), TEST_TCP_STREAM, 6));
+    assert_false(report_group_ci_narrow_enough(
+        report_group_get(rep, "pod-to-pod", "same-node", false), TEST_TCP_STREAM, 5));
+    assert_false(report_group_ci_narrow_enough(
+        report_group_get(rep, "pod-to-pod", "same-node", true), TEST_TCP_STREAM, 50));
+    assert_false(report_group_ci_narrow_enough(
+        report_group_get(rep, "pod-to-pod", "other-node", false), TEST_TCP_STREAM, 50));
     report_free(rep);
 }
 
@@ -382,8 +397,10 @@ static void test_report_write_dir_validates_against_schema(void **state)
     static const char *const files[] = {"report.json", "report.md", "report.csv", "report.html"};
     (void)state;
 
-    report_add_skip(rep, "pod-to-service", "same-node", "TCP_RR", "no service address");
-    report_add_error(rep, "pod-to-pod", "other-node", NULL, "pod never became ready");
+    report_group_skip_test(report_group_get(rep, "pod-to-service", "same-node", false), TEST_TCP_RR,
+                           "no service address");
+    report_group_error(report_group_get(rep, "pod-to-pod", "other-node", false),
+                       "pod never became ready");
     assert_int_equal(report_finish(rep, &err), 0);
     assert_non_null(mkdtemp(dir));
     assert_int_equal(report_write_dir(rep, dir, &err), 0);
@@ -468,7 +485,8 @@ static void test_report_fills_mtus_from_agents(void **state)
         json_object_set_new(
             doc, "mtu",
             json_pack("{s:i, s:i}", "client", docs[i].client, "server", docs[i].server));
-        if (report_add_agent_doc(rep, docs[i].scenario, docs[i].placement, doc, &err) != 0)
+        if (report_group_add_doc(report_group_get(rep, docs[i].scenario, docs[i].placement, false),
+                                 doc, &err) != 0)
             fail_msg("%s", kp_err_msg(&err));
         json_decref(doc);
     }
@@ -501,8 +519,9 @@ static void test_report_real_agent_documents(void **state)
         json_t *doc = json_load_file(path, 0, &jerr);
         if (!doc)
             fail_msg("%s: %s", path, jerr.text);
-        if (report_add_agent_doc(rep, k ? "pod-to-external" : "pod-to-pod",
-                                 k ? "external" : "same-node", doc, &err) != 0)
+        if (report_group_add_doc(report_group_get(rep, k ? "pod-to-external" : "pod-to-pod",
+                                                  k ? "external" : "same-node", false),
+                                 doc, &err) != 0)
             fail_msg("%s", kp_err_msg(&err));
         json_decref(doc);
     }
