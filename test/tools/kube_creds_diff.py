@@ -53,15 +53,20 @@ EXEC_B1 = "exec:\n  apiVersion: client.authentication.k8s.io/v1beta1\n  command:
 EXEC_V1 = ("exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: $PLUGIN\n"
            "  args: [$LOG]\n  interactiveMode: Never")
 
+CERT = "client-certificate: $D/alice.crt\nclient-key: $D/alice.key"
+
 # name -> (kubeconfig text, extra environment, request, extra files)
 CASES = {
     "token": (CTX + cluster() + user("token: tok-static"), {}, "get", {}),
     "token-ca-data": (CTX + cluster("certificate-authority-data: $CA_B64") + user("token: t2"), {},
                       "get", {}),
     "token-file": (CTX + cluster() + user("tokenFile: $D/tok"), {}, "get", {"tok": "tok-file\n"}),
-    "token-file-empty": (CTX + cluster() + user("tokenFile: $D/empty"), {}, "get", {"empty": ""}),
-    "token-null": (CTX + cluster() + user("token: null"), {}, "get", {}),
-    "token-tilde": (CTX + cluster() + user("token: ~"), {}, "get", {}),
+    # a user with no credential at all makes kubectl prompt for a username (kperf is never
+    # interactive), so these users also hold a client certificate: the point is the header
+    "token-file-empty": (CTX + cluster() + user("tokenFile: $D/empty\n" + CERT), {}, "get",
+                         {"empty": ""}),
+    "token-null": (CTX + cluster() + user("token: null\n" + CERT), {}, "get", {}),
+    "token-tilde": (CTX + cluster() + user("token: ~\n" + CERT), {}, "get", {}),
     "token-number": (CTX + cluster() + user("token: 12345"), {}, "get", {}),
     "cert-files": (CTX + cluster() + user("client-certificate: $D/alice.crt\nclient-key: $D/alice.key"),
                    {}, "get", {}),
@@ -201,7 +206,8 @@ def run(cmd, env, log):
     mark = os.path.getsize(log)
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
         rc, out, errout = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         rc, out, errout = 124, "", "timed out after 30 s"
