@@ -70,8 +70,8 @@ static struct kube_config *parse(const char *yaml, struct kp_err *err)
     return c;
 }
 
-#define HEAD                                                                                   \
-    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"                                       \
+#define HEAD                                                                                       \
+    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"                                           \
     "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
 
 static void refused(const char *yaml, const char *words)
@@ -173,19 +173,41 @@ static void test_http_server_gets_no_credentials(void **state)
 
 static void test_server_password_not_in_messages(void **state)
 {
+    struct kp_err err = {{0}};
+    struct kube_config *c;
     (void)state;
-    refused(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
-                 "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
-            "");
-    {
-        struct kp_err err = {{0}};
-        struct kube_config *c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: "
-                                           "'https://me:s3cret@a:1', certificate-authority: "
-                                           "/nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
-                                      &err);
-        assert_null(c);
-        assert_null(strstr(err.msg, "s3cret"));
-    }
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1/p'}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    assert_non_null(c);
+    assert_string_equal(c->server, "https://a:1/p");
+    assert_string_equal(c->server_userinfo, "me:s3cret");
+    kube_config_free(c);
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
+                   "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
+              &err);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "unable to read certificate-authority /nonexistent/ca.crt"));
+    assert_null(strstr(err.msg, "s3cret"));
+}
+
+static void test_yaml11_bool_and_typed_exec_config(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster:\n    server: 'https://a:1'\n"
+                   "    insecure-skip-tls-verify: yes\n    extensions:\n"
+                   "    - name: client.authentication.k8s.io/exec\n"
+                   "      extension: {port: 8443, on: true, q: \"42\"}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    if (!c)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(c);
+    assert_int_equal(c->insecure, 1);
+    assert_string_equal(c->exec_cluster_config, "{\"port\":8443,\"on\":true,\"q\":\"42\"}");
+    kube_config_free(c);
 }
 
 int main(int argc, char **argv)
@@ -199,6 +221,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_static_token_beats_exec),
         cmocka_unit_test(test_http_server_gets_no_credentials),
         cmocka_unit_test(test_server_password_not_in_messages),
+        cmocka_unit_test(test_yaml11_bool_and_typed_exec_config),
     };
     if (argc >= 3 && (!strcmp(argv[1], "get") || !strcmp(argv[1], "pods")))
         return drive(argc, argv);
