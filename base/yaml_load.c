@@ -54,9 +54,18 @@ static int fail_at(struct loader *ld, enum yaml_load_fail fail, const yaml_mark_
 }
 
 /* A plain scalar by the YAML 1.2 core schema: null, booleans, integers, reals; else a string. */
-static json_t *typed_scalar(const char *s, size_t len)
+static json_t *typed_scalar(const char *s, size_t len, bool yaml11)
 {
+    static const char *const yes11[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"};
+    static const char *const no11[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"};
     char *end = NULL;
+
+    for (size_t i = 0; yaml11 && i < sizeof(yes11) / sizeof(yes11[0]); i++) {
+        if (strcmp(s, yes11[i]) == 0)
+            return json_true();
+        if (strcmp(s, no11[i]) == 0)
+            return json_false();
+    }
 
     if (len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
         strcmp(s, "NULL") == 0)
@@ -86,7 +95,7 @@ static json_t *scalar(const struct loader *ld, const yaml_event_t *ev)
 
     if (ld->o->typed_scalars && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
         !ev->data.scalar.tag)
-        return typed_scalar(s, len);
+        return typed_scalar(s, len, ld->o->yaml11_bools);
     return json_stringn(s, len);
 }
 

@@ -75,6 +75,13 @@ static int token_file(struct auth *a, time_t now, struct kp_err *err)
     }
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
         buf[--len] = '\0';
+    if (len == 0) { /* client-go: "read empty token from file"; never "Bearer " */
+        kp_free_secret(buf);
+        if (a->file_token)
+            return 0;
+        kp_err_set(err, "read empty token from file \"%s\"", path);
+        return kp_err_prefix(err, "user \"%s\"", a->cfg->user_name);
+    }
     kp_free_secret(a->file_token);
     a->file_token = buf;
     a->file_st = st;
@@ -129,6 +136,8 @@ int auth_get(struct auth *a, time_t now, struct auth_creds *out, struct kp_err *
             out->cert_file = out->key_file = NULL;
         }
     }
+    if (out->token && !*out->token)
+        out->token = NULL; /* an empty token file: no Authorization header, as client-go */
     out->cert_generation = a->cert_generation;
     return 0;
 }

@@ -35,9 +35,7 @@ const char *cfg_str(json_t *obj, const char *key)
 
 int cfg_bool(json_t *obj, const char *key)
 {
-    const char *s = cfg_str(obj, key);
-    return s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE") ||
-                 !strcmp(s, "yes") || !strcmp(s, "on"));
+    return json_is_true(json_object_get(obj, key));
 }
 
 /* Moves the first n bytes of *buf into a fresh buffer of cap + 1 bytes and wipes the old one:
@@ -139,25 +137,45 @@ static int merge_list(json_t *map, json_t *doc, const char *list, const char *fi
                       const char *name, struct kp_err *err)
 {
     json_t *arr = json_object_get(doc, list);
+    json_t *seen;
     size_t i;
     json_t *e;
+    int rc = 0;
 
-    if (!arr || (json_is_string(arr) && !*json_string_value(arr)))
+    if (!arr || json_is_null(arr))
         return 0;
     if (!json_is_array(arr))
         return kp_err_set(err, "%s: \"%s\" must be a list", name, list);
+    seen = json_object();
     json_array_foreach(arr, i, e)
     {
-        const char *n = json_is_object(e) ? cfg_str(e, "name") : NULL;
+        const char *n = json_is_object(e) ? json_string_value(json_object_get(e, "name")) : NULL;
         json_t *body = json_object_get(e, field);
-        if (!n)
-            return kp_err_set(err, "%s: %s[%zu] has no name", name, list, i);
-        if (body && !json_is_object(body))
-            return kp_err_set(err, "%s: %s \"%s\": \"%s\" must be a mapping", name, list, n, field);
+        if (json_is_null(e))
+            continue;
+        if (!n || !*n) {
+            rc = kp_err_set(err, "%s: %s[%zu] has no name", name, list, i);
+            break;
+        }
+        if (body && json_is_null(body))
+            body = NULL;
+        if (body && !json_is_object(body)) {
+            rc = kp_err_set(err, "%s: %s \"%s\": \"%s\" must be a mapping", name, list, n, field);
+            break;
+        }
+        if (json_object_get(seen, n)) { /* kubectl refuses the file, whatever the merge */
+            rc = kp_err_set(err,
+                            "%s: duplicate name \"%s\" in %s; each name may appear once per "
+                            "file",
+                            name, n, list);
+            break;
+        }
+        json_object_set_new(seen, n, json_true());
         if (!json_object_get(map, n))
             json_object_set_new(map, n, body ? json_incref(body) : json_object());
     }
-    return 0;
+    json_decref(seen);
+    return rc;
 }
 
 /* Merges one parsed file into m. name is used in messages; dir resolves relative paths. */
@@ -223,15 +241,55 @@ static char *names_of(json_t *map)
 static int parse_doc(const char *buf, size_t len, const char *name, json_t **doc,
                      struct kp_err *err)
 {
-    /* scalars stay strings: "true", "443" and "null" are interpreted by cfg_* */
+    /* typed as kubectl's decoder reads it (go-yaml v2 to JSON): true, yes, 443 and null are
+     * typed, quoted scalars are strings; cfg_check_types then refuses the wrong types */
     static const struct yaml_load_opts o = {
         .max_bytes = KUBE_CONFIG_MAX_BYTES,
         .max_depth = KUBE_CONFIG_MAX_DEPTH,
         .max_nodes = KUBE_CONFIG_MAX_NODES,
+        .typed_scalars = true,
+        .yaml11_bools = true,
         .doc_kind = "a kubeconfig",
     };
-    if (yaml_load(buf, len, &o, doc, err) != 0)
+    if (yaml_load(buf, len, &o, doc, err) != 0 ||
+        (json_is_object(*doc) && cfg_check_types(*doc, err) != 0)) {
+        json_decref(*doc);
+        *doc = NULL;
         return kp_err_prefix(err, "%s", name);
+    }
+    return 0;
+}
+
+/* Moves a "user:password@" out of the server URL into c->server_userinfo, so that the server
+ * can be printed anywhere (errors, -vv, provenance) without its password. */
+static void split_userinfo(struct kube_config *c)
+{
+    char *auth = strstr(c->server, "://");
+    size_t alen;
+    char *at = NULL;
+
+    if (!auth)
+        return;
+    auth += 3;
+    alen = strcspn(auth, "/?#");
+    for (size_t i = 0; i < alen; i++)
+        if (auth[i] == '@')
+            at = auth + i;
+    if (!at)
+        return;
+    c->server_userinfo = kp_xstrndup(auth, (size_t)(at - auth));
+    memmove(auth, at + 1, strlen(at + 1) + 1);
+}
+
+/* kubectl reads the files a kubeconfig names when it loads it: a missing one fails at once. */
+int cfg_file_readable(const char *what, const char *path, const char *owner, struct kp_err *err)
+{
+    FILE *f = fopen(path, "rb");
+
+    if (!f)
+        return kp_err_set(err, "unable to read %s %s for %s due to %s", what, path, owner,
+                          strerror(errno));
+    fclose(f);
     return 0;
 }
 
@@ -246,12 +304,13 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
     if (!server)
         return kp_err_set(err, "cluster \"%s\" has no server; set clusters[].cluster.server",
                           c->cluster_name);
-    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+    c->server = kp_xstrdup(server);
+    split_userinfo(c);
+    if (strncmp(c->server, "https://", 8) != 0 && strncmp(c->server, "http://", 7) != 0)
         return kp_err_set(err,
                           "cluster \"%s\": server \"%s\" must start with https:// (or http:// "
                           "for kubectl proxy)",
-                          c->cluster_name, server);
-    c->server = kp_xstrdup(server);
+                          c->cluster_name, c->server);
     n = strlen(c->server);
     while (n > 0 && c->server[n - 1] == '/')
         c->server[--n] = '\0';
@@ -267,6 +326,8 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
                           "cluster \"%s\": insecure-skip-tls-verify together with a certificate "
                           "authority is not allowed; remove one",
                           c->cluster_name);
+    if (ca && cfg_file_readable("certificate-authority", ca, c->cluster_name, err) != 0)
+        return -1;
     if (ca)
         c->ca_file = kp_xstrdup(ca);
     if (ca_data && codec_b64_decode(ca_data, strlen(ca_data), &c->ca_data, &c->ca_data_len))
@@ -344,6 +405,8 @@ static int resolve(struct merged *m, const char *ctx_name, const char *ns_overri
     c->ns = kp_xstrdup(ns ? ns : "default");
     if (resolve_cluster(c, cl, err) != 0 || (user && cfg_resolve_user(c, user, err) != 0))
         goto out;
+    if (!strncmp(c->server, "http://", 7))
+        cfg_drop_user_creds(c); /* kubectl: credentials only over https */
     *out = c;
     c = NULL;
     rc = 0;

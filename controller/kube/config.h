@@ -47,7 +47,10 @@ struct kube_config {
     char *ns; /* never NULL: --namespace, else the context's, else "default" */
 
     /* cluster */
-    char *server;              /* https://host[:port][/prefix] or http://... ; no trailing '/' */
+    char *server;              /* https://host[:port][/prefix] or http://... ; no trailing '/';
+                                  never a user:password@ (that is in server_userinfo) */
+    char *server_userinfo;     /* "user:password" of the server URL, or NULL (secret): sent as
+                                  basic auth when no other credential is, like Go's client */
     char *ca_file;             /* absolute path or NULL */
     char *ca_data;             /* PEM or NULL */
     size_t ca_data_len;        /* bytes in ca_data */
@@ -57,7 +60,8 @@ struct kube_config {
     char *exec_cluster_config; /* extensions[client.authentication.k8s.io/exec] as JSON or NULL */
     int disable_compression;   /* do not ask for gzip responses */
 
-    /* user */
+    /* user: like kubectl, left empty for an http:// server (no credentials in clear text); a
+     * static token, token file or client certificate makes the exec plugin unused (NULL) */
     char *cert_file; /* absolute path or NULL */
     char *key_file;
     char *cert_data; /* PEM or NULL */

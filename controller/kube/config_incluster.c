@@ -63,7 +63,7 @@ int kube_config_in_cluster(struct kube_config **out, struct kp_err *err)
     return 0;
 }
 
-static void exec_free(struct kube_exec_config *e)
+void cfg_exec_free(struct kube_exec_config *e)
 {
     if (!e)
         return;
@@ -96,6 +96,7 @@ void kube_config_free(struct kube_config *c)
     free(c->user_name);
     free(c->ns);
     free(c->server);
+    kp_free_secret(c->server_userinfo);
     free(c->ca_file);
     free(c->ca_data);
     free(c->tls_server_name);
@@ -107,7 +108,7 @@ void kube_config_free(struct kube_config *c)
     free_secret_n(c->key_data, c->key_data_len);
     kp_free_secret(c->token);
     free(c->token_file);
-    exec_free(c->exec);
+    cfg_exec_free(c->exec);
     free(c->impersonate_user);
     for (char **g = c->impersonate_groups; g && *g; g++)
         free(*g);

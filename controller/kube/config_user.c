@@ -22,6 +22,9 @@ static int pem_field(struct kube_config *c, json_t *u, const char *file_key, con
     if (f && d)
         return kp_err_set(err, "user \"%s\": %s and %s are both set; keep one", c->user_name,
                           file_key, data_key);
+    if (f && cfg_file_readable(!strcmp(file_key, "client-key") ? "client-key" : "client-cert", f,
+                               c->user_name, err) != 0)
+        return -1;
     if (f)
         *file = kp_xstrdup(f);
     if (d && codec_b64_decode(d, strlen(d), data, len) != 0)
@@ -164,11 +167,47 @@ int cfg_resolve_user(struct kube_config *c, json_t *u, struct kp_err *err)
     if (json_is_object(x) && json_is_object(ap))
         return kp_err_set(err, "user \"%s\": exec and auth-provider are both set; keep one",
                           c->user_name);
-    if (json_is_object(x))
-        return resolve_exec(c, x, err);
+    if (json_is_object(x)) {
+        if (resolve_exec(c, x, err) != 0)
+            return -1;
+        /* client-go: a token, token file, basic auth or client certificate is what the user
+         * meant; the plugin is not run at all */
+        if (c->token || c->token_file || has_cert || cfg_str(u, "username")) {
+            cfg_exec_free(c->exec);
+            c->exec = NULL;
+        }
+        return 0;
+    }
     if (json_is_object(ap))
         return resolve_auth_provider(c, ap, err);
     return 0;
+}
+
+void cfg_drop_user_creds(struct kube_config *c)
+{
+    kp_free_secret(c->token);
+    c->token = NULL;
+    free(c->token_file);
+    c->token_file = NULL;
+    cfg_exec_free(c->exec);
+    c->exec = NULL;
+    free(c->cert_file);
+    free(c->key_file);
+    c->cert_file = c->key_file = NULL;
+    free(c->cert_data);
+    c->cert_data = NULL;
+    c->cert_data_len = 0;
+    if (c->key_data)
+        explicit_bzero(c->key_data, c->key_data_len);
+    free(c->key_data);
+    c->key_data = NULL;
+    c->key_data_len = 0;
+    free(c->impersonate_user);
+    c->impersonate_user = NULL;
+    for (char **g = c->impersonate_groups; g && *g; g++)
+        free(*g);
+    free(c->impersonate_groups);
+    c->impersonate_groups = NULL;
 }
 
 int cfg_exec_extension(struct kube_config *c, json_t *cluster)

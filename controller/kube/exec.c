@@ -14,6 +14,9 @@
 #include "base/kp_alloc.h"
 #include "base/subproc.h"
 #include "controller/kube/codec.h"
+#include "controller/kube/config_int.h"
+
+#define EXEC_CA_MAX (4u << 20) /* a CA bundle file for provideClusterInfo */
 
 void exec_cred_cleanup(struct exec_cred *c)
 {
@@ -35,19 +38,35 @@ static char *exec_info(const struct kube_config *cfg)
     char *s;
 
     if (cfg->exec->provide_cluster_info) {
-        json_t *cl = json_pack("{s:s, s:b}", "server", cfg->server, "insecure-skip-tls-verify",
-                               cfg->insecure);
+        /* client.authentication.k8s.io Cluster: omitempty fields left out as client-go does;
+         * a CA file is sent as certificate-authority-data (its content) */
+        json_t *cl = json_pack("{s:s}", "server", cfg->server);
+        const char *ca = cfg->ca_data;
+        size_t ca_len = cfg->ca_data_len;
+        char *ca_file_data = NULL;
+        struct kp_err ignored = {{0}};
         if (cfg->tls_server_name)
             json_object_set_new(cl, "tls-server-name", json_string(cfg->tls_server_name));
-        if (cfg->ca_data) {
-            char *b64 = codec_b64_encode(cfg->ca_data, cfg->ca_data_len);
+        if (cfg->insecure)
+            json_object_set_new(cl, "insecure-skip-tls-verify", json_true());
+        if (!ca && cfg->ca_file &&
+            cfg_read_file(cfg->ca_file, EXEC_CA_MAX, &ca_file_data, &ca_len, &ignored) == 0)
+            ca = ca_file_data;
+        if (ca && ca_len > 0) {
+            char *b64 = codec_b64_encode(ca, ca_len);
             json_object_set_new(cl, "certificate-authority-data", json_string(b64));
             free(b64);
         }
+        free(ca_file_data);
         if (cfg->proxy_url)
             json_object_set_new(cl, "proxy-url", json_string(cfg->proxy_url));
-        if (cfg->exec_cluster_config)
-            json_object_set_new(cl, "config", json_loads(cfg->exec_cluster_config, 0, NULL));
+        if (cfg->disable_compression)
+            json_object_set_new(cl, "disable-compression", json_true());
+        /* a RawExtension: null when the cluster has no exec extension, as client-go sends it */
+        json_object_set_new(cl, "config",
+                            cfg->exec_cluster_config
+                                ? json_loads(cfg->exec_cluster_config, JSON_DECODE_ANY, NULL)
+                                : json_null());
         json_object_set_new(spec, "cluster", cl);
     }
     info = json_pack("{s:s, s:s, s:o}", "kind", "ExecCredential", "apiVersion",

@@ -4,9 +4,12 @@
  * plugin rotates the client certificate, which drops connections made with the old one. */
 #include "controller/kube/http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -83,6 +86,24 @@ size_t http_max_body(const struct http *h)
     return h->max_body;
 }
 
+/* Go's httpproxy rule: "localhost" and loopback addresses never go through a proxy. */
+static int is_loopback(const char *host)
+{
+    struct in6_addr a6;
+    struct in_addr a4;
+    char buf[64];
+    size_t n = strlen(host);
+
+    if (!strcasecmp(host, "localhost"))
+        return 1;
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
+        memcpy(buf, host + 1, n - 2);
+        buf[n - 2] = '\0';
+        return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+    }
+    return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
 /* Splits server into the URL base we request and, with tls-server-name, a CONNECT_TO entry
  * so that SNI and verification use that name while the socket goes to the real host. */
 static int split_server(struct http *h, struct kp_err *err)
@@ -109,10 +130,13 @@ static int split_server(struct http *h, struct kp_err *err)
         *port++ = '\0';
     }
     host = hostport;
+    h->loopback = is_loopback(host);
     if (c->tls_server_name && https) {
         const char *p = port ? port : "443";
         h->url_base = kp_xasprintf("https://%s:%s%s", c->tls_server_name, p, prefix);
         h->connect_to = kp_xasprintf("%s:%s:%s:%s", c->tls_server_name, p, host, p);
+        /* like Go: tls-server-name is for SNI and verification only; Host is the server's */
+        h->host_header = kp_xasprintf("Host: %.*s", (int)hostlen, hostp);
     } else {
         h->url_base = kp_xstrdup(c->server);
     }
@@ -170,6 +194,7 @@ void http_free(struct http *h)
     free(h->warnings);
     free(h->url_base);
     free(h->connect_to);
+    free(h->host_header);
     free(h->user_agent);
     free(h);
 }
@@ -250,6 +275,11 @@ static int transport_error(struct http *h, const struct attempt *at, struct kp_e
                           "TLS certificate of %s is not trusted: %s. Check "
                           "certificate-authority(-data) and tls-server-name in the kubeconfig",
                           srv, at->errbuf);
+    case CURLE_SSL_CACERT_BADFILE:
+        return kp_err_set(err,
+                          "unable to load root certificates for %s: %s. Check "
+                          "certificate-authority(-data) in the kubeconfig",
+                          srv, at->errbuf);
     case CURLE_SSL_CERTPROBLEM:
         return kp_err_set(err,
                           "client certificate or key cannot be used: %s. Check "
@@ -262,6 +292,31 @@ static int transport_error(struct http *h, const struct attempt *at, struct kp_e
     default:
         return kp_err_set(err, "request to %s failed: %s", srv,
                           at->errbuf[0] ? at->errbuf : curl_easy_strerror(at->cc));
+    }
+}
+
+/* 1 for a failure that the same request cannot fix: TLS verification, unreadable or bad
+ * certificate files, a refused protocol. kubectl fails on these at once; so do we. */
+static int permanent(const struct attempt *at)
+{
+    switch (at->cc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_NOT_BUILT_IN:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -342,7 +397,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_response 
             return 0;
         }
         /* transport failure */
-        if (!http_aborted(h) && !at.too_big && !at.delivered &&
+        if (!http_aborted(h) && !at.too_big && !at.delivered && !permanent(&at) &&
             ((not_sent(&at) && conn_fails < CONNECT_RETRIES_MAX) ||
              (!not_sent(&at) && rq->retry != HTTP_RETRY_UNSAFE && retries < h->max_retries))) {
             if (not_sent(&at))

@@ -186,6 +186,8 @@ static struct curl_slist *headers(struct http *h, const struct http_request *rq,
         free(s);
     }
     l = curl_slist_append(l, "Expect:");
+    if (h->host_header)
+        l = curl_slist_append(l, h->host_header);
     if (cr->token) {
         s = kp_xasprintf("Authorization: Bearer %s", cr->token);
         l = curl_slist_append(l, s);
@@ -202,6 +204,22 @@ static struct curl_slist *headers(struct http *h, const struct http_request *rq,
         free(s);
     }
     return l;
+}
+
+/* Go's getEnvAny(NAME, name): the upper-case variable first, empty counts as unset. */
+static const char *go_env(const char *upper)
+{
+    char lower[32];
+    const char *v = getenv(upper);
+    size_t i;
+
+    if (v && *v)
+        return v;
+    for (i = 0; upper[i] && i + 1 < sizeof(lower); i++)
+        lower[i] = (char)tolower((unsigned char)upper[i]);
+    lower[i] = '\0';
+    v = getenv(lower);
+    return v && *v ? v : NULL;
 }
 
 static void set_request(struct http *h, const struct http_request *rq, struct attempt *at,
@@ -240,6 +258,12 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
     if (h->cfg->proxy_url) { /* like client-go: an explicit proxy-url ignores NO_PROXY */
         curl_easy_setopt(k, CURLOPT_PROXY, h->cfg->proxy_url);
         curl_easy_setopt(k, CURLOPT_NOPROXY, "");
+    } else { /* Go's httpproxy.FromEnvironment, not libcurl's own reading of the environment */
+        const char *px = go_env(h->http_only ? "HTTP_PROXY" : "HTTPS_PROXY");
+        const char *np = go_env("NO_PROXY");
+        curl_easy_setopt(k, CURLOPT_PROXY, px && !h->loopback ? px : ""); /* "" = direct */
+        if (np)
+            curl_easy_setopt(k, CURLOPT_NOPROXY, np);
     }
     curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(k, CURLOPT_WRITEDATA, at);
@@ -275,6 +299,10 @@ int http_attempt(struct http *h, const struct http_request *rq, struct attempt *
     url = kp_xasprintf("%s%s", h->url_base, rq->path);
     set_request(h, rq, at, url);
     set_tls(h, &cr);
+    if (!cr.token && h->cfg->server_userinfo) { /* Go sends the URL's user:password as basic */
+        curl_easy_setopt(h->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h->curl, CURLOPT_USERPWD, h->cfg->server_userinfo);
+    }
     hdr = headers(h, rq, &cr);
     curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
     h->requests++; /* every transfer we start, whatever becomes of it */

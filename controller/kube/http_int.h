@@ -29,8 +29,10 @@ struct http {
     void *warning_arg;
     char **warnings; /* texts already shown */
     size_t nwarnings;
-    char *url_base;   /* scheme://host:port/prefix, host = tls-server-name when set */
-    char *connect_to; /* CURLOPT_CONNECT_TO entry or NULL */
+    char *url_base;    /* scheme://host:port/prefix, host = tls-server-name when set */
+    char *connect_to;  /* CURLOPT_CONNECT_TO entry or NULL */
+    char *host_header; /* "Host: <server's host[:port]>" with tls-server-name, or NULL */
+    int loopback;      /* the server is localhost or a loopback address: never proxied */
     struct curl_slist *connect_to_list; /* during one transfer */
     int http_only;
     uint64_t rng;

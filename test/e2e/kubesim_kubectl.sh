@@ -5,6 +5,8 @@
 # Service ClusterIP reachable from a pod (nftables DNAT), wrong objects
 # rejected with the apiserver's messages, PSA, delete ns, cert and exec
 # kubeconfigs.
+# kubectl: $KUBECTL, else the pinned 1.35 fetched (once, cached) by test/tools/get-kubectl.sh
+KUBECTL=${KUBECTL:-$(bash "$(dirname "$0")/../tools/get-kubectl.sh")} || exit 1
 . "$(dirname "$0")/../kube-sim/testlib.sh"
 ks_need_root
 [ -x "$KUBECTL" ] || { echo "SKIP: no kubectl at $KUBECTL"; exit 77; }

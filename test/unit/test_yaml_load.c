@@ -95,6 +95,20 @@ static void test_yaml_load_typed_scalars(void **state)
                  "\"x\":\".nan\"}]");
 }
 
+static void test_yaml_load_yaml11_bools(void **state)
+{
+    static const struct yaml_load_opts o = {.max_bytes = 1 << 20,
+                                            .max_depth = 8,
+                                            .typed_scalars = true,
+                                            .yaml11_bools = true,
+                                            .all_documents = true};
+    (void)state;
+
+    /* go-yaml v2's booleans; quoted ones and other words stay strings */
+    assert_loads("a: yes\nb: Off\nc: N\nd: 'on'\ne: yess\nf: true\n", &o,
+                 "[{\"a\":true,\"b\":false,\"c\":false,\"d\":\"on\",\"e\":\"yess\",\"f\":true}]");
+}
+
 static void test_yaml_load_documents(void **state)
 {
     static const struct yaml_load_opts all = {
@@ -169,6 +183,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_yaml_load_kubeconfig_guard),
         cmocka_unit_test(test_yaml_load_typed_scalars),
+        cmocka_unit_test(test_yaml_load_yaml11_bools),
         cmocka_unit_test(test_yaml_load_documents),
         cmocka_unit_test(test_yaml_load_duplicate_and_complex_keys),
         cmocka_unit_test(test_yaml_load_limits),

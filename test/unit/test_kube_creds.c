@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_kube_creds.c - credentials the way kubectl presents them: typed kubeconfig values,
+ * duplicate names, static credentials before exec plugins, no credentials over http://, empty
+ * token files, secrets in the server URL kept out of messages. With arguments it is the kperf
+ * side of the differential test against a real kubectl (test/e2e/kube_creds_vs_kubectl.sh):
+ *   test_kube_creds get KUBECONFIG|- PATH   one GET through kube_request, body on stdout
+ *   test_kube_creds pods KUBECONFIG|-       GET /api/v1/namespaces/<context ns>/pods
+ * ("-" = $KUBECONFIG / ~/.kube/config as kubectl would; -v logs each request). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "controller/kube/config.h"
+#include "controller/kube/kube.h"
+
+static int drive(int argc, char **argv)
+{
+    struct kube_client_opts o = {0};
+    struct kube_client *c = NULL;
+    struct kp_err err = {{0}};
+    json_t *out = NULL;
+    char *path;
+    int verbose = argc > 4 && !strcmp(argv[4], "-v");
+
+    kp_log_set_prog("kperf");
+    kp_log_set_level(verbose ? KP_LOG_DEBUG : KP_LOG_WARN);
+    if (strcmp(argv[2], "-") != 0)
+        o.kubeconfig = argv[2];
+    if (kube_client_new(&o, &c, &err) != 0) {
+        fprintf(stderr, "error: %s\n", err.msg);
+        return 1;
+    }
+    if (!strcmp(argv[1], "pods"))
+        path = kp_xasprintf("/api/v1/namespaces/%s/pods", kube_client_config(c)->ns);
+    else
+        path = kp_xstrdup(argc > 3 ? argv[3] : "/version");
+    if (kube_request(c, "GET", path, NULL, &out, &err) != 0) {
+        fprintf(stderr, "error: %s\n", err.msg);
+        free(path);
+        kube_client_free(c);
+        return 1;
+    }
+    if (out) {
+        char *s = json_dumps(out, JSON_COMPACT);
+        printf("%s\n", s);
+        free(s);
+    }
+    json_decref(out);
+    free(path);
+    kube_client_free(c);
+    return 0;
+}
+
+/* ---- unit tests ---- */
+
+static struct kube_config *parse(const char *yaml, struct kp_err *err)
+{
+    struct kube_config *c = NULL;
+    if (kube_config_parse(yaml, strlen(yaml), "k.yaml", "/tmp", NULL, &c, err) != 0)
+        return NULL;
+    return c;
+}
+
+#define HEAD                                                                                       \
+    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"                                           \
+    "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+
+static void refused(const char *yaml, const char *words)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c = parse(yaml, &err);
+    if (c || !strstr(err.msg, words))
+        fprintf(stderr, "got \"%s\", wanted \"%s\"\n", err.msg, words);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, words));
+}
+
+static void test_string_bool_refused(void **state)
+{
+    (void)state;
+    refused(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1', "
+                 "insecure-skip-tls-verify: \"true\"}\nusers:\n- name: u\n  user: {}\n",
+            "insecure-skip-tls-verify");
+}
+
+static void test_bool_typed(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1', "
+                   "insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {}\n",
+              &err);
+    assert_non_null(c);
+    assert_int_equal(c->insecure, 1);
+    kube_config_free(c);
+}
+
+static void test_null_values_are_unset(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse("apiVersion: v1\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, "
+              "user: u, namespace: ~}\nclusters:\n- name: k\n  cluster: {server: 'https://a:1'}\n"
+              "users:\n- name: u\n  user: {token: null}\n",
+              &err);
+    if (!c)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(c);
+    assert_string_equal(c->ns, "default");
+    assert_null(c->token);
+    kube_config_free(c);
+}
+
+static void test_number_for_string_refused(void **state)
+{
+    (void)state;
+    refused(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1'}\n"
+                 "users:\n- name: u\n  user: {token: 12345}\n",
+            "token");
+}
+
+static void test_duplicate_names_refused(void **state)
+{
+    (void)state;
+    refused(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1'}\n- name: k\n  "
+                 "cluster: {server: 'https://b:1'}\nusers:\n- name: u\n  user: {}\n",
+            "duplicate name \"k\"");
+    refused(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1'}\nusers:\n- name: u\n"
+                 "  user: {}\n- name: u\n  user: {token: x}\n",
+            "duplicate name \"u\"");
+}
+
+static void test_static_token_beats_exec(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1'}\nusers:\n- name: u\n"
+                   "  user:\n    token: static\n    exec: {apiVersion: "
+                   "client.authentication.k8s.io/v1beta1, command: /bin/false}\n",
+              &err);
+    assert_non_null(c);
+    assert_string_equal(c->token, "static");
+    assert_null(c->exec); /* kubectl uses the static credential and never runs the plugin */
+    kube_config_free(c);
+}
+
+static void test_http_server_gets_no_credentials(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'http://a:1'}\nusers:\n- name: u\n"
+                   "  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+                   "command: /bin/false}\n",
+              &err);
+    assert_non_null(c);
+    assert_null(c->exec);
+    assert_null(c->token);
+    kube_config_free(c);
+}
+
+static void test_server_password_not_in_messages(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1/p'}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    assert_non_null(c);
+    assert_string_equal(c->server, "https://a:1/p");
+    assert_string_equal(c->server_userinfo, "me:s3cret");
+    kube_config_free(c);
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
+                   "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
+              &err);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "unable to read certificate-authority /nonexistent/ca.crt"));
+    assert_null(strstr(err.msg, "s3cret"));
+}
+
+static void test_yaml11_bool_and_typed_exec_config(void **state)
+{
+    struct kp_err err = {{0}};
+    struct kube_config *c;
+    (void)state;
+    c = parse(HEAD "clusters:\n- name: k\n  cluster:\n    server: 'https://a:1'\n"
+                   "    insecure-skip-tls-verify: yes\n    extensions:\n"
+                   "    - name: client.authentication.k8s.io/exec\n"
+                   "      extension: {port: 8443, on: true, q: \"42\"}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    if (!c)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_non_null(c);
+    assert_int_equal(c->insecure, 1);
+    assert_string_equal(c->exec_cluster_config, "{\"port\":8443,\"on\":true,\"q\":\"42\"}");
+    kube_config_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_string_bool_refused),
+        cmocka_unit_test(test_bool_typed),
+        cmocka_unit_test(test_null_values_are_unset),
+        cmocka_unit_test(test_number_for_string_refused),
+        cmocka_unit_test(test_duplicate_names_refused),
+        cmocka_unit_test(test_static_token_beats_exec),
+        cmocka_unit_test(test_http_server_gets_no_credentials),
+        cmocka_unit_test(test_server_password_not_in_messages),
+        cmocka_unit_test(test_yaml11_bool_and_typed_exec_config),
+    };
+    if (argc >= 3 && (!strcmp(argv[1], "get") || !strcmp(argv[1], "pods")))
+        return drive(argc, argv);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
