@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/testkind.h"
 #include "controller/plan.h"
 
 /* A growing NULL-terminated argv; every string in it is ours. */
@@ -55,7 +56,7 @@ static char *tests_csv(const struct run_spec *spec)
     char *s = kp_xstrdup("");
 
     for (size_t i = 0; i < spec->n_tests; i++) {
-        char *next = kp_xasprintf("%s%s%s", s, i ? "," : "", plan_test_name(spec->tests[i]));
+        char *next = kp_xasprintf("%s%s%s", s, i ? "," : "", testkind_name(spec->tests[i]));
         free(s);
         s = next;
     }

@@ -42,24 +42,12 @@ const char *plan_placement_name(enum placement p)
     return (unsigned)p < PLACEMENT_COUNT ? placement_names[p] : "?";
 }
 
-const char *plan_test_name(enum test_kind t)
-{
-    return testkind_name(t);
-}
-
 int plan_scenario_from_name(const char *name)
 {
     for (int i = 0; i < SCENARIO_COUNT; i++)
         if (strcmp(name, scenario_names[i]) == 0)
             return i;
     return -1;
-}
-
-int plan_test_from_name(const char *name)
-{
-    const struct testkind *tk = testkind_by_name_icase(name);
-
-    return tk ? (int)tk->kind : -1;
 }
 
 static struct plan_group *group_append(struct plan *p)

@@ -60,11 +60,7 @@ enum placement {
 const char *plan_scenario_name(enum scenario s);
 const char *plan_placement_name(enum placement p); /* "node" for PLACEMENT_NODE */
 int plan_scenario_from_name(const char *name);
-
-/* Thin wrappers over base/testkind.h for the flag and backend code: testkind_name(t), and
- * testkind_by_name_icase(name)->kind or -1 (flags accept "tcp_rr"). */
-const char *plan_test_name(enum test_kind t);
-int plan_test_from_name(const char *name);
+/* Test names and properties: base/testkind.h (one table for protocol, plan, result, report). */
 
 /* One group of measurements: the unit a backend runs with one client (or test by test). */
 struct plan_group {

@@ -6,6 +6,8 @@
 #ifndef KPERF_CONTROLLER_RUN_OPTIONS_H
 #define KPERF_CONTROLLER_RUN_OPTIONS_H
 
+#include "base/kp_err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +92,6 @@ void run_options_cleanup(struct run_options *o); /* frees owned strings and arra
  * --omit below 1h, --interval within --duration) and normalises: the default 1s series is
  * dropped from a sub-second run. Call once, after setting the fields. Returns 0, or -1 with
  * one line naming the flag in err (a usage error). */
-int run_options_validate(struct run_options *o, struct kp_err *err);
+KP_MUST_CHECK int run_options_validate(struct run_options *o, struct kp_err *err);
 
 #endif

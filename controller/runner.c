@@ -109,7 +109,7 @@ static const char *scenario_name_i(int i)
 
 static const char *test_name_i(int i)
 {
-    return plan_test_name((enum test_kind)i);
+    return testkind_name((enum test_kind)i);
 }
 
 static void fill_metadata(json_t *md, const struct backend *b, const struct run_options *ro)

@@ -39,8 +39,9 @@ struct runner_outcome {
  * Returns 0 when the run went through (even with failed measurements or an interrupt: see
  * out), or -1 with err when nothing could be measured (prepare failed). The backend is always
  * cleaned up before returning. */
-int runner_run(struct backend *b, struct plan *plan, struct report *rep,
-               const struct runner_opts *o, struct runner_outcome *out, struct kp_err *err);
+KP_MUST_CHECK int runner_run(struct backend *b, struct plan *plan, struct report *rep,
+                             const struct runner_opts *o, struct runner_outcome *out,
+                             struct kp_err *err);
 
 /* Formats "2026-11-30T09:00:00Z" for now (UTC) into buf (>= 21 bytes). */
 void runner_utc_now(char *buf, size_t len);

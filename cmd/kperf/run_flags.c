@@ -12,6 +12,7 @@
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/testkind.h"
 #include "base/units.h"
 #include "controller/plan.h"
 #include "controller/run_options.h"
@@ -121,19 +122,19 @@ static int add_scenario(void *ctx, const char *item, struct kp_err *err)
 static int add_test(void *ctx, const char *item, struct kp_err *err)
 {
     unsigned *mask = ctx;
-    int t;
+    const struct testkind *tk;
 
     if (strcasecmp(item, "all") == 0) {
         *mask |= TEST_ALL_MASK;
         return 0;
     }
-    t = plan_test_from_name(item);
-    if (t < 0)
+    tk = testkind_by_name_icase(item);
+    if (!tk)
         return kp_err_set(err,
                           "--tests: unknown test '%s' (all, TCP_RR, TCP_CRR, UDP_RR, "
                           "TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
                           item);
-    *mask |= 1u << t;
+    *mask |= 1u << tk->kind;
     return 0;
 }
 

@@ -6,6 +6,8 @@
 #ifndef KPERF_CMD_RUN_FLAGS_H
 #define KPERF_CMD_RUN_FLAGS_H
 
+#include "base/kp_err.h"
+
 #include <stdio.h>
 
 struct flags_cmd;
@@ -16,13 +18,13 @@ struct run_options;
  * Returns 0 when parsed, 1 when -h/--help was given (nothing printed: see run_flags_help), or
  * -1 with one line in err that ends with the --help pointer (a usage error: exit 2).
  * o->argv borrows argv. */
-int run_flags_parse(struct run_options *o, int argc, char **argv, struct kp_err *err);
+KP_MUST_CHECK int run_flags_parse(struct run_options *o, int argc, char **argv, struct kp_err *err);
 
 /* The same for a command that accepts every `kperf run` flag besides its own: cmd (borrowed)
  * names it (for messages) and holds its own tables; it must leave one table slot free, where
  * the run flags go. */
-int run_flags_parse_as(const struct flags_cmd *cmd, struct run_options *o, int argc, char **argv,
-                       struct kp_err *err);
+KP_MUST_CHECK int run_flags_parse_as(const struct flags_cmd *cmd, struct run_options *o, int argc,
+                                     char **argv, struct kp_err *err);
 
 /* Prints the --help text of `kperf run` to f. */
 void run_flags_help(FILE *f);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "base/kp_err.h"
 #include "controller/report/report.h"
 
 struct kp_err;
@@ -47,7 +48,7 @@ json_t *compare_to_json(const struct compare *cmp);
 
 /* Writes the comparison as REPORT_TABLE, REPORT_MARKDOWN or REPORT_JSON (others are an
  * error) and flushes out. Returns 0 or -1 with err (also for write errors). */
-int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
-                   struct kp_err *err);
+KP_MUST_CHECK int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
+                                 struct kp_err *err);
 
 #endif

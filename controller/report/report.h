@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "base/kp_err.h"
 #include "base/testkind.h"
 
 struct kp_err;
@@ -55,7 +56,7 @@ enum report_format {
 };
 
 /* "table", "markdown" (or "md"), "json", "csv", "html" -> fmt. Returns 0 or -1 with err. */
-int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err);
+KP_MUST_CHECK int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err);
 
 /* A new, empty report (metadata {} and no rows). Never NULL; caller frees with report_free. */
 struct report *report_new(void);
@@ -92,7 +93,8 @@ struct report_group *report_group_get(struct report *rep, const char *scenario,
  * rejected as a whole (nothing added) with an error naming the field that is wrong. errors[]
  * entries go to the reverse row when params.reverse is true. agent_doc is borrowed (copied).
  * Returns 0 or -1 with err. */
-int report_group_add_doc(struct report_group *rg, const json_t *agent_doc, struct kp_err *err);
+KP_MUST_CHECK int report_group_add_doc(struct report_group *rg, const json_t *agent_doc,
+                                       struct kp_err *err);
 
 /* Records that the whole (scenario, placement) was not measured, with why: an entry of the
  * report-level skipped[] (no row; the group's direction does not matter). Copied. */
@@ -121,7 +123,7 @@ bool report_group_ci_narrow_enough(const struct report_group *rg, enum test_kind
  * the median of samples), statistics (median, mean, stddev, cv, ci95, noisy) and status.
  * Idempotent; call again after adding more samples. Returns 0 or -1 with err (e.g. histograms
  * that cannot be merged). */
-int report_finish(struct report *rep, struct kp_err *err);
+KP_MUST_CHECK int report_finish(struct report *rep, struct kp_err *err);
 
 /* The report as kperf.report/v1 (new reference; caller json_decref's it). Call after
  * report_finish, otherwise aggregates are missing. */
@@ -137,11 +139,12 @@ struct report *report_load(const char *path, struct kp_err *err);
 
 /* Writes the report in one format to out and flushes out. Returns 0 or -1 with err (write
  * errors, also those that show only on the flush). */
-int report_render(const struct report *rep, enum report_format fmt, FILE *out, struct kp_err *err);
+KP_MUST_CHECK int report_render(const struct report *rep, enum report_format fmt, FILE *out,
+                                struct kp_err *err);
 
 /* Writes report.json, report.md, report.csv and report.html into dir (created if missing,
  * mode 0755), each atomically (temp file + rename). Returns 0 or -1 with err. */
-int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err);
+KP_MUST_CHECK int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err);
 
 /* Read access to rows (for compare and renderers). Rows are kperf.report/v1 results[]
  * objects, borrowed until the report changes or is freed. */

@@ -6,6 +6,8 @@
 #ifndef KPERF_REPORT_REPORT_AGGREGATE_H
 #define KPERF_REPORT_REPORT_AGGREGATE_H
 
+#include "base/kp_err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +42,6 @@ size_t report_sample_values(const json_t *row, const char *field, const char *su
 /* Replaces row.aggregate, row.stats, row.noisy and row.status from row.samples and
  * row.errors (row is a kperf.report/v1 results[] object being built). Returns 0 or -1 with
  * err when a histogram cannot be parsed. */
-int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err);
+KP_MUST_CHECK int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err);
 
 #endif

@@ -9,6 +9,8 @@
 #ifndef KPERF_REPORT_REPORT_VALIDATE_H
 #define KPERF_REPORT_REPORT_VALIDATE_H
 
+#include "base/kp_err.h"
+
 #include <jansson.h>
 
 struct kp_err;
@@ -17,6 +19,6 @@ struct kp_err;
 #define REPORT_MAX_ENTRIES 100000
 
 /* A whole kperf.report/v1 document (including every sample). Returns 0 or -1 with err. */
-int report_validate_doc(const json_t *doc, struct kp_err *err);
+KP_MUST_CHECK int report_validate_doc(const json_t *doc, struct kp_err *err);
 
 #endif

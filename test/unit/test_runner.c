@@ -52,10 +52,9 @@ static json_t *sample_for(struct fake *f, enum test_kind t, int sample, bool rev
 
     if (testkind_get(t)->latency) {
         uint64_t rng = f->constant ? 7 : fx_next(&f->rng);
-        return fx_latency_sample(plan_test_name(t), sample, &rng, 20 + jitter / 10, 200, NULL,
-                                 NULL);
+        return fx_latency_sample(testkind_name(t), sample, &rng, 20 + jitter / 10, 200, NULL, NULL);
     }
-    return fx_stream_sample(plan_test_name(t), sample, reverse, 900 + jitter, 0);
+    return fx_stream_sample(testkind_name(t), sample, reverse, 900 + jitter, 0);
 }
 
 static int fake_run_client(struct backend *b, const struct run_spec *spec, json_t **doc,
@@ -71,7 +70,7 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
                          plan_scenario_name(spec->group->scenario), spec->group->placement_label);
     for (size_t i = 0; i < spec->n_tests; i++)
         off += (size_t)snprintf(f->log + off, sizeof(f->log) - off, "%s%s", i ? "," : "",
-                                plan_test_name(spec->tests[i]));
+                                testkind_name(spec->tests[i]));
     snprintf(f->log + off, sizeof(f->log) - off, "%sx%d;", spec->group->reverse ? "/r" : "",
              spec->samples);
     assert_true(spec->timeout_ms > spec->duration_ms);
