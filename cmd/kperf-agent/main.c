@@ -11,6 +11,7 @@
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "agent/token.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
@@ -29,32 +30,16 @@ struct flag {
 static int verbosity = KP_LOG_WARN;
 static int want_json;
 
-/* Reads the per-run secret: whitespace trimmed, 1..4096 bytes. Caller frees with
- * kp_free_secret. */
+/* Reads the per-run secret exactly (agent/token.h: one trailing newline removed, 1..4096
+ * bytes, no NUL, regular files only). Caller frees with kp_free_secret. */
 static char *read_token(const char *path, struct kp_err *err)
 {
-    char *buf = kp_xcalloc(1, TOKEN_MAX + 2);
-    FILE *f = fopen(path, "re");
-    size_t n, start = 0;
+    char *buf = NULL;
+    size_t len = 0;
 
-    if (!f) {
-        kp_err_set(err, "cannot open token file %s: %s", path, strerror(errno));
-        kp_free_secret(buf);
+    if (token_read(path, &buf, &len, err) != 0)
         return NULL;
-    }
-    n = fread(buf, 1, TOKEN_MAX + 1, f);
-    fclose(f);
-    while (n > 0 && strchr(" \t\r\n", buf[n - 1]))
-        buf[--n] = '\0';
-    while (start < n && strchr(" \t\r\n", buf[start]))
-        start++;
-    if (n > TOKEN_MAX || n == start) {
-        kp_err_set(err, "token file %s is %s", path, n == start ? "empty" : "too large");
-        kp_free_secret(buf);
-        return NULL;
-    }
-    memmove(buf, buf + start, n - start + 1);
-    return buf;
+    return buf; /* NUL-free, so strlen(buf) == len */
 }
 
 static int parse_u32(const char *val, uint64_t max, uint64_t *out, struct kp_err *err)
