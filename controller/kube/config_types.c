@@ -120,6 +120,14 @@ static int wrong(const char *where, const json_t *v, const char *want, struct kp
 static int check(const json_t *v, enum ftype t, const struct field *sub, const char *where,
                  struct kp_err *err);
 
+/* Checks that snprintf built the whole field path (n is its result). Returns 0 or -1. */
+static int path_fits(int n, size_t size, const char *where, struct kp_err *err)
+{
+    if (n < 0 || (size_t)n >= size)
+        return kp_err_set(err, "%.80s...: nested too deeply", where);
+    return 0;
+}
+
 static int check_obj(const json_t *v, const struct field *f, const char *where, struct kp_err *err)
 {
     if (!json_is_object(v))
@@ -129,8 +137,9 @@ static int check_obj(const json_t *v, const struct field *f, const char *where, 
         char path[512];
         if (!x || json_is_null(x))
             continue;
-        snprintf(path, sizeof(path), "%s%s%s", where, *where ? "." : "", f->key);
-        if (check(x, f->type, f->sub, path, err) != 0)
+        if (path_fits(snprintf(path, sizeof(path), "%s%s%s", where, *where ? "." : "", f->key),
+                      sizeof(path), where, err) != 0 ||
+            check(x, f->type, f->sub, path, err) != 0)
             return -1;
     }
     return 0;
@@ -159,7 +168,9 @@ static int check(const json_t *v, enum ftype t, const struct field *sub, const c
             return wrong(where, v, "a mapping", err);
         json_object_foreach((json_t *)v, k, e)
         {
-            snprintf(path, sizeof(path), "%s.%s", where, k);
+            if (path_fits(snprintf(path, sizeof(path), "%s.%s", where, k), sizeof(path), where,
+                          err) != 0)
+                return -1;
             if (!json_is_null(e) && check(e, t == T_SMAP ? T_STR : T_STRS, NULL, path, err) != 0)
                 return -1;
         }
@@ -170,7 +181,9 @@ static int check(const json_t *v, enum ftype t, const struct field *sub, const c
             return wrong(where, v, "a list", err);
         json_array_foreach(v, i, e)
         {
-            snprintf(path, sizeof(path), "%s[%zu]", where, i);
+            if (path_fits(snprintf(path, sizeof(path), "%s[%zu]", where, i), sizeof(path), where,
+                          err) != 0)
+                return -1;
             if (json_is_null(e))
                 continue;
             if (t == T_STRS ? check(e, T_STR, NULL, path, err) : check_obj(e, sub, path, err))
