@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/client_int.h"
+#include "agent/sha256.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "base/result.h"
@@ -79,6 +80,8 @@ static const char *refuse_hint(uint16_t code)
         return " (try again later)";
     case PROTO_REFUSE_LIMIT:
         return " (lower the request or raise the server's limits)";
+    case PROTO_REFUSE_VERSION:
+        return " (client and server are different kperf-agent versions: run the same on both)";
     default:
         return "";
     }
@@ -129,9 +132,53 @@ static int ctrl_simple(int fd, uint8_t type, struct kp_err *err)
     return ctrl_send(fd, &m, err);
 }
 
+#define NO_PROOF "server did not prove it knows the token; refusing"
+
+/* AUTH (our nonce and MAC) pipelined with TEST_REQ, then the server's proof in AUTH_OK: with a
+ * token, nothing past TEST_REQ (no data connection, no START) happens before the server has
+ * shown that it knows the token too. Returns 0, or -1 with err. */
+static int authenticate(struct sample *s, const uint8_t server_nonce[PROTO_NONCE_LEN],
+                        struct kp_err *err)
+{
+    const struct client_opts *o = s->o;
+    uint8_t client_nonce[PROTO_NONCE_LEN], want[PROTO_MAC_LEN];
+    struct proto_msg m;
+    int rc = -1;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_AUTH;
+    if (sha256_random(client_nonce, sizeof(client_nonce)) != 0)
+        return kp_err_set(err, "no random bytes for the handshake: getrandom: %s", strerror(errno));
+    memcpy(m.u.auth.nonce, client_nonce, PROTO_NONCE_LEN);
+    if (o->token)
+        proto_auth_mac(o->token, o->token_len, PROTO_AUTH_CLIENT, server_nonce, client_nonce,
+                       m.u.auth.mac);
+    if (ctrl_send(s->ctrl, &m, err) != 0)
+        goto out;
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_TEST_REQ;
+    m.u.test_req = s->req;
+    if (ctrl_send(s->ctrl, &m, err) != 0 ||
+        ctrl_recv(s->ctrl, &m, PROTO_AUTH_OK, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        goto out;
+    if (o->token) {
+        proto_auth_mac(o->token, o->token_len, PROTO_AUTH_SERVER, server_nonce, client_nonce, want);
+        if (!sha256_ct_equal(want, m.u.auth_ok.mac, PROTO_MAC_LEN)) {
+            kp_err_set(err, NO_PROOF " (its proof does not match our token)");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    explicit_bzero(want, sizeof(want));
+    explicit_bzero(&m, sizeof(m));
+    return rc;
+}
+
 static int handshake(struct sample *s, struct kp_err *err)
 {
     const struct client_opts *o = s->o;
+    uint8_t server_nonce[PROTO_NONCE_LEN];
     struct proto_msg m;
 
     memset(&m, 0, sizeof(m));
@@ -143,20 +190,12 @@ static int handshake(struct sample *s, struct kp_err *err)
         return -1;
     if ((m.u.challenge.flags & PROTO_FLAG_AUTH) && !o->token)
         return kp_err_set(err, "server requires a token: pass --token-file");
-    {
-        uint8_t nonce[PROTO_NONCE_LEN];
-        memcpy(nonce, m.u.challenge.nonce, sizeof(nonce));
-        memset(&m, 0, sizeof(m));
-        m.type = PROTO_AUTH;
-        if (o->token)
-            proto_auth_mac(o->token, o->token_len, nonce, m.u.auth.mac);
-    }
-    if (ctrl_send(s->ctrl, &m, err) != 0)
-        return -1;
-    explicit_bzero(&m, sizeof(m));
-    m.type = PROTO_TEST_REQ;
-    m.u.test_req = s->req;
-    if (ctrl_send(s->ctrl, &m, err) != 0 ||
+    /* a server without a token cannot prove it knows ours: it may be anyone */
+    if (!(m.u.challenge.flags & PROTO_FLAG_AUTH) && o->token)
+        return kp_err_set(err, NO_PROOF " (it requires no token: start it with --token-file, "
+                                        "or run this client without one)");
+    memcpy(server_nonce, m.u.challenge.nonce, sizeof(server_nonce));
+    if (authenticate(s, server_nonce, err) != 0 ||
         ctrl_recv(s->ctrl, &m, PROTO_ACCEPT, HANDSHAKE_TIMEOUT_MS, err) != 0)
         return -1;
     s->session = m.u.accept.session;
@@ -358,6 +397,27 @@ static int reverse_udp_result(struct sample *s, struct proto_msg *m, struct kp_e
     return 1;
 }
 
+/* Reverse UDP_STREAM: true (with err) when RESULT says the server stopped sending before STOP
+ * (docs/protocol.md): the sample measured a stream that did not run its course. */
+static int udp_stopped_early(const struct sample *s, struct kp_err *err)
+{
+    static const char *const why[] = {
+        [PROTO_UDP_STOP_UNREACHABLE] = "an ICMP unreachable came back from our address (is UDP "
+                                       "from the server to this client rejected on the way?)",
+        [PROTO_UDP_STOP_SILENT] = "it heard no keep-alive from us for 1 s (is UDP from this "
+                                  "client to the server lost?)",
+        [PROTO_UDP_STOP_SEND_FAILED] = "a send failed on the server (see its log)",
+    };
+    uint16_t stop = s->server.udp_stop;
+
+    if (s->req.test != PROTO_UDP_STREAM || !s->reverse || stop == PROTO_UDP_STOP_NONE ||
+        stop > PROTO_UDP_STOP_MAX)
+        return 0;
+    kp_err_set(err, "reverse UDP_STREAM: the server stopped sending after %.3f s: %s",
+               (double)s->server.udp_send_ns / 1e9, why[stop]);
+    return 1;
+}
+
 static int run_sample(struct sample *s, struct kp_err *err)
 {
     const struct client_opts *o = s->o;
@@ -425,6 +485,8 @@ static int run_sample(struct sample *s, struct kp_err *err)
     if (!have_result && ctrl_recv(s->ctrl, &m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0)
         goto out;
     s->server = m.u.result;
+    if (udp_stopped_early(s, err))
+        goto out;
     rc = 0;
 out:
     return rc;

@@ -398,9 +398,25 @@ static void udp_send(struct worker *w, uint8_t *buf)
     }
 }
 
+/* Reverse UDP_STREAM: a UDP hello every PROTO_UDP_KEEPALIVE_MS tells the server that we still
+ * receive (it stops after PROTO_UDP_SILENT_MS without one). Best effort: a lost one is what the
+ * server's margin is for. */
+static void udp_keepalive(struct worker *w, uint64_t now, uint64_t *next_ns)
+{
+    uint8_t hello[PROTO_MIN_UDP_SIZE];
+
+    if (now < *next_ns)
+        return;
+    *next_ns = now + PROTO_UDP_KEEPALIVE_MS * 1000000ull;
+    proto_udp_put(hello, w->smp->session, PROTO_UDP_HELLO_SEQ, 0);
+    if (send(w->fd, hello, sizeof(hello), MSG_DONTWAIT) < 0)
+        kp_log(KP_LOG_DEBUG, "UDP_STREAM keep-alive: send: %s", strerror(errno));
+}
+
 static void udp_recv(struct worker *w, uint8_t *buf)
 {
     struct sample *s = w->smp;
+    uint64_t next_keepalive_ns = 0;
 
     if (set_timeout(w->fd, SO_RCVTIMEO, 50) != 0)
         return fail(w, "setsockopt SO_RCVTIMEO");
@@ -412,6 +428,7 @@ static void udp_recv(struct worker *w, uint8_t *buf)
         if (w->udp_received >= atomic_load(&s->udp_expect) ||
             now > atomic_load(&s->udp_grace_end_ns) || now > s->t_deadline_ns + EOF_WAIT_NS)
             break;
+        udp_keepalive(w, now, &next_keepalive_ns);
         n = recv(w->fd, buf, RX_BUF_LEN, 0);
         if (n < (ssize_t)PROTO_MIN_UDP_SIZE)
             continue;

@@ -11,7 +11,7 @@
 
 static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
                                          "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
-                                         "START",  "STARTED", "STOP",       "RESULT"};
+                                         "START",  "STARTED", "STOP",       "RESULT",  "AUTH_OK"};
 
 /* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)
@@ -98,15 +98,29 @@ void proto_udp_get(const uint8_t *buf, uint64_t *session, uint64_t *seq, uint64_
     *ts_ns = get64(buf + 16);
 }
 
-void proto_auth_mac(const void *token, size_t token_len, const uint8_t nonce[PROTO_NONCE_LEN],
-                    uint8_t mac[PROTO_MAC_LEN])
+void proto_auth_mac(const void *token, size_t token_len, enum proto_auth_side side,
+                    const uint8_t server_nonce[PROTO_NONCE_LEN],
+                    const uint8_t client_nonce[PROTO_NONCE_LEN], uint8_t mac[PROTO_MAC_LEN])
 {
-    static const char label[] = "kperf-auth-v1";
-    uint8_t msg[sizeof(label) - 1 + PROTO_NONCE_LEN];
+    /* same length, so the label ends where the nonces begin whichever side signs */
+    static const char client_label[] = "kperf-auth-v2-client";
+    static const char server_label[] = "kperf-auth-v2-server";
+    const char *label = side == PROTO_AUTH_SERVER ? server_label : client_label;
+    uint8_t msg[sizeof(client_label) - 1 + 2 * PROTO_NONCE_LEN];
+    size_t n = sizeof(client_label) - 1;
 
-    memcpy(msg, label, sizeof(label) - 1);
-    memcpy(msg + sizeof(label) - 1, nonce, PROTO_NONCE_LEN);
+    _Static_assert(sizeof(client_label) == sizeof(server_label), "labels of equal length");
+    memcpy(msg, label, n);
+    memcpy(msg + n, server_nonce, PROTO_NONCE_LEN);
+    memcpy(msg + n + PROTO_NONCE_LEN, client_nonce, PROTO_NONCE_LEN);
     hmac_sha256(token, token_len, msg, sizeof(msg), mac);
+    explicit_bzero(msg, sizeof(msg));
+}
+
+/* The header version a type is framed with (see proto.h). */
+static uint8_t frame_version(uint8_t type)
+{
+    return type == PROTO_HELLO || type == PROTO_REFUSE ? PROTO_VERSION_STABLE : PROTO_VERSION;
 }
 
 /* --- payload lengths --------------------------------------------------------------------- */
@@ -121,6 +135,8 @@ static size_t payload_len(uint8_t type, int *variable)
     case PROTO_CHALLENGE:
         return PROTO_NONCE_LEN + 4;
     case PROTO_AUTH:
+        return PROTO_NONCE_LEN + PROTO_MAC_LEN;
+    case PROTO_AUTH_OK:
         return PROTO_MAC_LEN;
     case PROTO_TEST_REQ:
         return 24;
@@ -153,13 +169,13 @@ enum proto_status proto_decode_header(const uint8_t *buf, size_t len, struct pro
         kp_err_set(err, "bad magic 0x%08x (not a kperf-agent peer)", get32(buf));
         return PROTO_ERROR;
     }
-    if (buf[4] != PROTO_VERSION) {
-        kp_err_set(err, "unsupported protocol version %u (this agent speaks %u)", buf[4],
-                   PROTO_VERSION);
+    if (buf[5] == 0 || buf[5] > PROTO_TYPE_MAX) {
+        kp_err_set(err, "unknown message type %u (protocol version %u)", buf[5], buf[4]);
         return PROTO_ERROR;
     }
-    if (buf[5] == 0 || buf[5] > PROTO_TYPE_MAX) {
-        kp_err_set(err, "unknown message type %u", buf[5]);
+    if (buf[4] != frame_version(buf[5])) {
+        kp_err_set(err, "unsupported protocol version %u in %s (this agent speaks %u)", buf[4],
+                   proto_type_name(buf[5]), PROTO_VERSION);
         return PROTO_ERROR;
     }
     if (get16(buf + 6) != 0) {
@@ -237,7 +253,11 @@ static int decode_result(const uint8_t *p, size_t len, struct proto_result *r, s
     r->udp_max_seq_plus1 = get64(q), q += 8;
     r->udp_jitter_ns = get64(q), q += 8;
     r->udp_rcvbuf_errors = get64(q), q += 8;
+    r->udp_send_ns = get64(q), q += 8;
+    r->udp_stop = get16(q), q += 2;
     r->nstreams = get16(q), q += 2;
+    if (r->udp_stop > PROTO_UDP_STOP_MAX)
+        return kp_err_set(err, "RESULT with unknown UDP stop reason %u", r->udp_stop);
     if (r->nstreams > PROTO_MAX_STREAMS)
         return kp_err_set(err, "RESULT with %u streams (max %u)", r->nstreams, PROTO_MAX_STREAMS);
     if (len != PROTO_RESULT_FIXED_LEN + (size_t)r->nstreams * PROTO_STREAM_STATS_LEN)
@@ -295,7 +315,11 @@ static int decode_payload(uint8_t type, const uint8_t *p, size_t len, struct pro
             return kp_err_set(err, "CHALLENGE with unknown flags");
         return 0;
     case PROTO_AUTH:
-        memcpy(m->u.auth.mac, p, PROTO_MAC_LEN);
+        memcpy(m->u.auth.nonce, p, PROTO_NONCE_LEN);
+        memcpy(m->u.auth.mac, p + PROTO_NONCE_LEN, PROTO_MAC_LEN);
+        return 0;
+    case PROTO_AUTH_OK:
+        memcpy(m->u.auth_ok.mac, p, PROTO_MAC_LEN);
         return 0;
     case PROTO_TEST_REQ:
         r->test = p[0];
@@ -368,6 +392,8 @@ static size_t encode_result(const struct proto_result *r, uint8_t *p)
     put64(q, r->udp_max_seq_plus1), q += 8;
     put64(q, r->udp_jitter_ns), q += 8;
     put64(q, r->udp_rcvbuf_errors), q += 8;
+    put64(q, r->udp_send_ns), q += 8;
+    put16(q, r->udp_stop), q += 2;
     put16(q, (uint16_t)n), q += 2;
     for (unsigned i = 0; i < n; i++) {
         put64(q, r->streams[i].rx_bytes), q += 8;
@@ -394,7 +420,11 @@ static size_t encode_payload(const struct proto_msg *m, uint8_t *p)
         put32(p + PROTO_NONCE_LEN, m->u.challenge.flags);
         return PROTO_NONCE_LEN + 4;
     case PROTO_AUTH:
-        memcpy(p, m->u.auth.mac, PROTO_MAC_LEN);
+        memcpy(p, m->u.auth.nonce, PROTO_NONCE_LEN);
+        memcpy(p + PROTO_NONCE_LEN, m->u.auth.mac, PROTO_MAC_LEN);
+        return PROTO_NONCE_LEN + PROTO_MAC_LEN;
+    case PROTO_AUTH_OK:
+        memcpy(p, m->u.auth_ok.mac, PROTO_MAC_LEN);
         return PROTO_MAC_LEN;
     case PROTO_TEST_REQ:
         p[0] = r->test;
@@ -446,7 +476,7 @@ size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap)
         return 0;
     n = encode_payload(m, out + PROTO_HEADER_LEN);
     put32(out, PROTO_MAGIC);
-    out[4] = PROTO_VERSION;
+    out[4] = frame_version(m->type);
     out[5] = m->type;
     put16(out + 6, 0);
     put32(out + 8, (uint32_t)n);

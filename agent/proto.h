@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proto.h - the kperf-agent wire protocol (docs/protocol.md): framing, message encoding and
- * strict decoding. Pure functions over bytes: no sockets, no clocks, no allocation, so the
- * fuzz target can drive every decoder. Owns the limits every field is checked against.
+ * strict decoding, and the handshake's MACs. Pure functions over bytes: no sockets, no clocks,
+ * no allocation, so the fuzz target can drive every decoder. Owns the limits every field is
+ * checked against.
  *
  * A message is a 12-byte header (magic "KPRF", version, type, reserved 0, big-endian u32
  * payload length) and a payload whose length is fixed per type (REFUSE and RESULT have a
  * bounded variable part). The length is checked against PROTO_MAX_PAYLOAD before anything
- * reads the payload. */
+ * reads the payload. HELLO and REFUSE keep their layout in every version and are always framed
+ * as version 1 (PROTO_VERSION_STABLE), so peers of different versions still exchange a clear
+ * refusal; every other message is framed with PROTO_VERSION. */
 #ifndef KPERF_AGENT_PROTO_H
 #define KPERF_AGENT_PROTO_H
 
@@ -15,13 +18,14 @@
 
 #include "base/kp_err.h"
 
-#define PROTO_MAGIC       0x4b505246u /* "KPRF" */
-#define PROTO_VERSION     1
-#define PROTO_HEADER_LEN  12
-#define PROTO_MAX_PAYLOAD 8192
-#define PROTO_NONCE_LEN   32
-#define PROTO_MAC_LEN     32
-#define PROTO_REASON_MAX  200
+#define PROTO_MAGIC          0x4b505246u /* "KPRF" */
+#define PROTO_VERSION        2 /* 2: mutual authentication, AUTH_OK, RESULT's UDP stop reason */
+#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_HEADER_LEN     12
+#define PROTO_MAX_PAYLOAD    8192
+#define PROTO_NONCE_LEN      32
+#define PROTO_MAC_LEN        32
+#define PROTO_REASON_MAX     200
 
 /* Hard limits of the protocol; a server may enforce lower ones. */
 #define PROTO_MAX_STREAMS     128
@@ -36,8 +40,8 @@
 
 enum proto_type {
     PROTO_HELLO = 1,      /* C->S control: version range */
-    PROTO_CHALLENGE = 2,  /* S->C: nonce, whether a token is required */
-    PROTO_AUTH = 3,       /* C->S: HMAC-SHA256(token, "kperf-auth-v1" || nonce) */
+    PROTO_CHALLENGE = 2,  /* S->C: server nonce, whether a token is required */
+    PROTO_AUTH = 3,       /* C->S: client nonce, client MAC (proto_auth_mac) */
     PROTO_TEST_REQ = 4,   /* C->S: test parameters */
     PROTO_ACCEPT = 5,     /* S->C: session id for data connections and datagrams */
     PROTO_REFUSE = 6,     /* S->C: code and one-line reason; the server then closes */
@@ -48,7 +52,8 @@ enum proto_type {
     PROTO_STARTED = 11,   /* S->C */
     PROTO_STOP = 12,      /* C->S: client's counters; the server finishes and reports */
     PROTO_RESULT = 13,    /* S->C: the server's side of the measurement */
-    PROTO_TYPE_MAX = 13,
+    PROTO_AUTH_OK = 14,   /* S->C: server MAC, the server's proof that it knows the token */
+    PROTO_TYPE_MAX = 14,
 };
 
 /* Test numbers on the wire: the protocol, never renumbered. Each is the `wire` id of its
@@ -71,6 +76,27 @@ enum proto_refuse_code {
     PROTO_REFUSE_VERSION = 5,
     PROTO_REFUSE_INTERNAL = 6,
     PROTO_REFUSE_TIMEOUT = 7,
+};
+
+/* Why a reverse UDP_STREAM's sender stopped before STOP (RESULT's udp_stop). */
+enum proto_udp_stop {
+    PROTO_UDP_STOP_NONE = 0,        /* it sent until STOP (or never ran) */
+    PROTO_UDP_STOP_UNREACHABLE = 1, /* an ICMP error came back: nobody receives there */
+    PROTO_UDP_STOP_SILENT = 2,      /* no keep-alive from the receiver for PROTO_UDP_SILENT_MS */
+    PROTO_UDP_STOP_SEND_FAILED = 3, /* a send failed for another reason */
+    PROTO_UDP_STOP_MAX = 3,
+};
+
+/* Reverse UDP_STREAM: the receiver sends a keep-alive (a UDP hello) this often, and the sender
+ * stops when it has heard none for PROTO_UDP_SILENT_MS. */
+#define PROTO_UDP_KEEPALIVE_MS 100
+#define PROTO_UDP_SILENT_MS    1000
+
+/* Which side a handshake MAC proves knowledge of the token for (distinct labels, so that one
+ * side's MAC is never valid as the other's). */
+enum proto_auth_side {
+    PROTO_AUTH_CLIENT, /* AUTH: "kperf-auth-v2-client" */
+    PROTO_AUTH_SERVER, /* AUTH_OK: "kperf-auth-v2-server" */
 };
 
 enum proto_status {
@@ -133,11 +159,13 @@ struct proto_result {
     uint64_t udp_max_seq_plus1;
     uint64_t udp_jitter_ns;
     uint64_t udp_rcvbuf_errors;
+    uint64_t udp_send_ns; /* reverse UDP_STREAM: how long the server sent */
+    uint16_t udp_stop;    /* enum proto_udp_stop */
     uint16_t nstreams;
     struct proto_stream_stats streams[PROTO_MAX_STREAMS];
 };
 
-#define PROTO_RESULT_FIXED_LEN (8 * 12 + 8 * PROTO_CPU_FIELDS + 4 + 2)
+#define PROTO_RESULT_FIXED_LEN (8 * 13 + 8 * PROTO_CPU_FIELDS + 4 + 2 + 2)
 #define PROTO_STREAM_STATS_LEN 28
 
 /* A message as decoded; which member is valid depends on type. */
@@ -152,8 +180,12 @@ struct proto_msg {
             uint32_t flags;
         } challenge;
         struct {
+            uint8_t nonce[PROTO_NONCE_LEN]; /* the client's contribution */
             uint8_t mac[PROTO_MAC_LEN];
         } auth;
+        struct {
+            uint8_t mac[PROTO_MAC_LEN];
+        } auth_ok;
         struct proto_test_req test_req;
         struct {
             uint64_t session;
@@ -175,7 +207,8 @@ struct proto_msg {
 };
 
 /* Decodes the header at buf[0..len). PROTO_AGAIN below 12 bytes; PROTO_ERROR for a wrong
- * magic/version/reserved, unknown type, or a length above the type's bound. */
+ * magic/version/reserved, unknown type, or a length above the type's bound. The version must
+ * be PROTO_VERSION_STABLE for HELLO and REFUSE, PROTO_VERSION for every other type. */
 KP_MUST_CHECK enum proto_status proto_decode_header(const uint8_t *buf, size_t len,
                                                     struct proto_header *h, struct kp_err *err);
 
@@ -192,9 +225,12 @@ KP_MUST_CHECK int proto_check_test_req(const struct proto_test_req *r, struct kp
  * not encodable (e.g. a reason with non-printable bytes is sanitised, never rejected). */
 KP_MUST_CHECK size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap);
 
-/* The MAC a client sends for nonce under token. */
-void proto_auth_mac(const void *token, size_t token_len, const uint8_t nonce[PROTO_NONCE_LEN],
-                    uint8_t mac[PROTO_MAC_LEN]);
+/* HMAC-SHA256(token, label || server_nonce || client_nonce), the label naming the side that
+ * proves it knows the token: the client in AUTH, the server in AUTH_OK. Both nonces are fresh
+ * (getrandom) per connection, so neither side alone picks what the other one signs. */
+void proto_auth_mac(const void *token, size_t token_len, enum proto_auth_side side,
+                    const uint8_t server_nonce[PROTO_NONCE_LEN],
+                    const uint8_t client_nonce[PROTO_NONCE_LEN], uint8_t mac[PROTO_MAC_LEN]);
 
 /* Test names ("TCP_RR"...) and back, through base/testkind.h; name lookup is exact.
  * proto_test_name gives "UNKNOWN" and proto_test_from_name 0 for an unknown test. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server.c - see server.h. Accepts connections, enforces the connection cap and the handshake
- * and idle deadlines, authenticates (HMAC over a fresh nonce, constant-time compare) and hands
- * authenticated test requests to session.c. Every connection is freed only from its libuv
- * close callbacks. */
+/* server.c - see server.h. Accepts connections, enforces the connection caps (global and per
+ * source, refusing with a reason) and the handshake and idle deadlines, authenticates both ways
+ * (HMACs over both sides' fresh nonces, constant-time compare) and hands authenticated test
+ * requests to session.c. Every connection is freed only from its libuv close callbacks. */
 #include "agent/server.h"
 
 #include <arpa/inet.h>
@@ -30,14 +30,15 @@ struct wreq {
 void server_opts_default(struct server_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->port = 5201;
-    o->max_duration_ms = 10 * 60 * 1000;
+    o->port = SERVER_DEFAULT_PORT;
+    o->max_duration_ms = SERVER_DEFAULT_MAX_DURATION_MS;
     o->max_streams = PROTO_MAX_STREAMS;
-    o->max_conns = 1024;
-    o->max_tests = 16;
-    o->idle_timeout_ms = 30000;
-    o->handshake_timeout_ms = 5000;
-    o->max_rate_bps = 100ull * 1000 * 1000 * 1000;
+    o->max_conns = SERVER_DEFAULT_MAX_CONNS;
+    o->max_conns_per_addr = SERVER_DEFAULT_MAX_CONNS_PER_ADDR;
+    o->max_tests = SERVER_DEFAULT_MAX_TESTS;
+    o->idle_timeout_ms = SERVER_DEFAULT_IDLE_TIMEOUT_MS;
+    o->handshake_timeout_ms = SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    o->max_rate_bps = SERVER_DEFAULT_MAX_RATE_BPS;
 }
 
 static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
@@ -88,6 +89,16 @@ void server_warn(struct server *srv, const char *fmt, ...)
 
 /* --- closing ----------------------------------------------------------------------------- */
 
+/* c stops counting against the caps (it is closing, or refused and leaving). */
+static void uncount(struct conn *c)
+{
+    if (c->counted) {
+        c->counted = 0;
+        c->srv->nconns--;
+        srclimit_del(c->srv->per_src, &c->src);
+    }
+}
+
 static void conn_closed(uv_handle_t *h)
 {
     struct conn *c = h->data;
@@ -101,7 +112,9 @@ static void conn_closed(uv_handle_t *h)
             break;
         }
     }
-    c->srv->nconns--;
+    uncount(c);
+    if (c->lingering)
+        c->srv->nlinger--;
     explicit_bzero(c->nonce, sizeof(c->nonce));
     free(c);
 }
@@ -240,23 +253,81 @@ void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
 
 /* --- control handshake ------------------------------------------------------------------- */
 
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+
+/* Refuses c before (or instead of) serving it: writes REFUSE if the socket takes it at once,
+ * half-closes, stops counting c against the caps and closes it at the peer's EOF or after
+ * SERVER_LINGER_MS, so a refused connection costs the others nothing. Past SERVER_MAX_LINGER
+ * lingering connections c closes at once. Logs nothing (the callers do, rate-limited). */
+static void conn_refuse_now(struct conn *c, uint16_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void conn_refuse_now(struct conn *c, uint16_t code, const char *fmt, ...)
+{
+    uint8_t out[PROTO_HEADER_LEN + 4 + PROTO_REASON_MAX];
+    struct proto_msg m;
+    uv_shutdown_t *req;
+    uv_buf_t b;
+    size_t n;
+    va_list ap;
+    int rc;
+
+    uncount(c);
+    if (c->closing || !c->has_timer || c->srv->nlinger >= SERVER_MAX_LINGER) {
+        conn_close(c);
+        return;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_REFUSE;
+    m.u.refuse.code = code;
+    va_start(ap, fmt);
+    vsnprintf(m.u.refuse.reason, sizeof(m.u.refuse.reason), fmt, ap);
+    va_end(ap);
+    n = proto_encode(&m, out, sizeof(out));
+    b = uv_buf_init((char *)out, (unsigned)n);
+    /* an empty send buffer takes a few hundred bytes; if not, the reason is lost, not queued */
+    (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    c->state = CONN_DRAIN;
+    c->lingering = 1;
+    c->srv->nlinger++;
+    req = kp_xmalloc(sizeof(*req));
+    if (uv_shutdown(req, (uv_stream_t *)&c->tcp, conn_shutdown_cb) != 0) {
+        free(req);
+        conn_close(c);
+        return;
+    }
+    /* read_cb discards a draining connection's input and closes it at EOF; a connection
+     * refused at its deadline is reading already */
+    rc = uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+    if ((rc != 0 && rc != UV_EALREADY) ||
+        uv_timer_start(&c->timer, drain_timeout, SERVER_LINGER_MS, 0) != 0)
+        conn_close(c);
+}
+
 static void deadline_fired(uv_timer_t *t)
 {
     struct conn *c = t->data;
+    const struct server_opts *o = &c->srv->o;
 
-    if (c->state == CONN_CONTROL && c->sess && c->sess->started) {
-        server_warn(c->srv, "%s: %s exceeded its deadline; dropped", c->peer,
-                    proto_test_name(c->sess->req.test));
-        conn_refuse(c, PROTO_REFUSE_TIMEOUT, "test exceeded its deadline");
+    switch (c->state) {
+    case CONN_NEW:
+    case CONN_AUTH:
+    case CONN_REQ:
+        server_warn(c->srv, "%s: no progress in time (%s); dropped", c->peer,
+                    c->state == CONN_NEW    ? "no hello"
+                    : c->state == CONN_AUTH ? "no auth"
+                                            : "no test request");
+        conn_refuse_now(c, PROTO_REFUSE_TIMEOUT, "handshake not finished within %u ms",
+                        o->handshake_timeout_ms);
+        return;
+    case CONN_CONTROL:
+        server_warn(c->srv, "%s: no progress in time (idle); dropped", c->peer);
+        conn_refuse(c, PROTO_REFUSE_TIMEOUT, "no START within %u ms of ACCEPT", o->idle_timeout_ms);
+        return;
+    default: /* a TCP_CRR transaction past its deadline, or a drain */
+        conn_close(c);
         return;
     }
-    server_warn(c->srv, "%s: no progress in time (%s); dropped", c->peer,
-                c->state == CONN_NEW       ? "no hello"
-                : c->state == CONN_AUTH    ? "no auth"
-                : c->state == CONN_REQ     ? "no test request"
-                : c->state == CONN_CONTROL ? "idle"
-                                           : "draining");
-    conn_close(c);
 }
 
 static void on_hello(struct conn *c, const struct proto_msg *m)
@@ -266,7 +337,8 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
     int fd, rc;
 
     if (m->u.hello.version_min > PROTO_VERSION || m->u.hello.version_max < PROTO_VERSION) {
-        conn_refuse(c, PROTO_REFUSE_VERSION, "protocol versions %u..%u not supported (server: %u)",
+        conn_refuse(c, PROTO_REFUSE_VERSION,
+                    "protocol version %u..%u not supported (this server speaks %u)",
                     m->u.hello.version_min, m->u.hello.version_max, PROTO_VERSION);
         return;
     }
@@ -291,21 +363,38 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
     conn_send(c, &out);
 }
 
+_Static_assert(CONN_CTRL_BUF >= PROTO_HEADER_LEN + PROTO_NONCE_LEN + PROTO_MAC_LEN &&
+                   CONN_CTRL_BUF >= PROTO_HEADER_LEN + 24,
+               "the control buffer holds AUTH and TEST_REQ");
+
+/* AUTH: checks the client's MAC over both nonces, then proves in AUTH_OK that this server
+ * knows the token too (its MAC under the other label; 32 zero bytes without a token, which a
+ * client holding a token refuses). */
 static void on_auth(struct conn *c, const struct proto_msg *m)
 {
+    const struct server_opts *o = &c->srv->o;
     uint8_t want[PROTO_MAC_LEN];
+    struct proto_msg out;
+    int ok = 1;
 
-    if (c->srv->o.token) {
-        proto_auth_mac(c->srv->o.token, c->srv->o.token_len, c->nonce, want);
-        if (!sha256_ct_equal(want, m->u.auth.mac, PROTO_MAC_LEN)) {
-            explicit_bzero(want, sizeof(want));
-            conn_refuse(c, PROTO_REFUSE_AUTH, "authentication failed: wrong or missing token");
-            return;
-        }
+    memset(&out, 0, sizeof(out));
+    out.type = PROTO_AUTH_OK;
+    if (o->token) {
+        proto_auth_mac(o->token, o->token_len, PROTO_AUTH_CLIENT, c->nonce, m->u.auth.nonce, want);
+        ok = sha256_ct_equal(want, m->u.auth.mac, PROTO_MAC_LEN);
+        if (ok)
+            proto_auth_mac(o->token, o->token_len, PROTO_AUTH_SERVER, c->nonce, m->u.auth.nonce,
+                           out.u.auth_ok.mac);
         explicit_bzero(want, sizeof(want));
     }
-    explicit_bzero(c->nonce, sizeof(c->nonce));
+    explicit_bzero(c->nonce, sizeof(c->nonce)); /* single use */
+    if (!ok) {
+        conn_refuse(c, PROTO_REFUSE_AUTH, "authentication failed: wrong or missing token");
+        return;
+    }
     c->state = CONN_REQ;
+    conn_send(c, &out);
+    explicit_bzero(&out, sizeof(out));
 }
 
 static void on_test_req(struct conn *c, const struct proto_msg *m)
@@ -545,6 +634,39 @@ static void log_flood(struct server *srv, const char *what)
 
 static void shut_down(struct server *srv);
 
+/* Counts c against the caps, or refuses it (REFUSE code 2, the reason naming the cap) when its
+ * source already holds max_conns_per_addr connections or the server max_conns. The source's
+ * cap is checked first: a client is told about its own share when that is what it hit. Returns
+ * 1 when c is admitted. */
+static int admit(struct conn *c)
+{
+    struct server *srv = c->srv;
+    unsigned mine = srclimit_count(srv->per_src, &c->src);
+    char line[160];
+
+    if (mine >= srv->o.max_conns_per_addr) {
+        snprintf(line, sizeof(line), "%s: connection refused: %u from its address (max %u)",
+                 c->peer, mine, srv->o.max_conns_per_addr);
+        log_flood(srv, line);
+        conn_refuse_now(c, PROTO_REFUSE_BUSY,
+                        "server at its connection limit (%u from your address)", mine);
+        return 0;
+    }
+    if (srv->nconns >= srv->o.max_conns) {
+        snprintf(line, sizeof(line), "%s: connection refused: %u connections (max %u)", c->peer,
+                 srv->nconns, srv->o.max_conns);
+        log_flood(srv, line);
+        conn_refuse_now(c, PROTO_REFUSE_BUSY,
+                        "server at its connection limit (%u connections, %u from your address)",
+                        srv->nconns, mine);
+        return 0;
+    }
+    c->counted = 1;
+    srv->nconns++;
+    srclimit_add(srv->per_src, &c->src);
+    return 1;
+}
+
 static void on_connection(uv_stream_t *ls, int status)
 {
     struct server *srv = ls->data;
@@ -577,7 +699,6 @@ static void on_connection(uv_stream_t *ls, int status)
     c->open_handles = 1;
     c->next = srv->conns;
     srv->conns = c;
-    srv->nconns++;
     rc = uv_timer_init(&srv->loop, &c->timer);
     if (rc == 0) {
         c->timer.data = c;
@@ -592,6 +713,7 @@ static void on_connection(uv_stream_t *ls, int status)
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
         c->peer_addr = ss;
         format_addr((struct sockaddr *)&ss, c->peer, sizeof(c->peer));
+        srclimit_key_of((struct sockaddr *)&ss, &c->src);
     } else {
         snprintf(c->peer, sizeof(c->peer), "?");
     }
@@ -600,12 +722,12 @@ static void on_connection(uv_stream_t *ls, int status)
         conn_close(c);
         return;
     }
-    if (srv->shutting_down || srv->nconns > srv->o.max_conns) {
-        log_flood(srv, "connection limit reached; connection refused");
-        c->state = CONN_DRAIN;
+    if (srv->shutting_down) {
         conn_close(c);
         return;
     }
+    if (!admit(c))
+        return;
     /* every control message and RR/CRR transaction must leave at once */
     rc = uv_tcp_nodelay(&c->tcp, 1);
     if (rc != 0) {
@@ -791,6 +913,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->rx_buf = kp_xmalloc(SERVER_RX_BUF);
     srv->tx_buf = kp_xcalloc(1, PROTO_MAX_MSG_SIZE);
     srv->udp_buf = kp_xmalloc(SERVER_UDP_BUF);
+    srv->per_src = srclimit_new(srv->o.max_conns < 65536 ? srv->o.max_conns : 65536);
     if (init_handles(srv, err) != 0 || bind_all(srv, err) != 0)
         goto out;
     if (start_signals(srv, err) != 0)
@@ -816,6 +939,7 @@ out:
     free(srv->rx_buf);
     free(srv->tx_buf);
     free(srv->udp_buf);
+    srclimit_free(srv->per_src);
     free(srv);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.h - the kperf-agent server: one libuv loop serving every test on one TCP and one UDP
- * port, many clients at once, with the protocol's deadlines, caps and token check.
+ * port, many clients at once, with the protocol's deadlines, caps and mutual token check.
  * Owns its loop, sockets and per-connection state; prints nothing (cmd/ prints the ready
  * line from the callback). */
 #ifndef KPERF_AGENT_SERVER_H
@@ -11,6 +11,27 @@
 
 #include "base/kp_err.h"
 
+/* Defaults (docs/protocol.md, "Deadlines, limits"), the reasons beside them. */
+#define SERVER_DEFAULT_PORT            5201
+#define SERVER_DEFAULT_MAX_DURATION_MS (10u * 60u * 1000u)
+#define SERVER_DEFAULT_MAX_CONNS       1024
+/* One source (an IPv4 address, an IPv6 /64) may hold a quarter of the global cap: twice the
+ * largest test (1 control + 128 data connections), so a host running two such tests at once
+ * fits, and one source can never starve the others. */
+#define SERVER_DEFAULT_MAX_CONNS_PER_ADDR 256
+#define SERVER_DEFAULT_MAX_TESTS          16
+#define SERVER_DEFAULT_IDLE_TIMEOUT_MS    30000
+/* HELLO..TEST_REQ is two round trips: 2 s covers round trips up to ~1 s (a thousand times a
+ * cross-zone RTT) and frees the slot of a connection that never speaks 2.5x sooner than the
+ * 5 s of protocol version 1. */
+#define SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS 2000
+/* A UDP_STREAM is one flow, and cloud networks cap one flow well below the NIC: EC2 allows
+ * 5 Gbit/s per flow (10 Gbit/s inside a cluster placement group) even on 50-100 Gbit/s
+ * instances such as c6gn. 10 Gbit/s covers every rate one flow can carry there; a higher
+ * request would mostly measure drops and lets one request point a 100 Gbit/s stream at the
+ * client's address. Raise it with --max-rate (kperf passes it when --udp-rate asks for more). */
+#define SERVER_DEFAULT_MAX_RATE_BPS (10ull * 1000 * 1000 * 1000)
+
 struct server_opts {
     const char *bind_addr; /* borrowed; NULL = 0.0.0.0 */
     uint16_t port;         /* 0 = pick a free one (same for TCP and UDP) */
@@ -19,14 +40,14 @@ struct server_opts {
     uint32_t max_duration_ms;      /* cap on omit + duration of one test */
     uint16_t max_streams;          /* cap on streams of one test */
     unsigned max_conns;            /* concurrent TCP connections */
+    unsigned max_conns_per_addr;   /* of those, from one source (srclimit.h) */
     unsigned max_tests;            /* concurrent tests */
     uint32_t idle_timeout_ms;      /* control connection without progress */
     uint32_t handshake_timeout_ms; /* HELLO..TEST_REQ, DATA_HELLO */
     uint64_t max_rate_bps;         /* cap on a UDP_STREAM rate */
 };
 
-/* Fills o with the defaults (port 5201, 10 min, 128 streams, 1024 conns, 16 tests, 30 s idle,
- * 5 s handshake, 100 Gbit/s). */
+/* Fills o with the SERVER_DEFAULT_* values (128 streams; no token; all addresses). */
 void server_opts_default(struct server_opts *o);
 
 /* Called once when the sockets are bound: addr is "ADDR:PORT" (borrowed for the call). */

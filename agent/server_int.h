@@ -12,12 +12,19 @@
 
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "agent/srclimit.h"
 #include "base/kp_err.h"
 
 #define SERVER_RX_BUF    (256 * 1024) /* shared receive buffer for data connections */
 #define SERVER_UDP_BUF   (16 * 65536) /* 16 datagrams per recvmmsg */
-#define CONN_CTRL_BUF    64           /* no client->server control message is larger */
+#define CONN_CTRL_BUF    128          /* no client->server control message is larger (AUTH: 76) */
 #define SESSION_SLACK_MS 10000        /* deadline = omit + duration + this */
+/* A connection refused before it counts (a cap reached at accept, a handshake deadline): the
+ * server writes REFUSE, half-closes, and keeps it at most this long so the peer can read the
+ * reason, and keeps at most SERVER_MAX_LINGER such connections: past that they close at once
+ * (the peer may then miss the reason, a flood cannot pile them up). */
+#define SERVER_LINGER_MS  500
+#define SERVER_MAX_LINGER 256
 
 enum conn_state {
     CONN_NEW,     /* waiting for HELLO or DATA_HELLO */
@@ -39,11 +46,14 @@ struct conn {
     struct conn *next;    /* server's list */
     enum conn_state state;
     int closing;
+    int counted;   /* counts against max_conns and its source's max_conns_per_addr */
+    int lingering; /* refused before counting: in srv->nlinger */
+    struct srclimit_key src;
     int has_timer; /* timer initialised (else only tcp is open) */
     int open_handles;
     char peer[64]; /* "ip:port" for log lines */
     struct sockaddr_storage peer_addr;
-    uint8_t nonce[PROTO_NONCE_LEN];
+    uint8_t nonce[PROTO_NONCE_LEN]; /* the server's, from CHALLENGE to AUTH */
     uint8_t rbuf[CONN_CTRL_BUF];
     size_t rlen;
     /* data connections */
@@ -72,7 +82,11 @@ struct session {
     uv_timer_t mark;     /* end of the warm-up (--omit) */
     uv_timer_t pace;     /* reverse UDP_STREAM pacing; the report's grace/drain wait */
     uint64_t t_mark_ns, t_end_ns, t_last_eof_ns;
-    uint8_t *udp_tx; /* reverse UDP_STREAM datagram; ours */
+    /* reverse UDP_STREAM: the sending socket (ours), the receiver's last keep-alive, and when
+     * and why the sender stopped before STOP */
+    struct udp_source *udp_src;
+    uint64_t udp_last_ka_ns, udp_stop_ns;
+    uint16_t udp_stop; /* enum proto_udp_stop */
     uint64_t cpu_user0, cpu_sys0, node0[PROTO_CPU_FIELDS], rcvbuf0;
     uint64_t stop_sent_bytes, stop_udp_sent;
     /* UDP */
@@ -98,10 +112,13 @@ struct server {
     uv_signal_t sigterm, sigint;
     struct conn *conns;
     struct session *sessions;
-    unsigned nconns, nsessions;
-    uint8_t *rx_buf;  /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
-    uint8_t *tx_buf;  /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
-    uint8_t *udp_buf; /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
+    unsigned nconns;  /* counted connections (conn.counted) */
+    unsigned nlinger; /* refused connections still lingering (conn.lingering) */
+    unsigned nsessions;
+    struct srclimit *per_src; /* counted connections per source; ours */
+    uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
+    uint8_t *tx_buf;          /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
+    uint8_t *udp_buf;         /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
     uint64_t last_flood_log_ns;
     unsigned flood_suppressed;
     double log_tokens; /* server_warn's bucket */
@@ -131,7 +148,10 @@ void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
 struct session *session_new(struct server *srv, struct conn *ctrl, const struct proto_test_req *req,
                             struct kp_err *err);
 struct session *session_find(struct server *srv, uint64_t id);
-void session_end(struct session *s, const char *why); /* closes data conns and itself */
+/* Ends s: closes its data connections and itself; with why, the control connection gets REFUSE
+ * code (session_end: PROTO_REFUSE_INTERNAL) and the reason, else it is drained. */
+void session_end(struct session *s, const char *why);
+void session_end_code(struct session *s, uint16_t code, const char *why);
 void session_on_ctrl_msg(struct session *s, const struct proto_msg *m);
 KP_MUST_CHECK int session_attach(struct session *s, struct conn *c, uint16_t stream);
 void session_on_data(struct conn *c, const uint8_t *buf, size_t len);

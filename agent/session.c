@@ -13,10 +13,12 @@
 #include "agent/echo.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
+#include "agent/udp_source.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 
 #define UDP_SEND_PER_TICK     4096 /* datagrams per 1 ms pacing tick, at most */
+#define UDP_POLL_PER_TICK     16   /* reverse UDP: keep-alives read per pacing tick, at most */
 #define REPORT_GRACE_MS       1000 /* forward UDP: wait for datagrams still in flight after STOP */
 #define STREAM_BUFS_PER_WRITE 4    /* reverse streams: msg_size blocks per writev */
 #define DRAIN_WAIT_MS         5000 /* forward TCP: wait for every stream's EOF after STOP */
@@ -42,7 +44,7 @@ static void session_closed(uv_handle_t *h)
 
     if (--s->open_handles > 0)
         return;
-    free(s->udp_tx);
+    udp_source_close(s->udp_src);
     free(s);
 }
 
@@ -77,8 +79,6 @@ struct session *session_new(struct server *srv, struct conn *ctrl, const struct 
             uv_close((uv_handle_t *)timers[i], session_closed);
         return NULL;
     }
-    if (req->test == PROTO_UDP_STREAM && (req->flags & PROTO_FLAG_REVERSE))
-        s->udp_tx = kp_xcalloc(1, req->msg_size);
     s->next = srv->sessions;
     srv->sessions = s;
     srv->nsessions++;
@@ -94,6 +94,11 @@ struct session *session_find(struct server *srv, uint64_t id)
 }
 
 void session_end(struct session *s, const char *why)
+{
+    session_end_code(s, PROTO_REFUSE_INTERNAL, why);
+}
+
+void session_end_code(struct session *s, uint16_t code, const char *why)
 {
     struct server *srv = s->srv;
     struct session **pp;
@@ -114,7 +119,7 @@ void session_end(struct session *s, const char *why)
     if (ctrl) {
         ctrl->sess = NULL;
         if (why)
-            conn_refuse(ctrl, PROTO_REFUSE_INTERNAL, "%s", why);
+            conn_refuse(ctrl, code, "%s", why);
         else
             conn_drain(ctrl);
     }
@@ -127,6 +132,9 @@ void session_end(struct session *s, const char *why)
     uv_timer_stop(&s->deadline);
     uv_timer_stop(&s->mark);
     uv_timer_stop(&s->pace);
+    /* nothing more goes to the receiver; the struct goes with the last timer */
+    udp_source_close(s->udp_src);
+    s->udp_src = NULL;
     uv_close((uv_handle_t *)&s->deadline, session_closed);
     uv_close((uv_handle_t *)&s->mark, session_closed);
     uv_close((uv_handle_t *)&s->pace, session_closed);
@@ -351,31 +359,38 @@ static void udp_sink(struct session *s, uint64_t seq, uint64_t ts_ns, size_t len
  * thread (one blocking recv and send per transaction, no loop wake-up). The socket is bound
  * to the address the client reached the control connection on, so answers leave from the
  * address the client sends to. Failing that, the loop keeps echoing. */
+/* The address the client reached the control connection on, with the server's UDP port: a
+ * per-session UDP socket bound there sends from the address the client sends to. Returns 0,
+ * or -1 with err. */
+static int local_udp_addr(const struct session *s, struct sockaddr_storage *local,
+                          struct kp_err *err)
+{
+    int len = sizeof(*local);
+    int rc = uv_tcp_getsockname(&s->ctrl->tcp, (struct sockaddr *)local, &len);
+
+    if (rc != 0)
+        return kp_err_set(err, "uv_tcp_getsockname: %s", uv_strerror(rc));
+    if (local->ss_family == AF_INET)
+        ((struct sockaddr_in *)local)->sin_port = htons(s->srv->o.port);
+    else if (local->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)local)->sin6_port = htons(s->srv->o.port);
+    else
+        return kp_err_set(err, "control connection is neither IPv4 nor IPv6");
+    return 0;
+}
+
 static void udp_echo_begin(struct session *s, const struct sockaddr *from)
 {
     struct sockaddr_storage local;
-    int len = sizeof(local);
     uint64_t deadline_ns;
     struct kp_err err;
-    int rc;
 
     s->udp_echo_tried = 1;
     if (!s->ctrl)
         return;
     kp_err_clear(&err);
-    rc = uv_tcp_getsockname(&s->ctrl->tcp, (struct sockaddr *)&local, &len);
-    if (rc != 0) {
-        kp_err_set(&err, "uv_tcp_getsockname: %s", uv_strerror(rc));
+    if (local_udp_addr(s, &local, &err) != 0)
         goto on_loop;
-    }
-    if (local.ss_family == AF_INET) {
-        ((struct sockaddr_in *)&local)->sin_port = htons(s->srv->o.port);
-    } else if (local.ss_family == AF_INET6) {
-        ((struct sockaddr_in6 *)&local)->sin6_port = htons(s->srv->o.port);
-    } else {
-        kp_err_set(&err, "control connection is neither IPv4 nor IPv6");
-        goto on_loop;
-    }
     deadline_ns = sysinfo_now_ns() +
                   ((uint64_t)s->req.omit_ms + s->req.duration_ms + SESSION_SLACK_MS) * 1000000ull;
     s->udp_echo = echo_udp_start((const struct sockaddr *)&local, from, s->id, PROTO_MIN_UDP_SIZE,
@@ -385,6 +400,32 @@ static void udp_echo_begin(struct session *s, const struct sockaddr *from)
 on_loop:
     server_warn(s->srv, "%s: UDP_RR echo thread unavailable (%s); echoing on the loop",
                 s->ctrl->peer, kp_err_msg(&err));
+}
+
+/* Reverse UDP_STREAM: the receiver's address is known from its hello. Opens the sending socket
+ * (connected to it, so that an ICMP error and the receiver's keep-alives reach it) and confirms
+ * with UDP_READY; a socket that cannot be set up ends the session with the reason (REFUSE 6). */
+static void udp_reverse_ready(struct session *s, const struct sockaddr *from)
+{
+    char why[PROTO_REASON_MAX + 1];
+    struct sockaddr_storage local;
+    struct proto_msg m;
+    struct kp_err err;
+
+    kp_err_clear(&err);
+    if (local_udp_addr(s, &local, &err) == 0)
+        s->udp_src = udp_source_open((struct sockaddr *)&local, from, s->id, s->req.msg_size, &err);
+    if (!s->udp_src) {
+        snprintf(why, sizeof(why), "server: reverse UDP_STREAM socket: %s", kp_err_msg(&err));
+        session_end(s, why);
+        return;
+    }
+    memcpy(&s->udp_peer, from,
+           from->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    s->udp_peer_known = 1;
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_UDP_READY;
+    conn_send(s->ctrl, &m);
 }
 
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const struct sockaddr *from)
@@ -410,16 +451,8 @@ void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const st
         return;
     }
     if (seq == PROTO_UDP_HELLO_SEQ) {
-        if ((s->req.flags & PROTO_FLAG_REVERSE) && !s->udp_peer_known && !s->started) {
-            struct proto_msg m;
-            memcpy(&s->udp_peer, from,
-                   from->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                               : sizeof(struct sockaddr_in));
-            s->udp_peer_known = 1;
-            memset(&m, 0, sizeof(m));
-            m.type = PROTO_UDP_READY;
-            conn_send(s->ctrl, &m);
-        }
+        if ((s->req.flags & PROTO_FLAG_REVERSE) && !s->udp_peer_known && !s->started)
+            udp_reverse_ready(s, from);
         return;
     }
     if (!(s->req.flags & PROTO_FLAG_REVERSE) && s->started && !s->reported) {
@@ -430,18 +463,61 @@ void session_on_udp(struct server *srv, const uint8_t *buf, size_t len, const st
     }
 }
 
+/* Reverse UDP_STREAM: the receiver is gone or cannot be reached, so the server stops sending
+ * (it never streams at an address that does not want it). The session itself goes on until
+ * STOP or its deadline; RESULT says when and why the sending stopped. */
+static void udp_stop(struct session *s, uint16_t why, int err_no)
+{
+    static const char *const what[] = {
+        [PROTO_UDP_STOP_UNREACHABLE] = "the receiver is unreachable",
+        [PROTO_UDP_STOP_SILENT] = "no keep-alive from the receiver",
+        [PROTO_UDP_STOP_SEND_FAILED] = "a send failed",
+    };
+    uint64_t now = sysinfo_now_ns();
+
+    uv_timer_stop(&s->pace);
+    udp_source_close(s->udp_src);
+    s->udp_src = NULL;
+    s->udp_stop = why;
+    s->udp_stop_ns = now;
+    server_warn(s->srv, "%s: reverse UDP_STREAM stopped sending after %llu ms: %s%s%s%s",
+                s->ctrl ? s->ctrl->peer : "?",
+                (unsigned long long)((now - s->pace_start_ns) / 1000000), what[why],
+                err_no ? " (" : "", err_no ? strerror(err_no) : "", err_no ? ")" : "");
+}
+
+static uint16_t stop_reason(enum udp_source_status st)
+{
+    return st == UDP_SOURCE_UNREACHABLE ? PROTO_UDP_STOP_UNREACHABLE : PROTO_UDP_STOP_SEND_FAILED;
+}
+
 static void pace_tick(uv_timer_t *t)
 {
     struct session *s = t->data;
     uint64_t now = sysinfo_now_ns();
     double due_bytes = (double)s->req.rate_bps / 8.0 * (double)(now - s->pace_start_ns) / 1e9;
     uint64_t due = (uint64_t)(due_bytes / s->req.msg_size);
-    uv_buf_t b = uv_buf_init((char *)s->udp_tx, s->req.msg_size);
+    enum udp_source_status st;
+    unsigned keepalives = 0;
+    int why = 0;
 
+    if (!s->udp_src) {
+        uv_timer_stop(&s->pace);
+        return;
+    }
+    st = udp_source_poll(s->udp_src, UDP_POLL_PER_TICK, &keepalives, &why);
+    if (keepalives)
+        s->udp_last_ka_ns = now;
+    if (st != UDP_SOURCE_OK)
+        return udp_stop(s, stop_reason(st), why);
+    if (now - s->udp_last_ka_ns > PROTO_UDP_SILENT_MS * 1000000ull)
+        return udp_stop(s, PROTO_UDP_STOP_SILENT, 0);
     for (unsigned i = 0; i < UDP_SEND_PER_TICK && s->udp_sent < due; i++) {
-        proto_udp_put(s->udp_tx, s->id, s->udp_sent, sysinfo_now_ns());
-        if (uv_udp_try_send(&s->srv->udp, &b, 1, (const struct sockaddr *)&s->udp_peer) < 0)
+        st = udp_source_send(s->udp_src, s->udp_sent, &why);
+        if (st == UDP_SOURCE_FULL)
             break; /* socket buffer full: try again next tick */
+        if (st != UDP_SOURCE_OK)
+            return udp_stop(s, stop_reason(st), why);
         s->udp_sent++;
         s->udp_tx_bytes += s->req.msg_size;
     }
@@ -481,7 +557,7 @@ static void deadline_fired(uv_timer_t *t)
 
     server_warn(s->srv, "%s: %s exceeded its deadline; dropped", s->ctrl ? s->ctrl->peer : "?",
                 proto_test_name(s->req.test));
-    session_end(s, "test exceeded its deadline");
+    session_end_code(s, PROTO_REFUSE_TIMEOUT, "test exceeded its deadline");
 }
 
 static void fill_result(struct session *s, struct proto_result *r)
@@ -529,6 +605,11 @@ static void fill_result(struct session *s, struct proto_result *r)
     r->udp_max_seq_plus1 = s->udp_max_seq_plus1;
     r->udp_jitter_ns = (uint64_t)s->jitter_ns;
     r->udp_rcvbuf_errors = sysinfo_udp_rcvbuf_errors() - s->rcvbuf0;
+    if (s->pace_start_ns) {
+        uint64_t end = s->udp_stop_ns ? s->udp_stop_ns : s->t_end_ns;
+        r->udp_send_ns = end > s->pace_start_ns ? end - s->pace_start_ns : 0;
+    }
+    r->udp_stop = s->udp_stop;
 }
 
 static void report(struct session *s)
@@ -645,6 +726,7 @@ static void on_start(struct session *s)
                 stream_send(s->streams[i]);
     if (reverse && r->test == PROTO_UDP_STREAM) {
         s->pace_start_ns = sysinfo_now_ns();
+        s->udp_last_ka_ns = s->pace_start_ns; /* the receiver's keep-alives start now */
         rc = uv_timer_start(&s->pace, pace_tick, 1, 1);
         if (rc != 0) {
             session_fail(s, "uv_timer_start (pacing)", rc);

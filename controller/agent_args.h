@@ -12,7 +12,9 @@
  * --samples and --streams are always passed (samples <= 0 -> 1, streams <= 0 -> 4: the agent's
  * own defaults), so a command line read from a log or a manifest says what was measured.
  *
- * Server argv: [prefix...] [agent] server --port N [--bind ADDR] [--token-file F] */
+ * Server argv: [prefix...] [agent] server --port N [--bind ADDR] [--token-file F] [--max-rate N]
+ * --max-rate only when the run's --udp-rate is above the server's own default cap, so the
+ * server accepts what the run asks for and keeps its default cap otherwise. */
 #ifndef KPERF_CONTROLLER_AGENT_ARGS_H
 #define KPERF_CONTROLLER_AGENT_ARGS_H
 
@@ -20,6 +22,9 @@
 
 #define AGENT_ARGS_DEFAULT_SAMPLES 1 /* kperf-agent client's own defaults */
 #define AGENT_ARGS_DEFAULT_STREAMS 4
+/* kperf-agent server's default --max-rate (agent/server.h SERVER_DEFAULT_MAX_RATE_BPS; the
+ * controller may not include agent/, so the value is repeated here and the two must agree). */
+#define AGENT_ARGS_SERVER_MAX_RATE_BPS (10ull * 1000 * 1000 * 1000)
 
 /* What differs between backends. Strings borrowed for the duration of each call. */
 struct agent_args_opts {
@@ -31,6 +36,7 @@ struct agent_args_opts {
                                 * server: the --bind address, or NULL to omit --bind */
     int port;                  /* client: the server's port; server: --port */
     const char *token_file;    /* --token-file, or NULL to omit it */
+    uint64_t udp_rate_bps;     /* server: the run's --udp-rate (0 = default), for --max-rate */
 };
 
 /* The argv of `kperf-agent client` for spec (spec->group may be NULL: no --reverse). New

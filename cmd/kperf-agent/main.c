@@ -13,6 +13,7 @@
 #include "agent/client.h"
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "agent/token.h"
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -20,38 +21,20 @@
 #include "base/result.h"
 #include "base/units.h"
 
-#define TOKEN_MAX 4096
-
 enum { G_SERVER, G_CLIENT }; /* the flag groups of --help */
 
 static int verbosity = KP_LOG_WARN;
 
-/* Reads the per-run secret: whitespace trimmed, 1..4096 bytes. Caller frees with
- * kp_free_secret. */
+/* Reads the per-run secret exactly (agent/token.h: one trailing newline removed, 1..4096
+ * bytes, no NUL, regular files only). Caller frees with kp_free_secret. */
 static char *read_token(const char *path, struct kp_err *err)
 {
-    char *buf = kp_xcalloc(1, TOKEN_MAX + 2);
-    FILE *f = fopen(path, "re");
-    size_t n, start = 0;
+    char *buf = NULL;
+    size_t len = 0;
 
-    if (!f) {
-        kp_err_set(err, "cannot open token file %s: %s", path, strerror(errno));
-        kp_free_secret(buf);
+    if (token_read(path, &buf, &len, err) != 0)
         return NULL;
-    }
-    n = fread(buf, 1, TOKEN_MAX + 1, f);
-    fclose(f);
-    while (n > 0 && strchr(" \t\r\n", buf[n - 1]))
-        buf[--n] = '\0';
-    while (start < n && strchr(" \t\r\n", buf[start]))
-        start++;
-    if (n > TOKEN_MAX || n == start) {
-        kp_err_set(err, "token file %s is %s", path, n == start ? "empty" : "too large");
-        kp_free_secret(buf);
-        return NULL;
-    }
-    memmove(buf, buf + start, n - start + 1);
-    return buf;
+    return buf; /* NUL-free, so strlen(buf) == len */
 }
 
 static int parse_u32(const char *val, uint64_t max, uint64_t *out, struct kp_err *err)
@@ -143,6 +126,16 @@ static int srv_max_conns(void *p, const struct flag *f, const char *v, struct kp
     return 0;
 }
 
+static int srv_max_conns_per_addr(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, 1000000, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--max-conns-per-addr must be in [1, 1000000]");
+    ((struct server_cli *)p)->o.max_conns_per_addr = (unsigned)n;
+    return 0;
+}
+
 static int srv_max_tests(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -188,10 +181,12 @@ static const struct flag server_flags[] = {
     SRV("max-duration", "D", srv_max_duration, "longest test accepted, warm-up included (10m)"),
     SRV("max-streams", "N", srv_max_streams, "most parallel streams per test (128)"),
     SRV("max-conns", "N", srv_max_conns, "most concurrent TCP connections (1024)"),
+    SRV("max-conns-per-addr", "N", srv_max_conns_per_addr,
+        "most concurrent TCP connections from one address (IPv6: one /64) (256)"),
     SRV("max-tests", "N", srv_max_tests, "most concurrent tests; more are refused busy (16)"),
     SRV("idle-timeout", "D", srv_idle, "drop a control connection idle this long (30s)"),
-    SRV("handshake-timeout", "D", srv_handshake, "time to finish the handshake (5s)"),
-    SRV("max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (100G)"),
+    SRV("handshake-timeout", "D", srv_handshake, "time to finish the handshake (2s)"),
+    SRV("max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (10G)"),
     {.short_name = 'v',
      .help = "more logging (repeat for debug)",
      .group = G_SERVER,

@@ -71,6 +71,7 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->obj.pull_secret = ro->image_pull_secret;
     d->obj.tolerations = d->tolerations;
     d->obj.port = ro->port;
+    d->obj.udp_rate_bps = ro->udp_rate_bps;
     d->obj.host_network_used = d->set.host_network;
     d->obj.job_deadline_s = 60;
     d->obj.job_ttl_s = K8S_JOB_TTL_S;

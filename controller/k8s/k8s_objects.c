@@ -224,7 +224,8 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
 {
     int host = strcmp(network, "host") == 0;
     char *name = k8s_objects_daemonset_name(network, slot);
-    struct agent_args_opts ao = {.port = opts->port, .token_file = K8S_TOKEN_FILE};
+    struct agent_args_opts ao = {
+        .port = opts->port, .token_file = K8S_TOKEN_FILE, .udp_rate_bps = opts->udp_rate_bps};
     char **argv = agent_args_server(&ao);
     json_t *sel = json_pack("{s:s, s:s, s:s, s:s}", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
                             "server", K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT, slot);

@@ -43,6 +43,7 @@ struct k8s_objects_opts {
     const char *pull_secret;     /* name of an existing docker-registry Secret, or NULL */
     const json_t *tolerations;   /* array of core/v1 Toleration, or NULL */
     int port;                    /* agent TCP+UDP port */
+    uint64_t udp_rate_bps;       /* the run's --udp-rate (0 = default): the server's --max-rate */
     int host_network_used;       /* label the namespace Pod Security enforce=privileged */
     int job_deadline_s;          /* client Job activeDeadlineSeconds (> 0) */
     int job_ttl_s;               /* client Job ttlSecondsAfterFinished (>= 0) */

@@ -52,6 +52,7 @@ struct backend_local {
     char *agent;         /* owned: path of kperf-agent */
     char *token_path;    /* owned */
     uint64_t timeout_ms;
+    uint64_t udp_rate_bps; /* the run's --udp-rate: the servers' --max-rate */
     pid_t server_pid[SRV_COUNT];
     char *server_log[SRV_COUNT]; /* owned */
     volatile sig_atomic_t interrupted;
@@ -178,7 +179,8 @@ static int start_server(struct backend_local *bl, enum server s, struct kp_err *
                                 .agent = bl->agent,
                                 .host = localnet_addr(servers[s].addr),
                                 .port = LOCALNET_PORT,
-                                .token_file = bl->token_path};
+                                .token_file = bl->token_path,
+                                .udp_rate_bps = bl->udp_rate_bps};
     char **argv = agent_args_server(&o);
     int rc;
 
@@ -460,6 +462,7 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->base.ops = &local_ops;
     bl->agent = agent;
     bl->timeout_ms = opts->timeout_ms;
+    bl->udp_rate_bps = opts->udp_rate_bps;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
     return &bl->base;

@@ -202,6 +202,11 @@ static void test_agent_args_server_with_and_without_bind(void **state)
                                     .token_file = "/run/t"};
     struct agent_args_opts k8s = {.port = 6000, .token_file = "/var/run/kperf/token"};
     struct agent_args_opts bare = {.port = 5201};
+    /* a --udp-rate up to the server's default cap needs nothing; above it, --max-rate */
+    struct agent_args_opts at_cap = {.port = 5201, .udp_rate_bps = 10000000000ull};
+    struct agent_args_opts above = {.port = 5201, .udp_rate_bps = 25000000000ull};
+    const char *const want_above[] = {"server",     "--port",      "5201",
+                                      "--max-rate", "25000000000", NULL};
     const char *const want_local[] = {
         "ip",   "netns",  "exec",       "kperf-abc-pod1", "/bin/kperf-agent", "server", "--port",
         "5201", "--bind", "198.18.1.2", "--token-file",   "/run/t",           NULL};
@@ -213,6 +218,8 @@ static void test_agent_args_server_with_and_without_bind(void **state)
     assert_argv(agent_args_server(&local), want_local);
     assert_argv(agent_args_server(&k8s), want_k8s);
     assert_argv(agent_args_server(&bare), want_bare);
+    assert_argv(agent_args_server(&at_cap), want_bare);
+    assert_argv(agent_args_server(&above), want_above);
 }
 
 static void test_agent_args_free_null_is_noop(void **state)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_client.c - a socket option the measurement needs that cannot be set fails the sample,
  * and its entry in errors[] names the call and the errno text; on the server it drops only
- * that connection. A real server runs on loopback in a thread; this executable's setsockopt
- * stands in for libc's (and libuv's, which calls it through the dynamic linker) and fails the
- * one option a test arms. */
+ * that connection. The handshake authenticates both ways: a client with a token refuses a
+ * server that cannot prove it knows the token. Real servers run on loopback in threads (one
+ * without a token, one with); this executable's setsockopt stands in for libc's (and libuv's,
+ * which calls it through the dynamic linker) and fails the one option a test arms. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -56,38 +57,63 @@ static void arm(int level, int opt, int server_only)
 
 /* --- a server on loopback ---------------------------------------------------------------- */
 
+#define TOKEN "s3cret-token"
+
+struct test_server {
+    const char *token; /* NULL: a server without authentication */
+    pthread_t *thread;
+    uint16_t port;
+    int rc;
+};
+
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
-static uint16_t server_port;
-static int server_rc = -2;
+static pthread_t token_server_thread;
+static struct test_server plain = {.thread = &server_thread, .rc = -2};
+static struct test_server with_token = {.token = TOKEN, .thread = &token_server_thread, .rc = -2};
+static uint16_t server_port; /* plain's */
 
 static void on_ready(const char *addr, uint16_t port, void *arg)
 {
+    struct test_server *ts = arg;
+
     (void)addr;
-    (void)arg;
     pthread_mutex_lock(&ready_lock);
-    server_port = port;
+    ts->port = port;
     pthread_cond_signal(&ready_cond);
     pthread_mutex_unlock(&ready_lock);
 }
 
 static void *server_main(void *arg)
 {
+    struct test_server *ts = arg;
     struct server_opts o;
     struct kp_err err;
     int rc;
 
-    (void)arg;
     kp_err_clear(&err);
     server_opts_default(&o);
     o.bind_addr = "127.0.0.1";
     o.port = 0;
-    rc = server_run(&o, on_ready, NULL, &err);
+    o.token = ts->token;
+    o.token_len = ts->token ? strlen(ts->token) : 0;
+    rc = server_run(&o, on_ready, ts, &err);
     pthread_mutex_lock(&ready_lock);
-    server_rc = rc;
+    ts->rc = rc;
     pthread_cond_signal(&ready_cond); /* also when it could not start */
     pthread_mutex_unlock(&ready_lock);
     return NULL;
+}
+
+static int start_one(struct test_server *ts)
+{
+    if (pthread_create(ts->thread, NULL, server_main, ts) != 0)
+        return -1;
+    pthread_mutex_lock(&ready_lock);
+    while (ts->port == 0 && ts->rc == -2)
+        pthread_cond_wait(&ready_cond, &ready_lock);
+    pthread_mutex_unlock(&ready_lock);
+    return ts->port != 0 ? 0 : -1;
 }
 
 static int start_server(void **state)
@@ -95,38 +121,45 @@ static int start_server(void **state)
     (void)state;
     /* as kperf-agent's main does: libuv writes with write(2) */
     signal(SIGPIPE, SIG_IGN);
-    if (pthread_create(&server_thread, NULL, server_main, NULL) != 0)
+    if (start_one(&plain) != 0 || start_one(&with_token) != 0)
         return -1;
-    pthread_mutex_lock(&ready_lock);
-    while (server_port == 0 && server_rc == -2)
-        pthread_cond_wait(&ready_cond, &ready_lock);
-    pthread_mutex_unlock(&ready_lock);
-    return server_port != 0 ? 0 : -1;
+    server_port = plain.port;
+    return 0;
 }
 
 static int stop_server(void **state)
 {
     (void)state;
-    /* the server's uv_signal handle turns SIGTERM into a clean shutdown */
+    /* each server's uv_signal handle turns SIGTERM into a clean shutdown */
     kill(getpid(), SIGTERM);
     pthread_join(server_thread, NULL);
-    return server_rc == 0 ? 0 : -1;
+    pthread_join(token_server_thread, NULL);
+    return plain.rc == 0 && with_token.rc == 0 ? 0 : -1;
 }
 
 /* --- helpers ----------------------------------------------------------------------------- */
 
-/* Runs one sample of test against the server; returns the document (caller decrefs). */
-static json_t *run_one(uint8_t test, unsigned *failed)
+/* Runs one sample of test against the server on port with token (NULL: none); returns the
+ * document (caller decrefs). */
+static json_t *run_at(uint16_t port, const char *token, uint8_t test, unsigned *failed)
 {
     struct client_opts o;
 
     client_opts_default(&o);
     o.host = "127.0.0.1";
-    o.port = server_port;
+    o.port = port;
+    o.token = token;
+    o.token_len = token ? strlen(token) : 0;
     o.tests[0] = test;
     o.ntests = 1;
     o.duration_ms = 20; /* the failures come at set-up; a pass needs a few transactions */
     return client_run(&o, failed);
+}
+
+/* One sample against the server without a token. */
+static json_t *run_one(uint8_t test, unsigned *failed)
+{
+    return run_at(server_port, NULL, test, failed);
 }
 
 static const char *first_error(json_t *doc, const char **test)
@@ -219,6 +252,56 @@ static void test_client_server_drops_only_that_connection(void **state)
     json_decref(doc);
 }
 
+/* The server proves it knows the token (AUTH_OK) and the client checks it: a test runs. */
+static void test_client_mutual_auth_with_the_same_token(void **state)
+{
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    doc = run_at(with_token.port, TOKEN, PROTO_TCP_RR, &failed);
+    assert_int_equal(failed, 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 1);
+    json_decref(doc);
+}
+
+static void test_client_wrong_or_missing_token_refused_by_the_server(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    json_t *doc;
+
+    (void)state;
+    doc = run_at(with_token.port, "s3cret-tokeN", PROTO_TCP_RR, &failed);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test),
+                        "refused by server: authentication failed: wrong or missing token "
+                        "(check --token-file: it must hold the server's token)");
+    json_decref(doc);
+    doc = run_at(with_token.port, NULL, PROTO_TCP_RR, &failed);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test), "server requires a token: pass --token-file");
+    json_decref(doc);
+}
+
+/* A client that holds a token does not talk to a server that holds none: it could be anyone,
+ * and the client sends it no MAC. */
+static void test_client_with_token_refuses_a_server_without_one(void **state)
+{
+    unsigned failed = 0;
+    const char *test;
+    json_t *doc;
+
+    (void)state;
+    doc = run_at(server_port, TOKEN, PROTO_TCP_RR, &failed);
+    assert_int_equal(failed, 1);
+    assert_string_equal(first_error(doc, &test),
+                        "server did not prove it knows the token; refusing (it requires no "
+                        "token: start it with --token-file, or run this client without one)");
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 0);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +309,9 @@ int main(void)
         cmocka_unit_test(test_client_rr_timeout_failure_fails_the_sample),
         cmocka_unit_test(test_client_crr_linger_failure_fails_the_sample),
         cmocka_unit_test(test_client_server_drops_only_that_connection),
+        cmocka_unit_test(test_client_mutual_auth_with_the_same_token),
+        cmocka_unit_test(test_client_wrong_or_missing_token_refused_by_the_server),
+        cmocka_unit_test(test_client_with_token_refuses_a_server_without_one),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_proto.c - wire protocol: every message round-trips, every malformed header and payload
- * is rejected with a reason, truncation asks for more, test requests are range-checked. */
+ * is rejected with a reason, truncation asks for more, test requests are range-checked, HELLO
+ * and REFUSE keep the framing every version reads, and the handshake MACs match an
+ * independent HMAC (Python's hmac module) and bind both nonces and the side. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -67,7 +70,11 @@ static void test_proto_round_trip_every_type(void **state)
             m.u.challenge.flags = PROTO_FLAG_AUTH;
             break;
         case PROTO_AUTH:
+            memset(m.u.auth.nonce, 0x5a, PROTO_NONCE_LEN);
             memset(m.u.auth.mac, 0x3c, PROTO_MAC_LEN);
+            break;
+        case PROTO_AUTH_OK:
+            memset(m.u.auth_ok.mac, 0xc3, PROTO_MAC_LEN);
             break;
         case PROTO_TEST_REQ:
             m.u.test_req = good_req();
@@ -94,6 +101,8 @@ static void test_proto_round_trip_every_type(void **state)
             m.u.result.mtu = 9001;
             m.u.result.node_cpu[PROTO_CPU_SOFTIRQ] = 77;
             m.u.result.udp_jitter_ns = 5000;
+            m.u.result.udp_send_ns = 3000000;
+            m.u.result.udp_stop = PROTO_UDP_STOP_UNREACHABLE;
             m.u.result.nstreams = 3;
             m.u.result.streams[2].rx_bytes = 999;
             m.u.result.streams[2].mss = 8949;
@@ -111,7 +120,11 @@ static void test_proto_round_trip_every_type(void **state)
             assert_int_equal(out.u.challenge.flags, PROTO_FLAG_AUTH);
             break;
         case PROTO_AUTH:
+            assert_memory_equal(out.u.auth.nonce, m.u.auth.nonce, PROTO_NONCE_LEN);
             assert_memory_equal(out.u.auth.mac, m.u.auth.mac, PROTO_MAC_LEN);
+            break;
+        case PROTO_AUTH_OK:
+            assert_memory_equal(out.u.auth_ok.mac, m.u.auth_ok.mac, PROTO_MAC_LEN);
             break;
         case PROTO_TEST_REQ:
             assert_memory_equal(&out.u.test_req, &m.u.test_req, sizeof(m.u.test_req));
@@ -133,6 +146,8 @@ static void test_proto_round_trip_every_type(void **state)
             assert_int_equal(out.u.result.streams[2].mss, 8949);
             assert_int_equal(out.u.result.node_cpu[PROTO_CPU_SOFTIRQ], 77);
             assert_int_equal(out.u.result.rx_total, 2000);
+            assert_int_equal(out.u.result.udp_send_ns, 3000000);
+            assert_int_equal(out.u.result.udp_stop, PROTO_UDP_STOP_UNREACHABLE);
             break;
         default:
             break;
@@ -181,9 +196,12 @@ static void test_proto_bad_headers(void **state)
     encode_header(0x47455420, 1, PROTO_HELLO, 0, 4); /* "GET " */
     assert_int_equal(decode_len(16, &err), PROTO_ERROR);
     assert_non_null(strstr(kp_err_msg(&err), "magic"));
-    encode_header(PROTO_MAGIC, 2, PROTO_HELLO, 0, 4);
+    encode_header(PROTO_MAGIC, PROTO_VERSION, PROTO_HELLO, 0, 4); /* HELLO is framed as 1 */
     assert_int_equal(decode_len(16, &err), PROTO_ERROR);
     assert_non_null(strstr(kp_err_msg(&err), "version"));
+    encode_header(PROTO_MAGIC, 1, PROTO_START, 0, 0); /* a version 1 peer past HELLO */
+    assert_int_equal(decode_len(PROTO_HEADER_LEN, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "unsupported protocol version 1 in START"));
     encode_header(PROTO_MAGIC, 1, 0, 0, 4);
     assert_int_equal(decode_len(16, &err), PROTO_ERROR);
     encode_header(PROTO_MAGIC, 1, PROTO_TYPE_MAX + 1, 0, 4);
@@ -206,7 +224,7 @@ static void test_proto_oversized_lengths_rejected_before_payload(void **state)
         assert_int_equal(decode_len(PROTO_HEADER_LEN, &err), PROTO_ERROR);
         assert_non_null(strstr(kp_err_msg(&err), "length"));
     }
-    encode_header(PROTO_MAGIC, 1, PROTO_RESULT, 0, 0xffffffffu);
+    encode_header(PROTO_MAGIC, PROTO_VERSION, PROTO_RESULT, 0, 0xffffffffu);
     assert_int_equal(decode_len(PROTO_HEADER_LEN, &err), PROTO_ERROR);
 }
 
@@ -215,7 +233,8 @@ static void test_proto_fixed_lengths_enforced(void **state)
     static const struct {
         uint8_t type;
         uint32_t len;
-    } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},    {PROTO_AUTH, 31},
+    } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},    {PROTO_AUTH, 32},
+                 {PROTO_AUTH, 63},      {PROTO_AUTH_OK, 31}, {PROTO_AUTH_OK, 64},
                  {PROTO_TEST_REQ, 23},  {PROTO_TEST_REQ, 0}, {PROTO_START, 1},
                  {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},  {PROTO_CHALLENGE, 32},
                  {PROTO_STOP, 0},       {PROTO_DATA_OK, 12}, {PROTO_UDP_READY, 2}};
@@ -224,7 +243,8 @@ static void test_proto_fixed_lengths_enforced(void **state)
 
     for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
         memset(buf, 0, sizeof(buf));
-        encode_header(PROTO_MAGIC, 1, wrong[i].type, 0, wrong[i].len);
+        encode_header(PROTO_MAGIC, wrong[i].type == PROTO_HELLO ? 1 : PROTO_VERSION, wrong[i].type,
+                      0, wrong[i].len);
         assert_int_equal(decode_len(PROTO_HEADER_LEN + wrong[i].len, &err), PROTO_ERROR);
     }
 }
@@ -375,6 +395,15 @@ static void test_proto_bad_result(void **state)
     /* claim more than the cap */
     buf[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN - 2] = 0xff;
     assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* an unknown reason for a UDP stop */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_RESULT;
+    m.u.result.udp_stop = PROTO_UDP_STOP_MAX;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+    buf[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN - 3] = PROTO_UDP_STOP_MAX + 1;
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "UDP stop reason"));
     /* window bytes above the total */
     memset(&m, 0, sizeof(m));
     m.type = PROTO_RESULT;
@@ -406,20 +435,85 @@ static void test_proto_pipelined_messages(void **state)
     assert_int_equal(out.u.stop.sent_bytes, 5);
 }
 
-static void test_proto_auth_mac(void **state)
+static void hex(const uint8_t *d, size_t n, char *out)
 {
-    uint8_t nonce[PROTO_NONCE_LEN] = {1, 2, 3};
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+/* The expected values come from Python: hmac.new(b"secret", label + sn + cn, sha256). */
+static void test_proto_auth_mac_matches_an_independent_hmac(void **state)
+{
+    uint8_t sn[PROTO_NONCE_LEN], cn[PROTO_NONCE_LEN], mac[PROTO_MAC_LEN];
+    char got[2 * PROTO_MAC_LEN + 1];
+    (void)state;
+
+    for (int i = 0; i < PROTO_NONCE_LEN; i++) {
+        sn[i] = (uint8_t)i;
+        cn[i] = (uint8_t)(32 + i);
+    }
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, sn, cn, mac);
+    hex(mac, sizeof(mac), got);
+    assert_string_equal(got, "ecc43d22915a0eb014ccef4044faee41957c24ed582af46814a1100c8bf298ab");
+    proto_auth_mac("secret", 6, PROTO_AUTH_SERVER, sn, cn, mac);
+    hex(mac, sizeof(mac), got);
+    assert_string_equal(got, "e69d608a4505d820070b9fe984592e5495a2e82e4d4abb05d85bd2400e551ac5");
+}
+
+/* Each MAC depends on the token, on both nonces (so neither side alone picks what is signed),
+ * on their order, and on the side (so a MAC is never valid as the other side's proof). */
+static void test_proto_auth_mac_binds_token_nonces_and_side(void **state)
+{
+    uint8_t sn[PROTO_NONCE_LEN] = {1, 2, 3}, cn[PROTO_NONCE_LEN] = {9, 8, 7};
     uint8_t m1[PROTO_MAC_LEN], m2[PROTO_MAC_LEN], m3[PROTO_MAC_LEN];
     (void)state;
 
-    proto_auth_mac("secret", 6, nonce, m1);
-    proto_auth_mac("secret", 6, nonce, m2);
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, sn, cn, m1);
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, sn, cn, m2);
     assert_memory_equal(m1, m2, PROTO_MAC_LEN);
-    proto_auth_mac("secreT", 6, nonce, m3);
+    proto_auth_mac("secreT", 6, PROTO_AUTH_CLIENT, sn, cn, m3);
     assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
-    nonce[31] = 1;
-    proto_auth_mac("secret", 6, nonce, m3);
+    proto_auth_mac("secret", 6, PROTO_AUTH_SERVER, sn, cn, m3);
     assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, cn, sn, m3);
+    assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+    cn[31] = 1;
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, sn, cn, m3);
+    assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+    cn[31] = 0;
+    sn[31] = 1;
+    proto_auth_mac("secret", 6, PROTO_AUTH_CLIENT, sn, cn, m3);
+    assert_memory_not_equal(m1, m3, PROTO_MAC_LEN);
+}
+
+/* HELLO and REFUSE are framed as version 1 whatever the version, so an old client still reads
+ * a new server's refusal (and the reverse); everything else carries PROTO_VERSION. */
+static void test_proto_hello_and_refuse_keep_the_stable_framing(void **state)
+{
+    static const uint8_t v1_refuse[] = {0x4b, 0x50, 0x52, 0x46, 1, PROTO_REFUSE, 0,   0,  0, 0, 0,
+                                        7,    0,    5,    0,    3, 'o',          'l', 'd'};
+    struct proto_msg m, out;
+    struct kp_err err;
+    size_t used = 0;
+    (void)state;
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_HELLO;
+    m.u.hello.version_min = m.u.hello.version_max = PROTO_VERSION;
+    assert_int_equal(proto_encode(&m, buf, sizeof(buf)), PROTO_HEADER_LEN + 4);
+    assert_int_equal(buf[4], PROTO_VERSION_STABLE);
+    m.type = PROTO_REFUSE;
+    m.u.refuse.code = PROTO_REFUSE_VERSION;
+    assert_true(proto_encode(&m, buf, sizeof(buf)) > 0);
+    assert_int_equal(buf[4], PROTO_VERSION_STABLE);
+    m.type = PROTO_START;
+    assert_true(proto_encode(&m, buf, sizeof(buf)) > 0);
+    assert_int_equal(buf[4], PROTO_VERSION);
+    /* a version 1 server's REFUSE, byte for byte */
+    kp_err_clear(&err);
+    assert_int_equal(proto_decode(v1_refuse, sizeof(v1_refuse), &out, &used, &err), PROTO_OK);
+    assert_int_equal(out.u.refuse.code, PROTO_REFUSE_VERSION);
+    assert_string_equal(out.u.refuse.reason, "old");
 }
 
 /* proto.h's test numbers and base/testkind.h's wire ids are the same protocol. */
@@ -502,7 +596,9 @@ int main(void)
         cmocka_unit_test(test_proto_bad_refuse),
         cmocka_unit_test(test_proto_bad_result),
         cmocka_unit_test(test_proto_pipelined_messages),
-        cmocka_unit_test(test_proto_auth_mac),
+        cmocka_unit_test(test_proto_auth_mac_matches_an_independent_hmac),
+        cmocka_unit_test(test_proto_auth_mac_binds_token_nonces_and_side),
+        cmocka_unit_test(test_proto_hello_and_refuse_keep_the_stable_framing),
         cmocka_unit_test(test_proto_names_and_udp_header),
         cmocka_unit_test(test_proto_encode_refuses_small_buffer),
     };
