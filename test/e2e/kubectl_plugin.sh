@@ -75,8 +75,11 @@ jq -e --arg tag "$tag" --arg sum "$sum" '.apiVersion == "krew.googlecontainertoo
 mkdir -p "$tmp/krew/store" "$tmp/krew/bin" "$tmp/unpacked"
 tar -C "$tmp/unpacked" -xzf "$tmp/kperf-$tag-linux-amd64.tar.gz"
 while IFS= read -r f; do
-    [ -f "$tmp/unpacked/$f" ] || bad "krew manifest: $f is not in the archive"
-    cp "$tmp/unpacked/$f" "$tmp/krew/store/"
+    if [ -f "$tmp/unpacked/$f" ]; then
+        cp "$tmp/unpacked/$f" "$tmp/krew/store/"
+    else
+        bad "krew manifest: $f is not in the archive"
+    fi
 done < <(jq -r '.spec.platforms[0].files[].from' "$tmp/krew.json")
 ln -s "$tmp/krew/store/$(jq -r '.spec.platforms[0].bin' "$tmp/krew.json")" "$tmp/krew/bin/kubectl-kperf"
 [ "$(PATH="$tmp/krew/bin:/usr/bin:/bin" "$KUBECTL" kperf version)" = "$version" ] || bad "krew-style install: kubectl kperf version"
