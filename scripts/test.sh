@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf)
+extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf
+  zsh fish) # zsh, fish: e2e.completion
 missing=()
 for p in "${extra[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
