@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kperf as a kubectl plugin, with the real kubectl 1.35 (test/tools/get-kubectl.sh; never
 # skipped for want of it): `cmake --install` into a fresh prefix puts kperf, kperf-agent and the
-# kubectl-kperf link into its bin; with that bin on PATH, kubectl's plugin discovery lists it and
+# kubectl-kperf link into its bin (and the completion scripts into share/); with that bin on PATH, kubectl's plugin discovery lists it and
 # `kubectl kperf ...` runs kperf with the arguments, whose usage, help and hints then say
 # "kubectl kperf". The krew manifest template (manifests/krew/kperf.yaml), filled in for an
 # archive of that bin, names files the archive has and its checksum, and installed the way
@@ -26,6 +26,12 @@ for f in kperf kperf-agent; do
     [ -x "$tmp/prefix/bin/$f" ] && [ ! -L "$tmp/prefix/bin/$f" ] || bad "cmake --install: no bin/$f"
 done
 [ "$(readlink "$tmp/prefix/bin/kubectl-kperf")" = kperf ] || bad "cmake --install: bin/kubectl-kperf is not a link to kperf"
+# and the completion scripts where bash-completion, zsh and fish look for them
+for spec in bash:bash-completion/completions/kperf bash:bash-completion/completions/kubectl-kperf \
+    zsh:zsh/vendor-completions/_kperf fish:fish/vendor_completions.d/kperf.fish; do
+    cmp -s <("$KPERF" completion "${spec%%:*}") "$tmp/prefix/share/${spec#*:}" ||
+        bad "cmake --install: share/${spec#*:} is not kperf completion ${spec%%:*}"
+done
 
 # 2. kubectl's plugin discovery
 k() { PATH="$tmp/prefix/bin:/usr/bin:/bin" "$KUBECTL" "$@"; }
