@@ -133,6 +133,13 @@ render restricted -f "$CHART/ci/restricted-values.yaml"
 diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
     { cat "$tmp/diff"; bad "helm template (default values) differs from manifests/*.yaml"; }
 
+# the packaged chart (what a chart repository serves) carries the linked files: same objects
+"$HELM" package "$CHART" -d "$tmp" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; bad "helm package"; }
+"$HELM" template kperf "$tmp"/kperf-*.tgz >"$tmp/helm-packaged.yaml" 2>"$tmp/err" || { cat "$tmp/err"; bad "helm template kperf-*.tgz"; }
+to_ndjson "$tmp/helm-packaged.yaml" "$tmp/helm-packaged.ndjson"
+cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || bad "the packaged chart renders other objects"
+tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && bad "the packaged chart carries ci/"
+
 P=helm-history-pvc
 # perRunNamespaces adds rbac-namespaces.yaml, and nothing else RBAC-wise besides the baseline rule
 jq -c 'select(.metadata.name == "kperf-namespaces")' "$tmp/$P.ndjson" >"$tmp/rbac-ns.ndjson"

@@ -16,31 +16,61 @@ app.kubernetes.io/name: kperf
 {{- end -}}
 {{- end }}
 
-{{/* The subject every binding names: the job's ServiceAccount. */}}
-{{- define "kperf.subjects" -}}
-- kind: ServiceAccount
-  name: {{ .Values.serviceAccount.name }}
-  namespace: {{ .Values.namespace.name }}
+{{/* The objects of one file of manifests/ (files/ links to them: the plain YAML is the one
+source), with what the values change: the namespace "kperf" (objects, subjects, the namespace
+the ClusterRole may read), the ServiceAccount, the baseline ConfigMap the Role may read (no such
+rule with a PVC baseline), the namespace's Pod Security level, commonLabels.
+Argument: dict "root" $ "file" "files/NAME.yaml". */}}
+{{- define "kperf.fromFile" -}}
+{{- $v := .root.Values }}
+{{- $ns := $v.namespace.name }}
+{{- $sa := $v.serviceAccount.name }}
+{{- range $doc := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get .file) -1 }}
+{{- $o := fromYaml $doc }}
+{{- if hasKey $o "Error" }}
+{{- fail (printf "%s: %s" $.file $o.Error) }}
 {{- end }}
-
-{{/* Rules on the agents' objects in the run's namespace (rbac.yaml's Role, rbac-namespaces.yaml). */}}
-{{- define "kperf.agentRules" -}}
-- apiGroups: [""]
-  resources: ["pods"]
-  verbs: ["get", "list", "watch", "create", "delete"]
-- apiGroups: [""]
-  resources: ["pods/log"]
-  verbs: ["get"]
-- apiGroups: [""]
-  resources: ["events"]
-  verbs: ["list", "watch"]
-- apiGroups: [""]
-  resources: ["services", "secrets", "serviceaccounts"]
-  verbs: ["get", "list", "create", "delete"]
-- apiGroups: ["apps"]
-  resources: ["daemonsets"]
-  verbs: ["get", "list", "watch", "create", "delete"]
-- apiGroups: ["batch"]
-  resources: ["jobs"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+{{- if $o }}
+{{- $md := $o.metadata }}
+{{- if eq $o.kind "Namespace" }}
+{{- $_ := set $md "name" $ns }}
+{{- $_ := set $md.labels "pod-security.kubernetes.io/enforce" $v.namespace.podSecurityEnforce }}
+{{- end }}
+{{- if eq ($md.namespace | default "") "kperf" }}
+{{- $_ := set $md "namespace" $ns }}
+{{- end }}
+{{- if eq $o.kind "ServiceAccount" }}
+{{- $_ := set $md "name" $sa }}
+{{- end }}
+{{- if $v.commonLabels }}
+{{- $_ := set $md "labels" (merge (dict) ($md.labels | default dict) $v.commonLabels) }}
+{{- end }}
+{{- range $s := $o.subjects | default list }}
+{{- if eq $s.kind "ServiceAccount" }}
+{{- $_ := set $s "name" $sa }}
+{{- $_ := set $s "namespace" $ns }}
+{{- end }}
+{{- end }}
+{{- if hasKey $o "rules" }}
+{{- $rules := list }}
+{{- range $r := $o.rules }}
+{{- $names := $r.resourceNames | default list }}
+{{- if and (has "namespaces" ($r.resources | default list)) (has "kperf" $names) }}
+{{- $_ := set $r "resourceNames" (list $ns) }}
+{{- end }}
+{{- if and (has "configmaps" ($r.resources | default list)) (has "kperf-baseline" $names) }}
+{{- if not $v.baseline.existingClaim }}
+{{- $_ := set $r "resourceNames" (list $v.baseline.configMap) }}
+{{- $rules = append $rules $r }}
+{{- end }}
+{{- else }}
+{{- $rules = append $rules $r }}
+{{- end }}
+{{- end }}
+{{- $_ := set $o "rules" $rules }}
+{{- end }}
+---
+{{ toYaml $o }}
+{{- end }}
+{{- end }}
 {{- end }}
