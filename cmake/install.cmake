@@ -4,6 +4,9 @@
 # command lines as "kubectl kperf ..."). The build tree gets the same link in its bin dir.
 include(GNUInstallDirs)
 install(TARGETS kperf kperf-agent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# kubectl (1.26+) completes a plugin's arguments with kubectl_complete-<plugin> from PATH
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/cmd/kperf/kubectl_complete-kperf
+        DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(CODE "
   set(dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
   message(STATUS \"Installing: \${dir}/kubectl-kperf -> kperf\")

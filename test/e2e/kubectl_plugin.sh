@@ -4,7 +4,8 @@
 # skipped for want of it): `cmake --install` into a fresh prefix puts kperf, kperf-agent and the
 # kubectl-kperf link into its bin (and the completion scripts into share/); with that bin on PATH, kubectl's plugin discovery lists it and
 # `kubectl kperf ...` runs kperf with the arguments, whose usage, help and hints then say
-# "kubectl kperf". The krew manifest template (manifests/krew/kperf.yaml), filled in for an
+# "kubectl kperf"; kubectl's own completion completes its arguments (kubectl_complete-kperf).
+# The krew manifest template (manifests/krew/kperf.yaml), filled in for an
 # archive of that bin, names files the archive has and its checksum, and installed the way
 # krew does (archive unpacked into a store, bin linked as kubectl-kperf) it works too.
 set -euo pipefail
@@ -52,6 +53,12 @@ k kperf manifests --format json --scenarios pod-to-pod,pod-to-service --samples 
 "$KPERF" manifests --format json --scenarios pod-to-pod,pod-to-service --samples 3 | sed -E "$runid" >"$tmp/direct.ndjson"
 [ -s "$tmp/plugin.ndjson" ] && cmp -s "$tmp/plugin.ndjson" "$tmp/direct.ndjson" ||
     bad "kubectl kperf manifests differs from kperf manifests"
+# kubectl's own completion of the plugin's arguments (kubectl_complete-kperf, cobra protocol)
+[ "$(k __complete kperf run --sce 2>/dev/null | tr '\n' ' ')" = "--scenarios :4 " ] ||
+    bad "kubectl __complete kperf run --sce: $(k __complete kperf run --sce 2>&1 | tr '\n' ' ')"
+[ "$(k __complete kperf report x.json -o h 2>/dev/null | tr '\n' ' ')" = "html :4 " ] ||
+    bad "kubectl __complete kperf report -o h: $(k __complete kperf report x.json -o h 2>&1 | tr '\n' ' ')"
+k __complete kperf '' 2>/dev/null | grep -qx completion || bad "kubectl __complete kperf '': no subcommands"
 # kperf under its own name is unchanged
 [ "$("$tmp/prefix/bin/kperf" run --help | head -1)" = "Usage: kperf run [flags]" ] || bad "kperf run --help changed"
 
