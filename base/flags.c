@@ -168,11 +168,62 @@ int flags_parse(const struct flags_cmd *cmd, int argc, char **argv, int *next, s
     return rc;
 }
 
+/* flags_set_invocation: the word and what it is printed as (both NULL: no substitution). */
+static const char *inv_name;
+static const char *inv_as;
+
+void flags_set_invocation(const char *name, const char *as)
+{
+    inv_name = as ? name : NULL;
+    inv_as = as;
+}
+
+/* Whether s[i..] is the invocation word starting a command (see flags.h). */
+static bool starts_command(const char *s, size_t i)
+{
+    size_t n = strlen(inv_name);
+    size_t j = i;
+
+    if (strncmp(s + i, inv_name, n) != 0 || s[i + n] != ' ')
+        return false;
+    if (i > 0 && (s[i - 1] == '\'' || s[i - 1] == '`'))
+        return true;
+    if (i >= 7 && strncmp(s + i - 7, "Usage: ", 7) == 0)
+        return true;
+    while (j > 0 && s[j - 1] == ' ')
+        j--;
+    return j == 0 || s[j - 1] == '\n';
+}
+
+void flags_fputs(FILE *f, const char *s)
+{
+    size_t i = 0, from = 0;
+
+    if (!inv_name) {
+        fputs(s, f);
+        return;
+    }
+    for (; s[i]; i++) {
+        if (!starts_command(s, i))
+            continue;
+        fwrite(s + from, 1, i - from, f);
+        fputs(inv_as, f);
+        i += strlen(inv_name) - 1;
+        from = i + 1;
+    }
+    fputs(s + from, f);
+}
+
 int flags_hint(const struct flags_cmd *cmd, struct kp_err *err)
 {
     if (err) {
         size_t len = strlen(err->msg);
-        snprintf(err->msg + len, sizeof(err->msg) - len, ". Run '%s --help' for usage.", cmd->name);
+        size_t n = inv_name ? strlen(inv_name) : 0;
+        bool sub = n && strncmp(cmd->name, inv_name, n) == 0 &&
+                   (cmd->name[n] == ' ' || cmd->name[n] == '\0');
+
+        snprintf(err->msg + len, sizeof(err->msg) - len, ". Run '%s%s --help' for usage.",
+                 sub ? inv_as : "", cmd->name + (sub ? n : 0));
     }
     return -1;
 }
@@ -201,7 +252,7 @@ static void help_row(FILE *out, const struct flags_cmd *cmd, const struct flag *
 
 void flags_help(FILE *out, const struct flags_cmd *cmd)
 {
-    fputs(cmd->usage, out);
+    flags_fputs(out, cmd->usage);
     for (int g = 0; g < cmd->n_groups; g++) {
         bool listed = false;
         for (size_t t = 0; t < FLAGS_MAX_TABLES; t++) {
@@ -220,5 +271,5 @@ void flags_help(FILE *out, const struct flags_cmd *cmd)
         }
     }
     if (cmd->footer)
-        fputs(cmd->footer, out);
+        flags_fputs(out, cmd->footer);
 }

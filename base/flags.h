@@ -90,4 +90,15 @@ int flags_hint(const struct flags_cmd *cmd, struct kp_err *err);
  * rows in table order as "  <-x, --name ARG padded to help_width> <help>"), then footer. */
 void flags_help(FILE *f, const struct flags_cmd *cmd);
 
+/* The program as the user invoked it, for every text that shows a command line: the word `name`
+ * (e.g. "kperf") is printed as `as` (e.g. "kubectl kperf" when run as the kubectl plugin
+ * kubectl-kperf) where it starts a command, i.e. when a space follows and it is at the start of
+ * a line (after indentation), after "Usage: " or after a quote (' or `). Prose ("earlier kperf
+ * runs") and other words ("kperf-agent") are left alone. Applies to flags_hint, flags_help and
+ * flags_fputs; process-wide, set once before any of them (not thread-safe). NULL as: off. */
+void flags_set_invocation(const char *name, const char *as);
+
+/* Writes s to f with the invocation substitution above; for the callers' own usage texts. */
+void flags_fputs(FILE *f, const char *s);
+
 #endif

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf)
+extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf
+  zsh fish) # zsh, fish: e2e.completion
 missing=()
 for p in "${extra[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -28,6 +29,7 @@ cmake --build build-release -j"$(nproc)" >/dev/null
 
 echo "== unit and e2e tests"
 export KUBECTL="${KUBECTL:-$(bash test/tools/get-kubectl.sh)}" # pinned kubectl 1.35: never skip
+export HELM="${HELM:-$(bash test/tools/get-helm.sh)}"          # pinned helm 4, same download
 ctest --test-dir build --output-on-failure
 
 echo "== unit tests under AddressSanitizer + UBSan"

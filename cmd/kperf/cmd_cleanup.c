@@ -67,6 +67,12 @@ static const struct flag flag_table[] = {
     {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
 };
 
+const struct flag *cmd_cleanup_flags(size_t *n)
+{
+    *n = sizeof(flag_table) / sizeof(flag_table[0]);
+    return flag_table;
+}
+
 static const char *const group_titles[] = {"Flags"};
 
 static const char usage_text[] =

@@ -59,6 +59,12 @@ static const struct flag own_flags[] = {
     {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
 };
 
+const struct flag *cmd_manifests_flags(size_t *n)
+{
+    *n = sizeof(own_flags) / sizeof(own_flags[0]);
+    return own_flags;
+}
+
 static const char *const untitled[] = {NULL};
 
 static int print_docs(const json_t *docs, int as_json, struct kp_err *err)

@@ -66,6 +66,12 @@ static const struct flag flag_table[] = {
     {.fn = add_path}, /* FILE.json */
 };
 
+const struct flag *cmd_report_flags(size_t *n)
+{
+    *n = sizeof(flag_table) / sizeof(flag_table[0]);
+    return flag_table;
+}
+
 static const char *const untitled[] = {NULL};
 
 /* Parses argv into f. Returns 0, 1 for --help (printed), or -1 with err (a usage error). */

@@ -27,18 +27,30 @@ static const struct command commands[] = {
     {"report", cmd_report, "re-render a saved report.json as table, markdown, csv or html"},
     {"cleanup", cmd_cleanup, "remove everything earlier kperf runs left in the cluster"},
     {"manifests", cmd_manifests, "print the objects a run would create, as YAML"},
+    {"completion", cmd_completion, "print a shell completion script: bash, zsh or fish"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "kperf %s - Kubernetes pod-network performance, measured properly\n\n"
-            "Usage: kperf <command> [flags]\n\nCommands:\n",
+    fprintf(f, "kperf %s - Kubernetes pod-network performance, measured properly\n\n",
             KPERF_VERSION);
+    flags_fputs(f, "Usage: kperf <command> [flags]\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "  %-10s %s\n\nRun 'kperf <command> --help' for a command's flags.\n", "version",
-            "print the version");
+    fprintf(f, "  %-10s %s\n\n", "version", "print the version");
+    flags_fputs(f, "Run 'kperf <command> --help' for a command's flags.\n");
+}
+
+/* Installed as kubectl-kperf (a link to kperf), kubectl runs it for `kubectl kperf ...`
+ * (plugin discovery), with argv[0] the path of the link: usage and hints then show the
+ * command lines the user types, "kubectl kperf run ...". */
+static void set_invocation(const char *argv0)
+{
+    const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+    base = base ? base + 1 : argv0;
+    if (base && strcmp(base, "kubectl-kperf") == 0)
+        flags_set_invocation("kperf", "kubectl kperf");
 }
 
 static int dispatch(int argc, char **argv);
@@ -46,6 +58,7 @@ static int dispatch(int argc, char **argv);
 int main(int argc, char **argv)
 {
     kp_log_set_prog("kperf");
+    set_invocation(argv[0]);
     kp_alloc_init_json();
     /* The API client sets CURLOPT_NOSIGNAL, so libcurl leaves SIGPIPE to us (TLS writes through
      * OpenSSL can raise it), and a closed pipe on stdout or to a child must be a write error,
@@ -104,7 +117,7 @@ static int dispatch(int argc, char **argv)
         if (strcmp(argv[next], commands[i].name) == 0)
             return commands[i].fn(argc - next, argv + next);
     }
-    fprintf(stderr, "kperf: error: unknown command '%s'. Run 'kperf --help' for the list.\n",
-            argv[next]);
+    fprintf(stderr, "kperf: error: unknown command '%s'. ", argv[next]);
+    flags_fputs(stderr, "Run 'kperf --help' for the list.\n");
     return 2;
 }

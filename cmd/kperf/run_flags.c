@@ -549,6 +549,12 @@ static const struct flag run_flags[] = {
 
 #define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))
 
+const struct flag *run_flags_table(size_t *n)
+{
+    *n = N_RUN_FLAGS;
+    return run_flags;
+}
+
 static const char *const group_titles[G_COUNT] = {
     "What to measure",
     "How to measure",

@@ -8,8 +8,10 @@
 
 #include "base/kp_err.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
+struct flag;
 struct flags_cmd;
 struct kp_err;
 struct run_options;
@@ -28,5 +30,8 @@ KP_MUST_CHECK int run_flags_parse_as(const struct flags_cmd *cmd, struct run_opt
 
 /* Prints the --help text of `kperf run` to f. */
 void run_flags_help(FILE *f);
+
+/* The rows of `kperf run` (static), for `kperf completion`; *n is set to their count. */
+const struct flag *run_flags_table(size_t *n);
 
 #endif

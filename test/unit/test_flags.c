@@ -354,6 +354,56 @@ static void test_flags_help_from_the_table(void **state)
     free(text);
 }
 
+static char *fputs_of(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    flags_fputs(f, s);
+    fclose(f);
+    return buf;
+}
+
+/* Run as the kubectl plugin: command lines say "kubectl prog", prose and other words do not */
+static void test_flags_invocation(void **state)
+{
+    struct opts o;
+    struct flags_cmd cmd = make_cmd(table, 1, &o);
+    struct kp_err err;
+    char *text;
+
+    (void)state;
+    flags_set_invocation("prog", "kubectl prog");
+    text = fputs_of("Usage: prog sub [flags]\n"
+                    "       prog sub --x FILE\n"
+                    "Every 'prog sub' flag; earlier prog runs, prog-agent, `prog sub`.\n"
+                    "  prog sub -v\n"
+                    "prog\n");
+    assert_string_equal(text, "Usage: kubectl prog sub [flags]\n"
+                              "       kubectl prog sub --x FILE\n"
+                              "Every 'kubectl prog sub' flag; earlier prog runs, prog-agent, "
+                              "`kubectl prog sub`.\n"
+                              "  kubectl prog sub -v\n"
+                              "prog\n");
+    free(text);
+    text = help_of(&cmd);
+    assert_non_null(strstr(text, "Usage: kubectl prog sub [flags]\n"));
+    free(text);
+    kp_err_set(&err, "bad");
+    flags_hint(&cmd, &err);
+    assert_string_equal(kp_err_msg(&err), "bad. Run 'kubectl prog sub --help' for usage.");
+
+    /* off again: as written */
+    flags_set_invocation("prog", NULL);
+    text = fputs_of("Usage: prog sub\n");
+    assert_string_equal(text, "Usage: prog sub\n");
+    free(text);
+    kp_err_set(&err, "bad");
+    flags_hint(&cmd, &err);
+    assert_string_equal(kp_err_msg(&err), "bad. Run 'prog sub --help' for usage.");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_flags_two_tables_and_stop_at_arg),
         cmocka_unit_test(test_flags_hint),
         cmocka_unit_test(test_flags_help_from_the_table),
+        cmocka_unit_test(test_flags_invocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

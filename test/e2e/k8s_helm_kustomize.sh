@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The nightly job as a Helm chart (manifests/helm/kperf) and with kustomize (manifests/ as the
+# base, deploy/overlays/* per platform), with the real helm 4 and kubectl 1.35 (fetched by
+# test/tools/get-helm.sh and get-kubectl.sh: never skipped for want of them):
+# * helm lint, and helm template with the default values and the value sets in the chart's ci/;
+#   kubectl kustomize of the base and of every overlay;
+# * every object produced validates against the official Kubernetes 1.35 schemas with our
+#   validator (test/kube-sim/kubesim/openapi.py, as k8s_manifests_valid.sh), a CronJob's
+#   jobTemplate also as a Job and its pod template as a Pod; RBAC rules use no wildcards;
+# * the kperf run and kperf compare arguments of every CronJob are accepted by this kperf;
+# * one source of truth: the chart's default rendering and the kustomize base are, as parsed
+#   objects, exactly the plain YAML in manifests/ (nothing ignored: the chart adds no helm
+#   labels unless commonLabels asks), and rbac.perRunNamespaces adds exactly
+#   manifests/rbac-namespaces.yaml;
+# * each value set and overlay changes what it says it changes; a pushgateway URL, which this
+#   kperf cannot use yet, stops helm with a clear error.
+set -euo pipefail
+KPERF="${KPERF_BIN:?}/kperf"
+SRC="${KPERF_SRC:?}"
+VALIDATE="$SRC/test/kube-sim/kubesim/openapi.py"
+CHART="$SRC/manifests/helm/kperf"
+[ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
+command -v jq >/dev/null || { echo "no jq"; exit 77; }
+HELM=${HELM:-$(bash "$SRC/test/tools/get-helm.sh")}
+KUBECTL=${KUBECTL:-$(bash "$SRC/test/tools/get-kubectl.sh")}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n_doc=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# to_ndjson YAML OUT: the objects of a multi-document YAML file, one sorted JSON per line, in a
+# stable order (kind, namespace, name)
+to_ndjson() {
+    "$KPERF" manifests --from-yaml "$1" | jq -S -c . |
+        jq -s -c 'sort_by(.kind, .metadata.namespace // "", .metadata.name)[]' >"$2"
+}
+
+# queue NDJSON WHAT: queues every object for the schema validator (plus a CronJob's Job and Pod)
+# and runs the structural checks
+queue() {
+    local line doc kind
+    while IFS= read -r line; do
+        n_doc=$((n_doc + 1))
+        doc="$tmp/doc-$n_doc.json"
+        printf '%s\n' "$line" >"$doc"
+        echo "$doc" >>"$tmp/queue"
+        kind=$(jq -r .kind "$doc")
+        case "$kind" in
+        Namespace | ServiceAccount) ;;
+        CronJob)
+            jq '{apiVersion: "batch/v1", kind: "Job", metadata: (.spec.jobTemplate.metadata +
+                 {name: .metadata.name, namespace: .metadata.namespace}),
+                 spec: .spec.jobTemplate.spec}' "$doc" >"$tmp/job-$n_doc.json"
+            jq '{apiVersion: "v1", kind: "Pod", metadata: (.spec.jobTemplate.spec.template.metadata +
+                 {name: "p", namespace: .metadata.namespace}),
+                 spec: .spec.jobTemplate.spec.template.spec}' "$doc" >"$tmp/pod-$n_doc.json"
+            printf '%s\n%s\n' "$tmp/job-$n_doc.json" "$tmp/pod-$n_doc.json" >>"$tmp/queue"
+            jq -e '.spec.concurrencyPolicy == "Forbid"' "$doc" >/dev/null ||
+                bad "$2: CronJob concurrencyPolicy"
+            check_args "$doc" "$2"
+            ;;
+        ClusterRole | Role)
+            jq -e '.rules | length > 0 and all(.[]; (.verbs | length > 0) and
+                   (.verbs | index("*") | not) and ((.resources // []) | index("*") | not) and
+                   ((.apiGroups // []) | index("*") | not))' "$doc" >/dev/null ||
+                bad "$2: $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"
+            ;;
+        ClusterRoleBinding | RoleBinding)
+            jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' "$doc" \
+                >/dev/null || bad "$2: $kind binding"
+            ;;
+        *) bad "$2: unexpected kind '$kind'" ;;
+        esac
+    done <"$1"
+}
+
+# check_args CRONJOB.json WHAT: this kperf accepts the job's kperf run flags (kperf manifests
+# takes every run flag; --nodes-from is left out: its report exists only in the cluster) and its
+# kperf compare flags (missing files give exit 1, a bad flag 2)
+check_args() {
+    local -a run cmp
+    mapfile -t run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' "$1")
+    mapfile -t cmp < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' "$1")
+    [ "${run[0]}" = run ] || bad "$2: first container does not run 'kperf run'"
+    local -a flags=()
+    local i
+    for ((i = 1; i < ${#run[@]}; i++)); do
+        if [ "${run[i]}" = --nodes-from ]; then
+            i=$((i + 1))
+        else
+            flags+=("${run[i]}")
+        fi
+    done
+    "$KPERF" manifests --format json "${flags[@]}" >/dev/null 2>"$tmp/err" ||
+        bad "$2: kperf run ${flags[*]}: $(cat "$tmp/err")"
+    [ "${cmp[0]}" = compare ] || bad "$2: second container does not run 'kperf compare'"
+    local rc=0
+    "$KPERF" "${cmp[@]}" >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json' "$tmp/err" ||
+        bad "$2: kperf ${cmp[*]}: exit $rc: $(cat "$tmp/err")"
+}
+
+# cron JSON-PATH-FILTER NDJSON: a jq filter on the one CronJob
+cron() { jq -e -s "map(select(.kind == \"CronJob\"))[0] | $1" "$2" >/dev/null; }
+
+# 1. the plain YAML: the reference
+cat "$SRC/manifests/namespace.yaml" <(echo ---) "$SRC/manifests/rbac.yaml" <(echo ---) \
+    "$SRC/manifests/cronjob.yaml" >"$tmp/plain.yaml"
+to_ndjson "$tmp/plain.yaml" "$tmp/plain.ndjson"
+to_ndjson "$SRC/manifests/rbac-namespaces.yaml" "$tmp/plain-rbac-ns.ndjson"
+[ "$(wc -l <"$tmp/plain.ndjson")" -ge 9 ] || bad "manifests/: only $(wc -l <"$tmp/plain.ndjson") objects"
+
+# 2. Helm
+"$HELM" lint "$CHART" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; bad "helm lint"; }
+for v in "$CHART"/ci/*-values.yaml; do
+    "$HELM" lint "$CHART" -f "$v" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; bad "helm lint -f $v"; }
+done
+render() { # NAME HELM-ARGS...: helm template into $tmp/helm-NAME.ndjson, queued for validation
+    local name=$1
+    shift
+    "$HELM" template kperf "$CHART" "$@" >"$tmp/helm-$name.yaml" 2>"$tmp/err" ||
+        { cat "$tmp/err"; bad "helm template $name"; return; }
+    to_ndjson "$tmp/helm-$name.yaml" "$tmp/helm-$name.ndjson"
+    queue "$tmp/helm-$name.ndjson" "helm template ($name)"
+}
+render default
+render history-pvc -f "$CHART/ci/history-pvc-values.yaml"
+render restricted -f "$CHART/ci/restricted-values.yaml"
+
+# one source of truth: the default rendering is the plain YAML
+diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
+    { cat "$tmp/diff"; bad "helm template (default values) differs from manifests/*.yaml"; }
+
+# the packaged chart (what a chart repository serves) carries the linked files: same objects
+"$HELM" package "$CHART" -d "$tmp" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; bad "helm package"; }
+"$HELM" template kperf "$tmp"/kperf-*.tgz >"$tmp/helm-packaged.yaml" 2>"$tmp/err" || { cat "$tmp/err"; bad "helm template kperf-*.tgz"; }
+to_ndjson "$tmp/helm-packaged.yaml" "$tmp/helm-packaged.ndjson"
+cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || bad "the packaged chart renders other objects"
+tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && bad "the packaged chart carries ci/"
+
+P=helm-history-pvc
+# perRunNamespaces adds rbac-namespaces.yaml, and nothing else RBAC-wise besides the baseline rule
+jq -c 'select(.metadata.name == "kperf-namespaces")' "$tmp/$P.ndjson" >"$tmp/rbac-ns.ndjson"
+cmp -s "$tmp/rbac-ns.ndjson" "$tmp/plain-rbac-ns.ndjson" ||
+    bad "rbac.perRunNamespaces does not render manifests/rbac-namespaces.yaml"
+cron '.spec.jobTemplate.spec.template.spec.volumes[1] == {name: "baseline",
+      persistentVolumeClaim: {claimName: "kperf-history", readOnly: true}}' "$tmp/$P.ndjson" ||
+    bad "$P: baseline.existingClaim"
+jq -e -s 'map(select(.kind == "Role" and .metadata.name == "kperf"))[0].rules |
+          all(.[]; .resources | index("configmaps") | not)' "$tmp/$P.ndjson" >/dev/null ||
+    bad "$P: a PVC baseline still grants the ConfigMap"
+cron '.spec.timeZone == "Europe/Berlin" and .spec.schedule == "30 1 * * 1-5"' "$tmp/$P.ndjson" ||
+    bad "$P: schedule"
+cron '.spec.jobTemplate.spec.template.spec as $s |
+      $s.nodeSelector == {"node-role.example.com/perf": "true"} and
+      $s.tolerations[0].key == "dedicated" and $s.imagePullSecrets == [{name: "regcred"}] and
+      ($s.initContainers + $s.containers | all(.[]; .image == "mirror.example.internal/kperf/kperf:0.1.0-rc1"
+        and .imagePullPolicy == "Always")) and
+      ($s.initContainers[0].args | join(" ") | test("--tests all .*--image mirror.example.internal/kperf/kperf-agent:0.1.0-rc1 --image-pull-policy IfNotPresent --image-pull-secret regcred --node-selector node-role.example.com/perf=true --tolerations dedicated=perf:NoSchedule "))' \
+    "$tmp/$P.ndjson" || bad "$P: images, placement or agent flags"
+
+R=helm-restricted
+jq -e -s 'map(select(.kind == "Namespace"))[0].metadata |
+          .name == "perf" and .labels["pod-security.kubernetes.io/enforce"] == "restricted" and
+          .labels.team == "netperf"' "$tmp/$R.ndjson" >/dev/null || bad "$R: namespace"
+jq -e -s 'all(.[]; (.metadata.namespace // "perf") as $n | ($n == "perf" or $n == "kube-system")
+          and .metadata.labels.team == "netperf" and
+          all((.subjects // [])[]; .namespace == "perf" and .name == "perf-runner"))' \
+    "$tmp/$R.ndjson" >/dev/null || bad "$R: objects outside namespace perf or unlabelled"
+cron '.metadata.name == "perf-hourly" and .spec.suspend == true and
+      .spec.successfulJobsHistoryLimit == 3 and
+      (.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")) ==
+      "run --namespace perf --scenarios pod-to-pod,pod-to-service --tests TCP_RR,TCP_CRR --duration 10s --samples 3 --image ghcr.io/kperf/kperf-agent:0.1.0 --streams 8 --timeout 5m --output json --output-dir /results" and
+      (.spec.jobTemplate.spec.template.spec.containers[0].args | join(" ")) ==
+      "compare /baseline/report.json /results/report.json --threshold 10%" and
+      .spec.jobTemplate.spec.template.spec.volumes[1].configMap.name == "perf-baseline"' \
+    "$tmp/$R.ndjson" || bad "$R: CronJob"
+
+if "$HELM" template kperf "$CHART" --set pushgateway.url=http://pushgateway:9091 >/dev/null 2>"$tmp/err"; then
+    bad "pushgateway.url rendered a job this kperf cannot run"
+elif ! grep -q 'pushgateway.url: this kperf cannot push metrics yet' "$tmp/err"; then
+    bad "pushgateway.url: unclear error: $(cat "$tmp/err")"
+fi
+
+# 3. kustomize: the base is the plain YAML; each overlay changes only the CronJob, as it says
+"$KUBECTL" kustomize "$SRC/manifests" >"$tmp/k-base.yaml" || bad "kubectl kustomize manifests"
+to_ndjson "$tmp/k-base.yaml" "$tmp/k-base.ndjson"
+queue "$tmp/k-base.ndjson" "kustomize base"
+cmp -s "$tmp/plain.ndjson" "$tmp/k-base.ndjson" || bad "kustomize base differs from manifests/*.yaml"
+for o in eks-vpc-cni tke cilium; do
+    "$KUBECTL" kustomize "$SRC/deploy/overlays/$o" >"$tmp/k-$o.yaml" || { bad "kubectl kustomize $o"; continue; }
+    to_ndjson "$tmp/k-$o.yaml" "$tmp/k-$o.ndjson"
+    queue "$tmp/k-$o.ndjson" "kustomize $o"
+    cmp -s <(grep -v '"kind":"CronJob"' "$tmp/plain.ndjson") <(grep -v '"kind":"CronJob"' "$tmp/k-$o.ndjson") ||
+        bad "overlay $o changes more than the CronJob"
+done
+A='.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")'
+cron "(.spec.jobTemplate.spec.template.spec.nodeSelector == {\"eks.amazonaws.com/capacityType\": \"ON_DEMAND\"})
+      and ($A | endswith(\"--node-selector eks.amazonaws.com/capacityType=ON_DEMAND\"))" \
+    "$tmp/k-eks-vpc-cni.ndjson" || bad "overlay eks-vpc-cni"
+cron ".spec.timeZone == \"Asia/Shanghai\" and
+      (.spec.jobTemplate.spec.template.spec | [.initContainers[0].image, .containers[0].image] ==
+       [\"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\"])
+      and ($A | test(\"--image ccr.ccs.tencentyun.com/NAMESPACE/kperf-agent:0.1.0 \"))" \
+    "$tmp/k-tke.ndjson" || bad "overlay tke"
+cron "($A | endswith(\"--tests all\")) and .spec.jobTemplate.spec.activeDeadlineSeconds == 7200" \
+    "$tmp/k-cilium.ndjson" || bad "overlay cilium"
+
+# 4. the schemas, all at once (python start-up dominates)
+mapfile -t files <"$tmp/queue"
+python3 "$VALIDATE" --quiet "${files[@]}" || bad "some objects are not valid (above)"
+# the check can fail: a misspelt field in a rendered CronJob is caught
+jq -s -c 'map(select(.kind == "CronJob"))[0] | .spec.jobTemplate.spec.template.spec.nodeselector = {}' \
+    "$tmp/helm-default.ndjson" >"$tmp/bad.json"
+if python3 "$VALIDATE" --quiet "$tmp/bad.json" >"$tmp/err"; then
+    bad "the validator accepted a misspelt field"
+fi
+[ "${#files[@]}" -ge 60 ] || bad "only ${#files[@]} objects validated"
+[ "$fail" = 0 ] && echo "ok: helm (3 value sets) and kustomize (base + 3 overlays): ${#files[@]} objects valid; defaults equal manifests/"
+exit "$fail"
