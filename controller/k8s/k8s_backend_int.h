@@ -31,6 +31,7 @@ struct k8s_backend {
     char *service_ip;     /* ClusterIP of kperf-svc-a */
     int created;          /* something may exist in the cluster */
     int ns_created;       /* we created d.ns: delete it at the end */
+    unsigned n_steps;     /* client runs so far: the step number in the next Job's name */
 };
 
 /* backend_ops.prepare (k8s_prepare.c). */
