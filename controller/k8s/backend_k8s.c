@@ -294,6 +294,11 @@ static int cleanup(struct backend *base, struct kp_err *err)
     if (!b->kc || !b->created)
         return 0;
     kube_client_reset_abort(b->kc);
+    /* stop renewing: from here the run ends; a cleanup that fails leaves a Lease that expires,
+     * and the next run removes what is left. --keep: the objects stay on purpose, the Lease
+     * goes (a kept run is not a crashed one). */
+    k8s_lease_release(b->lease, b->ro->keep ? b->kc : NULL);
+    b->lease = NULL;
     if (b->ro->keep) {
         kp_log(
             KP_LOG_WARN,
@@ -316,6 +321,7 @@ static void destroy(struct backend *base)
 
     if (!b)
         return;
+    k8s_lease_release(b->lease, NULL);
     kube_client_free(b->kc);
     k8s_deploy_cleanup(&b->d);
     kp_free_secret(b->token);
