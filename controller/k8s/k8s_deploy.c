@@ -106,7 +106,7 @@ json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec 
     const struct plan_group *g = spec->group;
     struct k8s_group_target t;
     struct k8s_objects_opts o = d->obj;
-    char **argv = k8s_objects_client_argv(spec, server, port);
+    char **argv;
     char *name =
         k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, g->reverse, step);
     struct k8s_client_job job = {
@@ -114,13 +114,16 @@ json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec 
         .node_hostname = client_host,
         .scenario = plan_scenario_name(g->scenario),
         .placement = g->placement_label,
-        .args = (const char *const *)argv,
     };
     json_t *obj;
 
     k8s_objects_group_target(g, &t);
+    /* The external host's agent cannot know the per-run token (it is made in the cluster), so
+     * it runs without one; a client holding a token refuses such a server (mutual auth). */
+    argv = k8s_objects_client_argv(spec, server, port, t.server_network != NULL);
     job.host_network = t.client_host_network;
     o.job_deadline_s = (int)((k8s_deploy_spec_ms(spec) + d->timeout_ms) / 1000 + 1);
+    job.args = (const char *const *)argv;
     obj = k8s_objects_client_job(&o, &job);
     agent_args_free(argv);
     if (name_out)

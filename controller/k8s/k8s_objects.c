@@ -338,9 +338,11 @@ void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_targe
     }
 }
 
-char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port)
+char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
+                               int with_token)
 {
-    struct agent_args_opts o = {.host = server, .port = port, .token_file = K8S_TOKEN_FILE};
+    struct agent_args_opts o = {
+        .host = server, .port = port, .token_file = with_token ? K8S_TOKEN_FILE : NULL};
 
     return agent_args_client(spec, &o);
 }

@@ -115,9 +115,12 @@ struct k8s_group_target {
 void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out);
 
 /* The client Job's container args: agent_args_client (controller/agent_args.h) for spec against
- * server:port with no binary (the image's command is kperf-agent) and the token at
- * K8S_TOKEN_FILE. New NULL-terminated array; caller frees with agent_args_free. */
-char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port);
+ * server:port with no binary (the image's command is kperf-agent) and, when with_token, the
+ * token at K8S_TOKEN_FILE (in-cluster servers; the external server cannot know the per-run
+ * token, and a client holding one refuses a server without it). New NULL-terminated array;
+ * caller frees with agent_args_free. */
+char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
+                               int with_token);
 
 /* The name of a server DaemonSet / Service / client Job. Caller frees with free(). */
 char *k8s_objects_daemonset_name(const char *network, const char *slot);

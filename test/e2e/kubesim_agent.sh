@@ -30,7 +30,7 @@ kind: Pod
 metadata: {name: server, namespace: perf, labels: {app: kperf-server}}
 spec:
   nodeSelector: {kubernetes.io/hostname: node-1}
-  volumes: [{name: tok, secret: {secretName: run-token}}]
+  volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0400}}]
   containers:
   - name: server
     image: ghcr.io/example/kperf-agent:dev
@@ -53,7 +53,7 @@ spec:
     spec:
       restartPolicy: Never
       nodeSelector: {kubernetes.io/hostname: node-2}
-      volumes: [{name: tok, secret: {secretName: run-token}}]
+      volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0400}}]
       containers:
       - name: client
         image: ghcr.io/example/kperf-agent:dev

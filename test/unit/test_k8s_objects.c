@@ -251,7 +251,7 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
     struct run_spec spec = {
         .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
-    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000);
+    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 1);
     struct k8s_client_job job = {.name = "kperf-c-x",
                                  .node_hostname = "node-1",
                                  .scenario = "pod-to-external",
@@ -284,6 +284,14 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     j = k8s_objects_server_daemonset(&o, "pod", "a", "node-1");
     assert_container_args(j, want_server);
     json_decref(j);
+
+    /* without the token (the external server): the same argv minus --token-file FILE */
+    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 0);
+    size_t n = 0;
+    for (; argv[n]; n++)
+        assert_string_not_equal(argv[n], "--token-file");
+    assert_int_equal(n, sizeof(want_client) / sizeof(want_client[0]) - 3);
+    agent_args_free(argv);
 }
 
 static void assert_dns_label(const char *a)
