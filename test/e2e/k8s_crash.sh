@@ -35,6 +35,17 @@ crash_a_run() {
     if ! wait_client_running; then
         fail "run $1: no client pod ran"; kill -9 $pid; wait $pid 2>/dev/null; return 1
     fi
+    # the controller renews its Lease while it runs (every third of --lease-duration)
+    if [ "$1" = 1 ]; then
+        local deadline=$((SECONDS + 10)) renewed=
+        while [ $SECONDS -lt $deadline ] && [ -z "$renewed" ]; do
+            renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
+                jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
+            [ -n "$renewed" ] || sleep 0.3
+        done
+        [ -n "$renewed" ] && pass "the running kperf renews its Lease (renewTime $renewed)" ||
+            fail "the Lease was never renewed"
+    fi
     kill -9 $pid
     wait $pid 2>/dev/null
     CRASHED=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf \
