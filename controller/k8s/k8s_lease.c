@@ -194,7 +194,13 @@ int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
         return kp_err_prefix(err, "creating lease %s/%s", opts->ns, k->name);
     }
     json_decref(obj);
-    if (pthread_create(&k->thread, NULL, keeper_main, k) != 0) {
+    /* signals (SIGINT, SIGTERM) stay with the main thread, whose waits they must wake */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int prc = pthread_create(&k->thread, NULL, keeper_main, k);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
         struct kube_delete_opts d = {.missing_ok = 1, .grace_period_s = -1};
         if (kube_delete(kc, &K8S_RES_LEASES, k->ns, k->name, &d, NULL, err) != 0)
             kp_err_clear(err);
