@@ -61,6 +61,9 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
 {
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
+    if (!o->local && o->ip_family != RUN_IPV4)
+        return kp_err_set(err, "--ip-family ipv6 applies to --local only, for now (on a "
+                               "cluster kperf measures IPv4 pod addresses)");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->omit_ms >= 3600000)

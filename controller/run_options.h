@@ -22,6 +22,12 @@ enum run_output {
     RUN_OUTPUT_CSV,
 };
 
+/* --ip-family: the address family every path of the run uses. */
+enum run_ip_family {
+    RUN_IPV4 = 0,
+    RUN_IPV6,
+};
+
 /* --node-selector key=value[,key=value...] */
 struct run_label {
     char *key;   /* owned */
@@ -57,8 +63,9 @@ struct run_options {
     char *output_dir;       /* --output-dir; owned; NULL = none */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
-    bool local; /* --local */
-    int mtu;    /* --mtu, default 1500 (local only; 576..65000) */
+    bool local;                   /* --local */
+    int mtu;                      /* --mtu, default 1500 (local only; 576..65000) */
+    enum run_ip_family ip_family; /* --ip-family, default ipv4 (local only, for now) */
     /* Kubernetes backend (consumed by backend_k8s) */
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */

@@ -35,6 +35,7 @@ enum flag_id {
     F_VERBOSE,
     F_LOCAL,
     F_MTU,
+    F_IP_FAMILY,
     F_KUBECONFIG,
     F_CONTEXT,
     F_NAMESPACE,
@@ -351,6 +352,15 @@ static int handle_local(struct run_parse *p, const struct flag *f, const char *v
         o->local = true;
         return 0;
     }
+    if (f->id == F_IP_FAMILY) {
+        if (strcmp(v, "ipv4") == 0)
+            o->ip_family = RUN_IPV4;
+        else if (strcmp(v, "ipv6") == 0)
+            o->ip_family = RUN_IPV6;
+        else
+            return kp_err_set(err, "--ip-family: unknown family '%s' (ipv4 or ipv6)", v);
+        return 0;
+    }
     if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
         return -1;
     o->mtu = (int)n;
@@ -511,6 +521,9 @@ static const struct flag run_flags[] = {
              "and pods (needs root; see docs/local-backend.md)"),
     RUN_FLAG(G_LOCAL, F_MTU, "mtu", 0, "BYTES",
              "MTU of every local link (default 1500; 9001 = jumbo)"),
+    RUN_FLAG(G_LOCAL, F_IP_FAMILY, "ip-family", 0, "FAMILY",
+             "ipv4 (default) or ipv6: the addresses every path uses\n"
+             "(the local cluster is dual-stack; IPv6 from 2001:2::/48)"),
     RUN_FLAG(G_K8S, F_KUBECONFIG, "kubeconfig", 0, "FILE",
              "kubeconfig (default $KUBECONFIG, ~/.kube/config)"),
     RUN_FLAG(G_K8S, F_CONTEXT, "context", 0, "NAME",

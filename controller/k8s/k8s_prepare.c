@@ -603,9 +603,12 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
         return -1;
     if (!b->ro->external_host)
         plan_skip(plan, SCENARIO_POD_TO_EXTERNAL, PLACEMENT_COUNT, "no --external-server given");
-    else
+    else {
+        int v6 = strchr(b->ro->external_host, ':') != NULL; /* an IPv6 literal: bracket it */
         json_object_set_new(b->facts, "external_server",
-                            json_sprintf("%s:%d", b->ro->external_host, b->ro->external_port));
+                            json_sprintf("%s%s%s:%d", v6 ? "[" : "", b->ro->external_host,
+                                         v6 ? "]" : "", b->ro->external_port));
+    }
     if (k8s_deploy_init(&b->d, b->ro, plan, NULL, k8s_facts_node_hostname(b->node_a), err) != 0)
         return -1;
     b->deployed = 1;

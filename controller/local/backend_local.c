@@ -52,7 +52,8 @@ struct backend_local {
     char *agent;         /* owned: path of kperf-agent */
     char *token_path;    /* owned */
     uint64_t timeout_ms;
-    uint64_t udp_rate_bps; /* the run's --udp-rate: the servers' --max-rate */
+    uint64_t udp_rate_bps;       /* the run's --udp-rate: the servers' --max-rate */
+    enum localnet_family family; /* --ip-family: the addresses servers bind and clients dial */
     pid_t server_pid[SRV_COUNT];
     char *server_log[SRV_COUNT]; /* owned */
     volatile sig_atomic_t interrupted;
@@ -177,7 +178,7 @@ static int start_server(struct backend_local *bl, enum server s, struct kp_err *
     const char *prefix[] = {"ip", "netns", "exec", localnet_ns_name(bl->ln, servers[s].ns), NULL};
     struct agent_args_opts o = {.prefix = prefix,
                                 .agent = bl->agent,
-                                .host = localnet_addr(servers[s].addr),
+                                .host = localnet_addr(servers[s].addr, bl->family),
                                 .port = LOCALNET_PORT,
                                 .token_file = bl->token_path,
                                 .udp_rate_bps = bl->udp_rate_bps};
@@ -308,7 +309,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
                           line);
     }
     prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
-    ao.host = localnet_addr(r.target);
+    ao.host = localnet_addr(r.target, bl->family);
     argv = agent_args_client(spec, &ao);
     o.timeout_ms = spec->timeout_ms;
     if (kp_log_enabled(KP_LOG_DEBUG)) {
@@ -382,20 +383,23 @@ static json_t *local_describe(struct backend *b)
             "namespace", localnet_ns_name(bl->ln, i == 0 ? LN_NODE1 : LN_NODE2), "role",
             i == 0 ? "client+server" : "server", "kernel", u.release, "os_image", os_release_name(),
             "container_runtime", "none (agent processes in network namespaces)", "internal_ip",
-            localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2), "mtu", mtu);
+            localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2, bl->family), "mtu", mtu);
         json_array_append_new(nodes, n);
     }
     cni = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",
                     "version", KPERF_VERSION, "settings", "pod_network",
-                    "veth to a per-node bridge, /32 pod addresses routed via the node",
+                    "veth to a per-node bridge, /32 and /128 pod addresses routed via the node",
                     "node_routing", "pod CIDRs routed across a veth underlay", "service_proxy",
                     "nftables DNAT (kube-proxy style)", "egress",
-                    "SNAT (masquerade) at the node for destinations outside 198.18.0.0/22", "mtu",
-                    mtu);
-    snprintf(ext, sizeof(ext), "%s:%d", localnet_addr(LA_EXTERNAL), LOCALNET_PORT);
-    d = json_pack("{s:o, s:o, s:s, s:s, s:{s:i, s:i}, s:s}", "nodes", nodes, "cni", cni,
-                  "kube_proxy_mode", "nftables (kperf-local)", "external_server", ext, "mtu", "pod",
-                  mtu, "host", mtu, "run_id", localnet_id(bl->ln));
+                    "SNAT (masquerade) at the node for destinations outside 198.18.0.0/22 and "
+                    "2001:2::/62",
+                    "mtu", mtu);
+    snprintf(ext, sizeof(ext), bl->family == LOCALNET_IPV6 ? "[%s]:%d" : "%s:%d",
+             localnet_addr(LA_EXTERNAL, bl->family), LOCALNET_PORT);
+    d = json_pack("{s:o, s:o, s:s, s:s, s:{s:i, s:i}, s:s, s:[s,s], s:s}", "nodes", nodes, "cni",
+                  cni, "kube_proxy_mode", "nftables (kperf-local)", "external_server", ext, "mtu",
+                  "pod", mtu, "host", mtu, "run_id", localnet_id(bl->ln), "cluster_ip_families",
+                  "IPv4", "IPv6", "ip_family", bl->family == LOCALNET_IPV6 ? "IPv6" : "IPv4");
     return d ? d : json_object();
 }
 
@@ -463,6 +467,7 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->agent = agent;
     bl->timeout_ms = opts->timeout_ms;
     bl->udp_rate_bps = opts->udp_rate_bps;
+    bl->family = opts->ip_family == RUN_IPV6 ? LOCALNET_IPV6 : LOCALNET_IPV4;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
     return &bl->base;

@@ -33,6 +33,10 @@ static const char *const addrs[LA_COUNT] = {
     "198.18.0.1", "198.18.0.2",  "198.18.1.2",  "198.18.1.3",
     "198.18.2.2", "198.18.3.10", "198.18.3.11", "198.18.4.2",
 };
+static const char *const addrs6[LA_COUNT] = {
+    "2001:2::1",     "2001:2::2",     "2001:2:0:1::2", "2001:2:0:1::3",
+    "2001:2:0:2::2", "2001:2:0:3::a", "2001:2:0:3::b", "2001:2:0:4::2",
+};
 
 void localnet_new_id(char id[LOCALNET_ID_LEN + 1])
 {
@@ -88,9 +92,9 @@ const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which)
     return ln->ns[which];
 }
 
-const char *localnet_addr(enum localnet_addr which)
+const char *localnet_addr(enum localnet_addr which, enum localnet_family family)
 {
-    return addrs[which];
+    return family == LOCALNET_IPV6 ? addrs6[which] : addrs[which];
 }
 
 const char *localnet_id(const struct localnet *ln)

@@ -18,7 +18,13 @@
  * kube-proxy does, and masquerades pod traffic leaving the cluster (198.18.0.0/22), as the VPC
  * CNI's SNAT does. Node pod CIDRs are routed across the underlay; the "VPC router" knows only
  * the nodes. Every name starts with the run id "kpl<6 hex>"; links are created directly inside
- * the run's namespaces, so removing the namespaces (after their processes) removes them all. */
+ * the run's namespaces, so removing the namespaces (after their processes) removes them all.
+ *
+ * The cluster is dual-stack: every address above has an IPv6 twin in 2001:2::/48 (the IPv6
+ * benchmarking range), the IPv4 prefix 198.18.X. becoming 2001:2:0:X:: (pods 2001:2:0:1::2,
+ * services 2001:2:0:3::a and ::b, external 2001:2:0:4::2, the cluster 2001:2::/62), with the
+ * same routes, DNAT and SNAT (an nftables `inet` table). DAD and router advertisements are
+ * off, so addresses are usable at once and nothing else appears. */
 #ifndef KPERF_LOCAL_LOCALNET_H
 #define KPERF_LOCAL_LOCALNET_H
 
@@ -58,6 +64,11 @@ enum localnet_addr {
     LA_COUNT,
 };
 
+enum localnet_family {
+    LOCALNET_IPV4 = 0,
+    LOCALNET_IPV6,
+};
+
 struct localnet; /* opaque */
 
 /* Fills id with a fresh run id ("kpl" + 6 random hex digits, NUL-terminated). */
@@ -84,7 +95,7 @@ KP_MUST_CHECK int localnet_destroy(struct localnet *ln, struct kp_err *err);
 
 /* Names and addresses (borrowed until localnet_free / static). */
 const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which);
-const char *localnet_addr(enum localnet_addr which);
+const char *localnet_addr(enum localnet_addr which, enum localnet_family family);
 const char *localnet_id(const struct localnet *ln);
 int localnet_mtu(const struct localnet *ln);
 /* <state_dir>/<id>: a 0700 directory for the token and agent logs, made by localnet_create. */

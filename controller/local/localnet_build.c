@@ -66,8 +66,9 @@ static int batch_run(struct localnet *ln, struct batch *b, const char *ns, struc
 }
 
 /* Namespaces, then their sysctls (before any link exists, so that the "default" values reach
- * every interface): routers forward and send no ICMP redirects, since pods route through the
- * node and back out of the same bridge; rp_filter off; no IPv6 noise. */
+ * every interface): routers forward (both families) and send no ICMP redirects, since pods
+ * route through the node and back out of the same bridge; rp_filter off; IPv6 without DAD
+ * (addresses usable at once), router advertisements or autoconfiguration (no noise). */
 static int build_namespaces(struct localnet *ln, struct kp_err *err)
 {
     struct batch b;
@@ -89,7 +90,12 @@ static int build_namespaces(struct localnet *ln, struct kp_err *err)
                 "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
                 "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",
                 "net.ipv4.conf.all.accept_redirects=0", "net.ipv4.conf.default.accept_redirects=0",
-                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                router ? "net.ipv6.conf.all.forwarding=1" : "net.ipv6.conf.all.forwarding=0",
+                "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+                "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0",
+                "net.ipv6.conf.all.autoconf=0", "net.ipv6.conf.default.autoconf=0",
+                "net.ipv6.conf.all.accept_redirects=0", "net.ipv6.conf.default.accept_redirects=0",
                 NULL) != 0)
             return -1;
     }
@@ -129,6 +135,8 @@ static void config_underlay(struct batch *b)
     line(b, "link set ext up");
     line(b, "addr add 198.18.0.254/24 dev br0");
     line(b, "addr add 198.18.4.1/24 dev ext");
+    line(b, "addr add 2001:2::fe/64 dev br0 nodad");
+    line(b, "addr add 2001:2:0:4::1/64 dev ext nodad");
 }
 
 /* A node: underlay address, pod bridge with the pods' gateway, routes to the other node's
@@ -145,21 +153,30 @@ static void config_node(struct batch *b, bool first)
     line(b, "route add %s via %s dev eth0 onlink", first ? "198.18.2.0/24" : "198.18.1.0/24",
          first ? "198.18.0.2" : "198.18.0.1");
     line(b, "route add default via 198.18.0.254 dev eth0 onlink");
+    line(b, "addr add %s/64 dev eth0 nodad", first ? "2001:2::1" : "2001:2::2");
+    line(b, "addr add %s/64 dev cni0 nodad", first ? "2001:2:0:1::1" : "2001:2:0:2::1");
+    line(b, "route add %s via %s dev eth0", first ? "2001:2:0:2::/64" : "2001:2:0:1::/64",
+         first ? "2001:2::2" : "2001:2::1");
+    line(b, "route add default via 2001:2::fe dev eth0");
 }
 
-/* A pod or the external host: eth0 with its address and a default route. */
-static void config_host(struct batch *b, const char *cidr, const char *gw)
+/* A pod or the external host: eth0 with its addresses and a default route per family. */
+static void config_host(struct batch *b, const char *cidr, const char *gw, const char *cidr6,
+                        const char *gw6)
 {
     line(b, "link set eth0 up");
     line(b, "addr add %s dev eth0", cidr);
     line(b, "route add default via %s dev eth0 onlink", gw);
+    line(b, "addr add %s dev eth0 nodad", cidr6);
+    line(b, "route add default via %s dev eth0 onlink", gw6);
 }
 
 static int build_config(struct localnet *ln, struct kp_err *err)
 {
     for (int i = 0; i < LN_NS_COUNT; i++) {
         struct batch b;
-        char cidr[32];
+        char cidr[32], cidr6[64];
+        enum localnet_addr pod;
         if (batch_open(ln, &b, localnet_ns_suffix[i] + 1, err) != 0)
             return -1;
         line(&b, "link set lo up");
@@ -172,14 +189,16 @@ static int build_config(struct localnet *ln, struct kp_err *err)
             config_node(&b, i == LN_NODE1);
             break;
         case LN_EXTERNAL:
-            config_host(&b, "198.18.4.2/24", "198.18.4.1");
+            config_host(&b, "198.18.4.2/24", "198.18.4.1", "2001:2:0:4::2/64", "2001:2:0:4::1");
             break;
-        default: /* pods: /32, everything via their node's bridge address */
-            snprintf(cidr, sizeof(cidr), "%s/32",
-                     localnet_addr(i == LN_POD_CLIENT    ? LA_POD_CLIENT
-                                   : i == LN_POD_SERVER1 ? LA_POD_SERVER1
-                                                         : LA_POD_SERVER2));
-            config_host(&b, cidr, i == LN_POD_SERVER2 ? "198.18.2.1" : "198.18.1.1");
+        default: /* pods: /32 and /128, everything via their node's bridge address */
+            pod = i == LN_POD_CLIENT    ? LA_POD_CLIENT
+                  : i == LN_POD_SERVER1 ? LA_POD_SERVER1
+                                        : LA_POD_SERVER2;
+            snprintf(cidr, sizeof(cidr), "%s/32", localnet_addr(pod, LOCALNET_IPV4));
+            snprintf(cidr6, sizeof(cidr6), "%s/128", localnet_addr(pod, LOCALNET_IPV6));
+            config_host(&b, cidr, i == LN_POD_SERVER2 ? "198.18.2.1" : "198.18.1.1", cidr6,
+                        i == LN_POD_SERVER2 ? "2001:2:0:2::1" : "2001:2:0:1::1");
             break;
         }
         if (batch_run(ln, &b, ln->ns[i], err) != 0)
@@ -200,21 +219,30 @@ static int build_nft(struct localnet *ln, enum localnet_ns node, struct kp_err *
         goto out;
     }
     fprintf(f,
-            "table ip %s {\n"
+            "table inet %s {\n"
             "  chain services {\n"
             "    type nat hook prerouting priority dstnat; policy accept;\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat to %s:%d\n"
+            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
+            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
+            "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
+            "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
             "  }\n"
             "  chain egress {\n"
             "    type nat hook postrouting priority srcnat; policy accept;\n"
             "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
+            "    ip6 saddr %s ip6 daddr != 2001:2::/62 oifname \"eth0\" masquerade\n"
             "  }\n"
             "}\n",
-            ln->id, localnet_addr(LA_SVC_SAME), LOCALNET_PORT, localnet_addr(LA_POD_SERVER1),
-            LOCALNET_PORT, localnet_addr(LA_SVC_OTHER), LOCALNET_PORT,
-            localnet_addr(LA_POD_SERVER2), LOCALNET_PORT,
-            node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24");
+            ln->id, localnet_addr(LA_SVC_SAME, LOCALNET_IPV4), LOCALNET_PORT,
+            localnet_addr(LA_POD_SERVER1, LOCALNET_IPV4), LOCALNET_PORT,
+            localnet_addr(LA_SVC_OTHER, LOCALNET_IPV4), LOCALNET_PORT,
+            localnet_addr(LA_POD_SERVER2, LOCALNET_IPV4), LOCALNET_PORT,
+            localnet_addr(LA_SVC_SAME, LOCALNET_IPV6), LOCALNET_PORT,
+            localnet_addr(LA_POD_SERVER1, LOCALNET_IPV6), LOCALNET_PORT,
+            localnet_addr(LA_SVC_OTHER, LOCALNET_IPV6), LOCALNET_PORT,
+            localnet_addr(LA_POD_SERVER2, LOCALNET_IPV6), LOCALNET_PORT,
+            node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24",
+            node == LN_NODE1 ? "2001:2:0:1::/64" : "2001:2:0:2::/64");
     if (fclose(f) != 0) {
         kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
         goto out;

@@ -68,11 +68,23 @@ static void test_localnet_names_and_addresses(void **state)
     /* every address in 198.18.0.0/18, all distinct */
     inet_pton(AF_INET, "198.18.0.0", &base);
     for (int i = 0; i < LA_COUNT; i++) {
-        assert_int_equal(inet_pton(AF_INET, localnet_addr((enum localnet_addr)i), &a), 1);
+        enum localnet_addr w = (enum localnet_addr)i;
+        assert_int_equal(inet_pton(AF_INET, localnet_addr(w, LOCALNET_IPV4), &a), 1);
         assert_int_equal(ntohl(a.s_addr) & 0xffffc000u, ntohl(base.s_addr));
         for (int j = 0; j < i; j++)
-            assert_string_not_equal(localnet_addr((enum localnet_addr)i),
-                                    localnet_addr((enum localnet_addr)j));
+            assert_string_not_equal(localnet_addr(w, LOCALNET_IPV4),
+                                    localnet_addr((enum localnet_addr)j, LOCALNET_IPV4));
+    }
+    /* every IPv6 twin in 2001:2::/48 (the benchmarking range), all distinct */
+    for (int i = 0; i < LA_COUNT; i++) {
+        enum localnet_addr w = (enum localnet_addr)i;
+        struct in6_addr a6;
+        static const unsigned char prefix[6] = {0x20, 0x01, 0x00, 0x02, 0x00, 0x00};
+        assert_int_equal(inet_pton(AF_INET6, localnet_addr(w, LOCALNET_IPV6), &a6), 1);
+        assert_memory_equal(a6.s6_addr, prefix, sizeof(prefix));
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(localnet_addr(w, LOCALNET_IPV6),
+                                    localnet_addr((enum localnet_addr)j, LOCALNET_IPV6));
     }
     localnet_free(ln);
 }

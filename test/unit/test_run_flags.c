@@ -198,6 +198,10 @@ static void test_run_flags_local_flags(void **state)
     assert_int_equal(parse(&o, &err, "--local", "--mtu", "9001", NULL), 0);
     assert_true(o.local);
     assert_int_equal(o.mtu, 9001);
+    assert_int_equal(o.ip_family, RUN_IPV4);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--local", "--ip-family", "ipv6", NULL), 0);
+    assert_int_equal(o.ip_family, RUN_IPV6);
     run_options_cleanup(&o);
 }
 
@@ -223,6 +227,8 @@ static void test_run_flags_usage_errors_name_the_flag(void **state)
         {{"--output-dir", ""}, "--output-dir"},
         {{"--mtu", "100", "--local"}, "--mtu"},
         {{"--mtu", "9001"}, "--mtu"},
+        {{"--ip-family", "ipv5", "--local"}, "--ip-family: unknown family 'ipv5'"},
+        {{"--ip-family", "ipv6"}, "--ip-family ipv6 applies to --local only"},
         {{"--local", "--kubeconfig", "k"}, "--kubeconfig"},
         {{"--local", "-n", "x"}, "--namespace"},
         {{"--nodes", "a,a"}, "--nodes"},
