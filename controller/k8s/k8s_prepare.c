@@ -434,6 +434,10 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
         }
         if (is_ns) {
             b->ns_created = 1;
+            if (hold_lease(b, err) != 0) {
+                json_decref(stored);
+                goto out;
+            }
             if (dry_run_pod(b, "pod", err) != 0 ||
                 (b->d.set.host_network && dry_run_pod(b, "host", err) != 0)) {
                 json_decref(stored);
