@@ -119,3 +119,91 @@ void agent_args_free(char **argv)
         free(*a);
     free(argv);
 }
+
+static int near(double a, double b)
+{
+    return a - b < 1e-3 && b - a < 1e-3;
+}
+
+int agent_args_check_doc(const struct run_spec *spec, int port, const json_t *doc,
+                         struct kp_err *err)
+{
+    const json_t *p = json_object_get(doc, "params");
+    const json_t *tests = json_object_get(p, "tests");
+    const json_t *srv_port = json_object_get(json_object_get(doc, "server"), "port");
+    int reverse = spec->group && spec->group->reverse;
+    long long samples = spec->samples > 0 ? spec->samples : AGENT_ARGS_DEFAULT_SAMPLES;
+    long long streams = spec->streams > 0 ? spec->streams : AGENT_ARGS_DEFAULT_STREAMS;
+    char *want = tests_csv(spec);
+    char *got = kp_xstrdup("");
+    size_t i;
+    json_t *t;
+    int rc = -1;
+
+    if (!json_is_object(p) || !json_is_array(tests)) {
+        kp_err_set(err, "the agent document has no params: not the planned client run");
+        goto out;
+    }
+    json_array_foreach(tests, i, t)
+    {
+        char *next = kp_xasprintf("%s%s%s", got, i ? "," : "",
+                                  json_is_string(t) ? json_string_value(t) : "?");
+        free(got);
+        got = next;
+    }
+    if (strcmp(got, want) != 0) {
+        kp_err_set(err, "the agent document is for tests %s, not the planned %s", got, want);
+        goto out;
+    }
+    if (json_is_true(json_object_get(p, "reverse")) != reverse) {
+        kp_err_set(err, "the agent document is for the %s direction, not the planned %s",
+                   reverse ? "forward" : "reverse", reverse ? "reverse" : "forward");
+        goto out;
+    }
+    if (json_integer_value(json_object_get(p, "samples")) != samples ||
+        json_integer_value(json_object_get(p, "streams")) != streams) {
+        kp_err_set(err,
+                   "the agent document has samples %lld streams %lld, not the planned "
+                   "samples %lld streams %lld",
+                   json_integer_value(json_object_get(p, "samples")),
+                   json_integer_value(json_object_get(p, "streams")), samples, streams);
+        goto out;
+    }
+    if (!near(json_number_value(json_object_get(p, "duration_s")),
+              (double)spec->duration_ms / 1000.0) ||
+        !near(json_number_value(json_object_get(p, "omit_s")), (double)spec->omit_ms / 1000.0)) {
+        kp_err_set(err,
+                   "the agent document has duration %g s omit %g s, not the planned %g s "
+                   "omit %g s",
+                   json_number_value(json_object_get(p, "duration_s")),
+                   json_number_value(json_object_get(p, "omit_s")),
+                   (double)spec->duration_ms / 1000.0, (double)spec->omit_ms / 1000.0);
+        goto out;
+    }
+    if (spec->msg_size_bytes && (uint64_t)json_integer_value(
+                                    json_object_get(p, "msg_size_bytes")) != spec->msg_size_bytes) {
+        kp_err_set(err, "the agent document has another message size than the planned %llu",
+                   (unsigned long long)spec->msg_size_bytes);
+        goto out;
+    }
+    if (port > 0 && json_integer_value(srv_port) != port) {
+        kp_err_set(err, "the agent document is for server port %lld, not the planned %d",
+                   json_integer_value(srv_port), port);
+        goto out;
+    }
+    json_array_foreach(json_object_get(doc, "results"), i, t)
+    {
+        if (json_is_true(json_object_get(t, "reverse")) != reverse) {
+            kp_err_set(err,
+                       "the agent document's results[%zu] is in the %s direction, not the "
+                       "planned one",
+                       i, reverse ? "forward" : "reverse");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(want);
+    free(got);
+    return rc;
+}

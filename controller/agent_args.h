@@ -2,6 +2,7 @@
 /* agent_args.h - the kperf-agent command lines both backends run: `kperf-agent client` for a
  * run_spec and `kperf-agent server`. Owns the flag names, their order, the defaults passed
  * explicitly and how a server address is written (host:port, IPv6 literals in brackets).
+ * Also the check that an agent document answers the command line (agent_args_check_doc).
  * Knows nothing of where the agent runs: the backend says which binary (or none: a container's
  * args), what to put before it (ip netns exec NS), which host and port, which token file.
  *
@@ -18,6 +19,9 @@
 #ifndef KPERF_CONTROLLER_AGENT_ARGS_H
 #define KPERF_CONTROLLER_AGENT_ARGS_H
 
+#include <jansson.h>
+
+#include "base/kp_err.h"
 #include "controller/backend.h"
 
 #define AGENT_ARGS_DEFAULT_SAMPLES 1 /* kperf-agent client's own defaults */
@@ -46,6 +50,14 @@ char **agent_args_client(const struct run_spec *spec, const struct agent_args_op
 
 /* The argv of `kperf-agent server`. Caller frees with agent_args_free. */
 char **agent_args_server(const struct agent_args_opts *o);
+
+/* Checks that an agent document (kperf.result/v1, already validated) answers the client run of
+ * spec against port (<= 0: not checked): params.tests in the same order, params.reverse and
+ * every result's direction, samples and streams as passed on the command line, duration and
+ * omit, the message size when spec sets one, server.port. A document of another run step (a
+ * log read from the wrong pod) is refused. Returns 0, or -1 with err saying what differs. */
+KP_MUST_CHECK int agent_args_check_doc(const struct run_spec *spec, int port, const json_t *doc,
+                                       struct kp_err *err);
 
 void agent_args_free(char **argv); /* frees the strings and the array; NULL is a no-op */
 

@@ -23,6 +23,7 @@ void run_options_init(struct run_options *o)
     o->samples_max = 1;
     o->streams = 4;
     o->timeout_ms = 120000;
+    o->lease_ms = 30000;
     o->output = RUN_OUTPUT_TABLE;
     o->mtu = 1500;
     o->port = 5201;

@@ -85,6 +85,7 @@ struct run_options {
     int external_port;   /* default 5201 */
     bool keep;           /* --keep */
     bool cleanup_leftovers; /* --cleanup-leftovers */
+    uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
     bool all_nodes;         /* --all-nodes: sweep every node against the reference node */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;

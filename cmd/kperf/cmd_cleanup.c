@@ -79,8 +79,9 @@ static const char usage_text[] =
     "Usage: kperf cleanup [flags]\n\n"
     "Removes every object earlier kperf runs left in the cluster (label\n"
     "app.kubernetes.io/managed-by=kperf): client Jobs and server DaemonSets first,\n"
-    "their pods awaited until gone, then Services, Secrets, ServiceAccounts and the\n"
-    "namespaces kperf created.\n";
+    "their pods awaited until gone, then Services, Secrets, ServiceAccounts, the runs'\n"
+    "Leases and the namespaces kperf created. A run whose Lease expired (its kperf\n"
+    "was killed) is named as such; `kperf run` removes those by itself.\n";
 
 int cmd_cleanup(int argc, char **argv)
 {
@@ -124,8 +125,15 @@ int cmd_cleanup(int argc, char **argv)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const char *rid = *l[i].run_id ? l[i].run_id : NULL;
-        fprintf(stderr, "%s run %s in namespace %s%s\n", f.dry_run ? "would remove" : "removing",
+        fprintf(stderr, "%s run %s in namespace %s%s", f.dry_run ? "would remove" : "removing",
                 rid ? rid : "(no run id)", l[i].ns, l[i].ns_owned ? " (and the namespace)" : "");
+        if (l[i].lease == K8S_LEASE_EXPIRED)
+            fprintf(stderr, ": its lease expired (not renewed for %ld s; its kperf was killed)",
+                    l[i].lease_age_s);
+        else if (l[i].lease == K8S_LEASE_HELD)
+            fprintf(stderr, ": its lease was renewed %ld s ago, a kperf may still be running it",
+                    l[i].lease_age_s);
+        fputc('\n', stderr);
         if (f.dry_run)
             continue;
         if (k8s_cleanup_run(kc, l[i].ns, rid, l[i].ns_owned, f.timeout_ms, &removed, &err) != 0)

@@ -126,6 +126,7 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
                            const struct plan *plan)
 {
     json_t *jobs = json_array();
+    unsigned step = 0;
 
     for (size_t i = 0; i < plan_group_count(plan); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
@@ -142,7 +143,7 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
                              : (g->node ? g->node : (ro->node_b ? ro->node_b : "node-b"));
         server = server_for(d, ro, g);
         json_array_append_new(
-            jobs, k8s_deploy_client_job(d, &spec, host, server,
+            jobs, k8s_deploy_client_job(d, &spec, step++, host, server,
                                         t.server_network ? ro->port : ro->external_port, NULL));
         free(server);
     }

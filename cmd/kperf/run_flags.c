@@ -50,6 +50,7 @@ enum flag_id {
     F_EXTERNAL,
     F_KEEP,
     F_CLEANUP_LEFTOVERS,
+    F_LEASE_DURATION,
     F_ALL_NODES,
 };
 
@@ -438,6 +439,12 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
     case F_CLEANUP_LEFTOVERS:
         o->cleanup_leftovers = true;
         return 0;
+    case F_LEASE_DURATION:
+        if (handle_duration(v, 3000, &o->lease_ms, f->name, err) != 0)
+            return -1;
+        if (o->lease_ms > 3600000)
+            return kp_err_set(err, "--%s: '%s' is longer than 1h", f->name, v);
+        return 0;
     default: /* F_ALL_NODES */
         o->all_nodes = true;
         return 0;
@@ -542,6 +549,10 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_K8S, F_KEEP, "keep", 0, NULL, "leave the objects in place for debugging"),
     RUN_FLAG(G_K8S, F_CLEANUP_LEFTOVERS, "cleanup-leftovers", 0, NULL,
              "remove objects of earlier kperf runs before starting"),
+    RUN_FLAG(G_K8S, F_LEASE_DURATION, "lease-duration", 0, "DUR",
+             "the run's Lease lasts DUR, renewed every DUR/3\n"
+             "(default 30s, min 3s); a run whose Lease expired\n"
+             "(killed controller) is removed by the next run"),
     RUN_FLAG(G_K8S, F_ALL_NODES, "all-nodes", 0, NULL,
              "sweep: every node's client against the reference\n"
              "node, one row per node"),

@@ -14,6 +14,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "controller/agent_args.h"
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
@@ -140,6 +141,8 @@ struct client_run {
     char *log;
     size_t log_len;
     json_t *pods;
+    json_t *created; /* the Job as the API server stored it */
+    const char *uid; /* its metadata.uid, borrowed from created */
 };
 
 static void client_run_free(struct client_run *r)
@@ -149,6 +152,7 @@ static void client_run_free(struct client_run *r)
     free(r->what);
     free(r->log);
     json_decref(r->pods);
+    json_decref(r->created);
 }
 
 /* checks the finished pod ran where planned; -1 with err otherwise */
@@ -192,10 +196,16 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     port = t.server_network ? b->ro->port : b->ro->external_port;
     if (!server)
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
-    job = k8s_deploy_client_job(&b->d, spec, node_hostname_by_name(b, node), server, port, &r.job);
+    job = k8s_deploy_client_job(&b->d, spec, b->n_steps++, node_hostname_by_name(b, node), server,
+                                port, &r.job);
     r.what = kp_xasprintf("client job %s on node %s", r.job, node);
-    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, NULL, err) != 0) {
+    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, &r.created, err) != 0) {
         kp_err_prefix(err, "creating %s", r.what);
+        goto out;
+    }
+    r.uid = json_string_value(json_object_get(json_object_get(r.created, "metadata"), "uid"));
+    if (!r.uid) {
+        kp_err_set(err, "creating %s: the API server returned no metadata.uid", r.what);
         goto out;
     }
     r.selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r.job);
@@ -203,6 +213,7 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         .ns = b->d.ns,
         .selector = r.selector,
         .owner = r.job,
+        .owner_uid = r.uid,
         .what = r.what,
         .goal = K8S_WAIT_FINISHED,
         .timeout_ms =
@@ -231,6 +242,12 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         else if (*last)
             kp_err_prefix(err, "last log line: %s", last);
         free(last);
+        goto out;
+    }
+    if (agent_args_check_doc(spec, port, *doc, err) != 0) {
+        kp_err_prefix(err, "client pod %s of job %s", pod_name, r.job);
+        json_decref(*doc);
+        *doc = NULL;
         goto out;
     }
     mark_blocked(*doc, server, port, node);
@@ -277,6 +294,11 @@ static int cleanup(struct backend *base, struct kp_err *err)
     if (!b->kc || !b->created)
         return 0;
     kube_client_reset_abort(b->kc);
+    /* stop renewing: from here the run ends; a cleanup that fails leaves a Lease that expires,
+     * and the next run removes what is left. --keep: the objects stay on purpose, the Lease
+     * goes (a kept run is not a crashed one). */
+    k8s_lease_release(b->lease, b->ro->keep ? b->kc : NULL);
+    b->lease = NULL;
     if (b->ro->keep) {
         kp_log(
             KP_LOG_WARN,
@@ -299,6 +321,7 @@ static void destroy(struct backend *base)
 
     if (!b)
         return;
+    k8s_lease_release(b->lease, NULL);
     kube_client_free(b->kc);
     k8s_deploy_cleanup(&b->d);
     kp_free_secret(b->token);

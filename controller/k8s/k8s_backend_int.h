@@ -10,6 +10,7 @@
 #include "base/kp_err.h"
 #include "controller/backend.h"
 #include "controller/k8s/k8s_deploy.h"
+#include "controller/k8s/k8s_lease.h"
 #include "controller/kube/kube.h"
 #include "controller/run_options.h"
 
@@ -21,17 +22,22 @@ struct k8s_backend {
     volatile sig_atomic_t cleaning; /* cleanup() runs: interrupt() must not abort it */
     struct k8s_deploy d;            /* valid once `deployed` */
     int deployed;
-    char *token;          /* per-run agent token (secret) */
-    json_t *nodes;        /* eligible Node objects, ours */
-    const json_t *node_a; /* borrowed from nodes: servers, same-node clients */
-    const json_t *node_b; /* borrowed from nodes: other-node clients, or NULL */
-    json_t *facts;        /* describe(): ours */
-    char *pod_server_ip;  /* pod IP of kperf-server-pod-a */
-    char *host_server_ip; /* node A's IP as kperf-server-host-a sees it */
-    char *service_ip;     /* ClusterIP of kperf-svc-a */
-    int created;          /* something may exist in the cluster */
-    int ns_created;       /* we created d.ns: delete it at the end */
+    char *token;                    /* per-run agent token (secret) */
+    json_t *nodes;                  /* eligible Node objects, ours */
+    const json_t *node_a;           /* borrowed from nodes: servers, same-node clients */
+    const json_t *node_b;           /* borrowed from nodes: other-node clients, or NULL */
+    json_t *facts;                  /* describe(): ours */
+    char *pod_server_ip;            /* pod IP of kperf-server-pod-a */
+    char *host_server_ip;           /* node A's IP as kperf-server-host-a sees it */
+    char *service_ip;               /* ClusterIP of kperf-svc-a */
+    int created;                    /* something may exist in the cluster */
+    int ns_created;                 /* we created d.ns: delete it at the end */
+    struct k8s_lease_keeper *lease; /* the run's Lease, held from before its first object */
+    unsigned n_steps;               /* client runs so far: the step number in the next Job's name */
 };
+
+/* The options every API client of the run is made with (main client, lease keeper). */
+void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opts *ko);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

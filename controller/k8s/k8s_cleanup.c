@@ -4,9 +4,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_objects.h"
 
 const struct kube_resource K8S_RES_SERVICEACCOUNTS = {"v1", "serviceaccounts", 1};
@@ -31,20 +33,44 @@ void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n)
     free(l);
 }
 
-static void add_leftover(struct k8s_leftover **out, size_t *n, const char *ns, const char *run_id,
-                         int ns_owned)
+static struct k8s_leftover *add_leftover(struct k8s_leftover **out, size_t *n, const char *ns,
+                                         const char *run_id, int ns_owned)
 {
     for (size_t i = 0; i < *n; i++) {
         if (strcmp((*out)[i].ns, ns) == 0 && strcmp((*out)[i].run_id, run_id) == 0) {
             (*out)[i].ns_owned |= ns_owned;
-            return;
+            return &(*out)[i];
         }
     }
     *out = kp_xrealloc(*out, (*n + 1) * sizeof(**out));
+    memset(&(*out)[*n], 0, sizeof(**out));
     (*out)[*n].ns = kp_xstrdup(ns);
     (*out)[*n].run_id = kp_xstrdup(run_id);
     (*out)[*n].ns_owned = ns_owned;
-    (*n)++;
+    return &(*out)[(*n)++];
+}
+
+/* the run Leases in items: each run gets K8S_LEASE_HELD or K8S_LEASE_EXPIRED */
+static void add_leases(const json_t *items, struct k8s_leftover **out, size_t *n)
+{
+    time_t now = time(NULL);
+    size_t i;
+    json_t *it;
+
+    json_array_foreach(items, i, it)
+    {
+        const char *rid = label_of(it, K8S_LABEL_RUN_ID);
+        const char *ns = meta_str(it, "namespace");
+        long age = 0;
+        int st = k8s_lease_expired(it, now, &age);
+        if (!ns || !rid)
+            continue;
+        struct k8s_leftover *l = add_leftover(out, n, ns, rid, 0);
+        if (st >= 0) {
+            l->lease = st ? K8S_LEASE_EXPIRED : K8S_LEASE_HELD;
+            l->lease_age_s = age;
+        }
+    }
 }
 
 /* adds the (namespace, run id) of every item; items borrowed */
@@ -97,6 +123,19 @@ int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
         add_items(items, 0, out, n);
         json_decref(items);
         items = NULL;
+    }
+    /* the runs' Leases: which runs are still held by a live controller; lacking the right to
+     * read them (RBAC of an older kperf) only loses that knowledge */
+    if (kube_list_all(kc, &K8S_RES_LEASES, where, &lo, &items, err) == 0) {
+        add_leases(items, out, n);
+        json_decref(items);
+        items = NULL;
+    } else if (kube_client_last(kc)->http_status == 403 ||
+               kube_client_last(kc)->http_status == 404) {
+        kp_log(KP_LOG_INFO, "cannot read the runs' leases: %s", kp_err_msg(err));
+        kp_err_clear(err);
+    } else {
+        goto out;
     }
     rc = 0;
 out:
@@ -252,6 +291,11 @@ int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, 
     for (size_t k = 0; k < 3; k++) {
         if (delete_all(kc, rest[k], ns, sel, n_deleted, err) != 0)
             goto out;
+    }
+    if (delete_all(kc, &K8S_RES_LEASES, ns, sel, n_deleted, err) != 0) {
+        if (kube_client_last(kc)->http_status != 403 && kube_client_last(kc)->http_status != 404)
+            goto out;
+        kp_err_clear(err); /* RBAC of an older kperf: no Lease was created either */
     }
     if (delete_ns && delete_namespace(kc, ns, sel, timeout_ms, n_deleted, err) != 0)
         goto out;

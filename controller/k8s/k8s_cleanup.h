@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_cleanup.h - removes what kperf runs created, found by label, in the order that survives
  * policy engines: Jobs and DaemonSets first (background propagation), their pods awaited
- * until gone (watch), then Services, Secrets, ServiceAccounts, then the namespace when kperf
- * created it (a refused namespace delete, e.g. a Gatekeeper rule against non-empty
+ * until gone (watch), then Services, Secrets, ServiceAccounts, the run's Lease, then the namespace
+ * when kperf created it (a refused namespace delete, e.g. a Gatekeeper rule against non-empty
  * namespaces, is retried once the workloads are gone), and the namespace awaited until gone.
  * Used by backend_k8s at the end of a run, by --cleanup-leftovers and by `kperf cleanup`.
  * Knows nothing of plans or measurements. */
@@ -18,17 +18,25 @@
 
 extern const struct kube_resource K8S_RES_SERVICEACCOUNTS;
 
+enum k8s_lease_state {
+    K8S_LEASE_NONE = 0, /* no (readable) Lease: an older kperf, or --keep */
+    K8S_LEASE_HELD,     /* renewed within its duration: the run is in progress */
+    K8S_LEASE_EXPIRED,  /* not renewed: its controller died; safe to remove */
+};
+
 /* One run's objects: namespace and run id, and whether the namespace itself is kperf's. */
 struct k8s_leftover {
-    char *ns;     /* owned */
-    char *run_id; /* owned; "" when the objects carry no run id */
-    int ns_owned; /* the namespace is labelled managed-by=kperf: delete it too */
+    char *ns;                   /* owned */
+    char *run_id;               /* owned; "" when the objects carry no run id */
+    int ns_owned;               /* the namespace is labelled managed-by=kperf: delete it too */
+    enum k8s_lease_state lease; /* the run's Lease (k8s_lease.h) */
+    long lease_age_s;           /* seconds since it was last renewed (HELD, EXPIRED) */
 };
 
 /* Finds the runs that left objects: kperf namespaces (cluster-wide) and kperf DaemonSets,
- * Jobs, Services, Secrets in `ns` (NULL = all namespaces; falls back to the client's default
- * namespace when listing all is forbidden). run_id NULL = every run. On 0, *out is a new array
- * (caller frees with k8s_cleanup_leftovers_free) of *n entries. */
+ * Jobs, Services, Secrets, Leases (each run's state from its Lease) in `ns` (NULL = all namespaces;
+ * falls back to the client's default namespace when listing all is forbidden). run_id NULL = every
+ * run. On 0, *out is a new array (caller frees with k8s_cleanup_leftovers_free) of *n entries. */
 KP_MUST_CHECK int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
                                    struct k8s_leftover **out, size_t *n, struct kp_err *err);
 void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n);

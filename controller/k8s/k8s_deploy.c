@@ -100,14 +100,15 @@ uint64_t k8s_deploy_spec_ms(const struct run_spec *spec)
 }
 
 json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
-                              const char *client_host, const char *server, int port,
+                              unsigned step, const char *client_host, const char *server, int port,
                               char **name_out)
 {
     const struct plan_group *g = spec->group;
     struct k8s_group_target t;
     struct k8s_objects_opts o = d->obj;
     char **argv;
-    char *name = k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label);
+    char *name =
+        k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, g->reverse, step);
     struct k8s_client_job job = {
         .name = name,
         .node_hostname = client_host,

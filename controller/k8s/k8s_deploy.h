@@ -43,11 +43,12 @@ json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token)
 /* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n);
 
-/* The client Job for spec: runs on the node whose hostname label is client_host, talks to
- * server (an IP or DNS name) on port. activeDeadlineSeconds covers the planned measurement
- * time plus --timeout. *name_out (may be NULL): the Job name (caller frees). New reference. */
+/* The client Job for spec, run step `step` of the run (named by k8s_objects_job_name): runs on
+ * the node whose hostname label is client_host, talks to server (an IP or DNS name) on port.
+ * activeDeadlineSeconds covers the planned measurement time plus --timeout. *name_out (may be
+ * NULL): the Job name (caller frees). New reference. */
 json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
-                              const char *client_host, const char *server, int port,
+                              unsigned step, const char *client_host, const char *server, int port,
                               char **name_out);
 
 /* The planned measurement time of spec in milliseconds (tests x samples x (duration + omit)). */

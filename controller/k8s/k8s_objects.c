@@ -359,14 +359,14 @@ static unsigned short_hash(const char *s)
     return (h ^ (h >> 16)) & 0xffffu;
 }
 
-char *k8s_objects_job_name(const char *scenario, const char *placement)
+char *k8s_objects_job_name(const char *scenario, const char *placement, int reverse, unsigned step)
 {
-    char *full = kp_xasprintf("%s-%s", scenario, placement);
+    char *full = kp_xasprintf("%s-%s%s", scenario, placement, reverse ? "-r" : "");
     char body[64];
     size_t n = 0;
 
-    /* "kperf-c-" (8) + body + "-" + 4 hex <= 63 */
-    for (const char *p = full; *p && n < 50; p++) {
+    /* "kperf-c-" (8) + body + "-r" (2) + "-" + 4 hex + "-" + step (<= 10 digits) <= 63 */
+    for (const char *p = full; *p && n < K8S_JOB_BODY_MAX; p++) {
         char c = (char)tolower((unsigned char)*p);
         if (!(islower((unsigned char)c) || isdigit((unsigned char)c)))
             c = '-';
@@ -377,7 +377,14 @@ char *k8s_objects_job_name(const char *scenario, const char *placement)
     while (n > 0 && body[n - 1] == '-')
         n--;
     body[n] = '\0';
-    char *name = kp_xasprintf("kperf-c-%s-%04x", body, short_hash(full));
+    if (reverse && !(n >= 2 && strcmp(body + n - 2, "-r") == 0)) {
+        /* the cut dropped the direction: keep it visible */
+        n = n > K8S_JOB_BODY_MAX - 2 ? K8S_JOB_BODY_MAX - 2 : n;
+        while (n > 0 && body[n - 1] == '-')
+            n--;
+        memcpy(body + n, "-r", 3);
+    }
+    char *name = kp_xasprintf("kperf-c-%s-%04x-%u", body, short_hash(full), step);
     free(full);
     return name;
 }

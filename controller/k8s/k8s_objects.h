@@ -53,7 +53,7 @@ struct k8s_objects_opts {
 #define K8S_SERVICE_ACCOUNT "kperf-agent"
 #define K8S_SECRET_NAME     "kperf-token"
 
-/* A client Job: one per (scenario, placement). Strings borrowed for the call. */
+/* A client Job: one per run step (k8s_objects_job_name). Strings borrowed for the call. */
 struct k8s_client_job {
     const char *name;          /* DNS-1123 label, e.g. from k8s_objects_job_name */
     const char *node_hostname; /* value of kubernetes.io/hostname on the client's node */
@@ -125,8 +125,13 @@ char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, 
 /* The name of a server DaemonSet / Service / client Job. Caller frees with free(). */
 char *k8s_objects_daemonset_name(const char *network, const char *slot);
 char *k8s_objects_service_name(const char *slot);
-/* "kperf-c-<scenario>-<placement>" cut and cleaned to a DNS-1123 label with a 4-hex hash of the
- * full text appended, so long node names (sweep) stay unique. */
-char *k8s_objects_job_name(const char *scenario, const char *placement);
+/* "kperf-c-<scenario>-<placement>[-r]-<hash>-<step>": the scenario and placement cut and
+ * cleaned (at most K8S_JOB_BODY_MAX characters), "-r" for the reverse direction, a 4-hex hash
+ * of the full text (long node names in sweep stay distinct) and the run step (every client run
+ * of a run has its own number: direction, sample, attempt), so no two client Jobs of a run
+ * share a name, and a pod of a deleted Job that the garbage collector has not yet removed can
+ * never be taken for the pod of a new one. Always a DNS-1123 label of <= 63 characters. */
+#define K8S_JOB_BODY_MAX 37
+char *k8s_objects_job_name(const char *scenario, const char *placement, int reverse, unsigned step);
 
 #endif

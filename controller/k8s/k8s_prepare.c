@@ -12,19 +12,26 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_wait.h"
 
-static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
+void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opts *ko)
 {
-    struct kube_client_opts ko = {
+    *ko = (struct kube_client_opts){
         .kubeconfig = b->ro->kubeconfig,
         .context = b->ro->context,
         .ns = b->ro->namespace_name,
         .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
         .burst = 100,
     };
+}
+
+static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
+{
+    struct kube_client_opts ko;
     struct kube_version v;
 
+    k8s_backend_client_opts(b, &ko);
     if (kube_client_new(&ko, &b->kc, err) != 0)
         return -1;
     if (kube_version(b->kc, &v, err) != 0) {
@@ -48,14 +55,27 @@ static int leftovers(struct k8s_backend *b, struct kp_err *err)
         return 0;
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (!b->ro->cleanup_leftovers) {
+        const char *rid = *l[i].run_id ? l[i].run_id : "?";
+        if (l[i].lease == K8S_LEASE_HELD) {
+            kp_log(KP_LOG_INFO, "run %s in namespace %s is in progress (lease renewed %ld s ago)",
+                   rid, l[i].ns, l[i].lease_age_s);
+            continue;
+        }
+        if (l[i].lease == K8S_LEASE_EXPIRED) {
+            /* its controller died: nobody else will remove it */
+            kp_log(KP_LOG_WARN,
+                   "removing run %s in namespace %s: its lease expired (not renewed for %ld s; "
+                   "its kperf was killed)",
+                   rid, l[i].ns, l[i].lease_age_s);
+        } else if (!b->ro->cleanup_leftovers) {
             kp_log(KP_LOG_WARN,
                    "found objects of an earlier kperf run (namespace %s, run %s); remove them "
                    "with 'kperf cleanup' or --cleanup-leftovers",
-                   l[i].ns, *l[i].run_id ? l[i].run_id : "?");
+                   l[i].ns, rid);
             continue;
+        } else {
+            kp_log(KP_LOG_INFO, "removing leftovers of run %s in namespace %s", rid, l[i].ns);
         }
-        kp_log(KP_LOG_INFO, "removing leftovers of run %s in namespace %s", l[i].run_id, l[i].ns);
         rc = k8s_cleanup_run(b->kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
                              b->ro->timeout_ms, NULL, err);
     }
@@ -360,6 +380,26 @@ static int dry_run_pod(struct k8s_backend *b, const char *network, struct kp_err
     return rc;
 }
 
+/* The run's Lease, before its first namespaced object (right after the namespace it
+ * creates): whatever a killed controller leaves is found through it. */
+static int hold_lease(struct k8s_backend *b, struct kp_err *err)
+{
+    struct kube_client_opts ko;
+
+    k8s_backend_client_opts(b, &ko);
+    if (k8s_lease_hold(b->kc, &ko, &b->d.obj, (int)(b->ro->lease_ms / 1000), &b->lease, err) == 0)
+        return 0;
+    if (kube_client_last(b->kc)->http_status != 403)
+        return -1;
+    /* RBAC of an older kperf: measure anyway, say what is lost */
+    kp_log(KP_LOG_WARN,
+           "%s: if this kperf is killed, its objects stay until 'kperf cleanup' (grant leases "
+           "as in manifests/rbac.yaml)",
+           kp_err_msg(err));
+    kp_err_clear(err);
+    return 0;
+}
+
 static int create_all(struct k8s_backend *b, struct kp_err *err)
 {
     json_t *objs = k8s_deploy_server_objects(&b->d, b->token);
@@ -379,6 +419,8 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
             goto out;
         }
         b->created = 1;
+        if (!is_ns && !b->lease && hold_lease(b, err) != 0)
+            goto out;
         if (kube_create(b->kc, resource_of(kind), is_ns ? NULL : b->d.ns, o, NULL, &stored, err) !=
             0) {
             kp_err_prefix(err, "creating %s %s", kind, name);
@@ -392,6 +434,10 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
         }
         if (is_ns) {
             b->ns_created = 1;
+            if (hold_lease(b, err) != 0) {
+                json_decref(stored);
+                goto out;
+            }
             if (dry_run_pod(b, "pod", err) != 0 ||
                 (b->d.set.host_network && dry_run_pod(b, "host", err) != 0)) {
                 json_decref(stored);

@@ -195,6 +195,24 @@ struct pod_wait {
     char *last_problem;
 };
 
+int k8s_wait_pod_counts(const json_t *pod, const char *owner_uid)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    size_t i;
+    json_t *ref;
+
+    if (json_object_get(md, "deletionTimestamp"))
+        return 0; /* being deleted: an old pod the garbage collector has not removed yet */
+    if (!owner_uid)
+        return 1;
+    json_array_foreach(json_object_get(md, "ownerReferences"), i, ref)
+    {
+        if (strcmp(or_empty(s_at(ref, "uid")), owner_uid) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_err *err)
 {
     struct pod_wait *w = arg;
@@ -204,7 +222,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     size_t ready = 0;
     (void)err;
 
-    if (type == KUBE_EVENT_DELETED)
+    if (type == KUBE_EVENT_DELETED || !k8s_wait_pod_counts(pod, w->o->owner_uid))
         json_object_del(w->pods, name);
     else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED)
         json_object_set(w->pods, name, pod);

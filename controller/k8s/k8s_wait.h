@@ -22,6 +22,11 @@ char *k8s_wait_pod_problem(const json_t *pod, int *fatal);
  * label to set on ns. NULL when there are none. Caller frees. */
 char *k8s_wait_events_summary(const json_t *events, const char *ns);
 
+/* 1 when a pod counts for a wait on the object whose metadata.uid is owner_uid (NULL = any
+ * owner): it has no deletionTimestamp and one of its ownerReferences names that uid. A pod of
+ * an earlier object of the same name (deleted, its pods not yet collected) does not count. */
+int k8s_wait_pod_counts(const json_t *pod, const char *owner_uid);
+
 enum k8s_wait_goal {
     K8S_WAIT_READY,    /* `want` pods Ready */
     K8S_WAIT_FINISHED, /* one pod Succeeded or Failed */
@@ -29,9 +34,10 @@ enum k8s_wait_goal {
 
 struct k8s_wait_opts {
     const char *ns;
-    const char *selector; /* pods to watch */
-    const char *owner;    /* DaemonSet/Job name, for its events when no pod appears */
-    const char *what;     /* "server kperf-server-pod-a on node n-1", for messages */
+    const char *selector;  /* pods to watch */
+    const char *owner;     /* DaemonSet/Job name, for its events when no pod appears */
+    const char *owner_uid; /* metadata.uid of that object: only its pods count (NULL = any) */
+    const char *what;      /* "server kperf-server-pod-a on node n-1", for messages */
     enum k8s_wait_goal goal;
     size_t want;         /* READY: how many pods */
     uint64_t timeout_ms; /* overall deadline */

@@ -5,7 +5,8 @@
 # with --rbac manifests/rbac.yaml for the user system:serviceaccount:kperf:kperf; kperf gets
 # KUBERNETES_SERVICE_HOST/PORT and a service-account directory (token, ca.crt, namespace), no
 # kubeconfig; the "run" init container's args then the "compare" container's args run as in
-# the pod (paths /baseline and /results mapped to temporary directories, a shorter duration).
+# the pod (paths /baseline and /results mapped to temporary directories, a shorter duration),
+# after planting what a killed earlier night left in namespace kperf: the run removes it first.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -45,9 +46,33 @@ in_cluster run -n kperf --scenarios pod-to-pod,host-to-host "${short[@]}" -o jso
     >"$K8S_DIR/baseline/report.json" 2>"$K8S_DIR/base.err" &&
     pass "baseline run with in-cluster credentials and rbac.yaml" ||
     { fail "baseline run"; tail -5 "$K8S_DIR/base.err"; }
+# what a killed earlier night left in namespace kperf: its objects and a Lease nobody renews
+dead=20261130-020000-dead01
+cat <<YAML | kadmin apply -f - >/dev/null || fail "planting a crashed run"
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: kperf-run-$dead
+  namespace: kperf
+  labels: {app.kubernetes.io/managed-by: kperf, app.kubernetes.io/name: kperf, kperf.io/run-id: "$dead"}
+spec: {holderIdentity: kperf@gone/1, leaseDurationSeconds: 30,
+       acquireTime: "2026-11-30T02:00:00.000000Z", renewTime: "2026-11-30T02:10:00.000000Z"}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: kperf-token
+  namespace: kperf
+  labels: {app.kubernetes.io/managed-by: kperf, app.kubernetes.io/name: kperf, kperf.io/run-id: "$dead"}
+stringData: {token: x}
+YAML
 # the init container, as in the pod (plus the shorter duration)
 in_cluster "${run_args[@]}" "${short[@]}" >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err"
 rc=$?
+grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run.err" &&
+    [ -z "$(kadmin get secrets,leases -n kperf -l "kperf.io/run-id=$dead" -o name)" ] &&
+    pass "the nightly run first removed the killed run $dead (expired Lease)" ||
+    fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run.err"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
 if [ "$rc" = 0 ] && [ -s "$K8S_DIR/results/report.json" ] &&
     jq -e '.results | length > 0' "$K8S_DIR/run.json" >/dev/null; then
     pass "CronJob 'run' container: report on stdout and in the results volume"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "controller/agent_args.h"
 
@@ -222,6 +223,86 @@ static void test_agent_args_server_with_and_without_bind(void **state)
     assert_argv(agent_args_server(&above), want_above);
 }
 
+/* A document as the agent prints it for minimal_spec against port 5201 (params and one
+ * result per test), with `reverse` set as given. */
+static json_t *doc_for(int reverse)
+{
+    json_t *d = json_pack("{s:s, s:{s:s, s:i}, s:{s:[s,s], s:f, s:f, s:f, s:i, s:i, s:i, s:i,"
+                          " s:b}, s:[{s:s, s:b}, {s:s, s:b}], s:[]}",
+                          "schema", "kperf.result/v1", "server", "host", "198.18.1.2", "port", 5201,
+                          "params", "tests", "TCP_RR", "TCP_STREAM", "duration_s", 10.0, "omit_s",
+                          0.0, "interval_s", 1.0, "samples", 1, "streams", 4, "msg_size_bytes", 0,
+                          "udp_rate_bps", 0, "reverse", reverse, "results", "test", "TCP_RR",
+                          "reverse", reverse, "test", "TCP_STREAM", "reverse", reverse, "errors");
+    assert_non_null(d);
+    return d;
+}
+
+static void test_agent_args_check_doc_accepts_the_planned_run(void **state)
+{
+    struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
+    struct run_spec spec = minimal_spec(&g);
+    json_t *d = doc_for(1);
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), 0);
+    json_decref(d);
+}
+
+/* issue 14: the forward document read for the reverse step (another Job's log) is refused */
+static void test_agent_args_check_doc_refuses_other_direction(void **state)
+{
+    struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
+    struct run_spec spec = minimal_spec(&g);
+    json_t *d = doc_for(0);
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "forward direction, not the planned reverse"));
+    json_decref(d);
+}
+
+static void test_agent_args_check_doc_refuses_other_params(void **state)
+{
+    struct plan_group g = {.scenario = SCENARIO_POD_TO_POD};
+    struct run_spec spec = minimal_spec(&g);
+    enum test_kind one[] = {TEST_TCP_RR};
+    json_t *d = doc_for(0);
+    struct kp_err err;
+    (void)state;
+
+    /* other tests */
+    spec.tests = one;
+    spec.n_tests = 1;
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "tests TCP_RR,TCP_STREAM, not the planned TCP_RR"));
+    spec = minimal_spec(&g);
+    /* other streams, samples, duration, port */
+    spec.streams = 8;
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "streams 4, not the planned samples 1 streams 8"));
+    spec = minimal_spec(&g);
+    spec.samples = 3;
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    spec = minimal_spec(&g);
+    spec.duration_ms = 2000;
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "duration 10 s"));
+    spec = minimal_spec(&g);
+    assert_int_equal(agent_args_check_doc(&spec, 5202, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "server port 5201, not the planned 5202"));
+    /* a result in the other direction inside a forward document */
+    json_object_set_new(json_array_get(json_object_get(d, "results"), 1), "reverse", json_true());
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "results[1]"));
+    /* no params at all */
+    json_object_del(d, "params");
+    assert_int_equal(agent_args_check_doc(&spec, 5201, d, &err), -1);
+    json_decref(d);
+}
+
 static void test_agent_args_free_null_is_noop(void **state)
 {
     (void)state;
@@ -240,6 +321,9 @@ int main(void)
         cmocka_unit_test(test_agent_args_client_ipv6_server_bracketed),
         cmocka_unit_test(test_agent_args_server_with_and_without_bind),
         cmocka_unit_test(test_agent_args_free_null_is_noop),
+        cmocka_unit_test(test_agent_args_check_doc_accepts_the_planned_run),
+        cmocka_unit_test(test_agent_args_check_doc_refuses_other_direction),
+        cmocka_unit_test(test_agent_args_check_doc_refuses_other_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

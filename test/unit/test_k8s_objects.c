@@ -294,22 +294,58 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     agent_args_free(argv);
 }
 
-static void test_k8s_objects_job_names_are_dns_labels_and_distinct(void **state)
+static void assert_dns_label(const char *a)
 {
-    char *a = k8s_objects_job_name("pod-to-pod", "node:ip-10-0-1-5.eu-west-1.compute.internal."
-                                                 "very-long-suffix-that-goes-on");
-    char *b = k8s_objects_job_name("pod-to-pod", "node:ip-10-0-1-5.eu-west-1.compute.internal."
-                                                 "very-long-suffix-that-goes-on-2");
-    (void)state;
-
     assert_true(strlen(a) <= 63);
-    assert_true(strlen(b) <= 63);
-    assert_string_not_equal(a, b);
     for (const char *p = a; *p; p++)
         assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
-    assert_true(a[strlen(a) - 1] != '-');
+    assert_true(a[0] != '-' && a[strlen(a) - 1] != '-');
+}
+
+static void test_k8s_objects_job_names_are_dns_labels_and_distinct(void **state)
+{
+    char *a = k8s_objects_job_name("pod-to-pod",
+                                   "node:ip-10-0-1-5.eu-west-1.compute.internal."
+                                   "very-long-suffix-that-goes-on",
+                                   1, 4294967295u);
+    char *b = k8s_objects_job_name("pod-to-pod",
+                                   "node:ip-10-0-1-5.eu-west-1.compute.internal."
+                                   "very-long-suffix-that-goes-on-2",
+                                   1, 4294967295u);
+    (void)state;
+
+    assert_dns_label(a);
+    assert_dns_label(b);
+    assert_string_not_equal(a, b);
+    /* the direction stays visible even when the placement is cut */
+    assert_non_null(strstr(a, "-r-"));
     free(a);
     free(b);
+}
+
+/* issue 14: forward and reverse, and every repeat of one group, are distinct Jobs */
+static void test_k8s_objects_job_names_unique_per_step(void **state)
+{
+    char *fwd = k8s_objects_job_name("pod-to-external", "external", 0, 0);
+    char *rev = k8s_objects_job_name("pod-to-external", "external", 1, 1);
+    char *rev0 = k8s_objects_job_name("pod-to-external", "external", 1, 0);
+    char *again = k8s_objects_job_name("pod-to-external", "external", 0, 2);
+    (void)state;
+
+    assert_string_equal(strncmp(fwd, "kperf-c-pod-to-external-external-", 33) == 0 ? "ok" : fwd,
+                        "ok");
+    assert_non_null(strstr(rev, "-external-r-"));
+    assert_string_not_equal(fwd, rev);
+    assert_string_not_equal(fwd, rev0); /* the direction alone already differs */
+    assert_string_not_equal(fwd, again);
+    assert_string_equal(fwd + strlen(fwd) - 2, "-0");
+    assert_string_equal(again + strlen(again) - 2, "-2");
+    assert_dns_label(fwd);
+    assert_dns_label(rev);
+    free(fwd);
+    free(rev);
+    free(rev0);
+    free(again);
 }
 
 static void test_k8s_objects_check_rejects_bad_input(void **state)
@@ -355,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_k8s_objects_client_job_runs_once_with_deadline),
         cmocka_unit_test(test_k8s_objects_agent_args_end_to_end),
         cmocka_unit_test(test_k8s_objects_job_names_are_dns_labels_and_distinct),
+        cmocka_unit_test(test_k8s_objects_job_names_unique_per_step),
         cmocka_unit_test(test_k8s_objects_check_rejects_bad_input),
         cmocka_unit_test(test_k8s_objects_run_id_is_a_label),
     };

@@ -116,6 +116,30 @@ static void test_k8s_wait_events_psa_hint_names_the_label(void **state)
     json_decref(ev);
 }
 
+/* issue 14: a pod counts only when its owner is the object we created and it is not being
+ * deleted (the pod of a deleted Job of the same name lingers until garbage collection). */
+static void test_k8s_wait_pod_counts_by_owner_uid_and_not_deleting(void **state)
+{
+    json_t *ours = json_pack("{s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "p1",
+                             "ownerReferences", "kind", "Job", "name", "j", "uid", "uid-new");
+    json_t *old = json_pack("{s:{s:s, s:[{s:s, s:s, s:s}]}}", "metadata", "name", "p0",
+                            "ownerReferences", "kind", "Job", "name", "j", "uid", "uid-old");
+    json_t *orphan = json_pack("{s:{s:s}}", "metadata", "name", "p2");
+    (void)state;
+
+    assert_int_equal(k8s_wait_pod_counts(ours, "uid-new"), 1);
+    assert_int_equal(k8s_wait_pod_counts(old, "uid-new"), 0);
+    assert_int_equal(k8s_wait_pod_counts(orphan, "uid-new"), 0);
+    assert_int_equal(k8s_wait_pod_counts(old, NULL), 1);
+    json_object_set_new(json_object_get(ours, "metadata"), "deletionTimestamp",
+                        json_string("2026-12-01T00:00:00Z"));
+    assert_int_equal(k8s_wait_pod_counts(ours, "uid-new"), 0);
+    assert_int_equal(k8s_wait_pod_counts(ours, NULL), 0);
+    json_decref(ours);
+    json_decref(old);
+    json_decref(orphan);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +149,7 @@ int main(void)
         cmocka_unit_test(test_k8s_wait_running_pod_has_no_problem),
         cmocka_unit_test(test_k8s_wait_failed_pod_with_exit_code),
         cmocka_unit_test(test_k8s_wait_events_psa_hint_names_the_label),
+        cmocka_unit_test(test_k8s_wait_pod_counts_by_owner_uid_and_not_deleting),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

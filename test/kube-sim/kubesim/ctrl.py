@@ -49,6 +49,7 @@ class Controllers(Workloads):
         self.backoff = {}           # (kind, uid) -> (next_time, delay)
         self.job_next = {}          # job uid -> earliest next pod create
         self.sched_msg = {}         # pod uid -> last FailedScheduling text
+        self.dangling = {}          # uid -> when its owners were first gone
         self.svc_rules = None
         self.stop = False
         store.subscribers.append(lambda *a: self.wake.set())
@@ -252,11 +253,21 @@ class Controllers(Workloads):
                 refs = o["metadata"].get("ownerReferences") or []
                 if refs and not any(ref.get("uid") in uids for ref in refs) \
                         and not o["metadata"].get("deletionTimestamp"):
-                    dangling.append((r, ns, name))
+                    dangling.append((r, ns, name, o["metadata"]["uid"]))
                 if "foregroundDeletion" in (o["metadata"].get("finalizers")
                                             or []):
                     fg.append((r, ns, name, o["metadata"]["uid"]))
-        for r, ns, name in dangling:
+        # like the real garbage collector, dependents go some time after
+        # their owner (--gc-lag): a deleted Job's pod can outlive it
+        now, lag = time.time(), getattr(self.cfg, "gc_lag", 0)
+        seen = {}
+        due = []
+        for r, ns, name, uid in dangling:
+            seen[uid] = self.dangling.get(uid, now)
+            if now - seen[uid] >= lag:
+                due.append((r, ns, name))
+        self.dangling = seen
+        for r, ns, name in due:
             self.delete(R.BY_GR[(_group(r), r)], ns, name,
                         {"propagationPolicy": "Background"}, None, [])
         for r, ns, name, uid in fg:

@@ -130,6 +130,8 @@ def cmd_up(a):
            "exec_expiry": a.exec_expiry,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
+           "gc_lag": max(0.0, a.gc_lag), "max_grace": max(0.0, a.max_grace),
+           "ready_lag": max(0.0, a.ready_lag),
            "created_dir": created}
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -530,6 +532,15 @@ def main(argv=None):
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--job-backoff", type=float, default=10,
                     help="seconds before a Job's first retry pod (doubles)")
+    up.add_argument("--gc-lag", type=float, default=2.0,
+                    help="seconds the garbage collector lets an object whose "
+                    "owner is gone live on (default 2; 0 = at once)")
+    up.add_argument("--max-grace", type=float, default=5.0,
+                    help="cap on a pod's termination grace period in seconds"
+                    " (default 5)")
+    up.add_argument("--ready-lag", type=float, default=0.5,
+                    help="seconds a started container without readinessProbe"
+                    " is Running before it is Ready (default 0.5)")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

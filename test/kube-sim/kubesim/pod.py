@@ -45,6 +45,7 @@ class Ctr:
         self.cid = None
         self.backoff_until = 0
         self.backoff = 0
+        self.ready_at = 0
 
     def readers_alive(self):
         return any(t.is_alive() for t in self.readers)
@@ -490,7 +491,8 @@ class Worker:
             c.readers.append(t)
         c.state = {"running": {"startedAt": now_iso()}}
         c.started = True
-        c.ready = "readinessProbe" not in c.spec
+        c.ready = False  # Running first; Ready by probe or after --ready-lag
+        c.ready_at = time.time() + getattr(self.kl.cfg, "ready_lag", 0)
         pr = c.spec.get("readinessProbe")
         c.next_probe = time.time() + (pr or {}).get("initialDelaySeconds", 0)
         c.probe_ok = c.probe_fail = 0
@@ -556,6 +558,9 @@ class Worker:
                 t.join(2)
             return self.exited(c, rc)
         pr = c.spec.get("readinessProbe")
+        if not pr and not c.ready and now >= c.ready_at:
+            c.ready = True
+            return True
         if pr and now >= c.next_probe:
             c.next_probe = now + pr.get("periodSeconds", 10)
             ok = self.probe(c, pr)
@@ -663,6 +668,7 @@ class Worker:
         grace = self.pod["metadata"].get("deletionGracePeriodSeconds")
         if grace is None:
             grace = self.pod["spec"].get("terminationGracePeriodSeconds", 30)
+        grace = min(grace, getattr(self.kl.cfg, "max_grace", grace))
         live = [c for c in self.containers.values() if c.proc]
         if live:
             for c in live:

@@ -52,6 +52,8 @@ RESOURCES = [
         categories=["all"]),
     Res("jobs", "batch", "Job", True, "io.k8s.api.batch.v1.Job",
         subs=["status"], categories=["all"]),
+    Res("leases", "coordination.k8s.io", "Lease", True,
+        "io.k8s.api.coordination.v1.Lease"),
     Res("selfsubjectaccessreviews", "authorization.k8s.io",
         "SelfSubjectAccessReview", False,
         "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
@@ -65,7 +67,7 @@ RESOURCES = [
         "ClusterRoleBinding", False, _R + "ClusterRoleBinding"),
 ]
 BY_GR = {(r.group, r.name): r for r in RESOURCES}
-GROUPS = ["apps", "batch", "authorization.k8s.io",
+GROUPS = ["apps", "batch", "coordination.k8s.io", "authorization.k8s.io",
           "rbac.authorization.k8s.io"]
 
 # field selectors the real server accepts, per resource (besides metadata.*)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A cluster that cleans itself (issue 14): `kill -9` of the controller in the middle of a run
+# leaves its namespace, DaemonSets, Job, pods, Secret and Lease behind; once the Lease has
+# expired (no controller renews it), the next `kperf run` removes all of it, says so, and leaves
+# the cluster exactly as it was before the killed run (object lists compared). The same again
+# with `kperf cleanup` as the next command. A run in progress (Lease renewed) is not touched.
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 2
+LEASE=3s
+KINDS=namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,leases,configmaps
+objects() { kadmin get "$KINDS" -A -o custom-columns=K:.kind,NS:.metadata.namespace,N:.metadata.name --no-headers | sort; }
+objects >"$K8S_DIR/before.txt" || fail "listing objects"
+
+# waits (bounded) until a client Job of a kperf run exists and its pod runs
+wait_client_running() {
+    local deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
+        kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+            -o name 2>/dev/null | grep -q . && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# start a long run and kill -9 its controller once a client measures
+crash_a_run() {
+    # the kperf process itself (not a subshell) gets the SIGKILL
+    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e --scenarios pod-to-pod \
+        --same-node --tests TCP_RR --duration 60s --lease-duration $LEASE -o json \
+        >"$K8S_DIR/crash.json" 2>"$K8S_DIR/crash$1.err" &
+    local pid=$!
+    if ! wait_client_running; then
+        fail "run $1: no client pod ran"; kill -9 $pid; wait $pid 2>/dev/null; return 1
+    fi
+    # the controller renews its Lease while it runs (every third of --lease-duration)
+    if [ "$1" = 1 ]; then
+        local deadline=$((SECONDS + 10)) renewed=
+        while [ $SECONDS -lt $deadline ] && [ -z "$renewed" ]; do
+            renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
+                jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
+            [ -n "$renewed" ] || sleep 0.3
+        done
+        [ -n "$renewed" ] && pass "the running kperf renews its Lease (renewTime $renewed)" ||
+            fail "the Lease was never renewed"
+    fi
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    CRASHED=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf \
+        -o jsonpath='{.items[0].metadata.labels.kperf\.io/run-id}')
+    local left
+    left=$(kadmin get namespaces,daemonsets,jobs,leases -A -l "kperf.io/run-id=$CRASHED" -o name | wc -l)
+    [ -n "$CRASHED" ] && [ "$left" -ge 4 ] &&
+        pass "run $1: kill -9 left run $CRASHED behind ($left namespaces/daemonsets/jobs/leases)" ||
+        fail "run $1: after kill -9: run '$CRASHED', $left objects"
+}
+
+# --- 1: the next `kperf run` removes the crashed run ------------------------------------
+crash_a_run 1
+# a run in progress is left alone: right after the kill the Lease is still within its duration
+"$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" --dry-run 2>"$K8S_DIR/dry.err"
+grep -q "run $CRASHED .*lease was renewed" "$K8S_DIR/dry.err" &&
+    pass "cleanup --dry-run: the Lease of run $CRASHED still counts as held" ||
+    fail "cleanup --dry-run: $(cat "$K8S_DIR/dry.err")"
+# the Lease expires LEASE after its last renewal; nothing renews it any more
+sleep 3.5
+kperf_k8s --scenarios pod-to-pod --same-node --tests TCP_RR --duration 300ms -o json \
+    >"$K8S_DIR/next.json" 2>"$K8S_DIR/next.err"
+rc=$?
+[ "$rc" = 0 ] && pass "next run exits 0" || { fail "next run exit $rc"; tail -5 "$K8S_DIR/next.err"; }
+grep -q "removing run $CRASHED in namespace .*lease expired" "$K8S_DIR/next.err" &&
+    pass "next run: $(grep -o "removing run $CRASHED.*" "$K8S_DIR/next.err" | head -1)" ||
+    fail "next run did not say it removed run $CRASHED: $(head -5 "$K8S_DIR/next.err")"
+objects >"$K8S_DIR/after1.txt"
+if diff "$K8S_DIR/before.txt" "$K8S_DIR/after1.txt" >"$K8S_DIR/diff1.txt"; then
+    pass "after the next run the cluster is as before the killed run ($(wc -l <"$K8S_DIR/before.txt") objects)"
+else
+    fail "objects differ: $(tr '\n' ' ' <"$K8S_DIR/diff1.txt")"
+fi
+
+# --- 2: `kperf cleanup` removes it too, saying why -------------------------------------
+crash_a_run 2
+sleep 3.5
+"$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" 2>"$K8S_DIR/cleanup.err"
+rc=$?
+[ "$rc" = 0 ] && pass "kperf cleanup exits 0" || fail "kperf cleanup exit $rc: $(cat "$K8S_DIR/cleanup.err")"
+grep -q "removing run $CRASHED .*lease expired" "$K8S_DIR/cleanup.err" &&
+    pass "cleanup: $(grep -o "removing run $CRASHED.*" "$K8S_DIR/cleanup.err" | head -1)" ||
+    fail "cleanup did not name the expired lease: $(cat "$K8S_DIR/cleanup.err")"
+objects >"$K8S_DIR/after2.txt"
+if diff "$K8S_DIR/before.txt" "$K8S_DIR/after2.txt" >"$K8S_DIR/diff2.txt"; then
+    pass "after kperf cleanup the cluster is as before"
+else
+    fail "objects differ: $(tr '\n' ' ' <"$K8S_DIR/diff2.txt")"
+fi
+k8s_nothing_left "crash"
+ks_finish
