@@ -18,6 +18,7 @@
 #include "controller/report/render_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_file.h"
 #include "controller/report/report_validate.h"
 #include "controller/report/stats.h"
 
@@ -107,6 +108,11 @@ const json_t *report_metadata_const(const struct report *rep)
 void report_set_noisy_cv_pct(struct report *rep, double cv_pct)
 {
     rep->noisy_cv_pct = cv_pct;
+}
+
+double report_noisy_cv_pct(const struct report *rep)
+{
+    return rep->noisy_cv_pct;
 }
 
 /* The report's row of a known (scenario, placement, test, reverse), or NULL. For a place made
@@ -363,19 +369,40 @@ static json_t *summary_json(const struct report *rep)
     return o;
 }
 
-json_t *report_to_json(const struct report *rep)
+static json_t *share(json_t *v)
 {
-    /* deep copies: the caller may modify its document without touching the report */
-    return json_pack("{s:s, s:o, s:{s:f}, s:o, s:o, s:o, s:o}", "schema", REPORT_SCHEMA, "metadata",
-                     json_deep_copy(rep->metadata), "settings", "noisy_cv_pct", rep->noisy_cv_pct,
-                     "summary", summary_json(rep), "results", json_deep_copy(rep->rows), "skipped",
-                     json_deep_copy(rep->skipped), "errors", json_deep_copy(rep->errors));
+    return json_incref(v);
 }
 
-struct report *report_from_json(const json_t *doc, struct kp_err *err)
+static json_t *copy_of(json_t *v)
 {
+    return json_deep_copy(v);
+}
+
+/* The kperf.report/v1 document; deep copies the report's parts (for a caller that may modify
+ * it) or shares them (to write it out: no second copy of every sample). */
+static json_t *doc_of(const struct report *rep, bool copy)
+{
+    json_t *(*take)(json_t *) = copy ? copy_of : share;
+
+    return json_pack("{s:s, s:o, s:{s:f}, s:o, s:o, s:o, s:o}", "schema", REPORT_SCHEMA, "metadata",
+                     take(rep->metadata), "settings", "noisy_cv_pct", rep->noisy_cv_pct, "summary",
+                     summary_json(rep), "results", take(rep->rows), "skipped", take(rep->skipped),
+                     "errors", take(rep->errors));
+}
+
+json_t *report_to_json(const struct report *rep)
+{
+    return doc_of(rep, true);
+}
+
+/* report_from_json; with steal, the report takes doc's parts instead of copying them (doc is
+ * then the caller's to drop, and must not be changed). */
+static struct report *from_json(json_t *doc, bool steal, struct kp_err *err)
+{
+    json_t *(*take)(json_t *) = steal ? share : copy_of;
     struct report *rep;
-    const json_t *v;
+    json_t *v;
     double cv;
 
     if (report_validate_doc(doc, err) != 0) {
@@ -384,48 +411,50 @@ struct report *report_from_json(const json_t *doc, struct kp_err *err)
     }
     rep = report_new();
     json_decref(rep->metadata);
-    rep->metadata = json_deep_copy(json_object_get(doc, "metadata"));
+    rep->metadata = take(json_object_get(doc, "metadata"));
     json_decref(rep->rows);
-    rep->rows = json_deep_copy(json_object_get(doc, "results"));
+    rep->rows = take(json_object_get(doc, "results"));
     if ((v = json_object_get(doc, "skipped"))) {
         json_decref(rep->skipped);
-        rep->skipped = json_deep_copy(v);
+        rep->skipped = take(v);
     }
     if ((v = json_object_get(doc, "errors"))) {
         json_decref(rep->errors);
-        rep->errors = json_deep_copy(v);
+        rep->errors = take(v);
     }
     if (report_get_number(doc, "settings", "noisy_cv_pct", &cv))
         rep->noisy_cv_pct = cv;
     return rep;
 }
 
+struct report *report_from_json(const json_t *doc, struct kp_err *err)
+{
+    return from_json((json_t *)doc, false, err); /* copied: doc stays the caller's, unchanged */
+}
+
 struct report *report_load(const char *path, struct kp_err *err)
 {
-    struct stat st;
     json_error_t jerr;
     json_t *doc;
     struct report *rep;
+    char *buf;
+    size_t len;
 
-    if (stat(path, &st) != 0) {
-        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+    if (report_file_read(path, REPORT_MAX_FILE_BYTES, &buf, &len, err) != 0)
+        return NULL;
+    if (len == 0) {
+        free(buf);
+        kp_err_set(err, "%s: empty file, not a kperf report", path);
         return NULL;
     }
-    if (S_ISDIR(st.st_mode)) {
-        kp_err_set(err, "%s is a directory, not a report file", path);
-        return NULL;
-    }
-    if (st.st_size > (off_t)REPORT_MAX_FILE_BYTES) {
-        kp_err_set(err, "%s: larger than %u MiB, not a kperf report", path,
-                   REPORT_MAX_FILE_BYTES >> 20);
-        return NULL;
-    }
-    doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(buf); /* before the report is built: the text and the tree never add up with it */
     if (!doc) {
         kp_err_set(err, "%s: invalid JSON at line %d: %s", path, jerr.line, jerr.text);
+        one_line(err);
         return NULL;
     }
-    rep = report_from_json(doc, err);
+    rep = from_json(doc, true, err); /* the parsed tree becomes the report's: no copy */
     json_decref(doc);
     if (!rep)
         kp_err_prefix(err, "%s", path);
@@ -451,7 +480,7 @@ int report_render(const struct report *rep, enum report_format fmt, FILE *out, s
         render_html(rep, out);
         break;
     case REPORT_JSON:
-        doc = report_to_json(rep);
+        doc = doc_of(rep, false);
         rc = json_dumpf(doc, out, JSON_INDENT(2)); /* full precision: samples stay verbatim */
         json_decref(doc);
         fputc('\n', out);
