@@ -13,6 +13,7 @@
 #include "base/kp_err.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
 struct compare {
@@ -134,7 +135,8 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
         n = 0;
         json_array_foreach(json_object_get(row, "samples"), i, s)
         {
-            json_array_foreach(json_object_get(s, "intervals"), k, iv)
+            json_t *ivs = report_unpacked(s, "intervals"); /* ours */
+            json_array_foreach(ivs, k, iv)
             {
                 if (n == cap) {
                     cap = cap ? cap * 2 : 64;
@@ -143,6 +145,7 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
                 if (report_get_number(iv, key, NULL, &v[n]))
                     n++;
             }
+            json_decref(ivs);
         }
     }
     if (n >= 2 && stats_mean(v, n) != 0)

@@ -49,8 +49,7 @@ int report_file_read(const char *path, size_t cap, char **buf, size_t *len, stru
         ssize_t r;
         if (n == size) {
             size_t want = size ? size * 2 : FIRST_CHUNK;
-            if (S_ISREG(st.st_mode) && size == 0 && st.st_size > 0 &&
-                (size_t)st.st_size < cap)
+            if (S_ISREG(st.st_mode) && size == 0 && st.st_size > 0 && (size_t)st.st_size < cap)
                 want = (size_t)st.st_size + 1; /* +1: one read more sees the end */
             if (want > cap + 1)
                 want = cap + 1;
