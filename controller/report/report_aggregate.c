@@ -119,7 +119,7 @@ static int merged_latency(json_t *agg, const json_t *row, struct kp_err *err)
         json_t *hj;
         if (!json_object_get(s, "histogram"))
             continue;
-        hj = report_with_unpacked(json_object_get(s, "histogram"), "buckets");
+        hj = report_unpacked(s, "histogram"); /* ours */
         h = hist_from_json(hj, err);
         json_decref(hj);
         if (!h) {

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The parts of a sample that only the JSON output and a few computations read. */
+static const char *const bulky[] = {"histogram", "intervals", "streams", "node_cpu"};
+
 /* Replaces obj[key] (an array or object) by its compact text. */
 static void pack(json_t *obj, const char *key)
 {
@@ -22,7 +25,6 @@ static void pack(json_t *obj, const char *key)
 
 void report_pack_row(json_t *row)
 {
-    static const char *const bulky[] = {"intervals", "streams", "node_cpu"};
     json_t *s;
     size_t i;
 
@@ -30,9 +32,8 @@ void report_pack_row(json_t *row)
     {
         for (size_t k = 0; k < sizeof(bulky) / sizeof(bulky[0]); k++)
             pack(s, bulky[k]);
-        pack(json_object_get(s, "histogram"), "buckets");
     }
-    pack(json_object_get(json_object_get(row, "aggregate"), "histogram"), "buckets");
+    pack(json_object_get(row, "aggregate"), "histogram");
 }
 
 json_t *report_unpacked(const json_t *obj, const char *key)
@@ -57,14 +58,11 @@ json_t *report_with_unpacked(const json_t *obj, const char *key)
 
 static json_t *sample_unpacked(json_t *s)
 {
-    static const char *const bulky[] = {"intervals", "streams", "node_cpu"};
-    json_t *c = json_copy(s), *h;
+    json_t *c = json_copy(s);
 
     for (size_t k = 0; k < sizeof(bulky) / sizeof(bulky[0]); k++)
         if (json_is_string(json_object_get(s, bulky[k])))
             json_object_set_new(c, bulky[k], report_unpacked(s, bulky[k]));
-    if ((h = json_object_get(s, "histogram")))
-        json_object_set_new(c, "histogram", report_with_unpacked(h, "buckets"));
     return c;
 }
 
@@ -78,12 +76,8 @@ json_t *report_row_unpacked(const json_t *row)
         json_array_append_new(samples, sample_unpacked(s));
     }
     json_object_set_new(c, "samples", samples);
-    if ((agg = json_object_get(row, "aggregate")) && json_object_get(agg, "histogram")) {
-        json_t *a = json_copy(agg);
-        json_object_set_new(a, "histogram",
-                            report_with_unpacked(json_object_get(agg, "histogram"), "buckets"));
-        json_object_set_new(c, "aggregate", a);
-    }
+    if ((agg = json_object_get(row, "aggregate")))
+        json_object_set_new(c, "aggregate", report_with_unpacked(agg, "histogram"));
     return c;
 }
 

@@ -4,8 +4,8 @@
  * histogram bucket [1036, 7] is an array and two integers: ~190 bytes for 10 of text), so a
  * loaded row keeps the parts that only the JSON output and a few computations read as their
  * compact JSON text, in a string in place of the value:
- *     samples[].histogram.buckets, samples[].intervals, samples[].streams,
- *     samples[].node_cpu, aggregate.histogram.buckets
+ *     samples[].histogram, samples[].intervals, samples[].streams, samples[].node_cpu,
+ *     aggregate.histogram
  * Everything the renderers read (scalars, latency_us, aggregates, stats) stays a tree.
  * A packed value is a JSON string where the schema has an array or object, so it cannot be
  * mistaken for data. Readers of those fields go through report_unpacked(); the JSON output
