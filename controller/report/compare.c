@@ -13,6 +13,7 @@
 #include "base/kp_err.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
 struct compare {
@@ -134,7 +135,8 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
         n = 0;
         json_array_foreach(json_object_get(row, "samples"), i, s)
         {
-            json_array_foreach(json_object_get(s, "intervals"), k, iv)
+            json_t *ivs = report_unpacked(s, "intervals"); /* ours */
+            json_array_foreach(ivs, k, iv)
             {
                 if (n == cap) {
                     cap = cap ? cap * 2 : 64;
@@ -143,6 +145,7 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
                 if (report_get_number(iv, key, NULL, &v[n]))
                     n++;
             }
+            json_decref(ivs);
         }
     }
     if (n >= 2 && stats_mean(v, n) != 0)
@@ -230,25 +233,68 @@ static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct r
     return out;
 }
 
-/* The row of rep with the key of `key`; only one with samples when measured_only. */
-static const json_t *find_key(const struct report *rep, const json_t *key, bool measured_only)
+/* Rows of one report by key (scenario, placement, test, reverse): a hash of key text -> row
+ * number, built once, so matching n rows costs O(n), not O(n^2). `any` holds the first row of
+ * each key, `measured` the first one with samples (a key may repeat in a hand-made file). */
+struct row_index {
+    const struct report *rep; /* borrowed */
+    json_t *any;              /* {key: row number}, ours */
+    json_t *measured;         /* {key: row number}, ours */
+};
+
+/* The key of a row or key object as text: the two free strings are length-prefixed and the
+ * test name is followed by the direction, so distinct keys never give the same text. NULL
+ * when a part is missing (such a row matches nothing). Caller frees. */
+static char *key_text(const json_t *r)
 {
-    for (size_t i = 0; i < report_row_count(rep); i++) {
-        const json_t *r = report_row(rep, i);
-        if (measured_only && json_array_size(json_object_get(r, "samples")) == 0)
-            continue;
-        if (json_equal(json_object_get(r, "scenario"), json_object_get(key, "scenario")) &&
-            json_equal(json_object_get(r, "placement"), json_object_get(key, "placement")) &&
-            json_equal(json_object_get(r, "test"), json_object_get(key, "test")) &&
-            json_equal(json_object_get(r, "reverse"), json_object_get(key, "reverse")))
-            return r;
-    }
-    return NULL;
+    const char *sc = json_string_value(json_object_get(r, "scenario"));
+    const char *pl = json_string_value(json_object_get(r, "placement"));
+    const char *t = json_string_value(json_object_get(r, "test"));
+
+    if (!sc || !pl || !t)
+        return NULL;
+    return kp_xasprintf("%zu:%s%zu:%s%s|%d", strlen(sc), sc, strlen(pl), pl, t,
+                        json_is_true(json_object_get(r, "reverse")));
 }
 
-static const json_t *find_measured(const struct report *rep, const json_t *key)
+static void index_build(struct row_index *ix, const struct report *rep)
 {
-    return find_key(rep, key, true);
+    ix->rep = rep;
+    ix->any = json_object();
+    ix->measured = json_object();
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *r = report_row(rep, i);
+        char *k = key_text(r);
+        if (!k)
+            continue;
+        if (!json_object_get(ix->any, k))
+            json_object_set_new(ix->any, k, json_integer((json_int_t)i));
+        if (json_array_size(json_object_get(r, "samples")) > 0 && !json_object_get(ix->measured, k))
+            json_object_set_new(ix->measured, k, json_integer((json_int_t)i));
+        free(k);
+    }
+}
+
+static void index_free(struct row_index *ix)
+{
+    json_decref(ix->any);
+    json_decref(ix->measured);
+}
+
+/* The row of the index's report with the key of `key`; only one with samples when
+ * measured_only. NULL when there is none. */
+static const json_t *find_key(const struct row_index *ix, const json_t *key, bool measured_only)
+{
+    char *k = key_text(key);
+    const json_t *n = k ? json_object_get(measured_only ? ix->measured : ix->any, k) : NULL;
+
+    free(k);
+    return n ? report_row(ix->rep, (size_t)json_integer_value(n)) : NULL;
+}
+
+static const json_t *find_measured(const struct row_index *ix, const json_t *key)
+{
+    return find_key(ix, key, true);
 }
 
 static json_t *row_key(const json_t *r)
@@ -289,7 +335,7 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
 /* Rows measured in `a` with no measured counterpart in `b`, as keys. When failed is not NULL,
  * rows that `b` has but that failed there (errors, no samples) go to *failed instead, with
  * their first error: a test that stopped working is worse than a slower one. */
-static json_t *unmatched(const struct report *a, const struct report *b, json_t *failed)
+static json_t *unmatched(const struct report *a, const struct row_index *b, json_t *failed)
 {
     json_t *out = json_array();
 
@@ -319,10 +365,13 @@ struct compare *compare_reports(const struct report *base, const struct report *
 {
     struct compare *cmp = kp_xcalloc(1, sizeof(*cmp));
     json_t *rows = json_array(), *failed, *only_base;
+    struct row_index ib, ic;
 
+    index_build(&ib, base);
+    index_build(&ic, cur);
     for (size_t i = 0; i < report_row_count(base); i++) {
         const json_t *rb = report_row(base, i), *rn;
-        if (json_array_size(json_object_get(rb, "samples")) == 0 || !(rn = find_measured(cur, rb)))
+        if (json_array_size(json_object_get(rb, "samples")) == 0 || !(rn = find_measured(&ic, rb)))
             continue;
         json_array_append_new(rows, compare_row(cmp, rb, rn, opts));
     }
@@ -332,20 +381,24 @@ struct compare *compare_reports(const struct report *base, const struct report *
                    "compare runs of the same scenarios and tests",
                    report_ok_count(base), report_ok_count(cur));
         json_decref(rows);
+        index_free(&ib);
+        index_free(&ic);
         free(cmp);
         return NULL;
     }
     failed = json_array();
-    only_base = unmatched(base, cur, failed);
+    only_base = unmatched(base, &ic, failed);
     cmp->failed_in_new = json_array_size(failed);
     cmp->doc = json_pack(
         "{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema", COMPARE_SCHEMA,
         "threshold_pct", opts->threshold_pct, "alpha", opts->alpha, "provenance",
         provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows", rows,
         "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
-        unmatched(cur, base, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
+        unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
         "improvements", (json_int_t)cmp->improvements, "failed_in_new",
         (json_int_t)cmp->failed_in_new);
+    index_free(&ib);
+    index_free(&ic);
     return cmp;
 }
 

@@ -331,8 +331,7 @@ static void print_summary_line(const struct report *rep, FILE *out)
 {
     size_t measured = 0, noisy = 0, failed = json_array_size(report_errors(rep));
     size_t skipped = json_array_size(report_skipped(rep));
-    json_t *doc = report_to_json(rep); /* ours, for settings */
-    double cv = REPORT_DEFAULT_CV_PCT;
+    double cv = report_noisy_cv_pct(rep);
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
         const json_t *row = report_row(rep, i);
@@ -342,8 +341,6 @@ static void print_summary_line(const struct report *rep, FILE *out)
         failed += strcmp(st, "failed") == 0;
         skipped += strcmp(st, "skipped") == 0;
     }
-    report_get_number(doc, "settings", "noisy_cv_pct", &cv);
-    json_decref(doc);
     fprintf(out, "\n%zu measured, %zu failed, %zu skipped, %zu noisy (CV > %g%%)\n", measured,
             failed, skipped, noisy, cv);
 }

@@ -18,6 +18,8 @@
 #include "controller/report/render_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_file.h"
+#include "controller/report/report_pack.h"
 #include "controller/report/report_validate.h"
 #include "controller/report/stats.h"
 
@@ -107,6 +109,11 @@ const json_t *report_metadata_const(const struct report *rep)
 void report_set_noisy_cv_pct(struct report *rep, double cv_pct)
 {
     rep->noisy_cv_pct = cv_pct;
+}
+
+double report_noisy_cv_pct(const struct report *rep)
+{
+    return rep->noisy_cv_pct;
 }
 
 /* The report's row of a known (scenario, placement, test, reverse), or NULL. For a place made
@@ -363,19 +370,47 @@ static json_t *summary_json(const struct report *rep)
     return o;
 }
 
-json_t *report_to_json(const struct report *rep)
+static json_t *share(json_t *v)
 {
-    /* deep copies: the caller may modify its document without touching the report */
-    return json_pack("{s:s, s:o, s:{s:f}, s:o, s:o, s:o, s:o}", "schema", REPORT_SCHEMA, "metadata",
-                     json_deep_copy(rep->metadata), "settings", "noisy_cv_pct", rep->noisy_cv_pct,
-                     "summary", summary_json(rep), "results", json_deep_copy(rep->rows), "skipped",
-                     json_deep_copy(rep->skipped), "errors", json_deep_copy(rep->errors));
+    return json_incref(v);
 }
 
-struct report *report_from_json(const json_t *doc, struct kp_err *err)
+static json_t *copy_of(json_t *v)
 {
+    return json_deep_copy(v);
+}
+
+/* The kperf.report/v1 document; deep copies the report's parts (for a caller that may modify
+ * it) or shares them (to write it out: no second copy of every sample). */
+static json_t *doc_of(const struct report *rep, bool copy)
+{
+    json_t *(*take)(json_t *) = copy ? copy_of : share;
+
+    return json_pack("{s:s, s:o, s:{s:f}, s:o, s:o, s:o, s:o}", "schema", REPORT_SCHEMA, "metadata",
+                     take(rep->metadata), "settings", "noisy_cv_pct", rep->noisy_cv_pct, "summary",
+                     summary_json(rep), "results", take(rep->rows), "skipped", take(rep->skipped),
+                     "errors", take(rep->errors));
+}
+
+json_t *report_to_json(const struct report *rep)
+{
+    json_t *doc = doc_of(rep, true), *rows = json_object_get(doc, "results");
+
+    for (size_t i = 0; i < json_array_size(rows); i++) { /* packed parts expanded */
+        json_t *full = report_row_unpacked(json_array_get(rows, i));
+        json_array_set_new(rows, i, json_deep_copy(full));
+        json_decref(full);
+    }
+    return doc;
+}
+
+/* report_from_json; with steal, the report takes doc's parts instead of copying them (doc is
+ * then the caller's to drop, and must not be changed). */
+static struct report *from_json(json_t *doc, bool steal, struct kp_err *err)
+{
+    json_t *(*take)(json_t *) = steal ? share : copy_of;
     struct report *rep;
-    const json_t *v;
+    json_t *v;
     double cv;
 
     if (report_validate_doc(doc, err) != 0) {
@@ -384,57 +419,259 @@ struct report *report_from_json(const json_t *doc, struct kp_err *err)
     }
     rep = report_new();
     json_decref(rep->metadata);
-    rep->metadata = json_deep_copy(json_object_get(doc, "metadata"));
+    rep->metadata = take(json_object_get(doc, "metadata"));
     json_decref(rep->rows);
-    rep->rows = json_deep_copy(json_object_get(doc, "results"));
+    rep->rows = take(json_object_get(doc, "results"));
     if ((v = json_object_get(doc, "skipped"))) {
         json_decref(rep->skipped);
-        rep->skipped = json_deep_copy(v);
+        rep->skipped = take(v);
     }
     if ((v = json_object_get(doc, "errors"))) {
         json_decref(rep->errors);
-        rep->errors = json_deep_copy(v);
+        rep->errors = take(v);
     }
     if (report_get_number(doc, "settings", "noisy_cv_pct", &cv))
         rep->noisy_cv_pct = cv;
     return rep;
 }
 
+struct report *report_from_json(const json_t *doc, struct kp_err *err)
+{
+    return from_json((json_t *)doc, false, err); /* copied: doc stays the caller's, unchanged */
+}
+
+/* The loader walks the top-level object and its results[] by hand and hands every other value
+ * to jansson (JSON_DISABLE_EOF_CHECK parses one value and says where it ended). Each row is
+ * validated and packed (report_pack.h) as soon as it is parsed, so memory holds the file's
+ * bytes, the packed rows, and one row's full tree at a time, never the whole document as a
+ * tree (15-20x the file for histograms). */
+struct scan {
+    const char *path;
+    const char *b;
+    size_t len, i;
+    struct kp_err *err;
+};
+
+static void skip_ws(struct scan *sc)
+{
+    while (sc->i < sc->len && strchr(" \t\r\n", sc->b[sc->i]) && sc->b[sc->i])
+        sc->i++;
+}
+
+static int line_at(const struct scan *sc, size_t pos)
+{
+    int line = 1;
+
+    for (size_t k = 0; k < pos && k < sc->len; k++)
+        line += sc->b[k] == '\n';
+    return line;
+}
+
+static int scan_fail(struct scan *sc, const char *what)
+{
+    kp_err_set(sc->err, "%s: invalid JSON at line %d: %s", sc->path, line_at(sc, sc->i), what);
+    return one_line(sc->err);
+}
+
+/* Parses one JSON value at the cursor and moves past it. NULL with err. */
+static json_t *scan_value(struct scan *sc)
+{
+    json_error_t jerr;
+    json_t *v;
+
+    skip_ws(sc);
+    v = json_loadb(sc->b + sc->i, sc->len - sc->i,
+                   JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!v) {
+        kp_err_set(sc->err, "%s: invalid JSON at line %d: %s", sc->path,
+                   line_at(sc, sc->i) + jerr.line - 1, jerr.text);
+        one_line(sc->err);
+        return NULL;
+    }
+    sc->i += (size_t)jerr.position;
+    return v;
+}
+
+/* Expects one of `chars` (after white space) and returns it, or 0 with err. */
+static char scan_punct(struct scan *sc, const char *chars, const char *what)
+{
+    skip_ws(sc);
+    if (sc->i < sc->len && sc->b[sc->i] && strchr(chars, sc->b[sc->i]))
+        return sc->b[sc->i++];
+    scan_fail(sc, what);
+    return 0;
+}
+
+/* results[]: each row parsed, validated and packed in turn. */
+static int scan_rows(struct scan *sc, json_t *rows)
+{
+    char c, path[48];
+
+    if (!scan_punct(sc, "[", "results: expected an array"))
+        return -1;
+    skip_ws(sc);
+    if (sc->i < sc->len && sc->b[sc->i] == ']') {
+        sc->i++;
+        return 0;
+    }
+    do {
+        json_t *row = scan_value(sc);
+        if (!row)
+            return -1;
+        snprintf(path, sizeof(path), "results[%zu]", json_array_size(rows));
+        if (json_array_size(rows) >= REPORT_MAX_ENTRIES) {
+            json_decref(row);
+            return kp_err_set(sc->err, "%s: more than %d results", sc->path, REPORT_MAX_ENTRIES);
+        }
+        if (report_validate_row(row, path, sc->err) != 0) {
+            json_decref(row);
+            one_line(sc->err);
+            return kp_err_prefix(sc->err, "%s", sc->path);
+        }
+        report_pack_row(row);
+        json_array_append_new(rows, row);
+    } while ((c = scan_punct(sc, ",]", "expected ',' or ']' after a result")) == ',');
+    return c ? 0 : -1;
+}
+
+/* The whole document: {key: value, ...} with "results" walked by scan_rows. The top-level
+ * fields (all but results) are then validated as a document with no rows. */
+static struct report *scan_report(struct scan *sc)
+{
+    json_t *top = json_object(), *rows = NULL, *key;
+    struct report *rep = NULL;
+    char c;
+
+    skip_ws(sc);
+    if (sc->i >= sc->len || sc->b[sc->i] != '{') {
+        kp_err_set(sc->err, "%s: expected a JSON object, not a kperf report", sc->path);
+        goto out;
+    }
+    sc->i++;
+    skip_ws(sc);
+    if (sc->i < sc->len && sc->b[sc->i] == '}') {
+        sc->i++;
+        goto end;
+    }
+    do {
+        json_t *v;
+        skip_ws(sc);
+        if (sc->i >= sc->len || sc->b[sc->i] != '"') {
+            scan_fail(sc, "expected a string as object key");
+            goto out;
+        }
+        if (!(key = scan_value(sc)))
+            goto out;
+        if (json_object_get(top, json_string_value(key)) ||
+            (rows && strcmp(json_string_value(key), "results") == 0)) {
+            kp_err_set(sc->err, "%s: invalid JSON at line %d: duplicate object key", sc->path,
+                       line_at(sc, sc->i));
+            json_decref(key);
+            goto out;
+        }
+        if (!scan_punct(sc, ":", "':' expected")) {
+            json_decref(key);
+            goto out;
+        }
+        if (strcmp(json_string_value(key), "results") == 0) {
+            rows = json_array();
+            json_decref(key);
+            if (scan_rows(sc, rows) != 0)
+                goto out;
+            continue;
+        }
+        v = scan_value(sc);
+        if (!v) {
+            json_decref(key);
+            goto out;
+        }
+        json_object_set_new(top, json_string_value(key), v);
+        json_decref(key);
+    } while ((c = scan_punct(sc, ",}", "expected ',' or '}'")) == ',');
+    if (!c)
+        goto out;
+end:
+    skip_ws(sc);
+    if (sc->i < sc->len) {
+        scan_fail(sc, "end of file expected");
+        goto out;
+    }
+    /* the document without its rows (already checked one by one) */
+    if (rows)
+        json_object_set_new(top, "results", json_array());
+    rep = from_json(top, true, sc->err);
+    if (!rep)
+        kp_err_prefix(sc->err, "%s", sc->path);
+    if (rep) {
+        json_decref(rep->rows);
+        rep->rows = rows;
+        rows = NULL;
+    }
+out:
+    json_decref(rows);
+    json_decref(top);
+    return rep;
+}
+
 struct report *report_load(const char *path, struct kp_err *err)
 {
-    struct stat st;
-    json_error_t jerr;
-    json_t *doc;
+    struct scan sc = {.path = path, .err = err};
     struct report *rep;
+    char *buf;
 
-    if (stat(path, &st) != 0) {
-        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+    if (report_file_read(path, REPORT_MAX_FILE_BYTES, &buf, &sc.len, err) != 0)
+        return NULL;
+    if (sc.len == 0) {
+        free(buf);
+        kp_err_set(err, "%s: empty file, not a kperf report", path);
         return NULL;
     }
-    if (S_ISDIR(st.st_mode)) {
-        kp_err_set(err, "%s is a directory, not a report file", path);
-        return NULL;
-    }
-    if (st.st_size > (off_t)REPORT_MAX_FILE_BYTES) {
-        kp_err_set(err, "%s: larger than %u MiB, not a kperf report", path,
-                   REPORT_MAX_FILE_BYTES >> 20);
-        return NULL;
-    }
-    doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc) {
-        kp_err_set(err, "%s: invalid JSON at line %d: %s", path, jerr.line, jerr.text);
-        return NULL;
-    }
-    rep = report_from_json(doc, err);
-    json_decref(doc);
-    if (!rep)
-        kp_err_prefix(err, "%s", path);
+    sc.b = buf;
+    rep = scan_report(&sc);
+    free(buf);
     return rep;
+}
+
+/* The report as JSON_INDENT(2) would print report_to_json's document, written one row at a
+ * time: each row is expanded (report_pack.h) just before it is written and dropped after, so
+ * the output costs one row's tree, not a copy of the report. Full precision: samples stay
+ * verbatim. Returns 0 or -1. */
+static int write_json(const struct report *rep, FILE *out)
+{
+    json_t *doc = doc_of(rep, false), *v, *row;
+    const char *key;
+    bool first = true;
+    int rc = 0;
+
+    fputc('{', out);
+    json_object_foreach(doc, key, v)
+    {
+        json_t *k = json_string(key);
+        fputs(first ? "\n  " : ",\n  ", out);
+        first = false;
+        rc |= report_dump_at(k, 1, out);
+        json_decref(k);
+        fputs(": ", out);
+        if (strcmp(key, "results") != 0 || json_array_size(v) == 0) {
+            rc |= report_dump_at(v, 1, out);
+            continue;
+        }
+        fputc('[', out);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            row = report_row_unpacked(json_array_get(v, i));
+            fputs(i ? ",\n    " : "\n    ", out);
+            rc |= report_dump_at(row, 2, out);
+            json_decref(row);
+        }
+        fputs("\n  ]", out);
+    }
+    fputs(first ? "}\n" : "\n}\n", out);
+    json_decref(doc);
+    return rc;
 }
 
 int report_render(const struct report *rep, enum report_format fmt, FILE *out, struct kp_err *err)
 {
-    json_t *doc;
     int rc = 0;
 
     switch (fmt) {
@@ -451,10 +688,7 @@ int report_render(const struct report *rep, enum report_format fmt, FILE *out, s
         render_html(rep, out);
         break;
     case REPORT_JSON:
-        doc = report_to_json(rep);
-        rc = json_dumpf(doc, out, JSON_INDENT(2)); /* full precision: samples stay verbatim */
-        json_decref(doc);
-        fputc('\n', out);
+        rc = write_json(rep, out);
         break;
     }
     /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */

@@ -36,7 +36,7 @@ struct report; /* opaque */
 #define REPORT_SCHEMA          "kperf.report/v1"
 #define REPORT_AGENT_SCHEMA    "kperf.result/v1"
 #define REPORT_DEFAULT_CV_PCT  10.0 /* a metric whose CV across samples exceeds this is noisy */
-#define REPORT_MAX_FILE_BYTES  (256u * 1024u * 1024u) /* report_load refuses larger files */
+#define REPORT_MAX_FILE_BYTES  (256u * 1024u * 1024u) /* report_load reads no more */
 #define REPORT_MAX_AGENT_BYTES (64u * 1024u * 1024u)  /* suggested cap for agent stdout */
 
 /* Well-known names; the runner may use others (placement "external" for pod-to-external). */
@@ -73,6 +73,7 @@ const json_t *report_metadata_const(const struct report *rep); /* borrowed, read
 /* CV threshold (percent) above which a metric is flagged noisy; default REPORT_DEFAULT_CV_PCT.
  * Takes effect at the next report_finish. */
 void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
+double report_noisy_cv_pct(const struct report *rep); /* the current threshold */
 
 /* Where the results of one measurement group go: one (scenario, placement) in one direction.
  * The runner makes one per plan group before measuring (strings compared once, here), then
@@ -134,7 +135,9 @@ json_t *report_to_json(const struct report *rep);
  * Returns a new report (caller frees) or NULL with err. */
 struct report *report_from_json(const json_t *doc, struct kp_err *err);
 
-/* report_from_json on a file (at most REPORT_MAX_FILE_BYTES). Caller frees; NULL with err. */
+/* report_from_json on a file: a regular file, a pipe, /dev/stdin or a FIFO. At most
+ * REPORT_MAX_FILE_BYTES are read whatever size the file claims; a longer input is refused as
+ * soon as the cap is passed (report_file.h). Caller frees; NULL with err (one line). */
 struct report *report_load(const char *path, struct kp_err *err);
 
 /* Writes the report in one format to out and flushes out. Returns 0 or -1 with err (write

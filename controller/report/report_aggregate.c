@@ -9,6 +9,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/testkind.h"
+#include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
 static const struct report_metric latency_metrics[] = {
@@ -115,9 +116,12 @@ static int merged_latency(json_t *agg, const json_t *row, struct kp_err *err)
 
     json_array_foreach(json_object_get(row, "samples"), i, s)
     {
+        json_t *hj;
         if (!json_object_get(s, "histogram"))
             continue;
-        h = hist_from_json(json_object_get(s, "histogram"), err);
+        hj = report_unpacked(s, "histogram"); /* ours */
+        h = hist_from_json(hj, err);
+        json_decref(hj);
         if (!h) {
             hist_free(all);
             return kp_err_prefix(err, "samples[%zu].histogram", i);

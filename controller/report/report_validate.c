@@ -137,7 +137,7 @@ static int validate_row_stats(const json_t *row, const char *path, struct kp_err
     return 0;
 }
 
-static int validate_row(const json_t *row, const char *path, struct kp_err *err)
+int report_validate_row(const json_t *row, const char *path, struct kp_err *err)
 {
     static const char *const statuses[] = {"ok", "partial", "failed", "skipped", NULL};
     const json_t *v, *status;
@@ -231,7 +231,7 @@ int report_validate_doc(const json_t *doc, struct kp_err *err)
     json_array_foreach(json_object_get(doc, "results"), i, v)
     {
         snprintf(path, sizeof(path), "results[%zu]", i);
-        if (validate_row(v, path, err) != 0)
+        if (report_validate_row(v, path, err) != 0)
             return -1;
     }
     if (validate_scoped(json_object_get(doc, "skipped"), "skipped", "reason", err) != 0 ||

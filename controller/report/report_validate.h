@@ -21,4 +21,8 @@ struct kp_err;
 /* A whole kperf.report/v1 document (including every sample). Returns 0 or -1 with err. */
 KP_MUST_CHECK int report_validate_doc(const json_t *doc, struct kp_err *err);
 
+/* One results[] entry (a row, with its samples); path names it in errors ("results[3]").
+ * Returns 0 or -1 with err. */
+KP_MUST_CHECK int report_validate_row(const json_t *row, const char *path, struct kp_err *err);
+
 #endif

@@ -92,6 +92,29 @@ expect 2 "$KPERF" report
 expect 2 "$KPERF" report -o xml "$D/base.json"
 expect 1 "$KPERF" report "$D/broken.json"
 
+# Reports come through pipes and FIFOs too, and the size cap (256 MiB) holds whatever the input
+# is: a pipe says nothing of its size, so the reader counts bytes and stops at the cap. The
+# timeout only turns a hang into a failure; the check is the error and the exit code. (Input
+# comes by process substitution: `expect` in a pipeline would count failures in a subshell.)
+expect 0 "$KPERF" report /dev/stdin < <(cat "$D/base.json") # a pipe, not the file
+grep -q "measured" "$D/out" || fail "report through a pipe printed no table"
+mkfifo "$D/fifo"
+cat "$D/base.json" >"$D/fifo" &
+expect 0 timeout 120 "$KPERF" report "$D/fifo" -o json
+wait
+cmp -s "$D/out" "$D/site/report.json" || fail "report through a FIFO differs from the file's"
+expect 1 timeout 120 "$KPERF" report /dev/stdin < <(head -c 300000000 /dev/zero)
+one_line "report of 300 MB through a pipe"
+grep -q "^kperf: error: /dev/stdin: more than 256 MiB" "$D/err" || fail "large pipe: $(cat "$D/err")"
+expect 1 timeout 120 "$KPERF" compare "$D/base.json" /dev/stdin < <(head -c 300000000 /dev/zero)
+grep -q "more than 256 MiB" "$D/err" || fail "compare, large pipe: $(cat "$D/err")"
+: >"$D/empty.json"
+expect 1 "$KPERF" report "$D/empty.json"
+grep -q "empty file" "$D/err" || fail "empty file: $(cat "$D/err")"
+# what a report writes, it reads back and writes the same (rows are kept packed in memory)
+expect 0 "$KPERF" report "$D/site/report.json" -o json
+cmp -s "$D/out" "$D/site/report.json" || fail "report -o json of report.json is not the same"
+
 # every report validates against the JSON Schema
 if command -v python3 >/dev/null; then
     python3 "$VALIDATE" "$SCHEMA" "$D"/base.json "$D"/regressed.json "$D"/one-base.json \

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_report.c - libFuzzer target for report input: the bytes are read as a saved report
- * (report_from_json, then every renderer and a comparison with itself) and as an agent document
- * (report_group_add_doc, report_finish, every renderer). Any input must give a report or one
+ * (report_from_json, then every renderer and a comparison with itself), as a report file
+ * (report_load's own walk of the top level and results[]: it must accept exactly what
+ * report_from_json accepts of the same bytes) and as an agent document (report_group_add_doc,
+ * report_finish, every renderer). Any input must give a report or one
  * error line, without crashes, leaks or unbounded memory. Corpus: test/fuzz/corpus/report/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -88,6 +92,36 @@ static void as_agent_doc(const json_t *doc)
     report_free(rep);
 }
 
+/* The bytes as a file through report_load: loaded exactly when report_from_json accepts the
+ * parsed document (doc NULL: not JSON, never loaded); a loaded report renders like the other. */
+static void as_file(const uint8_t *data, size_t size, const json_t *doc)
+{
+    struct kp_err err;
+    struct report *rep, *ref;
+    char path[64];
+    int fd = memfd_create("report", 0);
+
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    kp_err_clear(&err);
+    rep = report_load(path, &err);
+    close(fd);
+    if (!rep)
+        check_err(&err);
+    kp_err_clear(&err);
+    ref = doc ? report_from_json(doc, &err) : NULL;
+    if (!rep != !ref)
+        __builtin_trap(); /* the file loader and the document reader disagree */
+    if (rep)
+        render_all(rep);
+    report_free(rep);
+    report_free(ref);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error_t jerr;
@@ -96,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 1 << 20)
         return 0;
     doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &jerr);
+    as_file(data, size, doc);
     if (!doc)
         return 0;
     as_report(doc);

@@ -304,6 +304,75 @@ static void test_compare_refuses_reports_without_common_rows(void **state)
     report_free(other);
 }
 
+/* A report of n stream rows, one per scenario "s<i>" (i from `from`, step 1), each with one
+ * sample of 1000 + i Mb/s, added in reverse order when backwards. */
+static struct report *many_rows(int from, int n, bool backwards)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    char sc[32];
+
+    for (int k = 0; k < n; k++) {
+        int i = backwards ? from + n - 1 - k : from + k;
+        json_t *doc = fx_agent_doc(
+            json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, 1000 + i, 0)), NULL);
+        snprintf(sc, sizeof(sc), "s%d", i);
+        if (report_group_add_doc(report_group_get(rep, sc, "same-node", false), doc, &err) != 0)
+            fail_msg("%s", kp_err_msg(&err));
+        json_decref(doc);
+    }
+    assert_int_equal(report_finish(rep, &err), 0);
+    return rep;
+}
+
+/* Rows are matched by key through the index, whatever their order: BASE s0..s299, NEW
+ * s50..s349 backwards. Every matched row compares the same scenario (equal values, delta 0),
+ * and the rows missing on either side are listed. */
+static void test_compare_matches_rows_by_key_and_lists_missing(void **state)
+{
+    struct report *rb = many_rows(0, 300, false), *rn = many_rows(50, 300, true);
+    struct kp_err err = {{0}};
+    struct compare_opts o;
+    struct compare *cmp;
+    json_t *doc, *row, *only;
+    size_t i;
+    (void)state;
+
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    doc = compare_to_json(cmp);
+    assert_int_equal(json_array_size(json_object_get(doc, "rows")), 250);
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        const json_t *m = json_array_get(json_object_get(row, "metrics"), 0);
+        int sc = atoi(json_string_value(json_object_get(row, "scenario")) + 1);
+        assert_true(sc >= 50 && sc < 300);
+        assert_float_equal(json_number_value(json_object_get(m, "base")), 1000 + sc, 1e-6);
+        assert_float_equal(json_number_value(json_object_get(m, "new")), 1000 + sc, 1e-6);
+    }
+    only = json_object_get(doc, "only_in_base");
+    assert_int_equal(json_array_size(only), 50);
+    json_array_foreach(only, i, row)
+    {
+        char want[32];
+        snprintf(want, sizeof(want), "s%zu", i);
+        assert_string_equal(json_string_value(json_object_get(row, "scenario")), want);
+    }
+    only = json_object_get(doc, "only_in_new");
+    assert_int_equal(json_array_size(only), 50);
+    json_array_foreach(only, i, row)
+    {
+        int sc = atoi(json_string_value(json_object_get(row, "scenario")) + 1);
+        assert_true(sc >= 300 && sc < 350);
+    }
+    assert_int_equal(compare_regression_count(cmp), 0);
+    json_decref(doc);
+    compare_free(cmp);
+    report_free(rb);
+    report_free(rn);
+}
+
 /* A test that worked in BASE and fails in NEW is counted as a regression (exit 3). */
 static void test_compare_row_failing_in_new_is_a_regression(void **state)
 {
@@ -355,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_compare_lists_provenance_differences),
         cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
         cmocka_unit_test(test_compare_row_failing_in_new_is_a_regression),
+        cmocka_unit_test(test_compare_matches_rows_by_key_and_lists_missing),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

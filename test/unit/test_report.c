@@ -446,6 +446,29 @@ static void test_report_load_errors_are_one_line(void **state)
     assert_null(report_load(path, &err));
     assert_non_null(strstr(kp_err_msg(&err), "invalid JSON"));
     assert_null(strchr(kp_err_msg(&err), '\n'));
+    {
+        /* the loader walks the top level and results[] itself: its own errors are clear too */
+        static const char *const bad[][2] = {
+            {"[1, 2]", "expected a JSON object"},
+            {"{\"schema\": \"kperf.report/v1\"} x", "end of file expected"},
+            {"{\"results\": [], \"results\": []}", "duplicate object key"},
+            {"{\"results\": [,]}", "invalid JSON at line 1"},
+            {"{\"results\": {}}", "results: expected an array"},
+            {"{\"results\": [{}]}", "results[0]"},
+            {"{\"results\": []}", "no \"schema\" field"},
+            {"{\"schema\": \"kperf.report/v1\",\n\"metadata\": {}\n\"results\": []}", "at line 3"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fputs(bad[i][0], f);
+            fclose(f);
+            assert_null(report_load(path, &err));
+            if (!strstr(kp_err_msg(&err), bad[i][1]))
+                fail_msg("%s: '%s' has no '%s'", bad[i][0], kp_err_msg(&err), bad[i][1]);
+            assert_null(strchr(kp_err_msg(&err), '\n'));
+        }
+    }
     unlink(path);
     assert_null(report_load("/nonexistent/report.json", &err));
     assert_non_null(strstr(kp_err_msg(&err), "cannot read"));
