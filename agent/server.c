@@ -35,6 +35,7 @@ void server_opts_default(struct server_opts *o)
     o->max_streams = PROTO_MAX_STREAMS;
     o->max_conns = SERVER_DEFAULT_MAX_CONNS;
     o->max_conns_per_addr = SERVER_DEFAULT_MAX_CONNS_PER_ADDR;
+    o->stream_threads = SERVER_DEFAULT_STREAM_THREADS;
     o->max_tests = SERVER_DEFAULT_MAX_TESTS;
     o->idle_timeout_ms = SERVER_DEFAULT_IDLE_TIMEOUT_MS;
     o->handshake_timeout_ms = SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS;
@@ -925,7 +926,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->o = *o;
     srv->log_tokens = LOG_BURST;
     srv->log_last_ns = sysinfo_now_ns();
-    srv->max_streamers = sysinfo_cpu_count();
+    srv->max_streamers = o->stream_threads;
     rc = uv_loop_init(&srv->loop);
     if (rc != 0) {
         kp_err_set(err, "uv_loop_init: %s", uv_strerror(rc));

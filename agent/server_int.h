@@ -122,7 +122,7 @@ struct server {
     struct srclimit *per_src; /* counted connections per source; ours */
     uv_async_t streams_done;  /* a streamer's thread ended: session_streams_done */
     unsigned nstreamers;      /* streamer threads running, at most max_streamers */
-    unsigned max_streamers;   /* the CPU count: more streams stay on the loop */
+    unsigned max_streamers;   /* o.stream_threads: more streams stay on the loop */
     uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared by the loop's data connections */
     uint8_t *tx_buf;          /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
     uint8_t *udp_buf;         /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */

@@ -202,14 +202,3 @@ void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_l
     snprintf(host, host_len, "%s", u.nodename);
     snprintf(kernel, kernel_len, "%s", u.release);
 }
-
-unsigned sysinfo_cpu_count(void)
-{
-    cpu_set_t set;
-    long n;
-
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}

@@ -24,9 +24,6 @@ KP_MUST_CHECK int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS]);
 /* Udp: RcvbufErrors from /proc/net/snmp (this network namespace); 0 if unreadable. */
 uint64_t sysinfo_udp_rcvbuf_errors(void);
 
-/* CPUs this process may run on (its affinity mask; else the online count), at least 1. */
-unsigned sysinfo_cpu_count(void);
-
 /* MTU of the interface that holds the socket's local address (loopback for 127/8); 0 if
  * unknown. */
 uint32_t sysinfo_socket_mtu(int fd);
