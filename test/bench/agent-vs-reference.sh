@@ -156,7 +156,8 @@ m_iperf3_sweep() { out in_c_or_s iperf3 -c "$host" -p 5212 -t "$secs" -P "$n" -J
 m_iperf2_sweep() { out in_c_or_s iperf -c "$host" -p 5213 -t "$secs" -P "$n" -f m && parse iperf2; }
 # UDP_STREAM at $rate, 1472-byte datagrams: "Mb/s loss_pct jitter_us" of the receiver
 m_kperf_udp() { kperf_c --tests UDP_STREAM --udp-rate "$rate" --msg-size 1472 && parse kperf-udp; }
-m_iperf3_udp() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -u -b "$rate" -l 1472 -J && parse iperf3-udp; }
+# -w 4M: the socket buffers kperf-agent asks for on its UDP sockets (4 MiB receive)
+m_iperf3_udp() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -u -b "$rate" -l 1472 -w 4M -J && parse iperf3-udp; }
 # the RR runs measure sockperf's window: 400 ms warm-up omitted, 50 ms shorter end
 rr_window() { echo "--omit 400ms --duration $((secs * 1000 - 450))ms"; }
 m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && parse kperf-rr; }
