@@ -811,7 +811,8 @@ static void on_start(struct session *s)
         session_end(s, why);
         return;
     }
-    if (proto_test_is_stream(r->test) && r->test != PROTO_UDP_STREAM)
+    /* receivers go to their threads before STARTED lets the client send; senders after it */
+    if (!reverse && proto_test_is_stream(r->test) && r->test != PROTO_UDP_STREAM)
         for (unsigned i = 0; i < r->streams; i++)
             if (s->streams[i])
                 stream_hand_off(s->streams[i]);
@@ -820,8 +821,11 @@ static void on_start(struct session *s)
     conn_send(s->ctrl, &m);
     if (reverse && r->test != PROTO_UDP_STREAM)
         for (unsigned i = 0; i < r->streams; i++)
-            if (s->streams[i] && !s->streams[i]->streamer)
-                stream_send(s->streams[i]);
+            if (s->streams[i]) {
+                stream_hand_off(s->streams[i]);
+                if (s->streams[i] && !s->streams[i]->streamer)
+                    stream_send(s->streams[i]);
+            }
     if (reverse && r->test == PROTO_UDP_STREAM) {
         s->pace_start_ns = sysinfo_now_ns();
         s->udp_last_ka_ns = s->pace_start_ns; /* the receiver's keep-alives start now */
