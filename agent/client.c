@@ -15,6 +15,7 @@
 
 #include "agent/client_int.h"
 #include "agent/sha256.h"
+#include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "base/result.h"
@@ -280,6 +281,9 @@ static void totals(const struct sample *s, uint64_t *bytes, uint64_t *ops)
 
 static void take_mark(struct sample *s)
 {
+    struct kp_err why;
+
+    kp_err_clear(&why);
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -290,6 +294,9 @@ static void take_mark(struct sample *s)
     for (unsigned i = 0; i < s->nworkers; i++) {
         s->workers[i].bytes_mark = atomic_load(&s->workers[i].bytes);
         s->workers[i].ops_mark = atomic_load(&s->workers[i].ops);
+        if (s->workers[i].running &&
+            thread_cpu_of(s->workers[i].thread, &s->workers[i].cpu_mark_ns, &why) != 0)
+            kp_log(KP_LOG_DEBUG, "stream %u: thread CPU clock unreadable: %s", i, kp_err_msg(&why));
     }
 }
 
@@ -366,6 +373,8 @@ static int setup(struct sample *s, struct kp_err *err)
     s->mtu = sysinfo_socket_mtu(s->ctrl);
     s->nworkers = worker_count(&s->req);
     s->workers = kp_xcalloc(s->nworkers, sizeof(*s->workers));
+    for (unsigned i = 0; i < s->nworkers; i++)
+        atomic_init(&s->workers[i].cpu, -1);
     for (unsigned i = 0; i < s->nworkers; i++) {
         struct worker *w = &s->workers[i];
         w->smp = s;
@@ -444,13 +453,15 @@ static int run_sample(struct sample *s, struct kp_err *err)
     s->udp_grace_end_ns = UINT64_MAX;
     if (o->omit_ms == 0)
         take_mark(s);
-    for (; started < s->nworkers; started++)
+    for (; started < s->nworkers; started++) {
         if (pthread_create(&s->workers[started].thread, NULL, client_worker_main,
                            &s->workers[started]) != 0) {
             kp_err_set(err, "cannot start a thread: %s", strerror(errno));
             s->t_deadline_ns = 0; /* stop the ones running */
             break;
         }
+        s->workers[started].running = 1;
+    }
     if (started == s->nworkers)
         keep_time(s);
     /* reverse streams run until the server stops sending */

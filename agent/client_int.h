@@ -33,6 +33,11 @@ struct worker {
     int64_t last_transit;
     int have_transit;
     struct sysinfo_tcp tcp;
+    /* the thread's CPU (thread_cpu.h): the CPU a stream loop last ran on (-1 unknown), the
+     * thread's CPU time at its end (set before it returns) and at the warm-up mark */
+    atomic_int cpu;
+    uint64_t cpu_ns, cpu_mark_ns;
+    int running;   /* the thread was created (the main thread's view) */
     char err[256]; /* set by the thread on failure */
 };
 

@@ -46,6 +46,27 @@ static void add_latency(json_t *r, const struct sample *s)
     hist_free(h);
 }
 
+/* A stream's own threads: "cpu_seconds" over the window and "cpu" (the CPU it last ran on),
+ * each side's only when known (a server stream that shared the event loop has neither). */
+static void add_stream_cpu(json_t *st, const struct worker *w, const struct proto_stream_stats *sv)
+{
+    json_t *secs = json_object();
+    json_t *cpu = json_object();
+    int c = atomic_load(&w->cpu);
+
+    json_object_set_new(
+        secs, "client",
+        json_real(w->cpu_ns > w->cpu_mark_ns ? (double)(w->cpu_ns - w->cpu_mark_ns) / 1e9 : 0.0));
+    if (c >= 0)
+        json_object_set_new(cpu, "client", json_integer(c));
+    if (sv && sv->cpu != PROTO_CPU_UNKNOWN) {
+        json_object_set_new(secs, "server", json_real((double)sv->cpu_us / 1e6));
+        json_object_set_new(cpu, "server", json_integer((json_int_t)sv->cpu));
+    }
+    json_object_set_new(st, "cpu_seconds", secs);
+    json_object_set_new(st, "cpu", cpu);
+}
+
 static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
 {
     json_t *streams = json_array();
@@ -71,11 +92,14 @@ static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
         rtt += t.rtt_us;
         if (i == 0)
             mss = t.mss;
-        json_array_append_new(streams,
-                              json_pack("{s:I, s:f, s:I, s:I, s:I}", "bytes", (json_int_t)bytes,
-                                        "throughput_mbps", mbps(bytes, secs), "retransmits",
-                                        (json_int_t)t.retransmits, "rtt_us", (json_int_t)t.rtt_us,
-                                        "mss", (json_int_t)t.mss));
+        {
+            json_t *st = json_pack("{s:I, s:f, s:I, s:I, s:I}", "bytes", (json_int_t)bytes,
+                                   "throughput_mbps", mbps(bytes, secs), "retransmits",
+                                   (json_int_t)t.retransmits, "rtt_us", (json_int_t)t.rtt_us, "mss",
+                                   (json_int_t)t.mss);
+            add_stream_cpu(st, w, i < s->server.nstreams ? &s->server.streams[i] : NULL);
+            json_array_append_new(streams, st);
+        }
     }
     json_object_set_new(r, "streams", streams);
     json_object_set_new(r, "tcp", tcp_json(retrans, s->nworkers ? rtt / s->nworkers : 0, mss));

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 
@@ -263,6 +264,7 @@ static void stream_send(struct worker *w, uint8_t *buf)
         if (n < 0)
             return fail(w, "send");
         atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+        atomic_store_explicit(&w->cpu, thread_cpu_id(), memory_order_relaxed);
     }
     if (sysinfo_tcp_info(w->fd, &w->tcp) != 0)
         return fail(w, "getsockopt TCP_INFO");
@@ -279,6 +281,7 @@ static void stream_recv(struct worker *w, uint8_t *buf)
         ssize_t n = recv(w->fd, buf, RX_BUF_LEN, 0);
         if (n > 0) {
             atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+            atomic_store_explicit(&w->cpu, thread_cpu_id(), memory_order_relaxed);
             w->last_rx_ns = sysinfo_now_ns();
             continue;
         }
@@ -485,6 +488,7 @@ void *client_worker_main(void *arg)
     default:
         break;
     }
+    w->cpu_ns = thread_cpu_self_ns();
     free(buf);
     return NULL;
 }

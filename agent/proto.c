@@ -271,6 +271,11 @@ static int decode_result(const uint8_t *p, size_t len, struct proto_result *r, s
         s->retransmits = get32(q), q += 4;
         s->rtt_us = get32(q), q += 4;
         s->mss = get32(q), q += 4;
+        s->cpu_us = get64(q), q += 8;
+        s->cpu = get32(q), q += 4;
+        if (s->cpu != PROTO_CPU_UNKNOWN && s->cpu >= PROTO_MAX_CPUS)
+            return kp_err_set(err, "RESULT stream %u on CPU %u (max %u)", i, s->cpu,
+                              PROTO_MAX_CPUS - 1);
     }
     return 0;
 }
@@ -401,6 +406,8 @@ static size_t encode_result(const struct proto_result *r, uint8_t *p)
         put32(q, r->streams[i].retransmits), q += 4;
         put32(q, r->streams[i].rtt_us), q += 4;
         put32(q, r->streams[i].mss), q += 4;
+        put64(q, r->streams[i].cpu_us), q += 8;
+        put32(q, r->streams[i].cpu), q += 4;
     }
     return (size_t)(q - p);
 }

@@ -19,8 +19,8 @@
 #include "base/kp_err.h"
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
-#define PROTO_VERSION        2 /* 2: mutual authentication, AUTH_OK, RESULT's UDP stop reason */
-#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_VERSION        3           /* 3: RESULT's per-stream server thread CPU */
+#define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
@@ -129,7 +129,12 @@ struct proto_stream_stats {
     uint32_t retransmits;
     uint32_t rtt_us;
     uint32_t mss;
+    uint64_t cpu_us; /* the stream's server thread: CPU time over the window */
+    uint32_t cpu;    /* ... the CPU it last ran on; PROTO_CPU_UNKNOWN: no thread of its own */
 };
+
+#define PROTO_CPU_UNKNOWN 0xffffffffu
+#define PROTO_MAX_CPUS    65536u /* a stream's cpu is below this, or unknown */
 
 /* Node CPU jiffies over the window, in /proc/stat order. */
 enum {
@@ -166,7 +171,7 @@ struct proto_result {
 };
 
 #define PROTO_RESULT_FIXED_LEN (8 * 13 + 8 * PROTO_CPU_FIELDS + 4 + 2 + 2)
-#define PROTO_STREAM_STATS_LEN 28
+#define PROTO_STREAM_STATS_LEN 40
 
 /* A message as decoded; which member is valid depends on type. */
 struct proto_msg {

@@ -35,6 +35,7 @@ void server_opts_default(struct server_opts *o)
     o->max_streams = PROTO_MAX_STREAMS;
     o->max_conns = SERVER_DEFAULT_MAX_CONNS;
     o->max_conns_per_addr = SERVER_DEFAULT_MAX_CONNS_PER_ADDR;
+    o->stream_threads = SERVER_DEFAULT_STREAM_THREADS;
     o->max_tests = SERVER_DEFAULT_MAX_TESTS;
     o->idle_timeout_ms = SERVER_DEFAULT_IDLE_TIMEOUT_MS;
     o->handshake_timeout_ms = SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS;
@@ -134,9 +135,10 @@ void conn_close(struct conn *c)
                s->streams[c->stream] == c) {
         s->streams[c->stream] = NULL;
     }
-    /* the echo thread must be gone before the descriptor can be closed */
+    /* the echo or streamer thread must be gone before the descriptor can be closed */
     echo_stop(c->echo);
     c->echo = NULL;
+    session_stream_stop(c);
     if (c->has_timer) {
         uv_timer_stop(&c->timer);
         uv_close((uv_handle_t *)&c->timer, conn_closed);
@@ -159,6 +161,7 @@ static void conn_shutdown_cb(uv_shutdown_t *req, int status)
 void conn_drain(struct conn *c)
 {
     uv_shutdown_t *req;
+    int resume = 0;
     int rc;
 
     if (c->closing || c->state == CONN_DRAIN)
@@ -166,6 +169,14 @@ void conn_drain(struct conn *c)
     if (c->echo) { /* nothing queued on the loop: an echo conn just closes */
         conn_close(c);
         return;
+    }
+    if (c->streamer) {
+        session_stream_stop(c);
+        if (c->sst.eof) { /* the peer is done: nothing to drain */
+            conn_close(c);
+            return;
+        }
+        resume = 1; /* discard what a reverse stream's peer may still send */
     }
     if (c->sess && c->sess->ctrl == c) {
         struct session *s = c->sess;
@@ -186,7 +197,10 @@ void conn_drain(struct conn *c)
         /* nothing would bound the drain: close at once */
         server_warn(c->srv, "%s: uv_timer_start (drain): %s; closed", c->peer, uv_strerror(rc));
         conn_close(c);
+        return;
     }
+    if (resume)
+        conn_resume(c);
 }
 
 /* --- writing ----------------------------------------------------------------------------- */
@@ -868,6 +882,11 @@ static int start_signals(struct server *srv, struct kp_err *err)
     return 0;
 }
 
+static void streams_done_cb(uv_async_t *a)
+{
+    session_streams_done(a->data);
+}
+
 /* The loop's handles. A failure leaves the ones already open in the loop, where server_run's
  * clean-up closes them. Returns 0, or -1 with err naming the call. */
 static int init_handles(struct server *srv, struct kp_err *err)
@@ -891,6 +910,10 @@ static int init_handles(struct server *srv, struct kp_err *err)
     if (rc != 0)
         return kp_err_set(err, "uv_signal_init: %s", uv_strerror(rc));
     srv->sigint.data = srv;
+    rc = uv_async_init(&srv->loop, &srv->streams_done, streams_done_cb);
+    if (rc != 0)
+        return kp_err_set(err, "uv_async_init: %s", uv_strerror(rc));
+    srv->streams_done.data = srv;
     return 0;
 }
 
@@ -903,6 +926,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->o = *o;
     srv->log_tokens = LOG_BURST;
     srv->log_last_ns = sysinfo_now_ns();
+    srv->max_streamers = o->stream_threads;
     rc = uv_loop_init(&srv->loop);
     if (rc != 0) {
         kp_err_set(err, "uv_loop_init: %s", uv_strerror(rc));

@@ -13,6 +13,7 @@
 #include "agent/proto.h"
 #include "agent/server.h"
 #include "agent/srclimit.h"
+#include "agent/streamer.h"
 #include "base/kp_err.h"
 
 #define SERVER_RX_BUF    (256 * 1024) /* shared receive buffer for data connections */
@@ -64,8 +65,11 @@ struct conn {
     _Atomic uint64_t rx_bytes, tx_bytes; /* atomic: an echo thread may count */
     uint64_t rx_mark, tx_mark;           /* at the window start */
     struct echo *echo;                   /* TCP_RR echo thread; ours */
-    uint32_t crr_need;                   /* TCP_CRR: request bytes still expected */
-    uv_write_t wr[2];                    /* reverse stream / CRR response writes */
+    struct streamer *streamer;           /* stream test: its own thread (streamer.h); ours */
+    struct streamer_stats sst;           /* the streamer's, once stopped (has_sst) */
+    int has_sst;
+    uint32_t crr_need; /* TCP_CRR: request bytes still expected */
+    uv_write_t wr[2];  /* reverse stream / CRR response writes */
 };
 
 struct session {
@@ -116,7 +120,10 @@ struct server {
     unsigned nlinger; /* refused connections still lingering (conn.lingering) */
     unsigned nsessions;
     struct srclimit *per_src; /* counted connections per source; ours */
-    uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared: the loop is single-threaded */
+    uv_async_t streams_done;  /* a streamer's thread ended: session_streams_done */
+    unsigned nstreamers;      /* streamer threads running, at most max_streamers */
+    unsigned max_streamers;   /* o.stream_threads: more streams stay on the loop */
+    uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared by the loop's data connections */
     uint8_t *tx_buf;          /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
     uint8_t *udp_buf;         /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
     uint64_t last_flood_log_ns;
@@ -156,6 +163,12 @@ void session_on_ctrl_msg(struct session *s, const struct proto_msg *m);
 KP_MUST_CHECK int session_attach(struct session *s, struct conn *c, uint16_t stream);
 void session_on_data(struct conn *c, const uint8_t *buf, size_t len);
 void session_on_data_eof(struct conn *c);
+/* Stops c's streamer, if any, keeping its figures in c->sst; afterwards the loop may do I/O on
+ * c again. */
+void session_stream_stop(struct conn *c);
+/* The streams_done wake-up: every streamer whose thread ended is stopped and its stream treated
+ * as at EOF (or dropped on an error). */
+void session_streams_done(struct server *srv);
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len,
                     const struct sockaddr *from);
 

@@ -12,6 +12,7 @@
 
 #include "agent/echo.h"
 #include "agent/sha256.h"
+#include "agent/streamer.h"
 #include "agent/sysinfo.h"
 #include "agent/udp_source.h"
 #include "base/kp_alloc.h"
@@ -308,6 +309,90 @@ void session_on_data(struct conn *c, const uint8_t *buf, size_t len)
 
 static void report(struct session *s);
 
+/* --- streams on their own threads ---------------------------------------------------------- */
+
+static void streamer_ended_cb(void *arg)
+{
+    uv_async_send(arg); /* the one libuv call that is safe from another thread */
+}
+
+/* From START on, a stream test's connection is received (or, reversed, sent) on its own
+ * thread (streamer.h) while fewer than max_streamers run; the others stay on the loop. A
+ * connection with a queued write stays on the loop too. Failing to start a thread is not an
+ * error: the loop keeps the stream. */
+static void stream_hand_off(struct conn *c)
+{
+    struct server *srv = c->srv;
+    struct session *s = c->sess;
+    struct streamer_params p;
+    struct kp_err err;
+    int fd;
+
+    if (srv->nstreamers >= srv->max_streamers || c->writes_in_flight ||
+        uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) != 0 || c->eof ||
+        uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0)
+        return;
+    memset(&p, 0, sizeof(p));
+    p.fd = fd;
+    p.mode = (s->req.flags & PROTO_FLAG_REVERSE) ? STREAMER_SOURCE : STREAMER_SINK;
+    p.block = srv->tx_buf;
+    p.block_len = s->req.msg_size;
+    p.bytes = p.mode == STREAMER_SOURCE ? &c->tx_bytes : &c->rx_bytes;
+    p.on_end = streamer_ended_cb;
+    p.arg = &srv->streams_done;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    kp_err_clear(&err);
+    if (streamer_start(&p, &c->streamer, &err) != 0) {
+        server_warn(srv, "%s: stream thread unavailable (%s); on the loop", c->peer,
+                    kp_err_msg(&err));
+        if (p.mode == STREAMER_SINK)
+            conn_resume(c);
+        return;
+    }
+    srv->nstreamers++;
+}
+
+void session_stream_stop(struct conn *c)
+{
+    if (!c->streamer)
+        return;
+    streamer_stop(c->streamer, &c->sst);
+    c->streamer = NULL;
+    c->has_sst = 1;
+    c->srv->nstreamers--;
+}
+
+/* Asks every streamer of s to stop, then joins them: they stop in parallel. */
+static void session_streams_stop(struct session *s)
+{
+    for (unsigned i = 0; i < s->req.streams && i < PROTO_MAX_STREAMS; i++)
+        if (s->streams[i])
+            streamer_request_stop(s->streams[i]->streamer);
+    for (unsigned i = 0; i < s->req.streams && i < PROTO_MAX_STREAMS; i++)
+        if (s->streams[i])
+            session_stream_stop(s->streams[i]);
+}
+
+void session_streams_done(struct server *srv)
+{
+    struct conn *next;
+
+    for (struct conn *c = srv->conns; c; c = next) {
+        next = c->next;
+        if (!c->streamer || !streamer_ended(c->streamer))
+            continue;
+        session_stream_stop(c);
+        if (c->sst.eof) {
+            session_on_data_eof(c);
+        } else if (c->sst.err_no && c->sess && !(c->sess->req.flags & PROTO_FLAG_REVERSE)) {
+            /* as on the loop: a receiving stream that fails is dropped; a sending one keeps
+             * its count for RESULT */
+            server_warn(srv, "%s: data connection: %s; dropped", c->peer, strerror(c->sst.err_no));
+            conn_close(c);
+        }
+    }
+}
+
 static int all_streams_eof(const struct session *s)
 {
     for (unsigned i = 0; i < s->req.streams; i++)
@@ -325,7 +410,7 @@ void session_on_data_eof(struct conn *c)
         return;
     }
     c->eof = 1;
-    s->t_last_eof_ns = sysinfo_now_ns();
+    s->t_last_eof_ns = c->has_sst && c->sst.eof ? c->sst.end_ns : sysinfo_now_ns();
     if (s->stopping && !s->reported && all_streams_eof(s)) {
         s->t_end_ns = s->t_last_eof_ns;
         report(s);
@@ -540,6 +625,8 @@ static void take_mark(struct session *s)
         if (c) {
             c->rx_mark = c->rx_bytes;
             c->tx_mark = c->tx_bytes;
+            if (c->streamer)
+                streamer_mark(c->streamer);
         }
     }
     s->udp_bytes_mark = s->udp_bytes + atomic_load(&s->udp_echo_bytes);
@@ -590,6 +677,12 @@ static void fill_result(struct session *s, struct proto_result *r)
         r->rx_bytes += r->streams[i].rx_bytes;
         r->tx_bytes += r->streams[i].tx_bytes;
         r->rx_total += c->rx_bytes;
+        r->streams[i].cpu = PROTO_CPU_UNKNOWN;
+        if (c->has_sst) {
+            r->streams[i].cpu_us = (c->sst.cpu_ns - c->sst.cpu_mark_ns) / 1000;
+            if (c->sst.cpu >= 0)
+                r->streams[i].cpu = (uint32_t)c->sst.cpu;
+        }
         if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 && sysinfo_tcp_info(fd, &ti) == 0) {
             r->streams[i].retransmits = ti.retransmits;
             r->streams[i].rtt_us = ti.rtt_us;
@@ -619,6 +712,7 @@ static void report(struct session *s)
     if (s->reported || !s->ctrl)
         return;
     s->reported = 1;
+    session_streams_stop(s); /* their figures are final from here */
     m = kp_xcalloc(1, sizeof(*m));
     m->type = PROTO_RESULT;
     fill_result(s, &m->u.result);
@@ -717,13 +811,21 @@ static void on_start(struct session *s)
         session_end(s, why);
         return;
     }
+    /* receivers go to their threads before STARTED lets the client send; senders after it */
+    if (!reverse && proto_test_is_stream(r->test) && r->test != PROTO_UDP_STREAM)
+        for (unsigned i = 0; i < r->streams; i++)
+            if (s->streams[i])
+                stream_hand_off(s->streams[i]);
     memset(&m, 0, sizeof(m));
     m.type = PROTO_STARTED;
     conn_send(s->ctrl, &m);
     if (reverse && r->test != PROTO_UDP_STREAM)
         for (unsigned i = 0; i < r->streams; i++)
-            if (s->streams[i])
-                stream_send(s->streams[i]);
+            if (s->streams[i]) {
+                stream_hand_off(s->streams[i]);
+                if (s->streams[i] && !s->streams[i]->streamer)
+                    stream_send(s->streams[i]);
+            }
     if (reverse && r->test == PROTO_UDP_STREAM) {
         s->pace_start_ns = sysinfo_now_ns();
         s->udp_last_ka_ns = s->pace_start_ns; /* the receiver's keep-alives start now */

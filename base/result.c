@@ -219,12 +219,39 @@ static int check_histogram(const json_t *v, const char *path, unsigned classes, 
     return 0;
 }
 
+/* A stream's "cpu_seconds" and "cpu": each side present only when that side ran the stream on
+ * a thread of its own. */
+static int check_stream_cpu_seconds(const json_t *v, const char *path, unsigned classes,
+                                    struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"client", K_NUM, 0, ALL, NULL},
+        {"server", K_NUM, 0, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
+static int check_stream_cpu(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"client", K_INT, 0, ALL, NULL},
+        {"server", K_INT, 0, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
 static int check_stream(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     static const struct field f[] = {
-        {"bytes", K_INT, ALL, ALL, NULL},     {"throughput_mbps", K_NUM, ALL, ALL, NULL},
-        {"retransmits", K_INT, 0, ALL, NULL}, {"rtt_us", K_NUM, 0, ALL, NULL},
+        {"bytes", K_INT, ALL, ALL, NULL},
+        {"throughput_mbps", K_NUM, ALL, ALL, NULL},
+        {"retransmits", K_INT, 0, ALL, NULL},
+        {"rtt_us", K_NUM, 0, ALL, NULL},
         {"mss", K_INT, 0, ALL, NULL},
+        {"cpu_seconds", K_OBJ, 0, ALL, check_stream_cpu_seconds},
+        {"cpu", K_OBJ, 0, ALL, check_stream_cpu},
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);

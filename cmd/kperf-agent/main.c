@@ -136,6 +136,16 @@ static int srv_max_conns_per_addr(void *p, const struct flag *f, const char *v, 
     return 0;
 }
 
+static int srv_stream_threads(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, 4096, &n, e) != 0)
+        return kp_err_set(e, "--stream-threads must be in [0, 4096]");
+    ((struct server_cli *)p)->o.stream_threads = (unsigned)n;
+    return 0;
+}
+
 static int srv_max_tests(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -187,6 +197,9 @@ static const struct flag server_flags[] = {
     SRV("idle-timeout", "D", srv_idle, "drop a control connection idle this long (30s)"),
     SRV("handshake-timeout", "D", srv_handshake, "time to finish the handshake (2s)"),
     SRV("max-rate", "R", srv_max_rate, "highest UDP_STREAM rate accepted (10G)"),
+    SRV("stream-threads", "N", srv_stream_threads,
+        "most stream connections on threads of their own, over all tests; more share the "
+        "event loop (128)"),
     {.short_name = 'v',
      .help = "more logging (repeat for debug)",
      .group = G_SERVER,

@@ -15,12 +15,19 @@
 #   Duration] RunTime=2.550 sec"), so kperf's RR runs get the same window (--omit 400ms and
 #   a duration 450 ms shorter).
 # * Output is parsed after each tool exits, never by a process running beside it.
+# * The streams sweep (group "sweep": N = 1, 2, 4, 8, 32, 128 streams against iperf -P N and
+#   iperf3 -P N) measures how a tool uses both cores, so its servers and clients run
+#   unpinned (servers of their own, started without taskset), and the three tools rotate order.
+# * UDP_STREAM (group "udp") runs at 1G and 5G against iperf3 -u -b, same datagram size (1472),
+#   pinned like streams; it compares the achieved (receiver's) rate, loss and jitter.
+# * Every reading is checked for plausibility before a ratio is printed: the rate must equal
+#   the receiver's bytes over its duration, and that duration must match the requested one.
 #
 # Paths: "veth" = two network namespaces joined by a veth pair (198.18.64.0/24),
 #        "loopback" = 127.0.0.1 inside the server namespace (the ceiling).
 # Usage: sudo test/bench/agent-vs-reference.sh [--bin DIR] [--pairs 5] [--seconds 3]
-#                                              [--paths veth,loopback] [--groups stream,rr,crr]
-#                                              [--out FILE.md]
+#                                              [--paths veth,loopback]
+#                                              [--groups stream,rr,crr,sweep,udp] [--out FILE.md]
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -28,7 +35,9 @@ bin_dir="$(cd "$here/../.." && pwd)/build/bin"
 pairs=5
 secs=3
 paths="veth,loopback"
-groups="stream,rr,crr"
+groups="stream,rr,crr,sweep,udp"
+sweep_n="1 2 4 8 32 128"
+udp_rates="1G 5G"
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +47,7 @@ while [ $# -gt 0 ]; do
     --paths) paths="$2"; shift 2 ;;
     --groups) groups="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "agent-vs-reference: unknown flag $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +106,15 @@ start_server iperf2 iperf -s -p 5203
 start_server sockperf_tcp sockperf sr --tcp -p 5204
 start_server sockperf_udp sockperf sr -p 5205
 start_server qperf qperf -lp 5206
+# the streams sweep: unpinned servers of their own (threads may use every core)
+start_free() { # name cmd...
+  local name=$1; shift
+  ip netns exec "$ns_s" "$@" >"$tmp/$name.log" 2>&1 &
+  pids+=($!)
+}
+start_free kperf_free "$agent" server --port 5211
+start_free iperf3_free iperf3 -s -p 5212
+start_free iperf2_free iperf -s -p 5213
 for _ in $(seq 50); do
   grep -q "listening on" "$tmp/kperf.log" 2>/dev/null && break
   sleep 0.1
@@ -119,7 +137,7 @@ out() { "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }; }
 parse() { # kind: parse the saved output; "parse KIND all": stderr too (sockperf reports there)
   local f="$tmp/out"
   if [ "${2:-}" = all ]; then cat "$tmp/err" >>"$tmp/out"; fi
-  python3 "$here/refparse.py" "$1" "$f" || {
+  python3 "$here/refparse.py" "$1" "$f" "$secs" || {
     cp "$f" "/tmp/kperf-bench-unparsed.$1"; echo "bench: output kept in /tmp/kperf-bench-unparsed.$1" >&2
     rm -f "$tmp/out" "$tmp/err"; return 1; }
   rm -f "$tmp/out" "$tmp/err"
@@ -132,6 +150,14 @@ m_kperf_stream4() { kperf_c --tests TCP_STREAM_MULTI --streams 4 && parse kperf-
 m_iperf3_stream1() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -J && parse iperf3; }
 m_iperf3_stream4() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -P 4 -J && parse iperf3; }
 m_iperf2_stream4() { out in_c_or_s iperf -c "$host" -p 5203 -t "$secs" -P 4 -f m && parse iperf2; }
+# the sweep: $n streams, unpinned servers
+m_kperf_sweep() { out in_c_or_s "$agent" client --server "$host:5211" --duration "${secs}s" --json --tests TCP_STREAM_MULTI --streams "$n" && parse kperf-stream; }
+m_iperf3_sweep() { out in_c_or_s iperf3 -c "$host" -p 5212 -t "$secs" -P "$n" -J && parse iperf3; }
+m_iperf2_sweep() { out in_c_or_s iperf -c "$host" -p 5213 -t "$secs" -P "$n" -f m && parse iperf2; }
+# UDP_STREAM at $rate, 1472-byte datagrams: "Mb/s loss_pct jitter_us" of the receiver
+m_kperf_udp() { kperf_c --tests UDP_STREAM --udp-rate "$rate" --msg-size 1472 && parse kperf-udp; }
+# -w 4M: the socket buffers kperf-agent asks for on its UDP sockets (4 MiB receive)
+m_iperf3_udp() { out in_c_or_s iperf3 -c "$host" -p 5202 -t "$secs" -u -b "$rate" -l 1472 -w 4M -J && parse iperf3-udp; }
 # the RR runs measure sockperf's window: 400 ms warm-up omitted, 50 ms shorter end
 rr_window() { echo "--omit 400ms --duration $((secs * 1000 - 450))ms"; }
 m_kperf_tcprr() { kperf_c --tests TCP_RR --msg-size 64 $(rr_window) && parse kperf-rr; }
@@ -148,14 +174,17 @@ run_pinned() { # mode fn
   [ "$mode" = same ] && cpu=0
   taskset -c "$cpu" bash -c "$(declare -f); $fn"
 }
+run_free() { bash -c "$(declare -f); $1"; } # the sweep: the scheduler places everything
 
 want() { [[ ",$groups," == *",$1,"* ]]; }
 declare -A vals
 record() { # key "value" | key "mean p50" (RR: stored as key_mean and key_p50)
-  local a b
+  local a b c
   [ -n "$2" ] || { echo "agent-vs-reference: no trusted figure for $1; stopping (no ratio printed)" >&2; exit 1; }
-  read -r a b <<<"$2"
-  if [ -n "$b" ]; then vals["$1_mean"]+="$a "; vals["$1_p50"]+="$b "; else vals["$1"]+="$a "; fi
+  read -r a b c <<<"$2"
+  if [ -n "$c" ]; then # UDP: rate, loss, jitter
+    vals["$1_rate"]+="$a "; vals["$1_loss"]+="$b "; vals["$1_jitter"]+="$c "
+  elif [ -n "$b" ]; then vals["$1_mean"]+="$a "; vals["$1_p50"]+="$b "; else vals["$1"]+="$a "; fi
 }
 
 median() { python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print("%.2f" % statistics.median(v) if v else "n/a")' "$@"; }
@@ -193,6 +222,20 @@ for path in ${paths//,/ }; do
       both "$path.udprr_$mode.kperf" m_kperf_udprr "$path.udprr_$mode.sockperf" m_sockperf_udprr "$mode"
     done
     want crr && record "$path.crr.kperf" "$(run_pinned split m_kperf_crr)"
+    if want sweep; then
+      for n in $sweep_n; do
+        export n
+        # three tools, order rotated: kperf first on odd pairs, last on even ones
+        if [ $((i % 2)) = 1 ]; then order="kperf iperf3 iperf2"; else order="iperf2 iperf3 kperf"; fi
+        for t in $order; do record "$path.sweep$n.$t" "$(run_free "m_${t}_sweep")"; done
+      done
+    fi
+    if want udp; then
+      for rate in $udp_rates; do
+        export rate
+        both "$path.udp$rate.kperf" m_kperf_udp "$path.udp$rate.iperf3" m_iperf3_udp
+      done
+    fi
     echo "   pair $i done" >&2
   done
 done
@@ -226,6 +269,15 @@ row() { printf '| %-10s | %-34s | %12s | %12s | %7s | %-12s |\n' "$@"; }
       row "$path" "TCP_RR mean us vs qperf x2 ($mode)" "$(median $(v tcprr_$mode.kperf_mean))" "$(median $(v tcprr_$mode.qperf))" "$(ratios "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.qperf)")" "report"
       row "$path" "UDP_RR mean us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_mean))" "$(median $(v udprr_$mode.sockperf_mean))" "$(ratios "$(v udprr_$mode.kperf_mean)" "$(v udprr_$mode.sockperf_mean)")" "<= 1.05"
       row "$path" "UDP_RR p50 us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_p50))" "$(median $(v udprr_$mode.sockperf_p50))" "$(ratios "$(v udprr_$mode.kperf_p50)" "$(v udprr_$mode.sockperf_p50)")" "<= 1.05"
+    done
+    want sweep && for n in $sweep_n; do
+      row "$path" "streams $n Mb/s vs iperf3 -P$n (free)" "$(median $(v sweep$n.kperf))" "$(median $(v sweep$n.iperf3))" "$(ratios "$(v sweep$n.kperf)" "$(v sweep$n.iperf3)")" ">= 1.00"
+      row "$path" "streams $n Mb/s vs iperf -P$n (free)" "$(median $(v sweep$n.kperf))" "$(median $(v sweep$n.iperf2))" "$(ratios "$(v sweep$n.kperf)" "$(v sweep$n.iperf2)")" ">= 1.00"
+    done
+    want udp && for rate in $udp_rates; do
+      row "$path" "UDP_STREAM $rate rate Mb/s vs iperf3 -u" "$(median $(v udp$rate.kperf_rate))" "$(median $(v udp$rate.iperf3_rate))" "$(ratios "$(v udp$rate.kperf_rate)" "$(v udp$rate.iperf3_rate)")" ">= 1.00"
+      row "$path" "UDP_STREAM $rate loss % vs iperf3 -u" "$(median $(v udp$rate.kperf_loss))" "$(median $(v udp$rate.iperf3_loss))" "-" "report"
+      row "$path" "UDP_STREAM $rate jitter us vs iperf3 -u" "$(median $(v udp$rate.kperf_jitter))" "$(median $(v udp$rate.iperf3_jitter))" "-" "report"
     done
     # no Debian tool measures connect + transaction + close (iperf 2.1.8 --connect-only paces
     # its connects), so TCP_CRR is reported alone

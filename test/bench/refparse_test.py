@@ -19,9 +19,9 @@ def text(name):
         return f.read()
 
 
-def expect(kind, body, want, label):
+def expect(kind, body, want, label, *args):
     try:
-        got = refparse.KINDS[kind](body)
+        got = refparse.KINDS[kind](body, *args)
     except refparse.ParseError as e:
         failures.append(f"{label}: refused a good output: {e}")
         return
@@ -29,9 +29,9 @@ def expect(kind, body, want, label):
         failures.append(f"{label}: got {got}, want {want}")
 
 
-def refuse(kind, body, label):
+def refuse(kind, body, label, *args):
     try:
-        got = refparse.KINDS[kind](body)
+        got = refparse.KINDS[kind](body, *args)
     except (refparse.ParseError, KeyError, ValueError):
         return
     failures.append(f"{label}: accepted a bad output, read {got}")
@@ -50,6 +50,43 @@ expect("kperf-stream", text("kperf-stream4.json"), str(k["throughput_mbps"]), "k
 k = json.loads(text("kperf-tcprr.json"))["results"][0]
 expect("kperf-rr", text("kperf-tcprr.json"), f"{k['latency_us']['mean']} {k['latency_us']['p50']}",
        "kperf rr")
+
+# more streams than CPUs: the [SUM] line still adds up (iperf 2 -P 8 on 2 vCPUs)
+expect("iperf2", text("iperf2-P8.txt"), "7497", "iperf2 -P8 = its [SUM] line", 2)
+# 32 streams whose intervals end 0.1 s apart: the [SUM] line is still the figure
+expect("iperf2", text("iperf2-P32.txt"), "6113", "iperf2 -P32 = its [SUM] line", 1)
+refuse("iperf2", text("iperf2-P32.txt").replace("901 MBytes  6113", "901 MBytes  9113"),
+       "iperf2 -P32 SUM rate above its bytes over any stream's interval")
+# UDP at a set rate: the receiver's rate, loss and jitter
+u3 = json.loads(text("iperf3-udp-1G.json"))["end"]["sum_received"]
+expect("iperf3-udp", text("iperf3-udp-1G.json"),
+       f"{u3['bits_per_second'] / 1e6} {u3['lost_percent']} {u3['jitter_ms'] * 1000}",
+       "iperf3 -u = end.sum_received (not the sender's sum)", 2)
+ku = json.loads(text("kperf-udp-1G.json"))["results"][0]
+expect("kperf-udp", text("kperf-udp-1G.json"),
+       f"{ku['throughput_mbps']} {ku['udp']['loss_pct']} {ku['udp']['jitter_us']}", "kperf udp", 2)
+
+# plausibility: the run time asked for must be the run time measured
+refuse("iperf3", text("iperf3-P4.json"), "iperf3 read as a 30 s run", 30)
+refuse("kperf-udp", text("kperf-udp-1G.json"), "kperf udp read as a 10 s run", 10)
+refuse("iperf2", text("iperf2-P8.txt"), "iperf2 read as a 1 s run", 1)
+bad = json.loads(text("iperf3-udp-1G.json"))
+bad["end"]["sum_received"] = bad["end"]["sum_sent"]  # the sender's rate is not the achieved one
+bad["end"]["sum_received"]["bytes"] += 1
+refuse("iperf3-udp", json.dumps(bad), "iperf3 -u bytes not whole datagrams")
+bad = json.loads(text("iperf3-udp-1G.json"))
+bad["end"]["sum_received"]["lost_percent"] = 0
+refuse("iperf3-udp", json.dumps(bad), "iperf3 -u loss percent vs lost packets")
+bad = json.loads(text("iperf3-udp-1G.json"))
+bad["end"]["sum_received"]["bits_per_second"] *= 2
+refuse("iperf3-udp", json.dumps(bad), "iperf3 -u rate vs bytes over seconds")
+bad = json.loads(text("kperf-udp-1G.json"))
+bad["results"][0]["udp"]["lost"] = 5
+refuse("kperf-udp", json.dumps(bad), "kperf udp lost != sent - received")
+bad = json.loads(text("kperf-udp-1G.json"))
+bad["results"][0]["throughput_mbps"] *= 5
+refuse("kperf-udp", json.dumps(bad), "kperf udp rate 5x its bytes")
+refuse("kperf-udp", text("kperf-stream4.json"), "kperf udp given a TCP result")
 
 # the error that once made a published ratio 4x wrong: one stream read as the total
 p4 = text("iperf2-P4.txt")

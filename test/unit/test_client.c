@@ -3,7 +3,8 @@
  * and its entry in errors[] names the call and the errno text; on the server it drops only
  * that connection. The handshake authenticates both ways: a client with a token refuses a
  * server that cannot prove it knows the token. Real servers run on loopback in threads (one
- * without a token, one with); this executable's setsockopt stands in for libc's (and libuv's,
+ * without a token, one with); stream tests run on the server's stream threads, or on its loop
+ * when a thread cannot be set up. This executable's setsockopt stands in for libc's (and libuv's,
  * which calls it through the dynamic linker) and fails the one option a test arms. */
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,6 +27,7 @@
 #include "agent/proto.h"
 #include "agent/server.h"
 #include "base/kp_err.h"
+#include "base/result.h"
 
 /* --- the seam: setsockopt that fails one armed option ------------------------------------ */
 
@@ -171,7 +173,84 @@ static const char *first_error(json_t *doc, const char **test)
     return json_string_value(json_object_get(e, "error"));
 }
 
+/* TCP_STREAM_MULTI with 2 streams (reverse: the server sends) for 100 ms. */
+static json_t *run_streams(int reverse, unsigned *failed)
+{
+    struct client_opts o;
+
+    client_opts_default(&o);
+    o.host = "127.0.0.1";
+    o.port = server_port;
+    o.tests[0] = PROTO_TCP_STREAM_MULTI;
+    o.ntests = 1;
+    o.streams = 2;
+    o.reverse = reverse;
+    o.duration_ms = 100;
+    return client_run(&o, failed);
+}
+
+/* Each stream of doc's only result: bytes arrived, the client's thread figures are there, and
+ * the server's are there exactly when want_server (the stream had a server thread). */
+static void assert_stream_threads(json_t *doc, int want_server)
+{
+    json_t *streams =
+        json_object_get(json_array_get(json_object_get(doc, "results"), 0), "streams");
+    struct kp_err err;
+
+    kp_err_clear(&err);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("result refused: %s", kp_err_msg(&err));
+    assert_int_equal(json_array_size(streams), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *st = json_array_get(streams, i);
+        json_t *secs = json_object_get(st, "cpu_seconds");
+        json_t *cpu = json_object_get(st, "cpu");
+        assert_true(json_integer_value(json_object_get(st, "bytes")) > 0);
+        assert_non_null(json_object_get(secs, "client"));
+        assert_true(json_integer_value(json_object_get(cpu, "client")) >= 0);
+        assert_int_equal(json_object_get(secs, "server") != NULL, want_server);
+        assert_int_equal(json_object_get(cpu, "server") != NULL, want_server);
+        if (want_server)
+            assert_true(json_real_value(json_object_get(secs, "server")) > 0);
+    }
+}
+
 /* --- tests -------------------------------------------------------------------------------- */
+
+static void test_client_streams_on_server_threads(void **state)
+{
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    for (int reverse = 0; reverse < 2; reverse++) {
+        doc = run_streams(reverse, &failed);
+        assert_int_equal(failed, 0);
+        assert_stream_threads(doc, 1);
+        json_decref(doc);
+    }
+}
+
+/* The hand-off to a thread fails (its socket timeouts cannot be set): the streams stay on the
+ * server's event loop and the test still measures, without server thread figures. */
+static void test_client_streams_stay_on_the_loop_without_a_thread(void **state)
+{
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    for (int reverse = 0; reverse < 2; reverse++) {
+        unsigned hits;
+        arm(SOL_SOCKET, SO_SNDTIMEO, 1);
+        doc = run_streams(reverse, &failed);
+        hits = armed_hits;
+        arm(0, 0, 0);
+        assert_int_equal(failed, 0);
+        assert_int_equal(hits, 2); /* one hand-off per stream, each refused */
+        assert_stream_threads(doc, 0);
+        json_decref(doc);
+    }
+}
 
 static void test_client_nodelay_failure_names_the_call(void **state)
 {
@@ -310,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_client_crr_linger_failure_fails_the_sample),
         cmocka_unit_test(test_client_server_drops_only_that_connection),
         cmocka_unit_test(test_client_mutual_auth_with_the_same_token),
+        cmocka_unit_test(test_client_streams_on_server_threads),
+        cmocka_unit_test(test_client_streams_stay_on_the_loop_without_a_thread),
         cmocka_unit_test(test_client_wrong_or_missing_token_refused_by_the_server),
         cmocka_unit_test(test_client_with_token_refuses_a_server_without_one),
     };

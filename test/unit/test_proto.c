@@ -106,6 +106,9 @@ static void test_proto_round_trip_every_type(void **state)
             m.u.result.nstreams = 3;
             m.u.result.streams[2].rx_bytes = 999;
             m.u.result.streams[2].mss = 8949;
+            m.u.result.streams[2].cpu_us = 1234567;
+            m.u.result.streams[2].cpu = 1;
+            m.u.result.streams[1].cpu = PROTO_CPU_UNKNOWN;
             break;
         default:
             break;
@@ -144,6 +147,9 @@ static void test_proto_round_trip_every_type(void **state)
         case PROTO_RESULT:
             assert_int_equal(out.u.result.nstreams, 3);
             assert_int_equal(out.u.result.streams[2].mss, 8949);
+            assert_int_equal(out.u.result.streams[2].cpu_us, 1234567);
+            assert_int_equal(out.u.result.streams[2].cpu, 1);
+            assert_int_equal(out.u.result.streams[1].cpu, PROTO_CPU_UNKNOWN);
             assert_int_equal(out.u.result.node_cpu[PROTO_CPU_SOFTIRQ], 77);
             assert_int_equal(out.u.result.rx_total, 2000);
             assert_int_equal(out.u.result.udp_send_ns, 3000000);
@@ -411,6 +417,19 @@ static void test_proto_bad_result(void **state)
     m.u.result.rx_total = 9;
     n = proto_encode(&m, buf, sizeof(buf));
     assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    /* a stream's CPU: the last one there can be, or unknown, but nothing past */
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_RESULT;
+    m.u.result.nstreams = 2;
+    m.u.result.streams[0].cpu = PROTO_MAX_CPUS - 1;
+    m.u.result.streams[1].cpu = PROTO_CPU_UNKNOWN;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(n, PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN + 2 * PROTO_STREAM_STATS_LEN);
+    assert_int_equal(decode_len(n, &err), PROTO_OK);
+    m.u.result.streams[0].cpu = PROTO_MAX_CPUS;
+    n = proto_encode(&m, buf, sizeof(buf));
+    assert_int_equal(decode_len(n, &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "stream 0 on CPU 65536"));
 }
 
 static void test_proto_pipelined_messages(void **state)

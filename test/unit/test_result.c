@@ -217,6 +217,26 @@ static void m_streams_missing_bytes(json_t *d)
 {
     json_object_del(json_array_get(json_object_get(res(d, 3), "streams"), 1), "bytes");
 }
+/* per-stream thread CPU (protocol version 3): each side optional, never negative */
+static void m_stream_cpu(json_t *d)
+{
+    json_t *st = json_array_get(json_object_get(res(d, 3), "streams"), 0);
+
+    json_object_set_new(st, "cpu_seconds", json_pack("{s:f, s:f}", "client", 0.2, "server", 0.25));
+    json_object_set_new(st, "cpu", json_pack("{s:i}", "client", 1)); /* server: on the loop */
+}
+static void m_stream_cpu_negative(json_t *d)
+{
+    m_stream_cpu(d);
+    json_object_set_new(json_array_get(json_object_get(res(d, 3), "streams"), 0), "cpu",
+                        json_pack("{s:i, s:i}", "client", 1, "server", -1));
+}
+static void m_stream_cpu_unknown_side(json_t *d)
+{
+    m_stream_cpu(d);
+    json_object_set_new(json_array_get(json_object_get(res(d, 3), "streams"), 0), "cpu",
+                        json_pack("{s:i}", "both", 1));
+}
 static void m_reverse_not_bool(json_t *d)
 {
     json_object_set_new(res(d, 0), "reverse", json_integer(0));
@@ -275,6 +295,8 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_results_not_array, "results");
     expect_invalid(m_streams_missing_bytes, "results[3].streams[1].bytes: missing");
     expect_invalid(m_reverse_not_bool, "results[0].reverse");
+    expect_invalid(m_stream_cpu_negative, "results[3].streams[0].cpu.server");
+    expect_invalid(m_stream_cpu_unknown_side, "unexpected field \"both\"");
     /* which fields a test carries follows from base/testkind.h */
     expect_invalid(m_tcp_on_crr, "results[1]: unexpected field \"tcp\"");
     expect_invalid(m_streams_on_udp_stream, "results[5]: unexpected field \"streams\"");
@@ -283,6 +305,19 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_error_empty, "errors[0].error: empty string");
     expect_invalid(m_error_test_empty, "errors[0].test: empty string");
     expect_invalid(m_too_many_intervals, "results[2].intervals: more than 100000 entries");
+}
+
+static void test_result_stream_cpu_accepted(void **state)
+{
+    json_t *doc = valid_doc();
+    struct kp_err err;
+    (void)state;
+
+    m_stream_cpu(doc);
+    kp_err_clear(&err);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("per-stream cpu refused: %s", kp_err_msg(&err));
+    json_decref(doc);
 }
 
 static void test_result_parse_rejects_bad_text(void **state)
@@ -426,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_result_real_document_parses),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_result_rejects_malformed_documents),
+        cmocka_unit_test(test_result_stream_cpu_accepted),
         cmocka_unit_test(test_result_parse_rejects_bad_text),
         cmocka_unit_test(test_result_latency_json_from_hist),
         cmocka_unit_test(test_result_node_cpu_percentages),
