@@ -190,8 +190,9 @@ int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
     obj = k8s_lease_object(opts, holder, duration_s, &now);
     if (kube_create(kc, &K8S_RES_LEASES, opts->ns, obj, NULL, &k->lease, err) != 0) {
         json_decref(obj);
+        kp_err_prefix(err, "creating lease %s/%s", opts->ns, k->name);
         keeper_free(k);
-        return kp_err_prefix(err, "creating lease %s/%s", opts->ns, k->name);
+        return -1;
     }
     json_decref(obj);
     /* signals (SIGINT, SIGTERM) stay with the main thread, whose waits they must wake */
