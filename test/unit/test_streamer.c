@@ -192,7 +192,9 @@ static void test_peer_gone_is_an_error(void **state)
     close(sv[1]);
     assert_int_equal(sem_wait(&ended), 0);
     streamer_stop(s, &st);
-    assert_int_equal(st.err_no, EPIPE);
+    /* a peer that closes with our data unread resets the connection (ECONNRESET); one whose
+     * close arrived first makes the next send fail with EPIPE: both are "peer gone" */
+    assert_true(st.err_no == EPIPE || st.err_no == ECONNRESET);
     close(sv[0]);
 }
 
