@@ -484,6 +484,8 @@ json_t *probe_run(const struct probe_opts *o, volatile sig_atomic_t *stop, struc
         }
         pr[k].started = true;
     }
+    if (o->on_ready)
+        o->on_ready(o->ready_arg);
     while (!*stop && (!o->duration_ms || clock_now_ns() - t0 < o->duration_ms * MS))
         clock_sleep_ms(20);
     t_end = clock_now_ns();

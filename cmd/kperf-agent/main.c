@@ -411,6 +411,7 @@ static const struct flag client_flags[] = {
 
 struct probe_cli {
     struct probe_opts o;
+    const char *output;    /* --output FILE; NULL = stdout */
     struct client_cli srv; /* --server and --token-file, parsed as the client's */
 };
 
@@ -528,6 +529,13 @@ static const struct flag probe_flags[] = {
     PRB("timeout", "D", prb_timeout, "an answer later than D is a loss (200ms)"),
     PRB("interval", "D", prb_interval, "losses spanning more than D are an outage (100ms)"),
     PRB("kinds", "LIST", prb_kinds, "comma list of udp, tcp, connect (all)"),
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "write the document to FILE (atomically) instead of stdout",
+     .group = G_PROBE,
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct probe_cli, output)},
     PRB("session", "D", prb_session, "re-open server sessions this often (10m: its cap)"),
     PRB("connect-timeout", "D", prb_connect_timeout, "connect and handshake of a session (1s)"),
     {.short_name = 'v',
@@ -724,6 +732,26 @@ static int cmd_client(int argc, char **argv)
 
 static volatile sig_atomic_t probe_stop;
 
+static void on_probe_ready(void *arg)
+{
+    fprintf(stderr, "kperf-agent: probing %s\n", (const char *)arg);
+    fflush(stderr);
+}
+
+/* Writes doc to path through a temporary file and rename, so a reader never sees half of it. */
+static int write_doc(const json_t *doc, const char *path)
+{
+    char *tmp = kp_xasprintf("%s.tmp", path);
+    int rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "kperf-agent: error: cannot write %s: %s\n", path, strerror(errno));
+    free(tmp);
+    return rc;
+}
+
 static void on_probe_signal(int sig)
 {
     (void)sig;
@@ -737,6 +765,7 @@ static int cmd_probe(int argc, char **argv)
     struct probe_cli c;
     struct flags_cmd cmd = PROBE_CMD(&c);
     struct sigaction sa;
+    char what[300];
     struct kp_err err;
     json_t *doc;
     int rc;
@@ -768,12 +797,20 @@ static int cmd_probe(int argc, char **argv)
         fprintf(stderr, "kperf-agent: error: sigaction: %s\n", strerror(errno));
         return 1;
     }
+    c.o.on_ready = on_probe_ready;
+    snprintf(what, sizeof(what), "%s port %u", c.o.host, c.o.port);
+    c.o.ready_arg = what;
     doc = probe_run(&c.o, &probe_stop, &err);
     free(c.srv.host);
     kp_free_secret(c.srv.token);
     if (!doc) {
         fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
         return 1;
+    }
+    if (c.output) {
+        rc = write_doc(doc, c.output) == 0 ? 0 : 1;
+        json_decref(doc);
+        return rc;
     }
     json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', stdout);
