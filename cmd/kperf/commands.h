@@ -9,5 +9,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_cleanup(int argc, char **argv);
 int cmd_manifests(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 #endif

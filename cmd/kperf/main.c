@@ -27,6 +27,7 @@ static const struct command commands[] = {
     {"report", cmd_report, "re-render a saved report.json as table, markdown, csv or html"},
     {"cleanup", cmd_cleanup, "remove everything earlier kperf runs left in the cluster"},
     {"manifests", cmd_manifests, "print the objects a run would create, as YAML"},
+    {"watch", cmd_watch, "probe every path while something happens; report outages (--local)"},
 };
 
 static void usage(FILE *f)
