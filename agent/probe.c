@@ -53,7 +53,8 @@ struct prober {
     /* sessions (udp, tcp) */
     struct probe_sess sess;
     uint64_t sessions, renewals, resets, reconnect_ns_total, reconnect_ns_max;
-    bool first_survived; /* the first connection lasted the whole run */
+    bool first_survived;     /* the first connection lasted the whole run */
+    uint64_t renew_retry_ns; /* a failed renewal is tried again from here */
     char last_error[256];
 };
 
@@ -142,7 +143,29 @@ static void lost_session(struct prober *p, uint64_t *next, const char *why)
 static bool renew_due(const struct prober *p, uint64_t now)
 {
     uint64_t life = (uint64_t)p->sess.duration_ms * MS;
-    return p->sess.ctrl >= 0 && now - p->sess.opened_ns + 2000 * MS >= life;
+    return p->sess.ctrl >= 0 && now - p->sess.opened_ns + 2000 * MS >= life &&
+           now >= p->renew_retry_ns;
+}
+
+/* The session nears the server's deadline: make before break. The new session is opened
+ * while the old one still answers, then the old one is stopped; answers are matched by our
+ * sequence numbers, so they may come on either. When the new one cannot be opened, the old
+ * one is kept and the renewal tried again a second later (at its deadline it ends: a reset). */
+static void renew(struct prober *p)
+{
+    struct probe_sess old = p->sess;
+    struct kp_err err;
+
+    kp_err_clear(&err);
+    if (sess_open(p, &err) != 0) {
+        snprintf(p->last_error, sizeof(p->last_error), "renewing the session: %s",
+                 kp_err_msg(&err));
+        p->sess = old;
+        p->renew_retry_ns = clock_now_ns() + 1000 * MS;
+        return;
+    }
+    probe_sess_close(&old, 200);
+    p->renewals++;
 }
 
 /* Anything on the control connection during a test (REFUSE at a deadline, EOF, reset) means
@@ -187,9 +210,7 @@ static void run_udp(struct prober *p)
             break;
         if (!stopping(p, now)) {
             if (renew_due(p, now)) {
-                probe_sess_close(&p->sess, 200);
-                p->renewals++;
-                reopen(p, &next, now);
+                renew(p);
                 continue;
             }
             if (now - next > BEHIND_NS && now > next)
@@ -236,10 +257,10 @@ static void run_tcp(struct prober *p)
             break;
         if (!stopping(p, now)) {
             if (renew_due(p, now)) {
-                probe_sess_close(&p->sess, 200);
-                p->renewals++;
-                have = 0;
-                reopen(p, &next, now);
+                int old = p->sess.data;
+                renew(p);
+                if (p->sess.data != old)
+                    have = 0; /* a partial answer of the old connection is gone */
                 continue;
             }
             if (now - next > BEHIND_NS && now > next)

@@ -65,6 +65,25 @@ check "restart: outage starts ~1 s in" jqt "$R" \
     'all(.probes[]; .outages[0].start_s > 0.8 and .outages[0].start_s < 1.6)'
 check "restart: lost = sent - answered" jqt "$R" 'all(.probes[]; .lost == .sent - .answered)'
 
+# --- sessions renewed before the server's deadline, memory flat -------------------------------
+# 2000 probes/s per kind for 8 s (16000 each: hours at the default rate, time-compressed as
+# far as the accounting goes), sessions renewed every 5 s, make before break.
+"$AGENT" probe --server "127.0.0.1:$PORT" --token-file "$WORK/token" --rate 2000 \
+    --session 5s --duration 8s -o "$WORK/m.json" 2> "$WORK/m.err" &
+PP=$!
+sleep 1.5
+rss1=$(awk '/^VmRSS/ {print $2}' "/proc/$PP/status")
+sleep 5.5
+rss2=$(awk '/^VmRSS/ {print $2}' "/proc/$PP/status")
+wait "$PP"; rc=$?
+M="$WORK/m.json"
+check "long: exit 0 (rc $rc: $(head -c 300 "$WORK/m.err"))" [ "$rc" -eq 0 ]
+check "long: ~16000 probes per kind" jqt "$M" '.probes.udp.sent > 14000 and .probes.tcp.sent > 14000'
+check "long: sessions renewed, no reset, no outage" jqt "$M" \
+    '[.probes.udp, .probes.tcp] | all(.connection.renewals >= 1 and .connection.resets == 0 and .connection.survived and .outages_total == 0)'
+check "long: resident memory flat ($rss1 kB at 1.5 s, $rss2 kB at 7 s)" \
+    [ "$((rss2 - rss1))" -lt 512 ]
+
 # --- a wrong token is an error at start ------------------------------------------------------
 "$AGENT" probe --server "127.0.0.1:$PORT" --token-file "$WORK/bad" --duration 1s \
     > "$WORK/b.json" 2> "$WORK/b.err"
