@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,6 +305,7 @@ static int watch_loop(struct watch *w, struct kp_err *err)
         if (cmd_pid > 0 && waitpid(cmd_pid, &status, WNOHANG) == cmd_pid) {
             int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
             json_object_set_new(w->command, "exit_code", json_integer(code));
+            json_object_set_new(w->command, "end_s", json_real((double)(now - t0) / 1000.0));
             if (code != 0)
                 kp_log(KP_LOG_WARN, "the command exited with status %d", code);
             cmd_pid = 0;
@@ -369,6 +371,38 @@ static json_t *collect(struct watch *w, double start_unix, double end_unix)
                      end_unix - start_unix, "max_outage_s", (double)w->wf.max_outage_ms / 1000.0,
                      "rate_per_s", (json_int_t)w->wf.rate, "command",
                      w->command ? w->command : json_null(), "paths", paths);
+}
+
+/* --output-dir: watch.json, watch.md and watch.html. Returns 0 or -1 with err. */
+static int write_dir(const json_t *doc, const char *dir, struct kp_err *err)
+{
+    static const struct {
+        const char *name;
+        enum watch_format fmt;
+    } files[] = {
+        {"watch.json", WATCH_JSON}, {"watch.md", WATCH_MARKDOWN}, {"watch.html", WATCH_HTML}};
+
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return kp_err_set(err, "cannot create %s: %s", dir, strerror(errno));
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char *path = kp_xasprintf("%s/%s", dir, files[i].name);
+        FILE *f = fopen(path, "w");
+        int bad;
+        if (!f) {
+            kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
+            free(path);
+            return -1;
+        }
+        watch_render(doc, files[i].fmt, f);
+        bad = ferror(f) | fclose(f);
+        if (bad) {
+            kp_err_set(err, "cannot write %s", path);
+            free(path);
+            return -1;
+        }
+        free(path);
+    }
+    return 0;
 }
 
 static int parse(struct watch *w, int argc, char **argv, struct kp_err *err)
@@ -487,6 +521,12 @@ int cmd_watch(int argc, char **argv)
                      stdout);
         fflush(stdout);
         code = watch_longest_outage(doc) * 1000.0 > (double)w.wf.max_outage_ms ? 3 : 0;
+        if (w.ro.output_dir && write_dir(doc, w.ro.output_dir, &err) != 0) {
+            fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
+            code = 1;
+        } else if (w.ro.output_dir) {
+            kp_log(KP_LOG_INFO, "written to %s/watch.{json,md,html}", w.ro.output_dir);
+        }
         for (size_t i = 0; i < json_array_size(json_object_get(doc, "paths")); i++)
             if (json_is_string(
                     json_object_get(json_array_get(json_object_get(doc, "paths"), i), "error")))

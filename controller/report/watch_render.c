@@ -97,6 +97,10 @@ void watch_render(const json_t *doc, enum watch_format fmt, FILE *f)
     bool md = fmt == WATCH_MARKDOWN;
     size_t i;
 
+    if (fmt == WATCH_HTML) {
+        watch_render_html(doc, f);
+        return;
+    }
     if (fmt == WATCH_JSON) {
         json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', f);

@@ -105,6 +105,38 @@ static void markdown_and_json(void **state)
     json_decref(d);
 }
 
+static void html_timeline(void **state)
+{
+    json_t *d = doc();
+    char *h;
+    (void)state;
+
+    json_object_set_new(d, "duration_s", json_real(8.0));
+    json_object_set_new(d, "run_id", json_string("kpl<b>"));
+    json_object_set_new(
+        d, "command",
+        json_pack("{s:[s], s:i, s:f}", "argv", "./x&y.sh", "exit_code", 0, "end_s", 4.0));
+    h = render(d, WATCH_HTML);
+    assert_non_null(strstr(h, "<!DOCTYPE html>"));
+    assert_null(strstr(h, "<script"));
+    assert_non_null(strstr(h, "kpl&lt;b&gt;")); /* escaped */
+    assert_null(strstr(h, "kpl<b>"));
+    assert_non_null(strstr(h, "<code>./x&amp;y.sh</code>"));
+    /* one lane label per path, the failed one says so */
+    assert_non_null(strstr(h, ">pod-to-pod/same-node</text>"));
+    assert_non_null(strstr(h, ">pod-to-pod/other-node</text>"));
+    assert_non_null(strstr(h, ">host-to-host/same-node</text>"));
+    assert_non_null(strstr(h, "no probe document: no probe document (boom)"));
+    /* the udp outage: 2 s at +1.5 s on an 8 s axis of 760 px from x=230 */
+    assert_non_null(strstr(h, "x=\"372.5\""));
+    assert_non_null(strstr(h, "width=\"190.0\""));
+    assert_non_null(strstr(h, "<title>udp outage: 2.000 s at +1.500 s (200 lost)</title>"));
+    assert_non_null(strstr(h, "<title>the command ran until +4.000 s</title>"));
+    assert_non_null(strstr(h, "Longest outage 2.500 s (limit 1.000 s): EXCEEDED"));
+    free(h);
+    json_decref(d);
+}
+
 static void no_outage(void **state)
 {
     json_t *d = doc();
@@ -125,9 +157,8 @@ static void no_outage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(longest_and_offsets),
-        cmocka_unit_test(table),
-        cmocka_unit_test(markdown_and_json),
+        cmocka_unit_test(longest_and_offsets), cmocka_unit_test(table),
+        cmocka_unit_test(markdown_and_json),   cmocka_unit_test(html_timeline),
         cmocka_unit_test(no_outage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
