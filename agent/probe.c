@@ -56,7 +56,21 @@ struct prober {
     bool first_survived;     /* the first connection lasted the whole run */
     uint64_t renew_retry_ns; /* a failed renewal is tried again from here */
     char last_error[256];
+    /* published for the status line (written by the thread, read by the caller's) */
+    _Atomic uint64_t pub_sent, pub_lost, pub_outages, pub_last_outage_ns;
+    _Atomic bool pub_down;
 };
+
+/* Decides what is due and publishes the counters for the status line. */
+static void expire(struct prober *p, uint64_t now)
+{
+    probe_track_expire(p->trk, now);
+    atomic_store(&p->pub_sent, p->trk->sent);
+    atomic_store(&p->pub_lost, p->trk->lost);
+    atomic_store(&p->pub_outages, p->trk->outages_total);
+    atomic_store(&p->pub_last_outage_ns, p->trk->last_outage_ns);
+    atomic_store(&p->pub_down, probe_track_down(p->trk));
+}
 
 static void put_u64(uint8_t *p, uint64_t v)
 {
@@ -117,7 +131,7 @@ static void reopen(struct prober *p, uint64_t *next, uint64_t t_lost)
     for (;;) {
         uint64_t now = clock_now_ns();
         miss_until(p, next, now);
-        probe_track_expire(p->trk, now);
+        expire(p, now);
         if (stopping(p, now))
             return;
         kp_err_clear(&err);
@@ -223,7 +237,7 @@ static void run_udp(struct prober *p)
                 next += p->period_ns;
             }
         }
-        probe_track_expire(p->trk, now);
+        expire(p, now);
         wait = next > now ? (next - now) / MS + 1 : 0;
         if (wait > 10)
             wait = 10;
@@ -283,7 +297,7 @@ static void run_tcp(struct prober *p)
                 next += p->period_ns;
             }
         }
-        probe_track_expire(p->trk, now);
+        expire(p, now);
         if (!lost) {
             wait = next > now ? (next - now) / MS + 1 : 0;
             if (wait > 10)
@@ -378,7 +392,7 @@ static void run_connect(struct prober *p)
             pf[n] = (struct pollfd){.fd = slot[i].fd, .events = POLLOUT};
             idx[n++] = i;
         }
-        probe_track_expire(p->trk, now);
+        expire(p, now);
         wait = next > now ? (next - now) / MS + 1 : 0;
         if (wait > 10)
             wait = 10;
@@ -451,6 +465,35 @@ static json_t *document(const struct probe_opts *o, struct prober *pr, uint64_t 
                      "duration_s", (double)(t_end - t0) / 1e9, "probes", probes);
 }
 
+/* "kperf-agent: status udp ok 500 0 tcp down 500 120 connect lossy 50 2 last 2.010" on
+ * stderr: per kind its state (down: an outage in progress; lossy: losses since the last line;
+ * ok), probes sent and lost; then the length of the latest outage of any kind. */
+static void status_line(struct prober *pr, uint64_t last_lost[K_COUNT])
+{
+    char line[256];
+    size_t n = (size_t)snprintf(line, sizeof(line), "kperf-agent: status");
+    uint64_t last = 0;
+
+    for (int k = 0; k < K_COUNT && n < sizeof(line); k++) {
+        uint64_t lost = atomic_load(&pr[k].pub_lost), lo = atomic_load(&pr[k].pub_last_outage_ns);
+        const char *state = atomic_load(&pr[k].pub_down) ? "down"
+                            : lost > last_lost[k]        ? "lossy"
+                                                         : "ok";
+        if (!pr[k].started)
+            continue;
+        last_lost[k] = lost;
+        if (lo > last)
+            last = lo;
+        n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %s %llu %llu", kind_name[k], state,
+                              (unsigned long long)atomic_load(&pr[k].pub_sent),
+                              (unsigned long long)lost);
+    }
+    if (n < sizeof(line))
+        snprintf(line + n, sizeof(line) - n, " last %.3f", (double)last / 1e9);
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
 json_t *probe_run(const struct probe_opts *o, volatile sig_atomic_t *stop, struct kp_err *err)
 {
     struct prober pr[K_COUNT];
@@ -507,8 +550,14 @@ json_t *probe_run(const struct probe_opts *o, volatile sig_atomic_t *stop, struc
     }
     if (o->on_ready)
         o->on_ready(o->ready_arg);
-    while (!*stop && (!o->duration_ms || clock_now_ns() - t0 < o->duration_ms * MS))
+    uint64_t next_status = t0 + o->status_ms * MS, last_lost[K_COUNT] = {0};
+    while (!*stop && (!o->duration_ms || clock_now_ns() - t0 < o->duration_ms * MS)) {
         clock_sleep_ms(20);
+        if (o->status_ms && clock_now_ns() >= next_status) {
+            status_line(pr, last_lost);
+            next_status += o->status_ms * MS;
+        }
+    }
     t_end = clock_now_ns();
     for (int k = 0; k < K_COUNT; k++)
         atomic_store(&pr[k].stop_at, t_end);

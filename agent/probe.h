@@ -35,6 +35,7 @@ struct probe_opts {
     uint64_t session_ms;         /* re-open server sessions this often (server's cap: 10 min) */
     uint64_t connect_timeout_ms; /* connect and handshake of a session (1000) */
     bool udp, tcp, connect;      /* which kinds run (all) */
+    uint64_t status_ms;          /* 0 = none; else a status line on stderr this often */
     /* optional: called once the first sessions are open and the probes run */
     void (*on_ready)(void *arg);
     void *ready_arg;

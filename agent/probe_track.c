@@ -41,6 +41,7 @@ static void close_run(struct probe_track *t, uint64_t end_ns, bool open)
         t->outage_ns_total += len;
         if (len > t->longest_outage_ns)
             t->longest_outage_ns = len;
+        t->last_outage_ns = len;
         if (t->n_outages < PROBE_MAX_OUTAGES)
             t->outages[t->n_outages++] =
                 (struct probe_outage){t->run_start_ns, end_ns, t->run_lost, open};
@@ -151,6 +152,11 @@ void probe_track_finish(struct probe_track *t, uint64_t now_ns)
         gap_to(t, end);
         close_run(t, end, true);
     }
+}
+
+bool probe_track_down(const struct probe_track *t)
+{
+    return t->in_run && t->run_last_ns - t->run_start_ns >= t->outage_min_ns;
 }
 
 static double s_of(uint64_t ns)

@@ -64,7 +64,8 @@ struct probe_track {
     uint64_t outages_total; /* found, kept or not */
     uint64_t outage_ns_total;
     uint64_t longest_outage_ns;
-    struct hist *lat; /* ours: round trips of answered probes */
+    uint64_t last_outage_ns; /* the length of the latest outage */
+    struct hist *lat;        /* ours: round trips of answered probes */
 };
 
 /* Initialises t (allocates the histogram); free with probe_track_free. */
@@ -89,6 +90,10 @@ void probe_track_expire(struct probe_track *t, uint64_t now_ns);
 /* The run ended at now_ns: probes still pending are lost, a loss run in progress becomes an
  * open outage if long enough. Call once, after the last answers had their time. */
 void probe_track_finish(struct probe_track *t, uint64_t now_ns);
+
+/* True while the probes decided last are a loss run longer than outage_min_ns (an outage in
+ * progress, as far as decided: decisions lag the sends by up to timeout_ns). */
+bool probe_track_down(const struct probe_track *t);
 
 /* {"sent","answered","lost","missed","late","loss_pct","outages":[{"start_s","end_s",
  * "length_s","lost","open"}],"outages_total","outage_s_total","longest_outage_s",

@@ -480,6 +480,12 @@ static int prb_connect_timeout(void *p, const struct flag *f, const char *v, str
     return prb_ms(v, 1, &((struct probe_cli *)p)->o.connect_timeout_ms, e);
 }
 
+static int prb_status(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 100, &((struct probe_cli *)p)->o.status_ms, e);
+}
+
 static int prb_rate(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -536,6 +542,8 @@ static const struct flag probe_flags[] = {
      .group = G_PROBE,
      .kind = FLAG_STRING,
      .offset = offsetof(struct probe_cli, output)},
+    PRB("status", "D", prb_status,
+        "a status line on stderr every D (off): per kind ok|lossy|down, sent, lost"),
     PRB("session", "D", prb_session, "re-open server sessions this often (10m: its cap)"),
     PRB("connect-timeout", "D", prb_connect_timeout, "connect and handshake of a session (1s)"),
     {.short_name = 'v',
@@ -742,7 +750,7 @@ static void on_probe_ready(void *arg)
 static int write_doc(const json_t *doc, const char *path)
 {
     char *tmp = kp_xasprintf("%s.tmp", path);
-    int rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    int rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -1;
@@ -812,7 +820,7 @@ static int cmd_probe(int argc, char **argv)
         json_decref(doc);
         return rc;
     }
-    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     fputc('\n', stdout);
     json_decref(doc);
     return fflush(stdout) == 0 ? 0 : 1;

@@ -257,7 +257,7 @@ struct watch {
 static int start_probes(struct watch *w, struct kp_err *err)
 {
     char rate[16];
-    const char *args[] = {"--rate", rate, "--output", NULL, NULL};
+    const char *args[] = {"--rate", rate, "--status", "500ms", "--output", NULL, NULL};
 
     snprintf(rate, sizeof(rate), "%u", w->wf.rate);
     for (size_t i = 0; i < plan_group_count(w->plan) && w->n_paths < MAX_PATHS; i++) {
@@ -269,7 +269,7 @@ static int start_probes(struct watch *w, struct kp_err *err)
         p->name = kp_xasprintf("%s/%s", plan_scenario_name(g->scenario), g->placement_label);
         p->out = kp_xasprintf("%s/probe-%zu.json", backend_local_run_dir(w->b), w->n_paths);
         p->log = kp_xasprintf("%s/probe-%zu.log", backend_local_run_dir(w->b), w->n_paths);
-        args[3] = p->out;
+        args[5] = p->out;
         w->n_paths++;
         if (backend_local_spawn_probe(w->b, g, args, p->log, &p->pid, err) != 0)
             return kp_err_prefix(err, "probe of %s", p->name);
@@ -279,10 +279,83 @@ static int start_probes(struct watch *w, struct kp_err *err)
     return wait_probes(w->paths, w->n_paths, w->ro.timeout_ms, err);
 }
 
+/* ---- the live status (a TTY only): one line per path, redrawn ---- */
+
+static bool stderr_is_tty(void)
+{
+    const char *term = getenv("TERM");
+    return isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* The probe's last "kperf-agent: status ..." line (agent/probe.c) as one short phrase: the
+ * worst state of its kinds (down, lossy, ok), UDP lost/sent, the latest outage. */
+static void path_status(const struct path *p, char *buf, size_t len)
+{
+    char tail[2048], *line = NULL, *save = NULL;
+    FILE *f = fopen(p->log, "r");
+    size_t n;
+    const char *state = "starting";
+    unsigned long long sent = 0, lost = 0;
+    double last = 0;
+
+    snprintf(buf, len, "%s", state);
+    if (!f)
+        return;
+    if (fseek(f, -(long)(sizeof(tail) - 1), SEEK_END) != 0)
+        rewind(f);
+    n = fread(tail, 1, sizeof(tail) - 1, f);
+    fclose(f);
+    tail[n] = '\0';
+    for (char *l = strtok_r(tail, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (strncmp(l, "kperf-agent: status ", 20) == 0)
+            line = l;
+    if (!line)
+        return;
+    state = "ok";
+    save = NULL;
+    for (char *t = strtok_r(line + 20, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (strcmp(t, "last") == 0) {
+            char *v = strtok_r(NULL, " ", &save);
+            last = v ? strtod(v, NULL) : 0;
+            continue;
+        }
+        char *st = strtok_r(NULL, " ", &save), *se = strtok_r(NULL, " ", &save),
+             *lo = strtok_r(NULL, " ", &save);
+        if (!st || !se || !lo)
+            break;
+        if (strcmp(st, "down") == 0 || (strcmp(st, "lossy") == 0 && strcmp(state, "ok") == 0))
+            state = strcmp(st, "down") == 0 ? "DOWN" : "lossy";
+        if (strcmp(t, "udp") == 0) {
+            sent = strtoull(se, NULL, 10);
+            lost = strtoull(lo, NULL, 10);
+        }
+    }
+    if (last > 0)
+        snprintf(buf, len, "%-6s udp lost %llu of %llu, last outage %.3f s", state, lost, sent,
+                 last);
+    else
+        snprintf(buf, len, "%-6s udp lost %llu of %llu", state, lost, sent);
+}
+
+static void draw_status(const struct watch *w, bool redraw, double elapsed_s)
+{
+    char st[160];
+
+    if (redraw)
+        fprintf(stderr, "\033[%zuA", w->n_paths + 1);
+    fprintf(stderr, "\r\033[Kwatching for %.0f s\n", elapsed_s);
+    for (size_t i = 0; i < w->n_paths; i++) {
+        path_status(&w->paths[i], st, sizeof(st));
+        fprintf(stderr, "\r\033[K  %-26s %s\n", w->paths[i].name, st);
+    }
+    fflush(stderr);
+}
+
 /* Runs until the duration, a signal, or the command's end plus settle. */
 static int watch_loop(struct watch *w, struct kp_err *err)
 {
-    uint64_t t0 = clock_now_ms(), done_at = 0;
+    uint64_t t0 = clock_now_ms(), done_at = 0, next_draw = t0;
+    bool tty = stderr_is_tty() && w->ro.verbose == 0, drawn = false;
     pid_t cmd_pid = 0;
     int status;
 
@@ -315,6 +388,11 @@ static int watch_loop(struct watch *w, struct kp_err *err)
             break;
         if (w->duration_ms && now >= t0 + w->duration_ms)
             break;
+        if (tty && now >= next_draw) {
+            draw_status(w, drawn, (double)(now - t0) / 1000.0);
+            drawn = true;
+            next_draw = now + 500;
+        }
         for (size_t i = 0; i < w->n_paths; i++) {
             if (w->paths[i].pid && !subproc_alive(w->paths[i].pid)) {
                 w->paths[i].pid = 0;

@@ -102,7 +102,7 @@ void watch_render(const json_t *doc, enum watch_format fmt, FILE *f)
         return;
     }
     if (fmt == WATCH_JSON) {
-        json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
         fputc('\n', f);
         return;
     }

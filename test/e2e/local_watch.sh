@@ -5,7 +5,8 @@
 #     names kperf exports to it): every other-node path reports one UDP outage of 2 s +/- 10%
 #     that starts within 0.5 s of the injection, TCP and connect probes see it too, the
 #     same-node and external paths see none, the exit code is 3 and nothing is left behind;
-#  2. without injection: no outage anywhere, exit 0.
+#  2. without injection, on a terminal (script(1)): the live per-path status, no outage
+#     anywhere, exit 0, --output-dir writes watch.{json,md,html} (one timeline lane per path).
 # Runtime about 40 s.
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
@@ -60,7 +61,9 @@ for name, p in sorted(paths.items()):
         print("%s: udp outage %.3f s (injected %.3f s), %+.3f s from the link going down; "
               "tcp longest %.3f s, connect longest %.3f s" % (name, o["length_s"], injected,
               at - down, pr["tcp"]["longest_outage_s"], pr["connect"]["longest_outage_s"]))
-        if abs(at - down) > 0.5:
+        # the link goes down after `date` ran: the outage cannot start before (small slack for
+        # the clock reads), and starts within 0.5 s
+        if not (-0.05 <= at - down <= 0.5):
             bad.append("%s udp: outage at %.3f, link down at %.3f" % (name, at, down))
         for k in ("tcp", "connect"):
             if pr[k]["outages_total"] < 1 or pr[k]["longest_outage_s"] < 1.5:
@@ -77,10 +80,26 @@ PY
 id=$(cat "$D/run_id" 2>/dev/null)
 [ -n "$id" ] && assert_clean "$id" "watch with a blackhole"
 
-# --- 2. nothing injected ---------------------------------------------------------------------
-"$KPERF" watch --local --duration 3s > "$D/q.txt" 2> "$D/q.err"
-rc=$?
-[ "$rc" = 0 ] || fail "quiet watch exited $rc, want 0: $(tail -3 "$D/q.err")"
-grep -q "^No outage.$" "$D/q.txt" || fail "quiet watch reports an outage: $(cat "$D/q.txt")"
-[ "$(grep -c '^pod-to-\|^host-to-' "$D/q.txt")" = 21 ] || fail "quiet watch: not 7 paths x 3 kinds: $(cat "$D/q.txt")"
+# --- 2. nothing injected, on a terminal (the live status), with --output-dir -----------------
+if command -v script >/dev/null; then
+    script -qec "$KPERF watch --local --duration 3s --output-dir $D/out" "$D/q.txt" > /dev/null 2>&1
+    rc=$?
+    grep -q "watching for" "$D/q.txt" || fail "no live status on a terminal: $(head -c 600 "$D/q.txt")"
+    grep -Eq "^.*  pod-to-pod/other-node +ok +udp lost 0 of [1-9]" "$D/q.txt" ||
+        fail "no per-path status line: $(head -c 600 "$D/q.txt")"
+else
+    "$KPERF" watch --local --duration 3s --output-dir "$D/out" > "$D/q.txt" 2> "$D/q.err"
+    rc=$?
+fi
+[ "$rc" = 0 ] || fail "quiet watch exited $rc, want 0: $(tail -3 "$D/q.txt")"
+grep -q "^No outage.\s*$" "$D/q.txt" || fail "quiet watch reports an outage: $(cat "$D/q.txt")"
+[ "$(grep -Ec '^(pod|host)-to-[a-z]+/[a-z-]+ +(udp|tcp|connect) ' "$D/q.txt")" = 21 ] ||
+    fail "quiet watch: not 7 paths x 3 kinds: $(cat "$D/q.txt")"
+for f in watch.json watch.md watch.html; do
+    [ -s "$D/out/$f" ] || fail "--output-dir lacks $f"
+done
+[ "$(grep -c '<text x="222" [^>]*text-anchor="end">[a-z-]*/[a-z-]*</text>' "$D/out/watch.html")" = 7 ] ||
+    fail "watch.html: not one timeline lane per path"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="kperf.watch/v1" and len(d["paths"])==7 and all(p["probe"]["probes"]["udp"]["outages_total"]==0 for p in d["paths"])' "$D/out/watch.json" ||
+    fail "watch.json: not 7 paths without outage"
 finish
