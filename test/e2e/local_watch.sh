@@ -7,6 +7,7 @@
 #     same-node and external paths see none, the exit code is 3 and nothing is left behind;
 #  2. without injection, on a terminal (script(1)): the live per-path status, no outage
 #     anywhere, exit 0, --output-dir writes watch.{json,md,html} (one timeline lane per path).
+#  3. SIGTERM in the middle: the report of what was probed, exit 143, nothing left behind.
 # Runtime about 40 s.
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
@@ -102,4 +103,17 @@ done
     fail "watch.html: not one timeline lane per path"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="kperf.watch/v1" and len(d["paths"])==7 and all(p["probe"]["probes"]["udp"]["outages_total"]==0 for p in d["paths"])' "$D/out/watch.json" ||
     fail "watch.json: not 7 paths without outage"
+
+# --- 3. SIGTERM in the middle: the report so far, exit 143, nothing left ----------------------
+"$KPERF" watch --local --duration 60s -o json > "$D/i.json" 2> "$D/i.err" &
+pid=$!
+for _ in $(seq 1 150); do grep -q "watching" "$D/i.err" && break; sleep 0.2; done
+sleep 2
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ "$rc" = 143 ] || fail "watch after SIGTERM exited $rc, want 143: $(tail -3 "$D/i.err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["paths"])==7 and d["duration_s"] < 10 and all(p["probe"]["probes"]["udp"]["sent"] > 100 for p in d["paths"])' "$D/i.json" ||
+    fail "watch after SIGTERM: no report of what was probed"
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$D/i.json" 2>/dev/null)
+[ -n "$id" ] && assert_clean "$id" "watch stopped by SIGTERM"
 finish
