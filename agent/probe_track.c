@@ -32,8 +32,10 @@ static void gap_to(struct probe_track *t, uint64_t ts)
         t->longest_gap_ns = ts - from;
 }
 
-static void close_run(struct probe_track *t, uint64_t end_ns, bool open)
+/* Ends the loss run at end_ns; returns true when it was an outage. */
+static bool close_run(struct probe_track *t, uint64_t end_ns, bool open)
 {
+    bool outage = false;
     uint64_t len = end_ns > t->run_start_ns ? end_ns - t->run_start_ns : 0;
 
     if (t->in_run && len > t->outage_min_ns) {
@@ -45,9 +47,11 @@ static void close_run(struct probe_track *t, uint64_t end_ns, bool open)
         if (t->n_outages < PROBE_MAX_OUTAGES)
             t->outages[t->n_outages++] =
                 (struct probe_outage){t->run_start_ns, end_ns, t->run_lost, open};
+        outage = true;
     }
     t->in_run = false;
     t->run_lost = 0;
+    return outage;
 }
 
 /* One probe's outcome, in send order. */
@@ -55,8 +59,12 @@ static void outcome(struct probe_track *t, uint64_t ts, bool ok, uint64_t rtt_ns
 {
     if (ok) {
         t->answered++;
-        hist_record(t->lat, rtt_ns);
-        close_run(t, ts, false);
+        if (close_run(t, ts, false))
+            t->recover_until_ns = ts + t->timeout_ns;
+        if (ts >= t->recover_until_ns)
+            hist_record(t->lat, rtt_ns);
+        else
+            t->lat_excluded++;
         gap_to(t, ts);
         t->have_ok = true;
         t->last_ok_ns = ts;
@@ -150,7 +158,7 @@ void probe_track_finish(struct probe_track *t, uint64_t now_ns)
     if (t->in_run) {
         uint64_t end = t->run_last_ns + t->period_ns;
         gap_to(t, end);
-        close_run(t, end, true);
+        (void)close_run(t, end, true);
     }
 }
 

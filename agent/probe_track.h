@@ -12,7 +12,10 @@
  * lost (no answer in time, or a slot that could not be sent at all: probe_track_missed). A run
  * of consecutive lost probes is an outage when it spans more than outage_min_ns: from the send
  * time of its first lost probe to the send time of the next answered probe (or, when the run
- * lasts until the end, to the last lost probe's send time plus one probe period: `open`). */
+ * lasts until the end, to the last lost probe's send time plus one probe period: `open`).
+ * The latency histogram holds answered probes outside outages: those sent within timeout_ns
+ * after an outage ended (the path recovering: queues, neighbour resolution) are left out and
+ * counted in lat_excluded. */
 #ifndef KPERF_AGENT_PROBE_TRACK_H
 #define KPERF_AGENT_PROBE_TRACK_H
 
@@ -64,8 +67,10 @@ struct probe_track {
     uint64_t outages_total; /* found, kept or not */
     uint64_t outage_ns_total;
     uint64_t longest_outage_ns;
-    uint64_t last_outage_ns; /* the length of the latest outage */
-    struct hist *lat;        /* ours: round trips of answered probes */
+    uint64_t last_outage_ns;   /* the length of the latest outage */
+    uint64_t recover_until_ns; /* answers sent before this follow an outage: not in lat */
+    uint64_t lat_excluded;     /* answered probes kept out of lat for that reason */
+    struct hist *lat;          /* ours: round trips of answered probes */
 };
 
 /* Initialises t (allocates the histogram); free with probe_track_free. */
@@ -97,7 +102,7 @@ bool probe_track_down(const struct probe_track *t);
 
 /* {"sent","answered","lost","missed","late","loss_pct","outages":[{"start_s","end_s",
  * "length_s","lost","open"}],"outages_total","outage_s_total","longest_outage_s",
- * "longest_gap_s","latency_us":{"count","p50","p99","max"}}; times relative to t0_ns. */
+ * "longest_gap_s","latency_us":{"count","excluded","p50","p99","max"}}; times relative to t0_ns. */
 json_t *probe_track_json(const struct probe_track *t, uint64_t t0_ns);
 
 #endif

@@ -99,8 +99,10 @@ static void loss_run_is_outage(void **state)
     assert_false(t->outages[0].open);
     assert_int_equal(t->longest_outage_ns, 2000 * MS);
     assert_int_equal(t->longest_gap_ns, 201 * PERIOD);
-    /* the latency histogram holds answered probes only */
-    assert_int_equal(hist_count(t->lat), 300);
+    /* the latency histogram holds answered probes outside outages: the 20 sent within the
+     * 200 ms timeout after the outage ended (recovery) are left out */
+    assert_int_equal(hist_count(t->lat), 280);
+    assert_int_equal(t->lat_excluded, 20);
     j = probe_track_json(t, t0);
     assert_non_null(j);
     assert_int_equal(json_array_size(json_object_get(j, "outages")), 1);
@@ -211,6 +213,20 @@ static void bounded_memory(void **state)
     drop(t);
 }
 
+static void short_loss_keeps_latency(void **state)
+{
+    struct probe_track *t = mk();
+    uint64_t now = 0;
+    (void)state;
+
+    /* losses that are no outage do not hide the answers after them */
+    feed(t, &now, 100, 1000, 40, 45);
+    probe_track_finish(t, now + TIMEOUT);
+    assert_int_equal(t->lat_excluded, 0);
+    assert_int_equal(hist_count(t->lat), 95);
+    drop(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +238,7 @@ int main(void)
         cmocka_unit_test(late_duplicate_and_unknown_answers),
         cmocka_unit_test(out_of_order_answers_decide_in_send_order),
         cmocka_unit_test(bounded_memory),
+        cmocka_unit_test(short_loss_keeps_latency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
