@@ -15,6 +15,16 @@ local_preconditions
 D=$(mktemp -d /tmp/kperf-watch-e2e.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 
+# --- 0. usage errors: one line, exit 2, before anything is built -----------------------------
+for args in "" "--local -o csv" "--local --rate 0" "--local --settle x" "--local --kubeconfig x"; do
+    # shellcheck disable=SC2086
+    "$KPERF" watch $args > /dev/null 2> "$D/u.err"
+    rc=$?
+    [ "$rc" = 2 ] || fail "kperf watch $args exited $rc, want 2"
+    [ "$(wc -l < "$D/u.err")" = 1 ] && grep -q "^kperf: error: .*kperf watch --help" "$D/u.err" ||
+        fail "kperf watch $args: not one error line: $(cat "$D/u.err")"
+done
+
 # --- 1. a 2 s blackhole of node 2 ------------------------------------------------------------
 cat > "$D/inject.sh" <<'SH'
 #!/bin/bash
