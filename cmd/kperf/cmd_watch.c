@@ -199,7 +199,8 @@ static int wait_probes(struct path *p, size_t n, uint64_t timeout_ms, struct kp_
     }
 }
 
-/* Starts argv with env added; same process group, so a terminal's Ctrl-C reaches it too. */
+/* Starts argv with env added; same process group, so a terminal's Ctrl-C reaches it too. Its
+ * stdout goes to our stderr: our stdout carries the report only (-o json > file). */
 static pid_t start_command(char **argv, char **env, struct kp_err *err)
 {
     pid_t pid = fork();
@@ -210,6 +211,8 @@ static pid_t start_command(char **argv, char **env, struct kp_err *err)
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            _exit(127);
         for (size_t i = 0; env[i]; i++)
             putenv(env[i]);
         execvp(argv[0], argv);

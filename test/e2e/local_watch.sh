@@ -31,6 +31,7 @@ cat > "$D/inject.sh" <<'SH'
 set -eu
 [ -n "${KPERF_LOCAL_RUN_ID:-}" ] && [ -n "${KPERF_LOCAL_NS_UNDERLAY:-}" ] || exit 9
 echo "$KPERF_LOCAL_RUN_ID" > "$1/run_id"
+echo "the command's stdout must not reach kperf's"
 sleep 1
 date +%s.%N > "$1/down"
 ip netns exec "$KPERF_LOCAL_NS_UNDERLAY" ip link set node2 down
