@@ -27,6 +27,7 @@
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
+#include "cmd/kperf/watch_status.h"
 #include "controller/backend.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
@@ -290,56 +291,6 @@ static bool stderr_is_tty(void)
     return isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
 }
 
-/* The probe's last "kperf-agent: status ..." line (agent/probe.c) as one short phrase: the
- * worst state of its kinds (down, lossy, ok), UDP lost/sent, the latest outage. */
-static void path_status(const struct path *p, char *buf, size_t len)
-{
-    char tail[2048], *line = NULL, *save = NULL;
-    FILE *f = fopen(p->log, "r");
-    size_t n;
-    const char *state = "starting";
-    unsigned long long sent = 0, lost = 0;
-    double last = 0;
-
-    snprintf(buf, len, "%s", state);
-    if (!f)
-        return;
-    if (fseek(f, -(long)(sizeof(tail) - 1), SEEK_END) != 0)
-        rewind(f);
-    n = fread(tail, 1, sizeof(tail) - 1, f);
-    fclose(f);
-    tail[n] = '\0';
-    for (char *l = strtok_r(tail, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-        if (strncmp(l, "kperf-agent: status ", 20) == 0)
-            line = l;
-    if (!line)
-        return;
-    state = "ok";
-    save = NULL;
-    for (char *t = strtok_r(line + 20, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (strcmp(t, "last") == 0) {
-            char *v = strtok_r(NULL, " ", &save);
-            last = v ? strtod(v, NULL) : 0;
-            continue;
-        }
-        char *st = strtok_r(NULL, " ", &save), *se = strtok_r(NULL, " ", &save),
-             *lo = strtok_r(NULL, " ", &save);
-        if (!st || !se || !lo)
-            break;
-        if (strcmp(st, "down") == 0 || (strcmp(st, "lossy") == 0 && strcmp(state, "ok") == 0))
-            state = strcmp(st, "down") == 0 ? "DOWN" : "lossy";
-        if (strcmp(t, "udp") == 0) {
-            sent = strtoull(se, NULL, 10);
-            lost = strtoull(lo, NULL, 10);
-        }
-    }
-    if (last > 0)
-        snprintf(buf, len, "%-6s udp lost %llu of %llu, last outage %.3f s", state, lost, sent,
-                 last);
-    else
-        snprintf(buf, len, "%-6s udp lost %llu of %llu", state, lost, sent);
-}
-
 static void draw_status(const struct watch *w, bool redraw, double elapsed_s)
 {
     char st[160];
@@ -348,7 +299,7 @@ static void draw_status(const struct watch *w, bool redraw, double elapsed_s)
         fprintf(stderr, "\033[%zuA", w->n_paths + 1);
     fprintf(stderr, "\r\033[Kwatching for %.0f s\n", elapsed_s);
     for (size_t i = 0; i < w->n_paths; i++) {
-        path_status(&w->paths[i], st, sizeof(st));
+        watch_status_phrase(w->paths[i].log, st, sizeof(st));
         fprintf(stderr, "\r\033[K  %-26s %s\n", w->paths[i].name, st);
     }
     fflush(stderr);
