@@ -59,7 +59,7 @@ struct flags_table {
     void *ctx; /* borrowed: handed to fn; typed targets are offsets into it */
 };
 
-#define FLAGS_MAX_TABLES 2
+#define FLAGS_MAX_TABLES 3
 
 /* A command: its name for messages, its --help layout and its tables (a command's own flags
  * and, for `kperf manifests`, those of `kperf run`). Built by the caller, on its stack. */

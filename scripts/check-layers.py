@@ -28,8 +28,8 @@ LAYERS = {
                             "controller/report", "controller/kube", "base"]),
 }
 
-# Headers that name a concrete backend: only the file that picks the backend may include them.
-BACKEND_CHOOSER = "cmd/kperf/cmd_run.c"
+# Headers that name a concrete backend: only the files that pick the backend may include them.
+BACKEND_CHOOSERS = {"cmd/kperf/cmd_run.c", "cmd/kperf/cmd_watch.c"}
 BACKEND_HEADERS = {"controller/k8s/backend_k8s.h", "controller/local/backend_local.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -64,8 +64,9 @@ def check_file(root, path):
             elif target != own and target not in allowed:
                 yield (f"{where}: layer '{layer}' ({own}/) may include only "
                        f"{', '.join(d + '/' for d in [own] + allowed)}")
-            elif inc in BACKEND_HEADERS and path != BACKEND_CHOOSER and target != own:
-                yield f"{where}: only {BACKEND_CHOOSER} names a concrete backend"
+            elif inc in BACKEND_HEADERS and path not in BACKEND_CHOOSERS and target != own:
+                yield (f"{where}: only {' and '.join(sorted(BACKEND_CHOOSERS))} name a "
+                       "concrete backend")
             elif inc.endswith("_int.h") and target != own:
                 yield f"{where}: {inc} is internal to {target}/"
 

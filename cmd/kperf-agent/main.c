@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/client.h"
+#include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
 #include "agent/token.h"
@@ -21,7 +22,7 @@
 #include "base/result.h"
 #include "base/units.h"
 
-enum { G_SERVER, G_CLIENT }; /* the flag groups of --help */
+enum { G_SERVER, G_CLIENT, G_PROBE }; /* the flag groups of --help */
 
 static int verbosity = KP_LOG_WARN;
 
@@ -419,9 +420,154 @@ static const struct flag client_flags[] = {
      .fn = set_verbose},
 };
 
+/* --- probe flags (docs/watch.md) ---------------------------------------------------------- */
+
+struct probe_cli {
+    struct probe_opts o;
+    const char *output;    /* --output FILE; NULL = stdout */
+    struct client_cli srv; /* --server and --token-file, parsed as the client's */
+};
+
+static int prb_server(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    struct probe_cli *c = p;
+    if (cli_server(&c->srv, f, v, e) != 0)
+        return -1;
+    c->o.host = c->srv.o.host;
+    c->o.port = c->srv.o.port;
+    return 0;
+}
+
+static int prb_token(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    struct probe_cli *c = p;
+    if (cli_token(&c->srv, f, v, e) != 0)
+        return -1;
+    c->o.token = c->srv.o.token;
+    c->o.token_len = c->srv.o.token_len;
+    return 0;
+}
+
+static int prb_ms(const char *v, uint64_t min_ms, uint64_t *out, struct kp_err *e)
+{
+    uint32_t ms = 0;
+    if (ms_u32(v, min_ms, &ms, e) != 0)
+        return -1;
+    *out = ms;
+    return 0;
+}
+
+static int prb_duration(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 1, &((struct probe_cli *)p)->o.duration_ms, e);
+}
+
+static int prb_timeout(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 1, &((struct probe_cli *)p)->o.timeout_ms, e);
+}
+
+static int prb_interval(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 1, &((struct probe_cli *)p)->o.interval_ms, e);
+}
+
+static int prb_connect_every(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 1, &((struct probe_cli *)p)->o.connect_every_ms, e);
+}
+
+static int prb_session(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 5000, &((struct probe_cli *)p)->o.session_ms, e);
+}
+
+static int prb_connect_timeout(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 1, &((struct probe_cli *)p)->o.connect_timeout_ms, e);
+}
+
+static int prb_status(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    return prb_ms(v, 100, &((struct probe_cli *)p)->o.status_ms, e);
+}
+
+static int prb_rate(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, 10000, &n, e) != 0 || n == 0)
+        return kp_err_set(e, "--rate '%s': want 1..10000 probes per second", v);
+    ((struct probe_cli *)p)->o.rate = (unsigned)n;
+    return 0;
+}
+
+static int prb_kinds(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    struct probe_cli *c = p;
+    char *list = kp_xstrdup(v), *save = NULL;
+    (void)f;
+    c->o.udp = c->o.tcp = c->o.connect = false;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "udp") == 0)
+            c->o.udp = true;
+        else if (strcmp(t, "tcp") == 0)
+            c->o.tcp = true;
+        else if (strcmp(t, "connect") == 0)
+            c->o.connect = true;
+        else {
+            kp_err_set(e, "--kinds: unknown kind '%s' (udp, tcp, connect)", t);
+            free(list);
+            return -1;
+        }
+    }
+    free(list);
+    if (!c->o.udp && !c->o.tcp && !c->o.connect)
+        return kp_err_set(e, "--kinds: name at least one of udp, tcp, connect");
+    return 0;
+}
+
+#define PRB(nm, metavar, handler, text)                                                            \
+    {                                                                                              \
+        .name = nm, .arg = metavar, .help = text, .group = G_PROBE, .fn = handler                  \
+    }
+
+static const struct flag probe_flags[] = {
+    PRB("server", "HOST[:PORT]", prb_server, "the kperf-agent server (port 5201 by default)"),
+    PRB("token-file", "F", prb_token, "file holding the server's token"),
+    PRB("duration", "D", prb_duration, "stop after D (default: at SIGTERM or SIGINT)"),
+    PRB("rate", "N", prb_rate, "UDP and TCP request/response probes per second, each (100)"),
+    PRB("connect-every", "D", prb_connect_every, "a fresh TCP connect this often (100ms)"),
+    PRB("timeout", "D", prb_timeout, "an answer later than D is a loss (200ms)"),
+    PRB("interval", "D", prb_interval, "losses spanning more than D are an outage (100ms)"),
+    PRB("kinds", "LIST", prb_kinds, "comma list of udp, tcp, connect (all)"),
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "write the document to FILE (atomically) instead of stdout",
+     .group = G_PROBE,
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct probe_cli, output)},
+    PRB("status", "D", prb_status,
+        "a status line on stderr every D (off): per kind ok|lossy|down, sent, lost"),
+    PRB("session", "D", prb_session, "re-open server sessions this often (10m: its cap)"),
+    PRB("connect-timeout", "D", prb_connect_timeout, "connect and handshake of a session (1s)"),
+    {.short_name = 'v',
+     .help = "more logging (repeat for debug)",
+     .group = G_PROBE,
+     .fn = set_verbose},
+};
+
 /* --- parsing and help --------------------------------------------------------------------- */
 
-static const char *const group_titles[] = {"Server flags", "Client flags"};
+static const char *const group_titles[] = {"Server flags", "Client flags", "Probe flags"};
 
 /* The command `name` with one table (and --help's layout); ctx NULL: for --help only. */
 static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, size_t n, void *ctx)
@@ -431,9 +577,10 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
         .usage = "kperf-agent " KPERF_VERSION " - the kperf measurement engine\n\n"
                  "Usage:\n  kperf-agent server [flags]\n"
                  "  kperf-agent client --server HOST[:PORT] --tests LIST [flags]\n"
+                 "  kperf-agent probe --server HOST[:PORT] [flags]   outages (docs/watch.md)\n"
                  "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n",
         .groups = group_titles,
-        .n_groups = 2,
+        .n_groups = 3,
         .footer = "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
                   "Client exit code: 0 all tests ok, 1 a test failed (JSON still printed with "
                   "errors[]), 2 usage.\n",
@@ -446,6 +593,8 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
 #define SERVER_CMD(ctx)                                                                            \
     agent_cmd("kperf-agent server", server_flags, sizeof(server_flags) / sizeof(server_flags[0]),  \
               ctx)
+#define PROBE_CMD(ctx)                                                                             \
+    agent_cmd("kperf-agent probe", probe_flags, sizeof(probe_flags) / sizeof(probe_flags[0]), ctx)
 #define CLIENT_CMD(ctx)                                                                            \
     agent_cmd("kperf-agent client", client_flags, sizeof(client_flags) / sizeof(client_flags[0]),  \
               ctx)
@@ -456,6 +605,7 @@ static void usage(FILE *f)
     struct flags_cmd cmd = SERVER_CMD(NULL);
 
     cmd.tables[1] = CLIENT_CMD(NULL).tables[0];
+    cmd.tables[2] = PROBE_CMD(NULL).tables[0];
     flags_help(f, &cmd);
 }
 
@@ -601,6 +751,94 @@ static int cmd_client(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+static volatile sig_atomic_t probe_stop;
+
+static void on_probe_ready(void *arg)
+{
+    fprintf(stderr, "kperf-agent: probing %s\n", (const char *)arg);
+    fflush(stderr);
+}
+
+/* Writes doc to path through a temporary file and rename, so a reader never sees half of it. */
+static int write_doc(const json_t *doc, const char *path)
+{
+    char *tmp = kp_xasprintf("%s.tmp", path);
+    int rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "kperf-agent: error: cannot write %s: %s\n", path, strerror(errno));
+    free(tmp);
+    return rc;
+}
+
+static void on_probe_signal(int sig)
+{
+    (void)sig;
+    probe_stop = 1;
+}
+
+/* argv[0..argc) are the flags after "probe"; argv[-1] is "probe" itself. Prints one
+ * kperf.probe/v1 document at the end (docs/watch.md). */
+static int cmd_probe(int argc, char **argv)
+{
+    struct probe_cli c;
+    struct flags_cmd cmd = PROBE_CMD(&c);
+    struct sigaction sa;
+    char what[300];
+    struct kp_err err;
+    json_t *doc;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    probe_opts_default(&c.o);
+    client_opts_default(&c.srv.o);
+    kp_err_clear(&err);
+    rc = flags_parse(&cmd, argc + 1, argv - 1, NULL, &err);
+    if (rc == 0 && !c.srv.have_server) {
+        kp_err_set(&err, "--server is required");
+        rc = flags_hint(&cmd, &err);
+    }
+    if (rc != 0) {
+        free(c.srv.host);
+        kp_free_secret(c.srv.token);
+        if (rc > 0) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
+        return 2;
+    }
+    kp_log_set_level((enum kp_log_level)verbosity);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_probe_signal; /* no SA_RESTART: the waits end at once */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0) {
+        fprintf(stderr, "kperf-agent: error: sigaction: %s\n", strerror(errno));
+        return 1;
+    }
+    c.o.on_ready = on_probe_ready;
+    snprintf(what, sizeof(what), "%s port %u", c.o.host, c.o.port);
+    c.o.ready_arg = what;
+    doc = probe_run(&c.o, &probe_stop, &err);
+    free(c.srv.host);
+    kp_free_secret(c.srv.token);
+    if (!doc) {
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
+        return 1;
+    }
+    if (c.output) {
+        rc = write_doc(doc, c.output) == 0 ? 0 : 1;
+        json_decref(doc);
+        return rc;
+    }
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    fputc('\n', stdout);
+    json_decref(doc);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* `kperf-agent validate [FILE]`: checks a kperf.result/v1 document (stdin by default). */
 static int cmd_validate(int argc, char **argv)
 {
@@ -654,6 +892,8 @@ int main(int argc, char **argv)
         return cmd_server(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "client") == 0)
         return cmd_client(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "probe") == 0)
+        return cmd_probe(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "validate") == 0)
         return cmd_validate(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)) {

@@ -34,6 +34,8 @@ static const struct sub subs[] = {
     {"cleanup", "remove what earlier runs left", cmd_cleanup_flags, NULL, NULL},
     {"manifests", "print the objects a run would create", cmd_manifests_flags, run_flags_table,
      "table markdown json csv"},
+    {"watch", "probe every path while something happens", cmd_watch_flags, run_flags_table,
+     "table markdown json"},
     {"version", "print the version", NULL, NULL, NULL},
     {"completion", "print a shell completion script", NULL, NULL, NULL},
 };

@@ -19,5 +19,7 @@ const struct flag *cmd_compare_flags(size_t *n);
 const struct flag *cmd_report_flags(size_t *n);
 const struct flag *cmd_cleanup_flags(size_t *n);
 const struct flag *cmd_manifests_flags(size_t *n); /* its own; it takes every run flag too */
+const struct flag *cmd_watch_flags(size_t *n);     /* its own; it takes every run flag too */
+int cmd_watch(int argc, char **argv);
 
 #endif

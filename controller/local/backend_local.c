@@ -472,3 +472,69 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
     return &bl->base;
 }
+
+/* ---- kperf watch (backend_local.h) ---- */
+
+int backend_local_spawn_probe(struct backend *b, const struct plan_group *g,
+                              const char *const *args, const char *log_path, pid_t *pid,
+                              struct kp_err *err)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    struct route r;
+    char *server;
+    size_t n = 0, i = 0;
+    const char **argv;
+    int rc;
+
+    if (route_for(g, &r) != 0)
+        return kp_err_set(err, "the local backend has no %s placement", g->placement_label);
+    if (!bl->server_pid[r.server] || !subproc_alive(bl->server_pid[r.server]))
+        return kp_err_set(err, "kperf-agent server (%s) is not running", servers[r.server].name);
+    while (args && args[n])
+        n++;
+    server = agent_args_host_port(localnet_addr(r.target, bl->family), LOCALNET_PORT);
+    argv = kp_xcalloc(n + 12, sizeof(*argv));
+    argv[i++] = "ip";
+    argv[i++] = "netns";
+    argv[i++] = "exec";
+    argv[i++] = localnet_ns_name(bl->ln, r.client_ns);
+    argv[i++] = bl->agent;
+    argv[i++] = "probe";
+    argv[i++] = "--server";
+    argv[i++] = server;
+    argv[i++] = "--token-file";
+    argv[i++] = bl->token_path;
+    for (size_t k = 0; k < n; k++)
+        argv[i++] = args[k];
+    argv[i] = NULL;
+    rc = subproc_spawn(argv, log_path, pid, err);
+    free(argv);
+    free(server);
+    return rc;
+}
+
+const char *backend_local_run_dir(struct backend *b)
+{
+    return localnet_run_dir(((struct backend_local *)b)->ln);
+}
+
+char **backend_local_env(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    static const struct {
+        const char *name;
+        enum localnet_ns ns;
+    } vars[] = {
+        {"KPERF_LOCAL_NS_UNDERLAY", LN_UNDERLAY},
+        {"KPERF_LOCAL_NS_NODE1", LN_NODE1},
+        {"KPERF_LOCAL_NS_NODE2", LN_NODE2},
+        {"KPERF_LOCAL_NS_EXTERNAL", LN_EXTERNAL},
+    };
+    size_t n = sizeof(vars) / sizeof(vars[0]);
+    char **env = kp_xcalloc(n + 2, sizeof(*env));
+
+    env[0] = kp_xasprintf("KPERF_LOCAL_RUN_ID=%s", localnet_id(bl->ln));
+    for (size_t i = 0; i < n; i++)
+        env[i + 1] = kp_xasprintf("%s=%s", vars[i].name, localnet_ns_name(bl->ln, vars[i].ns));
+    return env;
+}
