@@ -23,7 +23,7 @@ bash -n "$tmp/c.bash" || bad "bash script does not parse"
 mkdir -p "$tmp/d/out-a" "$tmp/d/out-b"
 touch "$tmp/d/base.json" "$tmp/d/new.json"
 cat >"$tmp/cases" <<EOF
-kperf ''|run compare report cleanup manifests version completion --help --version
+kperf ''|run compare report cleanup manifests watch version completion --help --version
 kperf ru|run
 kperf co|compare completion
 kperf run --sce|--scenarios
@@ -46,6 +46,7 @@ kperf manifests --format ''|yaml json
 kperf manifests --scen|--scenarios
 kperf cleanup --|--kubeconfig --context --namespace --run-id --timeout --dry-run --help
 kperf completion ''|bash zsh fish
+kperf watch --max|--max-outage
 kubectl-kperf run --same|--same-node
 EOF
 run_case() { # WORDS...: prints the candidates, space-separated
