@@ -8,15 +8,17 @@
 
 #include "base/flags.h"
 #include "base/kp_err.h"
-#include "base/units.h"
 #include "cmd/kperf/commands.h"
 #include "controller/report/compare.h"
 #include "controller/report/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf compare BASE.json NEW.json [--threshold 5%] [-o table|markdown|json]\n\n"
+    "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp] [--thresholds "
+    "FILE]\n"
+    "                     [-o table|markdown|json]\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
-    "key metric and marks it regression, improvement or within noise, decided from the samples\n"
+    "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and "
+    "marks it regression, improvement or within noise, decided from the samples\n"
     "(method: docs/compare.md). Differences in nodes, kernel, MTU and versions are listed "
     "first.\n";
 
@@ -32,7 +34,15 @@ static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct
     struct compare_flags *f = ctx;
 
     (void)fl;
-    return units_parse_percent(v, &f->opts.threshold_pct, err);
+    return cmp_thresholds_parse(v, f->opts.th, err);
+}
+
+static int set_thresholds_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    return cmp_thresholds_load(v, f->opts.th, err);
 }
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -72,9 +82,14 @@ static int add_file(void *ctx, const struct flag *fl, const char *v, struct kp_e
 static const struct flag flag_table[] = {
     {.name = "threshold",
      .short_name = 't',
-     .arg = "PCT",
-     .help = "smallest change that counts (default 5%)",
+     .arg = "SPEC",
+     .help = "smallest change that counts: 5% for all, or latency=5%,loss=0.1pp,... "
+             "(defaults: docs/compare.md)",
      .fn = set_threshold},
+    {.name = "thresholds",
+     .arg = "FILE",
+     .help = "thresholds from a YAML mapping (latency: 5%)",
+     .fn = set_thresholds_file},
     {.name = "alpha",
      .arg = "P",
      .help = "significance level of the tests (default 0.05)",

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* compare.h - compares two kperf reports (BASE, NEW): matches rows by (scenario, placement,
- * test, reverse), computes the delta of every key metric (latency p50/p90/p99/mean, ops/s,
- * throughput) and classifies each as regression, improvement or within noise from the
- * samples, not from one number. Also lists provenance differences (nodes, kernel, MTU, CNI,
- * Kubernetes version, backend, parameters) that may explain a change.
- * The method (Mann-Whitney U, Welch interval, the one-sample rule) is in docs/compare.md.
- * Owns the comparison result; reads reports through report.h and numbers through stats.h. */
+ * test, reverse), computes the delta of every metric of compare_metrics.h (latency, op/s,
+ * conn/s, Mb/s, retransmits, UDP loss and jitter, node and agent CPU per Gbit/s) and classifies
+ * each as regression, improvement or within noise from the samples, not from one number. Also lists
+ * provenance differences (nodes, kernel, MTU, CNI, Kubernetes version, backend, parameters) that
+ * may explain a change. The method (Mann-Whitney U, Welch interval, the one-sample rule) is in
+ * docs/compare.md. Owns the comparison result; reads reports through report.h and numbers through
+ * stats.h. */
 #ifndef KPERF_REPORT_COMPARE_H
 #define KPERF_REPORT_COMPARE_H
 
@@ -15,6 +16,7 @@
 #include <jansson.h>
 
 #include "base/kp_err.h"
+#include "controller/report/compare_metrics.h"
 #include "controller/report/report.h"
 
 struct kp_err;
@@ -25,8 +27,9 @@ struct compare; /* opaque */
 #define COMPARE_DEFAULT_ALPHA     0.05 /* significance level of the tests */
 
 struct compare_opts {
-    double threshold_pct; /* a change must exceed this to be a regression/improvement */
-    double alpha;         /* significance level */
+    /* a change must exceed its metric's threshold to be a regression/improvement */
+    struct cmp_threshold th[CMP_GROUPS];
+    double alpha; /* significance level */
 };
 
 /* Fills opts with the defaults above. */

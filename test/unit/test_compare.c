@@ -29,7 +29,46 @@ struct spec {
     double mbps_sd_pct;     /* spread across samples */
     double interval_cv_pct; /* spread inside one sample (per-second intervals); 0 = none */
     const char *kernel;
+    double cpu_scale; /* CPU per Gbit/s relative to BASE's (0 = 1) */
+    double loss_pct;  /* adds a UDP_STREAM row with this loss (0 = no such row) */
 };
+
+/* CPU that follows throughput (the same CPU per Gbit/s at any rate), times scale. */
+static void scale_cpu(json_t *s, double mbps, double scale)
+{
+    json_t *nc = json_object_get(s, "node_cpu"), *side;
+    const char *k;
+    double f = mbps / 9000.0 * (scale > 0 ? scale : 1);
+
+    json_object_set_new(s, "cpu_seconds",
+                        json_pack("{s:f, s:f}", "client", 2.0 * f, "server", 3.0 * f));
+    json_object_foreach(nc, k, side)
+    {
+        double sys = json_number_value(json_object_get(side, "system_pct")) * f;
+        double sirq = json_number_value(json_object_get(side, "softirq_pct")) * f;
+        double user = json_number_value(json_object_get(side, "user_pct"));
+        json_object_set_new(side, "system_pct", json_real(sys));
+        json_object_set_new(side, "softirq_pct", json_real(sirq));
+        json_object_set_new(side, "idle_pct", json_real(100 - sys - sirq - user));
+    }
+}
+
+/* A UDP_STREAM sample of about 900 Mb/s with loss_pct percent lost. */
+static json_t *udp_sample(int i, uint64_t *rng, double loss_pct)
+{
+    json_t *s = fx_stream_sample("UDP_STREAM", i, false, 900 * (1 + 0.01 * fx_normal(rng)), 0);
+    double lp = loss_pct * (1 + 0.05 * fx_normal(rng));
+    json_int_t sent = 1000000, lost = (json_int_t)(sent * lp / 100);
+
+    json_object_del(s, "tcp");
+    json_object_del(s, "streams");
+    json_object_set_new(
+        s, "udp",
+        json_pack("{s:I, s:I, s:I, s:f, s:f, s:i, s:i}", "sent", sent, "received", sent - lost,
+                  "lost", lost, "loss_pct", 100.0 * (double)lost / (double)sent, "jitter_us",
+                  20 * (1 + 0.05 * fx_normal(rng)), "out_of_order", 0, "rcvbuf_errors", 0));
+    return s;
+}
 
 static json_t *intervals(uint64_t *rng, double mbps, double cv_pct)
 {
@@ -53,9 +92,12 @@ static struct report *make(const struct spec *sp, const char *name)
             results, fx_latency_sample("TCP_RR", i, &rng, sp->rr_median_us, 2000, NULL, NULL));
         double mbps = sp->mbps * (1 + sp->mbps_sd_pct / 100 * fx_normal(&rng));
         s = fx_stream_sample("TCP_STREAM", i, false, mbps, 0);
+        scale_cpu(s, mbps, sp->cpu_scale);
         if (sp->interval_cv_pct > 0)
             json_object_set_new(s, "intervals", intervals(&rng, mbps, sp->interval_cv_pct));
         json_array_append_new(results, s);
+        if (sp->loss_pct > 0)
+            json_array_append_new(results, udp_sample(i, &rng, sp->loss_pct));
     }
     doc = fx_agent_doc(results, NULL);
     if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err) !=
@@ -128,7 +170,7 @@ static struct compare *run(const struct spec *b, const struct spec *n, const cha
 
 static void test_compare_known_regression(void **state)
 {
-    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, NULL};
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL, 0, 0}, n = {12, 6, 20, 8000, 1, 0, NULL, 0, 0};
     struct compare *cmp = run(&b, &n, "base", "regressed");
     const char *method;
     (void)state;
@@ -145,7 +187,7 @@ static void test_compare_known_regression(void **state)
 
 static void test_compare_known_improvement(void **state)
 {
-    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {13, 6, 15, 9000, 1, 0, NULL};
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL, 0, 0}, n = {13, 6, 15, 9000, 1, 0, NULL, 0, 0};
     struct compare *cmp = run(&b, &n, NULL, "improved");
     (void)state;
 
@@ -157,7 +199,8 @@ static void test_compare_known_improvement(void **state)
     assert_string_equal(verdict(cmp, "TCP_RR", "ops/s", NULL), "improvement");
     assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", NULL), "within noise");
     assert_int_equal(compare_regression_count(cmp), 0);
-    assert_int_equal(compare_improvement_count(cmp), 5);
+    assert_string_equal(verdict(cmp, "TCP_RR", "p99.9", NULL), "improvement");
+    assert_int_equal(compare_improvement_count(cmp), 6);
     compare_free(cmp);
 }
 
@@ -169,8 +212,8 @@ static void test_compare_pure_noise_is_within_noise(void **state)
     (void)state;
 
     for (uint64_t k = 0; k < 20; k++) {
-        struct spec b = {100 + 2 * k, 6, 20, 9000, 15, 0, NULL};
-        struct spec n = {101 + 2 * k, 6, 20, 9000, 15, 0, NULL};
+        struct spec b = {100 + 2 * k, 6, 20, 9000, 15, 0, NULL, 0, 0};
+        struct spec n = {101 + 2 * k, 6, 20, 9000, 15, 0, NULL, 0, 0};
         struct compare *cmp = run(&b, &n, NULL, k == 0 ? "noise" : NULL);
         json_t *doc = compare_to_json(cmp), *m;
 
@@ -179,6 +222,9 @@ static void test_compare_pure_noise_is_within_noise(void **state)
         assert_string_equal(json_string_value(json_object_get(m, "metric")), "Mb/s");
         beyond += fabs(json_number_value(json_object_get(m, "delta_pct"))) > 5;
         flagged += compare_regression_count(cmp) + compare_improvement_count(cmp);
+        if (getenv("KPERF_TEST_SHOW") &&
+            compare_regression_count(cmp) + compare_improvement_count(cmp))
+            assert_int_equal(compare_render(cmp, REPORT_TABLE, stderr, NULL), 0);
         json_decref(doc);
         compare_free(cmp);
     }
@@ -188,8 +234,9 @@ static void test_compare_pure_noise_is_within_noise(void **state)
 
 static void test_compare_few_samples_use_welch(void **state)
 {
-    struct spec b = {31, 3, 20, 9000, 1, 0, NULL}, n = {32, 3, 20, 7000, 1, 0, NULL};
-    struct spec nb = {33, 3, 20, 9000, 12, 0, NULL}, nn = {34, 3, 20, 8400, 12, 0, NULL};
+    struct spec b = {31, 3, 20, 9000, 1, 0, NULL, 0, 0}, n = {32, 3, 20, 7000, 1, 0, NULL, 0, 0};
+    struct spec nb = {33, 3, 20, 9000, 12, 0, NULL, 0, 0},
+                nn = {34, 3, 20, 8400, 12, 0, NULL, 0, 0};
     struct compare *cmp = run(&b, &n, NULL, NULL);
     const char *method;
     (void)state;
@@ -204,8 +251,9 @@ static void test_compare_few_samples_use_welch(void **state)
 
 static void test_compare_one_sample_uses_in_run_spread(void **state)
 {
-    struct spec b = {41, 1, 20, 9000, 0, 2, NULL}, n = {42, 1, 20, 8000, 0, 2, NULL};
-    struct spec wb = {43, 1, 20, 9000, 0, 30, NULL}, wn = {44, 1, 20, 8000, 0, 30, NULL};
+    struct spec b = {41, 1, 20, 9000, 0, 2, NULL, 0, 0}, n = {42, 1, 20, 8000, 0, 2, NULL, 0, 0};
+    struct spec wb = {43, 1, 20, 9000, 0, 30, NULL, 0, 0},
+                wn = {44, 1, 20, 8000, 0, 30, NULL, 0, 0};
     struct compare *cmp = run(&b, &n, "one-base", "one-regressed");
     const char *method;
     json_t *doc;
@@ -230,7 +278,7 @@ static void test_compare_one_sample_uses_in_run_spread(void **state)
 
 static void test_compare_one_sample_gives_tail_percentiles_no_verdict(void **state)
 {
-    struct spec b = {51, 1, 20, 9000, 0, 2, NULL}, n = {52, 1, 30, 9000, 0, 2, NULL};
+    struct spec b = {51, 1, 20, 9000, 0, 2, NULL, 0, 0}, n = {52, 1, 30, 9000, 0, 2, NULL, 0, 0};
     struct compare *cmp = run(&b, &n, NULL, NULL);
     const char *method;
     (void)state;
@@ -248,7 +296,8 @@ static void test_compare_one_sample_gives_tail_percentiles_no_verdict(void **sta
 
 static void test_compare_lists_provenance_differences(void **state)
 {
-    struct spec b = {11, 6, 20, 9000, 1, 0, NULL}, n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64"};
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL, 0, 0},
+                n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64", 0, 0};
     struct report *rb = make(&b, NULL), *rn = make(&n, NULL);
     struct compare_opts o;
     struct compare *cmp;
@@ -276,7 +325,7 @@ static void test_compare_lists_provenance_differences(void **state)
     assert_non_null(strstr(buf, "cni.version: (absent) -> 1.16.1"));
     assert_non_null(strstr(buf, "kube_proxy_mode: ipvs -> (absent)"));
     assert_non_null(strstr(buf, "REGRESSION"));
-    assert_non_null(strstr(buf, "1 regression, 0 improvements beyond 5%"));
+    assert_non_null(strstr(buf, "1 regression, 0 improvements beyond the thresholds"));
     assert_int_equal(compare_render(cmp, REPORT_CSV, stdout, &err), -1);
     free(buf);
     compare_free(cmp);
@@ -284,7 +333,7 @@ static void test_compare_lists_provenance_differences(void **state)
 
 static void test_compare_refuses_reports_without_common_rows(void **state)
 {
-    struct spec b = {11, 2, 20, 9000, 1, 0, NULL};
+    struct spec b = {11, 2, 20, 9000, 1, 0, NULL, 0, 0};
     struct report *rb = make(&b, NULL), *other = report_new();
     struct kp_err err = {{0}};
     struct compare_opts o;
@@ -376,7 +425,7 @@ static void test_compare_matches_rows_by_key_and_lists_missing(void **state)
 /* A test that worked in BASE and fails in NEW is counted as a regression (exit 3). */
 static void test_compare_row_failing_in_new_is_a_regression(void **state)
 {
-    struct spec b = {11, 4, 20, 9000, 1, 0, NULL};
+    struct spec b = {11, 4, 20, 9000, 1, 0, NULL, 0, 0};
     struct report *rb = make(&b, NULL), *rn = report_new();
     struct kp_err err = {{0}};
     struct compare_opts o;
