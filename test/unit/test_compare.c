@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -461,6 +462,125 @@ static void test_compare_row_failing_in_new_is_a_regression(void **state)
     report_free(rn);
 }
 
+/* Loss rises by 0.5 percentage points, nothing else moves: caught, and named. */
+static void test_compare_loss_only_regression(void **state)
+{
+    struct spec b = {61, 5, 20, 9000, 1, 0, NULL, 0, 0.2},
+                n = {62, 5, 20, 9000, 1, 0, NULL, 0, 0.7};
+    struct spec same = {63, 5, 20, 9000, 1, 0, NULL, 0, 0.2};
+    struct compare *cmp = run(&b, &n, NULL, NULL);
+    const char *method;
+    (void)state;
+
+    assert_string_equal(verdict(cmp, "UDP_STREAM", "loss%", &method), "regression");
+    assert_string_equal(method, "mann-whitney-u");
+    assert_string_equal(verdict(cmp, "UDP_STREAM", "Mb/s", NULL), "within noise");
+    assert_string_equal(verdict(cmp, "UDP_STREAM", "jitter", NULL), "within noise");
+    assert_int_equal(compare_regression_count(cmp), 1);
+    compare_free(cmp);
+    cmp = run(&b, &same, NULL, NULL); /* the same loss, other samples */
+    assert_string_equal(verdict(cmp, "UDP_STREAM", "loss%", NULL), "within noise");
+    assert_int_equal(compare_regression_count(cmp), 0);
+    compare_free(cmp);
+}
+
+/* The same throughput at 30% more CPU per Gbit/s (agents and both nodes' softirq + system):
+ * two CPU regressions, throughput and latency unchanged. */
+static void test_compare_cpu_only_regression(void **state)
+{
+    struct spec b = {71, 5, 20, 9000, 1, 0, NULL, 0, 0}, n = {72, 5, 20, 9000, 1, 0, NULL, 1.3, 0};
+    struct compare *cmp = run(&b, &n, NULL, NULL);
+    (void)state;
+
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "node CPU/Gbps", NULL), "regression");
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "agent CPU/Gbit", NULL), "regression");
+    assert_string_equal(verdict(cmp, "TCP_STREAM", "Mb/s", NULL), "within noise");
+    assert_int_equal(compare_regression_count(cmp), 2);
+    compare_free(cmp);
+}
+
+/* Thresholds per metric from a spec and a YAML file; a higher one hides the CPU change. */
+static void test_compare_thresholds(void **state)
+{
+    struct spec b = {71, 5, 20, 9000, 1, 0, NULL, 0, 0}, n = {72, 5, 20, 9000, 1, 0, NULL, 1.3, 0};
+    struct report *rb = make(&b, NULL), *rn = make(&n, NULL);
+    struct compare_opts o;
+    struct kp_err err = {{0}};
+    struct compare *cmp;
+    char path[] = "/tmp/kperf-thresholds-XXXXXX";
+    int fd;
+    FILE *f;
+    (void)state;
+
+    compare_opts_init(&o);
+    assert_false(o.th[CMP_LOSS].value != 0.1 || !o.th[CMP_LOSS].absolute);
+    assert_int_equal(cmp_thresholds_parse("node_cpu=40%,agent_cpu=35%,loss=0.5pp", o.th, &err), 0);
+    assert_true(o.th[CMP_LOSS].absolute);
+    assert_float_equal(o.th[CMP_LOSS].value, 0.5, 1e-12);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_int_equal(compare_regression_count(cmp), 0);
+    compare_free(cmp);
+    assert_int_equal(cmp_thresholds_parse("3%", o.th, &err), 0); /* every relative one */
+    assert_float_equal(o.th[CMP_NODE_CPU].value, 3, 1e-12);
+    assert_float_equal(o.th[CMP_LOSS].value, 0.5, 1e-12); /* absolute: kept */
+    assert_int_equal(cmp_thresholds_parse("latncy=5%", o.th, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "unknown threshold 'latncy'"));
+    assert_int_equal(cmp_thresholds_parse("loss=much", o.th, &err), -1);
+    assert_int_equal(cmp_thresholds_parse("loss=5x", o.th, &err), -1);
+    assert_int_equal(cmp_thresholds_parse("2", o.th, &err), -1);
+
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    fputs("# thresholds of the nightly gate\nnode_cpu: 40%\nagent_cpu: 35%\nretransmits: 3\n", f);
+    fclose(f);
+    compare_opts_init(&o);
+    assert_int_equal(cmp_thresholds_load(path, o.th, &err), 0);
+    assert_float_equal(o.th[CMP_AGENT_CPU].value, 35, 1e-12);
+    assert_true(o.th[CMP_RETRANSMITS].absolute);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_int_equal(compare_regression_count(cmp), 0);
+    compare_free(cmp);
+    f = fopen(path, "w");
+    fputs("jitter: [1, 2]\n", f);
+    fclose(f);
+    assert_int_equal(cmp_thresholds_load(path, o.th, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "jitter"));
+    unlink(path);
+    assert_int_equal(cmp_thresholds_load(path, o.th, &err), -1);
+    report_free(rb);
+    report_free(rn);
+}
+
+/* A row's report strings with terminal escapes never reach the table as control characters. */
+static void test_compare_table_escapes_control_characters(void **state)
+{
+    struct spec b = {11, 4, 20, 9000, 1, 0, NULL, 0, 0};
+    struct report *rb = make(&b, NULL), *rn = make(&b, NULL);
+    struct compare_opts o;
+    struct kp_err err = {{0}};
+    struct compare *cmp;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    json_object_set_new(report_metadata(rn), "kube_proxy_mode",
+                        json_string("ipvs\x1b]0;pwned\x07\r\u202e"));
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "kube_proxy_mode: (absent) -> ipvs?]0;pwned???"));
+    for (size_t i = 0; i < len; i++)
+        assert_true(buf[i] == '\n' || (unsigned char)buf[i] >= 0x20);
+    free(buf);
+    compare_free(cmp);
+    report_free(rb);
+    report_free(rn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +594,10 @@ int main(void)
         cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
         cmocka_unit_test(test_compare_row_failing_in_new_is_a_regression),
         cmocka_unit_test(test_compare_matches_rows_by_key_and_lists_missing),
+        cmocka_unit_test(test_compare_loss_only_regression),
+        cmocka_unit_test(test_compare_cpu_only_regression),
+        cmocka_unit_test(test_compare_thresholds),
+        cmocka_unit_test(test_compare_table_escapes_control_characters),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
