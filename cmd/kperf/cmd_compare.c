@@ -2,6 +2,7 @@
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
  * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,14 @@
 #include "base/kp_err.h"
 #include "cmd/kperf/commands.h"
 #include "controller/report/compare.h"
+#include "controller/report/history.h"
 #include "controller/report/report.h"
 
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp] [--thresholds "
     "FILE]\n"
-    "                     [-o table|markdown|json]\n\n"
+    "                     [-o table|markdown|json]\n"
+    "       kperf compare --baseline DIR [--runs 5] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and "
     "marks it regression, improvement or within noise, decided from the samples\n"
@@ -27,7 +30,22 @@ struct compare_flags {
     enum report_format fmt;
     const char *files[2]; /* BASE.json, NEW.json; borrowed from argv */
     int n_files;
+    const char *baseline; /* --baseline DIR: NEW.json only */
+    const char *cluster;  /* --cluster NAME, the history key */
+    long runs;            /* --runs N */
 };
+
+static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+    char *end;
+
+    (void)fl;
+    f->runs = strtol(v, &end, 10);
+    if (*end || end == v || f->runs < 1 || f->runs > 1000)
+        return kp_err_set(err, "--runs: '%s' is not a number of runs from 1 to 1000", v);
+    return 0;
+}
 
 static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -90,6 +108,20 @@ static const struct flag flag_table[] = {
      .arg = "FILE",
      .help = "thresholds from a YAML mapping (latency: 5%)",
      .fn = set_thresholds_file},
+    {.name = "baseline",
+     .arg = "DIR",
+     .help = "judge NEW.json against the last runs in a history directory (kperf history)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, baseline)},
+    {.name = "runs",
+     .arg = "N",
+     .help = "with --baseline: how many earlier comparable runs (default 5)",
+     .fn = set_runs},
+    {.name = "cluster",
+     .arg = "NAME",
+     .help = "with --baseline: the cluster name of the history key (default: the report's)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, cluster)},
     {.name = "alpha",
      .arg = "P",
      .help = "significance level of the tests (default 0.05)",
@@ -128,16 +160,60 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
 
     if (rc == 1)
         flags_help(stdout, &cmd);
-    if (rc == 0 && f->n_files != 2) {
+    if (rc == 0 && !f->baseline && f->n_files != 2) {
         kp_err_set(err, "'kperf compare' takes BASE.json and NEW.json");
+        return flags_hint(&cmd, err);
+    }
+    if (rc == 0 && f->baseline && f->n_files != 1) {
+        kp_err_set(err, "'kperf compare --baseline DIR' takes NEW.json only");
         return flags_hint(&cmd, err);
     }
     return rc;
 }
 
+/* --baseline DIR NEW.json: the last f->runs comparable runs of the history, oldest first. */
+static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
+                                       struct kp_err *err)
+{
+    char **paths = NULL;
+    long n = history_comparable(f->baseline, cur, f->cluster, &paths, err), first;
+    const struct report **hist = NULL;
+    struct compare *cmp = NULL;
+    char *key;
+    size_t k = 0;
+
+    if (n < 0)
+        return NULL;
+    key = history_key(cur, f->cluster);
+    if (n == 0) {
+        kp_err_set(
+            err, "%s has no earlier run comparable with %s (same cluster, node pair and CNI: %.*s)",
+            f->baseline, f->files[0], (int)(strrchr(key, '/') - key), key);
+        goto out;
+    }
+    first = n > f->runs ? n - f->runs : 0;
+    hist = calloc((size_t)(n - first), sizeof(*hist));
+    for (long i = first; i < n; i++) {
+        struct report *r = report_load(paths[i], err);
+        if (!r)
+            goto out;
+        hist[k++] = r;
+    }
+    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s\n", f->files[0], k,
+            k == 1 ? "" : "s", (int)(strrchr(key, '/') - key), key, f->baseline);
+    cmp = compare_history(hist, k, cur, &f->opts, err);
+out:
+    for (size_t i = 0; i < k; i++)
+        report_free((struct report *)hist[i]);
+    free(hist);
+    free(key);
+    history_paths_free(paths, n);
+    return cmp;
+}
+
 int cmd_compare(int argc, char **argv)
 {
-    struct compare_flags f = {.fmt = REPORT_TABLE};
+    struct compare_flags f = {.fmt = REPORT_TABLE, .runs = 5};
     struct kp_err err = {{0}};
     struct report *base = NULL, *cur = NULL;
     struct compare *cmp = NULL;
@@ -150,6 +226,18 @@ int cmd_compare(int argc, char **argv)
     if (rc != 0)
         return rc == 1 ? 0 : 2;
     rc = 1;
+    if (f.baseline) {
+        if (!(cur = report_load(f.files[0], &err))) {
+            fprintf(stderr, "kperf: error: %s. Compare a report.json of 'kperf run'.\n",
+                    kp_err_msg(&err));
+            goto out;
+        }
+        if (!(cmp = against_history(&f, cur, &err))) {
+            fprintf(stderr, "kperf: error: --baseline: %s\n", kp_err_msg(&err));
+            goto out;
+        }
+        goto render;
+    }
     if (!(base = report_load(f.files[0], &err)) || !(cur = report_load(f.files[1], &err))) {
         fprintf(stderr, "kperf: error: %s. Compare two report.json files of 'kperf run'.\n",
                 kp_err_msg(&err));
@@ -161,6 +249,7 @@ int cmd_compare(int argc, char **argv)
                 kp_err_msg(&err));
         goto out;
     }
+render:
     if (compare_render(cmp, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         goto out;

@@ -27,6 +27,8 @@ struct compare {
 void compare_opts_init(struct compare_opts *opts)
 {
     cmp_thresholds_default(opts->th);
+    opts->history_z = COMPARE_HISTORY_Z;
+    opts->history_min_spread_pct = COMPARE_HISTORY_MIN_SPREAD;
     opts->alpha = COMPARE_DEFAULT_ALPHA;
 }
 
@@ -420,6 +422,161 @@ struct compare *compare_reports(const struct report *base, const struct report *
     return cmp;
 }
 
+/* Typical in-run standard error of m over the history rows: the median over rows with two or
+ * more samples of stddev / sqrt(n); 0 when none has. */
+static double in_run_se(const json_t *const *rows, size_t k, const struct cmp_metric *m)
+{
+    double *se = kp_xcalloc(k ? k : 1, sizeof(*se)), *v, out = 0;
+    size_t n = 0, nv;
+
+    for (size_t j = 0; j < k; j++) {
+        if (!rows[j])
+            continue;
+        nv = cmp_sample_values(rows[j], m, &v);
+        if (nv >= 2)
+            se[n++] = stats_stddev(v, nv) / sqrt((double)nv);
+        free(v);
+    }
+    if (n)
+        out = stats_median(se, n);
+    free(se);
+    return out;
+}
+
+/* One metric of cur's row against the history rows (NULL where a run lacks the row). */
+static json_t *history_metric(const json_t *const *rows, size_t k, const json_t *rn,
+                              const struct cmp_metric *m, const struct compare_opts *o,
+                              const char **verdict)
+{
+    const struct cmp_threshold *th = &o->th[m->group];
+    double *h = kp_xcalloc(k, sizeof(*h)), *dev, x, med, mad, sd, se, spread, z, delta;
+    size_t n = 0;
+    bool worse, beyond, sig;
+    json_t *out;
+
+    *verdict = "within noise";
+    if (!cmp_row_value(rn, m, &x)) {
+        free(h);
+        return NULL;
+    }
+    for (size_t j = 0; j < k; j++)
+        if (rows[j] && cmp_row_value(rows[j], m, &h[n]))
+            n++;
+    if (n == 0) {
+        free(h);
+        return NULL;
+    }
+    med = stats_median(h, n);
+    dev = kp_xcalloc(n, sizeof(*dev));
+    for (size_t j = 0; j < n; j++)
+        dev[j] = fabs(h[j] - med);
+    mad = 1.4826 * stats_median(dev, n);
+    sd = n >= 2 ? stats_stddev(h, n) : 0;
+    se = in_run_se(rows, k, m);
+    spread = fmax(fmax(mad, sd), fmax(se, o->history_min_spread_pct / 100.0 * fabs(med)));
+    spread *= sqrt(1.0 + 1.0 / (double)n);
+    z = spread > 0 ? (x - med) / spread : x == med ? 0 : copysign(1e9, x - med);
+    delta = med == 0 ? 0 : 100.0 * (x - med) / med;
+    beyond = th->absolute ? fabs(x - med) > th->value : med == 0 ? x != 0 : fabs(delta) > th->value;
+    worse = m->higher_is_better ? x < med : x > med;
+    sig = n >= 2 && fabs(z) > o->history_z;
+    if (sig && beyond)
+        *verdict = worse ? "regression" : "improvement";
+    out = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:s, s:s, s:I, s:I, s:f, s:f, s:s, s:b, s:s}",
+                    "metric", m->name, "field", m->field, "group", cmp_group_name(m->group), "base",
+                    med, "new", x, "delta_pct", delta, "better",
+                    m->higher_is_better ? "higher" : "lower", "method",
+                    n >= 2 ? "history" : "needs-history", "n_runs", (json_int_t)n, "n_new",
+                    (json_int_t)json_array_size(json_object_get(rn, "samples")), "spread", spread,
+                    "z", fmax(-1e9, fmin(1e9, z)), "confidence", n >= 5 ? "normal" : "low",
+                    "significant", sig, "verdict", *verdict);
+    if (th->absolute)
+        json_object_set_new(out, "delta_abs", json_real(x - med));
+    free(dev);
+    free(h);
+    return out;
+}
+
+struct compare *compare_history(const struct report *const *hist, size_t k,
+                                const struct report *cur, const struct compare_opts *opts,
+                                struct kp_err *err)
+{
+    struct compare *cmp;
+    struct row_index *ix, ic;
+    json_t *rows, *failed, *only_new;
+    const json_t **hr;
+    size_t count;
+    const struct cmp_metric *m = cmp_metrics(&count);
+
+    if (k == 0) {
+        kp_err_set(err, "no earlier comparable run to judge against");
+        return NULL;
+    }
+    if (k == 1)
+        return compare_reports(hist[0], cur, opts, err);
+    cmp = kp_xcalloc(1, sizeof(*cmp));
+    ix = kp_xcalloc(k, sizeof(*ix));
+    hr = kp_xcalloc(k, sizeof(*hr));
+    rows = json_array();
+    only_new = json_array();
+    for (size_t j = 0; j < k; j++)
+        index_build(&ix[j], hist[j]);
+    index_build(&ic, cur);
+    for (size_t i = 0; i < report_row_count(cur); i++) {
+        const json_t *rn = report_row(cur, i);
+        json_t *row, *metrics;
+        const char *row_verdict = "within noise", *v;
+        size_t found = 0;
+        if (json_array_size(json_object_get(rn, "samples")) == 0)
+            continue;
+        for (size_t j = 0; j < k; j++)
+            found += (hr[j] = find_measured(&ix[j], rn)) != NULL;
+        if (!found) {
+            json_array_append_new(only_new, row_key(rn));
+            continue;
+        }
+        row = row_key(rn);
+        metrics = json_array();
+        for (size_t q = 0; q < count; q++) {
+            json_t *mj = history_metric(hr, k, rn, &m[q], opts, &v);
+            if (!mj)
+                continue;
+            json_array_append_new(metrics, mj);
+            if (strcmp(v, "regression") == 0) {
+                cmp->regressions++;
+                row_verdict = v;
+            } else if (strcmp(v, "improvement") == 0) {
+                cmp->improvements++;
+                if (strcmp(row_verdict, "regression") != 0)
+                    row_verdict = v;
+            }
+        }
+        json_object_set_new(row, "verdict", json_string(row_verdict));
+        json_object_set_new(row, "metrics", metrics);
+        json_object_set_new(row, "missing_metrics", json_array());
+        json_array_append_new(rows, row);
+    }
+    failed = json_array();
+    cmp->doc = json_pack(
+        "{s:s, s:f, s:o, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "schema", COMPARE_SCHEMA,
+        "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds", thresholds_json(opts), "alpha",
+        opts->alpha, "baseline_runs", (json_int_t)k, "history_z", opts->history_z, "provenance",
+        provenance_diff(report_metadata_const(hist[k - 1]), report_metadata_const(cur)), "rows",
+        rows, "only_in_base", unmatched(hist[k - 1], &ic, failed), "only_in_new", only_new,
+        "failed_in_new", failed);
+    cmp->failed_in_new = json_array_size(failed);
+    json_object_set_new(cmp->doc, "summary",
+                        json_pack("{s:I, s:I, s:I}", "regressions", (json_int_t)cmp->regressions,
+                                  "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+                                  (json_int_t)cmp->failed_in_new));
+    for (size_t j = 0; j < k; j++)
+        index_free(&ix[j]);
+    index_free(&ic);
+    free(ix);
+    free(hr);
+    return cmp;
+}
+
 void compare_free(struct compare *cmp)
 {
     if (!cmp)
@@ -450,10 +607,17 @@ static const char *evidence(const json_t *m, char *buf, size_t len)
 {
     const char *method = json_string_value(json_object_get(m, "method"));
     long long na = json_integer_value(json_object_get(m, "n_base"));
+    /* (history rows carry n_runs instead) */
     long long nb = json_integer_value(json_object_get(m, "n_new"));
     const json_t *ci = json_object_get(m, "diff_ci95");
 
-    if (strcmp(method, "mann-whitney-u") == 0)
+    if (strcmp(method, "history") == 0 || strcmp(method, "needs-history") == 0)
+        snprintf(buf, len, "%lld runs: spread %.3g, z=%+.1f%s",
+                 (long long)json_integer_value(json_object_get(m, "n_runs")),
+                 json_number_value(json_object_get(m, "spread")),
+                 json_number_value(json_object_get(m, "z")),
+                 strcmp(method, "history") == 0 ? "" : ", needs 2 runs");
+    else if (strcmp(method, "mann-whitney-u") == 0)
         snprintf(buf, len, "U test p=%.3g, n=%lld/%lld",
                  json_number_value(json_object_get(m, "p_value")), na, nb);
     else if (strcmp(method, "welch-ci95") == 0)
@@ -641,7 +805,14 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     {
         fprintf(out, "%s%s %s", k++ ? ", " : "", key, json_string_value(t));
     }
-    fprintf(out, "; significance level %g\n", json_number_value(json_object_get(doc, "alpha")));
+    if (json_object_get(doc, "baseline_runs"))
+        fprintf(out,
+                "; judged against the last %lld comparable runs (BASE = their median; a change "
+                "must exceed %g spreads between runs)\n",
+                (long long)json_integer_value(json_object_get(doc, "baseline_runs")),
+                json_number_value(json_object_get(doc, "history_z")));
+    else
+        fprintf(out, "; significance level %g\n", json_number_value(json_object_get(doc, "alpha")));
     if (json_array_size(json_object_get(doc, "provenance")) > 0) {
         fprintf(out,
                 "\nProvenance differences (a changed node, kernel or version explains many "

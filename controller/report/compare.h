@@ -30,7 +30,14 @@ struct compare_opts {
     /* a change must exceed its metric's threshold to be a regression/improvement */
     struct cmp_threshold th[CMP_GROUPS];
     double alpha; /* significance level */
+    /* compare_history: a change is shown when it is more than history_z spreads between runs
+     * from the history's median; the spread is at least history_min_spread_pct of it */
+    double history_z;
+    double history_min_spread_pct;
 };
+
+#define COMPARE_HISTORY_Z          3.0
+#define COMPARE_HISTORY_MIN_SPREAD 1.0 /* percent of the median */
 
 /* Fills opts with the defaults above. */
 void compare_opts_init(struct compare_opts *opts);
@@ -41,6 +48,17 @@ void compare_opts_init(struct compare_opts *opts);
 struct compare *compare_reports(const struct report *base, const struct report *cur,
                                 const struct compare_opts *opts, struct kp_err *err);
 void compare_free(struct compare *cmp); /* NULL is a no-op */
+
+/* Judges cur against k earlier comparable runs (hist[0] oldest, all borrowed during the call)
+ * by the spread BETWEEN runs: per metric, the median of the runs' values and a robust spread
+ * (max of 1.4826 x MAD, the standard deviation, the typical in-run standard error and
+ * history_min_spread_pct of the median, times sqrt(1 + 1/k)); a regression is worse by more
+ * than history_z spreads AND beyond the metric's threshold. Method: docs/compare.md. Rows are
+ * listed against the newest run as in compare_reports. Needs k >= 1 (k == 1: compare_reports).
+ * Returns a comparison or NULL with err. */
+struct compare *compare_history(const struct report *const *hist, size_t k,
+                                const struct report *cur, const struct compare_opts *opts,
+                                struct kp_err *err);
 
 /* Number of metrics classified as regression (beyond the threshold and significant). */
 size_t compare_regression_count(const struct compare *cmp);
