@@ -645,8 +645,10 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
     textsafe(json_string_value(json_object_get(row, "placement")), c[1], CCELL);
     textsafe(render_test_label(row, label, sizeof(label)), c[2], CCELL);
     snprintf(c[3], CCELL, "%s", json_string_value(json_object_get(m, "metric")));
-    snprintf(c[4], CCELL, "%.2f", json_number_value(json_object_get(m, "base")));
-    snprintf(c[5], CCELL, "%.2f", json_number_value(json_object_get(m, "new")));
+    for (int k = 0; k < 2; k++) { /* small values (CPU s/Gbit) keep 4 digits */
+        double v = json_number_value(json_object_get(m, k ? "new" : "base"));
+        snprintf(c[4 + k], CCELL, fabs(v) < 1 && v != 0 ? "%.4g" : "%.2f", v);
+    }
     if (abs)
         snprintf(c[6], CCELL, "%+.2f%s", json_number_value(abs),
                  strcmp(json_string_value(json_object_get(m, "group")), "loss") == 0 ? "pp" : "");

@@ -222,15 +222,15 @@ static int parse_value(const char *name, const char *v, struct cmp_threshold *t,
     errno = 0;
     x = strtod(v, &end);
     if (end == v || errno || !isfinite(x) || x < 0)
-        return kp_err_set(err, "threshold %s: '%s' is not a non-negative number (5%%, 0.1pp, 2)",
-                          name, v);
+        return kp_err_set(err, "%s%s'%s' is not a non-negative number (5%%, 0.1pp, 2)", name,
+                          *name ? ": " : "", v);
     if (strcmp(end, "%") == 0)
         *t = (struct cmp_threshold){x, false};
     else if (strcmp(end, "pp") == 0 || *end == 0)
         *t = (struct cmp_threshold){x, true};
     else
-        return kp_err_set(err, "threshold %s: '%s': use N%% (relative), Npp or N (absolute)", name,
-                          v);
+        return kp_err_set(err, "%s%s'%s': use N%% (relative), Npp or N (absolute)", name,
+                          *name ? ": " : "", v);
     return 0;
 }
 
