@@ -44,19 +44,23 @@ static const char *str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* The node of a role (or position when roles are not recorded): instance type, else name. */
+/* The node of a role (or position when roles are not recorded): instance type, else name. A
+ * role names the node exactly ("server") or among others ("client+server" on a node that is
+ * both); the exact one wins. */
 static const char *node_id(const json_t *nodes, const char *role, size_t pos)
 {
-    const json_t *n, *pick = NULL;
+    const json_t *n, *exact = NULL, *part = NULL, *pick;
     size_t i;
 
     json_array_foreach(nodes, i, n)
     {
-        if (str(n, "role") && strcmp(str(n, "role"), role) == 0)
-            pick = n;
+        const char *r = str(n, "role");
+        if (r && strcmp(r, role) == 0 && !exact)
+            exact = n;
+        if (r && strstr(r, role) && !part)
+            part = n;
     }
-    if (!pick)
-        pick = json_array_get(nodes, pos);
+    pick = exact ? exact : part ? part : json_array_get(nodes, pos);
     return str(pick, "instance_type") ? str(pick, "instance_type") : str(pick, "name");
 }
 
