@@ -556,6 +556,18 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
         json_object_set_new(row, "missing_metrics", json_array());
         json_array_append_new(rows, row);
     }
+    if (json_array_size(rows) == 0) {
+        kp_err_set(err, "NEW shares no measured row with the %zu earlier runs", k);
+        json_decref(rows);
+        json_decref(only_new);
+        for (size_t j = 0; j < k; j++)
+            index_free(&ix[j]);
+        index_free(&ic);
+        free(ix);
+        free(hr);
+        free(cmp);
+        return NULL;
+    }
     failed = json_array();
     cmp->doc = json_pack(
         "{s:s, s:f, s:o, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "schema", COMPARE_SCHEMA,

@@ -136,6 +136,15 @@ expect 0 "$KPERF" compare --baseline "$D/h" --runs 2 "$D/s/run-05.json" -o json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["baseline_runs"]==2, d["baseline_runs"]' "$D/out" || fail "--runs 2"
 expect 1 "$KPERF" compare --baseline "$D/h" "$D/base.json" # another cluster and CNI
 grep -q "no earlier run comparable" "$D/err" || fail "unclear: $(cat "$D/err")"
+python3 - "$D/s/run-05.json" "$D/s/other.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    r["scenario"] = "host-to-host"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "$KPERF" compare --baseline "$D/h" "$D/s/other.json"
+grep -q "shares no measured row" "$D/err" || fail "unclear: $(cat "$D/err")"
 expect 2 "$KPERF" compare --baseline "$D/h" "$D/base.json" "$D/base.json"
 expect 2 "$KPERF" compare --baseline "$D/h" --runs 0 "$D/base.json"
 expect 0 "$KPERF" history add "$D/h" "$D/g/run-05.json" --keep 3
