@@ -15,15 +15,14 @@
 #include "controller/report/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp] [--thresholds "
-    "FILE]\n"
-    "                     [-o table|markdown|json]\n"
+    "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
+    "                     [--thresholds FILE] [-o table|markdown|json]\n"
     "       kperf compare --baseline DIR [--runs 5] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
-    "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and "
-    "marks it regression, improvement or within noise, decided from the samples\n"
-    "(method: docs/compare.md). Differences in nodes, kernel, MTU and versions are listed "
-    "first.\n";
+    "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
+    "marks it regression, improvement or within noise, decided from the samples, or with\n"
+    "--baseline from the spread between earlier runs (method: docs/compare.md). Differences in\n"
+    "nodes, kernel, MTU and versions are listed first.\n";
 
 struct compare_flags {
     struct compare_opts opts;
@@ -153,7 +152,7 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
         .n_groups = 1,
         .footer = "\nExit status: 0 no regression, 3 regression beyond the threshold, 1 error, 2 "
                   "usage.\n",
-        .help_width = 21,
+        .help_width = 22,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), f}},
     };
     int rc = flags_parse(&cmd, argc, argv, NULL, err);

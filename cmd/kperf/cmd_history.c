@@ -123,7 +123,7 @@ int cmd_history(int argc, char **argv)
         .usage = usage_text,
         .groups = untitled,
         .n_groups = 1,
-        .help_width = 16,
+        .help_width = 21,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), &f}},
     };
     struct kp_err err = {{0}};
