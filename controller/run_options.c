@@ -33,6 +33,7 @@ void run_options_init(struct run_options *o)
 void run_options_cleanup(struct run_options *o)
 {
     free(o->output_dir);
+    free(o->history_dir);
     free(o->kubeconfig);
     free(o->context);
     free(o->namespace_name);

@@ -61,6 +61,7 @@ struct run_options {
     /* output */
     enum run_output output; /* -o/--output, default table */
     char *output_dir;       /* --output-dir; owned; NULL = none */
+    char *history_dir;      /* --history; owned; NULL = none (controller/report/history.h) */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */

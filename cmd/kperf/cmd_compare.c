@@ -2,37 +2,64 @@
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
  * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/flags.h"
 #include "base/kp_err.h"
-#include "base/units.h"
 #include "cmd/kperf/commands.h"
 #include "controller/report/compare.h"
+#include "controller/report/history.h"
 #include "controller/report/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf compare BASE.json NEW.json [--threshold 5%] [-o table|markdown|json]\n\n"
+    "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
+    "                     [--thresholds FILE] [-o table|markdown|json]\n"
+    "       kperf compare --baseline DIR [--runs 5] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
-    "key metric and marks it regression, improvement or within noise, decided from the samples\n"
-    "(method: docs/compare.md). Differences in nodes, kernel, MTU and versions are listed "
-    "first.\n";
+    "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
+    "marks it regression, improvement or within noise, decided from the samples, or with\n"
+    "--baseline from the spread between earlier runs (method: docs/compare.md). Differences in\n"
+    "nodes, kernel, MTU and versions are listed first.\n";
 
 struct compare_flags {
     struct compare_opts opts;
     enum report_format fmt;
     const char *files[2]; /* BASE.json, NEW.json; borrowed from argv */
     int n_files;
+    const char *baseline; /* --baseline DIR: NEW.json only */
+    const char *cluster;  /* --cluster NAME, the history key */
+    long runs;            /* --runs N */
 };
+
+static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+    char *end;
+
+    (void)fl;
+    f->runs = strtol(v, &end, 10);
+    if (*end || end == v || f->runs < 1 || f->runs > 1000)
+        return kp_err_set(err, "--runs: '%s' is not a number of runs from 1 to 1000", v);
+    return 0;
+}
 
 static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
     struct compare_flags *f = ctx;
 
     (void)fl;
-    return units_parse_percent(v, &f->opts.threshold_pct, err);
+    return cmp_thresholds_parse(v, f->opts.th, err);
+}
+
+static int set_thresholds_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    return cmp_thresholds_load(v, f->opts.th, err);
 }
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -72,9 +99,28 @@ static int add_file(void *ctx, const struct flag *fl, const char *v, struct kp_e
 static const struct flag flag_table[] = {
     {.name = "threshold",
      .short_name = 't',
-     .arg = "PCT",
-     .help = "smallest change that counts (default 5%)",
+     .arg = "SPEC",
+     .help = "smallest change that counts: 5% for all, or latency=5%,loss=0.1pp,... "
+             "(defaults: docs/compare.md)",
      .fn = set_threshold},
+    {.name = "thresholds",
+     .arg = "FILE",
+     .help = "thresholds from a YAML mapping (latency: 5%)",
+     .fn = set_thresholds_file},
+    {.name = "baseline",
+     .arg = "DIR",
+     .help = "judge NEW.json against the last runs in a history directory (kperf history)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, baseline)},
+    {.name = "runs",
+     .arg = "N",
+     .help = "with --baseline: how many earlier comparable runs (default 5)",
+     .fn = set_runs},
+    {.name = "cluster",
+     .arg = "NAME",
+     .help = "with --baseline: the cluster name of the history key (default: the report's)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, cluster)},
     {.name = "alpha",
      .arg = "P",
      .help = "significance level of the tests (default 0.05)",
@@ -106,23 +152,67 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
         .n_groups = 1,
         .footer = "\nExit status: 0 no regression, 3 regression beyond the threshold, 1 error, 2 "
                   "usage.\n",
-        .help_width = 21,
+        .help_width = 22,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), f}},
     };
     int rc = flags_parse(&cmd, argc, argv, NULL, err);
 
     if (rc == 1)
         flags_help(stdout, &cmd);
-    if (rc == 0 && f->n_files != 2) {
+    if (rc == 0 && !f->baseline && f->n_files != 2) {
         kp_err_set(err, "'kperf compare' takes BASE.json and NEW.json");
+        return flags_hint(&cmd, err);
+    }
+    if (rc == 0 && f->baseline && f->n_files != 1) {
+        kp_err_set(err, "'kperf compare --baseline DIR' takes NEW.json only");
         return flags_hint(&cmd, err);
     }
     return rc;
 }
 
+/* --baseline DIR NEW.json: the last f->runs comparable runs of the history, oldest first. */
+static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
+                                       struct kp_err *err)
+{
+    char **paths = NULL;
+    long n = history_comparable(f->baseline, cur, f->cluster, &paths, err), first;
+    const struct report **hist = NULL;
+    struct compare *cmp = NULL;
+    char *key;
+    size_t k = 0;
+
+    if (n < 0)
+        return NULL;
+    key = history_key(cur, f->cluster);
+    if (n == 0) {
+        kp_err_set(
+            err, "%s has no earlier run comparable with %s (same cluster, node pair and CNI: %.*s)",
+            f->baseline, f->files[0], (int)(strrchr(key, '/') - key), key);
+        goto out;
+    }
+    first = n > f->runs ? n - f->runs : 0;
+    hist = calloc((size_t)(n - first), sizeof(*hist));
+    for (long i = first; i < n; i++) {
+        struct report *r = report_load(paths[i], err);
+        if (!r)
+            goto out;
+        hist[k++] = r;
+    }
+    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s\n", f->files[0], k,
+            k == 1 ? "" : "s", (int)(strrchr(key, '/') - key), key, f->baseline);
+    cmp = compare_history(hist, k, cur, &f->opts, err);
+out:
+    for (size_t i = 0; i < k; i++)
+        report_free((struct report *)hist[i]);
+    free(hist);
+    free(key);
+    history_paths_free(paths, n);
+    return cmp;
+}
+
 int cmd_compare(int argc, char **argv)
 {
-    struct compare_flags f = {.fmt = REPORT_TABLE};
+    struct compare_flags f = {.fmt = REPORT_TABLE, .runs = 5};
     struct kp_err err = {{0}};
     struct report *base = NULL, *cur = NULL;
     struct compare *cmp = NULL;
@@ -135,6 +225,18 @@ int cmd_compare(int argc, char **argv)
     if (rc != 0)
         return rc == 1 ? 0 : 2;
     rc = 1;
+    if (f.baseline) {
+        if (!(cur = report_load(f.files[0], &err))) {
+            fprintf(stderr, "kperf: error: %s. Compare a report.json of 'kperf run'.\n",
+                    kp_err_msg(&err));
+            goto out;
+        }
+        if (!(cmp = against_history(&f, cur, &err))) {
+            fprintf(stderr, "kperf: error: --baseline: %s\n", kp_err_msg(&err));
+            goto out;
+        }
+        goto render;
+    }
     if (!(base = report_load(f.files[0], &err)) || !(cur = report_load(f.files[1], &err))) {
         fprintf(stderr, "kperf: error: %s. Compare two report.json files of 'kperf run'.\n",
                 kp_err_msg(&err));
@@ -146,6 +248,7 @@ int cmd_compare(int argc, char **argv)
                 kp_err_msg(&err));
         goto out;
     }
+render:
     if (compare_render(cmp, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         goto out;

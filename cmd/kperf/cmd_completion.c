@@ -31,6 +31,7 @@ static const struct sub subs[] = {
     {"compare", "compare two reports", cmd_compare_flags, NULL, "table markdown json"},
     {"report", "re-render a saved report.json", cmd_report_flags, NULL,
      "table markdown csv html json"},
+    {"history", "keep reports in a history directory", cmd_history_flags, NULL, NULL},
     {"cleanup", "remove what earlier runs left", cmd_cleanup_flags, NULL, NULL},
     {"manifests", "print the objects a run would create", cmd_manifests_flags, run_flags_table,
      "table markdown json csv"},

@@ -16,6 +16,7 @@
 #include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
+#include "controller/report/history.h"
 #include "controller/report/report.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
@@ -49,6 +50,15 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
     }
     if (ro->output_dir)
         kp_log(KP_LOG_INFO, "report written to %s/report.{json,md,csv,html}", ro->output_dir);
+    if (ro->history_dir) {
+        char *path = NULL;
+        if (history_add(ro->history_dir, rep, NULL, HISTORY_DEFAULT_KEEP, &path, &err) != 0) {
+            fprintf(stderr, "kperf: error: --history %s: %s\n", ro->history_dir, kp_err_msg(&err));
+            return -1;
+        }
+        kp_log(KP_LOG_INFO, "report kept in the history as %s", path);
+        free(path);
+    }
     return 0;
 }
 

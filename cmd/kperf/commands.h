@@ -12,12 +12,14 @@ int cmd_report(int argc, char **argv);
 int cmd_cleanup(int argc, char **argv);
 int cmd_manifests(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 /* The flag rows of a command (static), for `kperf completion`; *n is set to their count. */
 struct flag;
 const struct flag *cmd_compare_flags(size_t *n);
 const struct flag *cmd_report_flags(size_t *n);
 const struct flag *cmd_cleanup_flags(size_t *n);
+const struct flag *cmd_history_flags(size_t *n);
 const struct flag *cmd_manifests_flags(size_t *n); /* its own; it takes every run flag too */
 const struct flag *cmd_watch_flags(size_t *n);     /* its own; it takes every run flag too */
 int cmd_watch(int argc, char **argv);

@@ -24,6 +24,7 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "measure pod networking (in a cluster, or --local with network namespaces)"},
     {"compare", cmd_compare, "compare two reports and flag regressions beyond noise"},
+    {"history", cmd_history, "keep reports in a history directory: add, list"},
     {"report", cmd_report, "re-render a saved report.json as table, markdown, csv or html"},
     {"cleanup", cmd_cleanup, "remove everything earlier kperf runs left in the cluster"},
     {"manifests", cmd_manifests, "print the objects a run would create, as YAML"},

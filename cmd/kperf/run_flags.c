@@ -32,6 +32,7 @@ enum flag_id {
     F_TIMEOUT,
     F_OUTPUT,
     F_OUTPUT_DIR,
+    F_HISTORY,
     F_VERBOSE,
     F_LOCAL,
     F_MTU,
@@ -336,6 +337,12 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
         free(o->output_dir);
         o->output_dir = kp_xstrdup(v);
         return 0;
+    case F_HISTORY:
+        if (!v[0])
+            return kp_err_set(err, "--history: empty path");
+        free(o->history_dir);
+        o->history_dir = kp_xstrdup(v);
+        return 0;
     default: /* F_VERBOSE (-vv: called twice); F_HELP is the parser's */
         o->verbose++;
         return 0;
@@ -510,6 +517,8 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT", "table (default), markdown, json or csv"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",
              "also write report.json, .md, .csv and .html into DIR"),
+    RUN_FLAG(G_OUTPUT, F_HISTORY, "history", 0, "DIR",
+             "also keep the report in a history directory (kperf history, compare --baseline)"),
     RUN_FLAG(G_OUTPUT, F_VERBOSE, "verbose", 'v', NULL, "more diagnostics on stderr (-vv: debug)"),
     {.name = "help",
      .short_name = 'h',

@@ -11,6 +11,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/textsafe.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_pack.h"
@@ -25,7 +26,9 @@ struct compare {
 
 void compare_opts_init(struct compare_opts *opts)
 {
-    opts->threshold_pct = COMPARE_DEFAULT_THRESHOLD;
+    cmp_thresholds_default(opts->th);
+    opts->history_z = COMPARE_HISTORY_Z;
+    opts->history_min_spread_pct = COMPARE_HISTORY_MIN_SPREAD;
     opts->alpha = COMPARE_DEFAULT_ALPHA;
 }
 
@@ -120,7 +123,7 @@ static json_t *provenance_diff(const json_t *mb, const json_t *mn)
 
 /* In-run spread (CV %) of a row for the one-sample rule: across samples when there are
  * several, else across the sample's per-interval values of the key metric; 0 if unknown. */
-static double in_run_cv(const json_t *row, const struct report_metric *m)
+static double in_run_cv(const json_t *row, const struct cmp_metric *m)
 {
     const char *kind = json_string_value(json_object_get(row, "kind"));
     const char *key = strcmp(kind, "latency") == 0 ? "ops_per_sec" : "throughput_mbps";
@@ -128,7 +131,7 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
     size_t i, k, n = 0, cap = 0;
     double *v = NULL, cv = 0;
 
-    n = report_sample_values(row, m->field, m->sub, &v);
+    n = cmp_sample_values(row, m, &v);
     if (n < 2) {
         free(v);
         v = NULL;
@@ -154,19 +157,14 @@ static double in_run_cv(const json_t *row, const struct report_metric *m)
     return cv;
 }
 
-/* True for the tail percentiles (p90, p99), whose run-to-run spread one sample cannot show. */
-static bool is_tail_percentile(const struct report_metric *m)
-{
-    return m->sub && (strcmp(m->sub, "p90") == 0 || strcmp(m->sub, "p99") == 0);
-}
-
-/* Decides whether the samples show a real shift in the direction of delta. */
-static bool significant(const json_t *rb, const json_t *rn, const struct report_metric *m,
-                        double delta, const struct compare_opts *o, json_t *out)
+/* Decides whether the samples show a real shift in the direction of delta (NEW - BASE);
+ * delta_pct is the relative change, for the one-sample rule. */
+static bool significant(const json_t *rb, const json_t *rn, const struct cmp_metric *m,
+                        double delta, double delta_pct, const struct compare_opts *o, json_t *out)
 {
     double *a, *b, p, lo, hi;
-    size_t na = report_sample_values(rb, m->field, m->sub, &a);
-    size_t nb = report_sample_values(rn, m->field, m->sub, &b);
+    size_t na = cmp_sample_values(rb, m, &a);
+    size_t nb = cmp_sample_values(rn, m, &b);
     bool sig;
 
     json_object_set_new(out, "n_base", json_integer((json_int_t)na));
@@ -185,17 +183,18 @@ static bool significant(const json_t *rb, const json_t *rn, const struct report_
         json_object_set_new(out, "method", json_string("welch-ci95"));
         json_object_set_new(out, "diff_ci95", json_pack("[f, f]", lo, hi));
         json_object_set_new(out, "confidence", json_string("low"));
-    } else if (is_tail_percentile(m)) {
+    } else if (!m->key) {
         /* One run's p90/p99 moves far more between runs than its per-interval throughput or
          * ops/s do (seen: +-50% p99 between identical runs on a loaded VM with a 5% ops/s
-         * spread), so the in-run spread says nothing about it: no verdict without samples. */
+         * spread), so the in-run spread says nothing about it: no verdict without samples.
+         * The same holds for loss, jitter, retransmits and CPU, which have no interval series. */
         sig = false;
         json_object_set_new(out, "method", json_string("needs-samples"));
         json_object_set_new(out, "confidence", json_string("none"));
     } else {
         double ca = in_run_cv(rb, m), cb = in_run_cv(rn, m);
         double noise = 2.0 * sqrt(ca * ca + cb * cb);
-        sig = fabs(delta) > noise;
+        sig = fabs(delta_pct) > noise;
         json_object_set_new(out, "method", json_string("in-run-spread"));
         json_object_set_new(out, "noise_pct", json_real(noise));
         json_object_set_new(out, "confidence", json_string("low"));
@@ -205,28 +204,36 @@ static bool significant(const json_t *rb, const json_t *rn, const struct report_
     return sig;
 }
 
-/* One metric of a matched row; NULL when either side lacks it. *verdict is set. */
-static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct report_metric *m,
-                              const struct compare_opts *o, const char **verdict)
+/* One metric of a matched row; NULL when neither side has it, or only one (then it is added
+ * to `missing` with the side that has it). *verdict is set. */
+static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct cmp_metric *m,
+                              const struct compare_opts *o, json_t *missing, const char **verdict)
 {
-    double vb, vn, delta;
-    bool worse, sig;
+    const struct cmp_threshold *th = &o->th[m->group];
+    double vb, vn, delta, change;
+    bool hb = cmp_row_value(rb, m, &vb), hn = cmp_row_value(rn, m, &vn), worse, sig, beyond;
     json_t *out;
-    char field[64];
 
-    if (!report_get_number(json_object_get(rb, "aggregate"), m->field, m->sub, &vb) ||
-        !report_get_number(json_object_get(rn, "aggregate"), m->field, m->sub, &vn) ||
-        (vb == 0 && vn != 0))
+    *verdict = "within noise";
+    if (hb != hn)
+        json_array_append_new(missing, json_pack("{s:s, s:s}", "metric", m->name, "measured_in",
+                                                 hb ? "base" : "new"));
+    if (!hb || !hn)
         return NULL;
     delta = vb == 0 ? 0 : 100.0 * (vn - vb) / vb;
-    worse = m->higher_is_better ? delta < 0 : delta > 0;
-    snprintf(field, sizeof(field), "%s%s%s", m->field, m->sub ? "." : "", m->sub ? m->sub : "");
-    out = json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "metric", m->name, "field", field, "base", vb,
-                    "new", vn, "delta_pct", delta, "better",
-                    m->higher_is_better ? "higher" : "lower");
-    sig = significant(rb, rn, m, delta, o, out);
-    *verdict = "within noise";
-    if (sig && fabs(delta) > o->threshold_pct)
+    change = th->absolute ? vn - vb : delta;
+    /* relative threshold from 0: any change is beyond it */
+    beyond = !th->absolute && vb == 0 ? vn != 0 : fabs(change) > th->value;
+    worse = m->higher_is_better ? vn < vb : vn > vb;
+    out = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:s}", "metric", m->name, "field", m->field,
+                    "group", cmp_group_name(m->group), "base", vb, "new", vn, "delta_pct", delta,
+                    "better", m->higher_is_better ? "higher" : "lower");
+    if (vb == 0 && vn != 0)
+        json_object_set_new(out, "delta_pct", json_null());
+    if (th->absolute)
+        json_object_set_new(out, "delta_abs", json_real(vn - vb));
+    sig = significant(rb, rn, m, vn - vb, delta, o, out);
+    if (sig && beyond)
         *verdict = worse ? "regression" : "improvement";
     json_object_set_new(out, "significant", json_boolean(sig));
     json_object_set_new(out, "verdict", json_string(*verdict));
@@ -308,13 +315,12 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
                            const struct compare_opts *o)
 {
     size_t count;
-    const struct report_metric *m =
-        report_metrics_for(json_string_value(json_object_get(rb, "kind")), &count);
-    json_t *row = row_key(rb), *metrics = json_array();
+    const struct cmp_metric *m = cmp_metrics(&count);
+    json_t *row = row_key(rb), *metrics = json_array(), *missing = json_array();
     const char *row_verdict = "within noise", *v;
 
     for (size_t i = 0; i < count; i++) {
-        json_t *mj = compare_metric(rb, rn, &m[i], o, &v);
+        json_t *mj = compare_metric(rb, rn, &m[i], o, missing, &v);
         if (!mj)
             continue;
         json_array_append_new(metrics, mj);
@@ -329,6 +335,7 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
     }
     json_object_set_new(row, "verdict", json_string(row_verdict));
     json_object_set_new(row, "metrics", metrics);
+    json_object_set_new(row, "missing_metrics", missing);
     return row;
 }
 
@@ -360,6 +367,18 @@ static json_t *unmatched(const struct report *a, const struct row_index *b, json
     return out;
 }
 
+/* {"latency": "5%", "loss": "0.1pp", ...} */
+static json_t *thresholds_json(const struct compare_opts *o)
+{
+    json_t *t = json_object();
+    char buf[32];
+
+    for (int g = 0; g < CMP_GROUPS; g++)
+        json_object_set_new(t, cmp_group_name(g),
+                            json_string(cmp_threshold_text(&o->th[g], g, buf, sizeof(buf))));
+    return t;
+}
+
 struct compare *compare_reports(const struct report *base, const struct report *cur,
                                 const struct compare_opts *opts, struct kp_err *err)
 {
@@ -389,16 +408,184 @@ struct compare *compare_reports(const struct report *base, const struct report *
     failed = json_array();
     only_base = unmatched(base, &ic, failed);
     cmp->failed_in_new = json_array_size(failed);
-    cmp->doc = json_pack(
-        "{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema", COMPARE_SCHEMA,
-        "threshold_pct", opts->threshold_pct, "alpha", opts->alpha, "provenance",
-        provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows", rows,
-        "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
-        unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
-        "improvements", (json_int_t)cmp->improvements, "failed_in_new",
-        (json_int_t)cmp->failed_in_new);
+    cmp->doc =
+        json_pack("{s:s, s:f, s:o, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema",
+                  COMPARE_SCHEMA, "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds",
+                  thresholds_json(opts), "alpha", opts->alpha, "provenance",
+                  provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows",
+                  rows, "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
+                  unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
+                  "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+                  (json_int_t)cmp->failed_in_new);
     index_free(&ib);
     index_free(&ic);
+    return cmp;
+}
+
+/* Typical in-run standard error of m over the history rows: the median over rows with two or
+ * more samples of stddev / sqrt(n); 0 when none has. */
+static double in_run_se(const json_t *const *rows, size_t k, const struct cmp_metric *m)
+{
+    double *se = kp_xcalloc(k ? k : 1, sizeof(*se)), *v, out = 0;
+    size_t n = 0, nv;
+
+    for (size_t j = 0; j < k; j++) {
+        if (!rows[j])
+            continue;
+        nv = cmp_sample_values(rows[j], m, &v);
+        if (nv >= 2)
+            se[n++] = stats_stddev(v, nv) / sqrt((double)nv);
+        free(v);
+    }
+    if (n)
+        out = stats_median(se, n);
+    free(se);
+    return out;
+}
+
+/* One metric of cur's row against the history rows (NULL where a run lacks the row). */
+static json_t *history_metric(const json_t *const *rows, size_t k, const json_t *rn,
+                              const struct cmp_metric *m, const struct compare_opts *o,
+                              const char **verdict)
+{
+    const struct cmp_threshold *th = &o->th[m->group];
+    double *h = kp_xcalloc(k, sizeof(*h)), *dev, x, med, mad, sd, se, spread, z, delta;
+    size_t n = 0;
+    bool worse, beyond, sig;
+    json_t *out;
+
+    *verdict = "within noise";
+    if (!cmp_row_value(rn, m, &x)) {
+        free(h);
+        return NULL;
+    }
+    for (size_t j = 0; j < k; j++)
+        if (rows[j] && cmp_row_value(rows[j], m, &h[n]))
+            n++;
+    if (n == 0) {
+        free(h);
+        return NULL;
+    }
+    med = stats_median(h, n);
+    dev = kp_xcalloc(n, sizeof(*dev));
+    for (size_t j = 0; j < n; j++)
+        dev[j] = fabs(h[j] - med);
+    mad = 1.4826 * stats_median(dev, n);
+    sd = n >= 2 ? stats_stddev(h, n) : 0;
+    se = in_run_se(rows, k, m);
+    spread = fmax(fmax(mad, sd), fmax(se, o->history_min_spread_pct / 100.0 * fabs(med)));
+    spread *= sqrt(1.0 + 1.0 / (double)n);
+    z = spread > 0 ? (x - med) / spread : x == med ? 0 : copysign(1e9, x - med);
+    delta = med == 0 ? 0 : 100.0 * (x - med) / med;
+    beyond = th->absolute ? fabs(x - med) > th->value : med == 0 ? x != 0 : fabs(delta) > th->value;
+    worse = m->higher_is_better ? x < med : x > med;
+    sig = n >= 2 && fabs(z) > o->history_z;
+    if (sig && beyond)
+        *verdict = worse ? "regression" : "improvement";
+    out = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:s, s:s, s:I, s:I, s:f, s:f, s:s, s:b, s:s}",
+                    "metric", m->name, "field", m->field, "group", cmp_group_name(m->group), "base",
+                    med, "new", x, "delta_pct", delta, "better",
+                    m->higher_is_better ? "higher" : "lower", "method",
+                    n >= 2 ? "history" : "needs-history", "n_runs", (json_int_t)n, "n_new",
+                    (json_int_t)json_array_size(json_object_get(rn, "samples")), "spread", spread,
+                    "z", fmax(-1e9, fmin(1e9, z)), "confidence", n >= 5 ? "normal" : "low",
+                    "significant", sig, "verdict", *verdict);
+    if (th->absolute)
+        json_object_set_new(out, "delta_abs", json_real(x - med));
+    free(dev);
+    free(h);
+    return out;
+}
+
+struct compare *compare_history(const struct report *const *hist, size_t k,
+                                const struct report *cur, const struct compare_opts *opts,
+                                struct kp_err *err)
+{
+    struct compare *cmp;
+    struct row_index *ix, ic;
+    json_t *rows, *failed, *only_new;
+    const json_t **hr;
+    size_t count;
+    const struct cmp_metric *m = cmp_metrics(&count);
+
+    if (k == 0) {
+        kp_err_set(err, "no earlier comparable run to judge against");
+        return NULL;
+    }
+    if (k == 1)
+        return compare_reports(hist[0], cur, opts, err);
+    cmp = kp_xcalloc(1, sizeof(*cmp));
+    ix = kp_xcalloc(k, sizeof(*ix));
+    hr = kp_xcalloc(k, sizeof(*hr));
+    rows = json_array();
+    only_new = json_array();
+    for (size_t j = 0; j < k; j++)
+        index_build(&ix[j], hist[j]);
+    index_build(&ic, cur);
+    for (size_t i = 0; i < report_row_count(cur); i++) {
+        const json_t *rn = report_row(cur, i);
+        json_t *row, *metrics;
+        const char *row_verdict = "within noise", *v;
+        size_t found = 0;
+        if (json_array_size(json_object_get(rn, "samples")) == 0)
+            continue;
+        for (size_t j = 0; j < k; j++)
+            found += (hr[j] = find_measured(&ix[j], rn)) != NULL;
+        if (!found) {
+            json_array_append_new(only_new, row_key(rn));
+            continue;
+        }
+        row = row_key(rn);
+        metrics = json_array();
+        for (size_t q = 0; q < count; q++) {
+            json_t *mj = history_metric(hr, k, rn, &m[q], opts, &v);
+            if (!mj)
+                continue;
+            json_array_append_new(metrics, mj);
+            if (strcmp(v, "regression") == 0) {
+                cmp->regressions++;
+                row_verdict = v;
+            } else if (strcmp(v, "improvement") == 0) {
+                cmp->improvements++;
+                if (strcmp(row_verdict, "regression") != 0)
+                    row_verdict = v;
+            }
+        }
+        json_object_set_new(row, "verdict", json_string(row_verdict));
+        json_object_set_new(row, "metrics", metrics);
+        json_object_set_new(row, "missing_metrics", json_array());
+        json_array_append_new(rows, row);
+    }
+    if (json_array_size(rows) == 0) {
+        kp_err_set(err, "NEW shares no measured row with the %zu earlier runs", k);
+        json_decref(rows);
+        json_decref(only_new);
+        for (size_t j = 0; j < k; j++)
+            index_free(&ix[j]);
+        index_free(&ic);
+        free(ix);
+        free(hr);
+        free(cmp);
+        return NULL;
+    }
+    failed = json_array();
+    cmp->doc = json_pack(
+        "{s:s, s:f, s:o, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "schema", COMPARE_SCHEMA,
+        "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds", thresholds_json(opts), "alpha",
+        opts->alpha, "baseline_runs", (json_int_t)k, "history_z", opts->history_z, "provenance",
+        provenance_diff(report_metadata_const(hist[k - 1]), report_metadata_const(cur)), "rows",
+        rows, "only_in_base", unmatched(hist[k - 1], &ic, failed), "only_in_new", only_new,
+        "failed_in_new", failed);
+    cmp->failed_in_new = json_array_size(failed);
+    json_object_set_new(cmp->doc, "summary",
+                        json_pack("{s:I, s:I, s:I}", "regressions", (json_int_t)cmp->regressions,
+                                  "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+                                  (json_int_t)cmp->failed_in_new));
+    for (size_t j = 0; j < k; j++)
+        index_free(&ix[j]);
+    index_free(&ic);
+    free(ix);
+    free(hr);
     return cmp;
 }
 
@@ -432,10 +619,17 @@ static const char *evidence(const json_t *m, char *buf, size_t len)
 {
     const char *method = json_string_value(json_object_get(m, "method"));
     long long na = json_integer_value(json_object_get(m, "n_base"));
+    /* (history rows carry n_runs instead) */
     long long nb = json_integer_value(json_object_get(m, "n_new"));
     const json_t *ci = json_object_get(m, "diff_ci95");
 
-    if (strcmp(method, "mann-whitney-u") == 0)
+    if (strcmp(method, "history") == 0 || strcmp(method, "needs-history") == 0)
+        snprintf(buf, len, "%lld runs: spread %.3g, z=%+.1f%s",
+                 (long long)json_integer_value(json_object_get(m, "n_runs")),
+                 json_number_value(json_object_get(m, "spread")),
+                 json_number_value(json_object_get(m, "z")),
+                 strcmp(method, "history") == 0 ? "" : ", needs 2 runs");
+    else if (strcmp(method, "mann-whitney-u") == 0)
         snprintf(buf, len, "U test p=%.3g, n=%lld/%lld",
                  json_number_value(json_object_get(m, "p_value")), na, nb);
     else if (strcmp(method, "welch-ci95") == 0)
@@ -457,13 +651,23 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
     const char *verdict = json_string_value(json_object_get(m, "verdict"));
     char label[CCELL];
 
-    snprintf(c[0], CCELL, "%s", json_string_value(json_object_get(row, "scenario")));
-    snprintf(c[1], CCELL, "%s", json_string_value(json_object_get(row, "placement")));
-    snprintf(c[2], CCELL, "%s", render_test_label(row, label, sizeof(label)));
+    const json_t *abs = json_object_get(m, "delta_abs");
+
+    textsafe(json_string_value(json_object_get(row, "scenario")), c[0], CCELL);
+    textsafe(json_string_value(json_object_get(row, "placement")), c[1], CCELL);
+    textsafe(render_test_label(row, label, sizeof(label)), c[2], CCELL);
     snprintf(c[3], CCELL, "%s", json_string_value(json_object_get(m, "metric")));
-    snprintf(c[4], CCELL, "%.2f", json_number_value(json_object_get(m, "base")));
-    snprintf(c[5], CCELL, "%.2f", json_number_value(json_object_get(m, "new")));
-    snprintf(c[6], CCELL, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
+    for (int k = 0; k < 2; k++) { /* small values (CPU s/Gbit) keep 4 digits */
+        double v = json_number_value(json_object_get(m, k ? "new" : "base"));
+        snprintf(c[4 + k], CCELL, fabs(v) < 1 && v != 0 ? "%.4g" : "%.2f", v);
+    }
+    if (abs)
+        snprintf(c[6], CCELL, "%+.2f%s", json_number_value(abs),
+                 strcmp(json_string_value(json_object_get(m, "group")), "loss") == 0 ? "pp" : "");
+    else if (json_is_null(json_object_get(m, "delta_pct")))
+        snprintf(c[6], CCELL, "from 0");
+    else
+        snprintf(c[6], CCELL, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
     snprintf(c[7], CCELL, "%s", strcmp(verdict, "regression") == 0 ? "REGRESSION" : verdict);
     evidence(m, c[8], CCELL);
 }
@@ -547,9 +751,10 @@ static void print_keys(const json_t *keys, const char *title, const char *bullet
     fprintf(out, "\n%s\n", title);
     json_array_foreach(keys, i, key)
     {
-        fprintf(out, "%s%s %s %s\n", bullet, json_string_value(json_object_get(key, "scenario")),
-                json_string_value(json_object_get(key, "placement")),
-                render_test_label(key, label, sizeof(label)));
+        textsafe_line(out, "%s%s %s %s", bullet,
+                      json_string_value(json_object_get(key, "scenario")),
+                      json_string_value(json_object_get(key, "placement")),
+                      render_test_label(key, label, sizeof(label)));
     }
 }
 
@@ -564,10 +769,38 @@ static void print_failed(const json_t *rows, const char *bullet, FILE *out)
     fprintf(out, "\nFAILED in NEW (measured in BASE; counted as regressions):\n");
     json_array_foreach(rows, i, r)
     {
-        fprintf(out, "%s%s %s %s: %s\n", bullet, json_string_value(json_object_get(r, "scenario")),
-                json_string_value(json_object_get(r, "placement")),
-                render_test_label(r, label, sizeof(label)),
-                json_string_value(json_object_get(r, "error")));
+        textsafe_line(out, "%s%s %s %s: %s", bullet,
+                      json_string_value(json_object_get(r, "scenario")),
+                      json_string_value(json_object_get(r, "placement")),
+                      render_test_label(r, label, sizeof(label)),
+                      json_string_value(json_object_get(r, "error")));
+    }
+}
+
+/* Metrics of a compared row that only one side measured (e.g. node CPU unreadable in NEW). */
+static void print_missing(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r, *m;
+    size_t i, k;
+    bool title = false;
+    char label[CCELL];
+
+    json_array_foreach(rows, i, r)
+    {
+        json_array_foreach(json_object_get(r, "missing_metrics"), k, m)
+        {
+            if (!title)
+                fprintf(out, "\nMetrics measured on one side only (not compared):\n");
+            title = true;
+            textsafe_line(out, "%s%s %s %s: %s only in %s", bullet,
+                          json_string_value(json_object_get(r, "scenario")),
+                          json_string_value(json_object_get(r, "placement")),
+                          render_test_label(r, label, sizeof(label)),
+                          json_string_value(json_object_get(m, "metric")),
+                          strcmp(json_string_value(json_object_get(m, "measured_in")), "base") == 0
+                              ? "BASE"
+                              : "NEW");
+        }
     }
 }
 
@@ -577,9 +810,23 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     const char *bullet = markdown ? "- " : "  ";
     size_t i;
 
-    fprintf(out, "%skperf compare: threshold %g%%, significance level %g\n", markdown ? "## " : "",
-            json_number_value(json_object_get(doc, "threshold_pct")),
-            json_number_value(json_object_get(doc, "alpha")));
+    const char *key;
+    const json_t *t;
+    int k = 0;
+
+    fprintf(out, "%skperf compare: thresholds ", markdown ? "## " : "");
+    json_object_foreach((json_t *)json_object_get(doc, "thresholds"), key, t)
+    {
+        fprintf(out, "%s%s %s", k++ ? ", " : "", key, json_string_value(t));
+    }
+    if (json_object_get(doc, "baseline_runs"))
+        fprintf(out,
+                "; judged against the last %lld comparable runs (BASE = their median; a change "
+                "must exceed %g spreads between runs)\n",
+                (long long)json_integer_value(json_object_get(doc, "baseline_runs")),
+                json_number_value(json_object_get(doc, "history_z")));
+    else
+        fprintf(out, "; significance level %g\n", json_number_value(json_object_get(doc, "alpha")));
     if (json_array_size(json_object_get(doc, "provenance")) > 0) {
         fprintf(out,
                 "\nProvenance differences (a changed node, kernel or version explains many "
@@ -589,8 +836,9 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
         {
             const char *b = json_string_value(json_object_get(d, "base"));
             const char *n = json_string_value(json_object_get(d, "new"));
-            fprintf(out, "%s%s: %s -> %s\n", bullet, json_string_value(json_object_get(d, "field")),
-                    b ? b : "(absent)", n ? n : "(absent)");
+            textsafe_line(out, "%s%s: %s -> %s", bullet,
+                          json_string_value(json_object_get(d, "field")), b ? b : "(absent)",
+                          n ? n : "(absent)");
         }
     } else {
         fprintf(out, "\nSame provenance (nodes, kernel, MTU, CNI, versions).\n");
@@ -599,11 +847,10 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);
-    fprintf(out, "\n%zu regression%s, %zu improvement%s beyond %g%% in %zu rows compared",
+    print_missing(json_object_get(doc, "rows"), bullet, out);
+    fprintf(out, "\n%zu regression%s, %zu improvement%s beyond the thresholds in %zu rows compared",
             cmp->regressions, cmp->regressions == 1 ? "" : "s", cmp->improvements,
-            cmp->improvements == 1 ? "" : "s",
-            json_number_value(json_object_get(doc, "threshold_pct")),
-            json_array_size(json_object_get(doc, "rows")));
+            cmp->improvements == 1 ? "" : "s", json_array_size(json_object_get(doc, "rows")));
     if (cmp->failed_in_new)
         fprintf(out, "; %zu row%s failed in NEW", cmp->failed_in_new,
                 cmp->failed_in_new == 1 ? "" : "s");

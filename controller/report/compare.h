@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* compare.h - compares two kperf reports (BASE, NEW): matches rows by (scenario, placement,
- * test, reverse), computes the delta of every key metric (latency p50/p90/p99/mean, ops/s,
- * throughput) and classifies each as regression, improvement or within noise from the
- * samples, not from one number. Also lists provenance differences (nodes, kernel, MTU, CNI,
- * Kubernetes version, backend, parameters) that may explain a change.
- * The method (Mann-Whitney U, Welch interval, the one-sample rule) is in docs/compare.md.
- * Owns the comparison result; reads reports through report.h and numbers through stats.h. */
+ * test, reverse), computes the delta of every metric of compare_metrics.h (latency, op/s,
+ * conn/s, Mb/s, retransmits, UDP loss and jitter, node and agent CPU per Gbit/s) and classifies
+ * each as regression, improvement or within noise from the samples, not from one number. Also lists
+ * provenance differences (nodes, kernel, MTU, CNI, Kubernetes version, backend, parameters) that
+ * may explain a change. The method (Mann-Whitney U, Welch interval, the one-sample rule) is in
+ * docs/compare.md. Owns the comparison result; reads reports through report.h and numbers through
+ * stats.h. */
 #ifndef KPERF_REPORT_COMPARE_H
 #define KPERF_REPORT_COMPARE_H
 
@@ -15,6 +16,7 @@
 #include <jansson.h>
 
 #include "base/kp_err.h"
+#include "controller/report/compare_metrics.h"
 #include "controller/report/report.h"
 
 struct kp_err;
@@ -25,9 +27,17 @@ struct compare; /* opaque */
 #define COMPARE_DEFAULT_ALPHA     0.05 /* significance level of the tests */
 
 struct compare_opts {
-    double threshold_pct; /* a change must exceed this to be a regression/improvement */
-    double alpha;         /* significance level */
+    /* a change must exceed its metric's threshold to be a regression/improvement */
+    struct cmp_threshold th[CMP_GROUPS];
+    double alpha; /* significance level */
+    /* compare_history: a change is shown when it is more than history_z spreads between runs
+     * from the history's median; the spread is at least history_min_spread_pct of it */
+    double history_z;
+    double history_min_spread_pct;
 };
+
+#define COMPARE_HISTORY_Z          3.0
+#define COMPARE_HISTORY_MIN_SPREAD 1.0 /* percent of the median */
 
 /* Fills opts with the defaults above. */
 void compare_opts_init(struct compare_opts *opts);
@@ -38,6 +48,17 @@ void compare_opts_init(struct compare_opts *opts);
 struct compare *compare_reports(const struct report *base, const struct report *cur,
                                 const struct compare_opts *opts, struct kp_err *err);
 void compare_free(struct compare *cmp); /* NULL is a no-op */
+
+/* Judges cur against k earlier comparable runs (hist[0] oldest, all borrowed during the call)
+ * by the spread BETWEEN runs: per metric, the median of the runs' values and a robust spread
+ * (max of 1.4826 x MAD, the standard deviation, the typical in-run standard error and
+ * history_min_spread_pct of the median, times sqrt(1 + 1/k)); a regression is worse by more
+ * than history_z spreads AND beyond the metric's threshold. Method: docs/compare.md. Rows are
+ * listed against the newest run as in compare_reports. Needs k >= 1 (k == 1: compare_reports).
+ * Returns a comparison or NULL with err. */
+struct compare *compare_history(const struct report *const *hist, size_t k,
+                                const struct report *cur, const struct compare_opts *opts,
+                                struct kp_err *err);
 
 /* Number of metrics classified as regression (beyond the threshold and significant). */
 size_t compare_regression_count(const struct compare *cmp);

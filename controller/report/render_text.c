@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/textsafe.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
 
@@ -121,7 +122,7 @@ static void note(const json_t *row, char *buf)
         snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
 }
 
-static void cell(const json_t *row, enum col c, char *buf)
+static void cell_raw(const json_t *row, enum col c, char *buf)
 {
     const json_t *agg = json_object_get(row, "aggregate");
     double client, server;
@@ -180,6 +181,13 @@ static void cell(const json_t *row, enum col c, char *buf)
         note(row, buf);
         return;
     }
+}
+
+/* A cell with the report's text made safe for a terminal (base/textsafe.h). */
+static void cell(const json_t *row, enum col c, char *buf)
+{
+    cell_raw(row, c, buf);
+    textsafe_inplace(buf);
 }
 
 static bool row_is_measured(const json_t *row, const char *kind)
@@ -288,20 +296,20 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
         fprintf(out, "\nSkipped:\n\n");
         json_array_foreach(report_skipped(rep), i, v)
         {
-            fprintf(out, "%s%s %s (all tests): %s\n", bullet,
-                    json_string_value(json_object_get(v, "scenario")),
-                    json_string_value(json_object_get(v, "placement")),
-                    json_string_value(json_object_get(v, "reason")));
+            textsafe_line(out, "%s%s %s (all tests): %s", bullet,
+                          json_string_value(json_object_get(v, "scenario")),
+                          json_string_value(json_object_get(v, "placement")),
+                          json_string_value(json_object_get(v, "reason")));
         }
         for (i = 0; i < report_row_count(rep); i++) {
             row = report_row(rep, i);
             if (json_object_get(row, "skip_reason") &&
                 json_array_size(json_object_get(row, "samples")) == 0)
-                fprintf(out, "%s%s %s %s: %s\n", bullet,
-                        json_string_value(json_object_get(row, "scenario")),
-                        json_string_value(json_object_get(row, "placement")),
-                        render_test_label(row, label, sizeof(label)),
-                        json_string_value(json_object_get(row, "skip_reason")));
+                textsafe_line(out, "%s%s %s %s: %s", bullet,
+                              json_string_value(json_object_get(row, "scenario")),
+                              json_string_value(json_object_get(row, "placement")),
+                              render_test_label(row, label, sizeof(label)),
+                              json_string_value(json_object_get(row, "skip_reason")));
         }
     }
     if (!nerr)
@@ -309,20 +317,20 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
     fprintf(out, "\nErrors:\n\n");
     json_array_foreach(report_errors(rep), i, v)
     {
-        fprintf(out, "%s%s %s: %s\n", bullet, json_string_value(json_object_get(v, "scenario")),
-                json_string_value(json_object_get(v, "placement")),
-                json_string_value(json_object_get(v, "error")));
+        textsafe_line(out, "%s%s %s: %s", bullet, json_string_value(json_object_get(v, "scenario")),
+                      json_string_value(json_object_get(v, "placement")),
+                      json_string_value(json_object_get(v, "error")));
     }
     for (i = 0; i < report_row_count(rep); i++) {
         size_t k;
         row = report_row(rep, i);
         json_array_foreach(json_object_get(row, "errors"), k, v)
         {
-            fprintf(out, "%s%s %s %s: %s\n", bullet,
-                    json_string_value(json_object_get(row, "scenario")),
-                    json_string_value(json_object_get(row, "placement")),
-                    render_test_label(row, label, sizeof(label)),
-                    json_string_value(json_object_get(v, "error")));
+            textsafe_line(out, "%s%s %s %s: %s", bullet,
+                          json_string_value(json_object_get(row, "scenario")),
+                          json_string_value(json_object_get(row, "placement")),
+                          render_test_label(row, label, sizeof(label)),
+                          json_string_value(json_object_get(v, "error")));
         }
     }
 }
@@ -354,8 +362,11 @@ static const char *meta_str(const json_t *o, const char *key)
 /* Appends "label value" to the fact line (", " separated in a table, "- " items in Markdown). */
 static void fact(FILE *out, bool markdown, int *n, const char *label, const char *value)
 {
+    char safe[256];
+
     if (!value)
         return;
+    value = textsafe(value, safe, sizeof(safe));
     if (markdown)
         fprintf(out, "- %s%s\n", label, value);
     else
@@ -369,15 +380,17 @@ static void node_lines(const json_t *nodes, bool markdown, FILE *out)
     static const char *const labels[] = {"", "kernel ", "", "zone ", ""};
     const json_t *n;
     size_t i;
+    char safe[256];
 
     json_array_foreach(nodes, i, n)
     {
         int parts = 0;
         fprintf(out, "%snode %s (", markdown ? "- " : "",
-                meta_str(n, "name") ? meta_str(n, "name") : "?");
+                textsafe(meta_str(n, "name") ? meta_str(n, "name") : "?", safe, sizeof(safe)));
         for (size_t k = 0; k < 5; k++)
             if (meta_str(n, keys[k]))
-                fprintf(out, "%s%s%s", parts++ ? ", " : "", labels[k], meta_str(n, keys[k]));
+                fprintf(out, "%s%s%s", parts++ ? ", " : "", labels[k],
+                        textsafe(meta_str(n, keys[k]), safe, sizeof(safe)));
         if (json_is_integer(json_object_get(n, "mtu")))
             fprintf(out, "%sMTU %lld", parts++ ? ", " : "",
                     (long long)json_integer_value(json_object_get(n, "mtu")));
@@ -394,7 +407,7 @@ static void print_header(const struct report *rep, bool markdown, FILE *out)
 
     fprintf(out, "%sNetwork Performance Test Summary", markdown ? "## " : "");
     if (meta_str(md, "backend"))
-        fprintf(out, " [%s]", meta_str(md, "backend"));
+        fprintf(out, " [%s]", textsafe(meta_str(md, "backend"), cni_text, sizeof(cni_text)));
     fputs(markdown ? "\n\n" : "\n", out);
     fact(out, markdown, &n, "started ", meta_str(md, "start_time"));
     fact(out, markdown, &n, "kperf ", meta_str(md, "kperf_version"));
@@ -429,11 +442,20 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_summary_line(rep, out);
 }
 
-/* RFC 4180: quote when the value has a comma, quote or newline. */
+/* RFC 4180: quote when the value has a comma, quote or newline. Text from the report has its
+ * control characters replaced, and a cell a spreadsheet would run as a formula ('=', '+', '-',
+ * '@' first, not a number) gets a leading "'" (base/textsafe.h). */
 static void csv_field(const char *s, bool last, FILE *out)
 {
+    char safe[1024], *end;
+
     if (strcmp(s, "-") == 0) /* absent number: empty cell */
         s = "";
+    if (textsafe_csv_formula(s) && (strtod(s, &end), *end != 0))
+        snprintf(safe, sizeof(safe), "'%s", s);
+    else
+        snprintf(safe, sizeof(safe), "%s", s);
+    s = textsafe_inplace(safe);
     if (strpbrk(s, ",\"\n\r")) {
         fputc('"', out);
         for (; *s; s++) {

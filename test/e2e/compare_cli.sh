@@ -92,6 +92,68 @@ expect 2 "$KPERF" report
 expect 2 "$KPERF" report -o xml "$D/base.json"
 expect 1 "$KPERF" report "$D/broken.json"
 
+# every metric a CNI change moves: identical reports pass, an injected regression names its
+# metric, per-metric thresholds (flag and YAML file) decide
+expect 0 "$KPERF" compare "$D/base.json" "$D/base.json"
+grep -q "0 regressions, 0 improvements" "$D/out" || fail "identical reports: $(tail -1 "$D/out")"
+python3 - "$D/base.json" "$D/cpu.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    for s in r["samples"]:
+        if "throughput_mbps" in s:  # 40% more agent CPU for the same traffic
+            s["cpu_seconds"] = {k: v * 1.4 for k, v in s["cpu_seconds"].items()}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 3 "$KPERF" compare "$D/base.json" "$D/cpu.json"
+grep -q "TCP_STREAM | agent CPU/Gbit .*| REGRESSION" "$D/out" || fail "CPU regression not named"
+grep -q "1 regression," "$D/out" || fail "CPU-only: other metrics moved: $(tail -1 "$D/out")"
+expect 0 "$KPERF" compare --threshold agent_cpu=50% "$D/base.json" "$D/cpu.json"
+printf 'agent_cpu: 50%%\nloss: 0.2pp\n' >"$D/thresholds.yaml"
+expect 0 "$KPERF" compare --thresholds "$D/thresholds.yaml" "$D/base.json" "$D/cpu.json"
+expect 3 "$KPERF" compare --thresholds "$D/thresholds.yaml" --threshold agent_cpu=10% "$D/base.json" "$D/cpu.json"
+printf 'agent_cpu: [1]\n' >"$D/bad.yaml"
+expect 2 "$KPERF" compare --thresholds "$D/bad.yaml" "$D/base.json" "$D/cpu.json"
+one_line "--thresholds bad.yaml"
+expect 2 "$KPERF" compare --threshold latncy=5% "$D/base.json" "$D/cpu.json"
+grep -q "unknown threshold 'latncy'" "$D/err" || fail "unclear: $(cat "$D/err")"
+
+# run history: add, list, retention, --baseline against the spread between runs
+GH="$KPERF_SRC/test/tools/gen_history.py"
+python3 "$GH" "$D/base.json" "$D/g" --runs 6 --last 0.9 --seed 1 || fail "gen_history"
+python3 "$GH" "$D/base.json" "$D/s" --runs 6 --last 1.0 --seed 1 || fail "gen_history"
+for i in 0 1 2 3 4; do
+    expect 0 "$KPERF" history add "$D/h" "$D/g/run-0$i.json"
+done
+expect 0 "$KPERF" history list "$D/h"
+grep -q "^5 runs in" "$D/out" || fail "history list: $(head -1 "$D/out")"
+grep -q "^e2e/node-b_node-a/cilium/1.16.1/2026-11-05T02-00-00Z.json$" "$D/out" || fail "layout: $(cat "$D/out")"
+ls -a "$D/h/e2e/node-b_node-a/cilium/1.16.1" | grep -q "^\.tmp" && fail "temporary file left"
+expect 3 "$KPERF" compare --baseline "$D/h" "$D/g/run-05.json"
+grep -q "TCP_STREAM | Mb/s .*| REGRESSION .*5 runs" "$D/out" || fail "10% drop against history not named"
+expect 0 "$KPERF" compare --baseline "$D/h" "$D/s/run-05.json"
+expect 0 "$KPERF" compare --baseline "$D/h" --runs 2 "$D/s/run-05.json" -o json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["baseline_runs"]==2, d["baseline_runs"]' "$D/out" || fail "--runs 2"
+expect 1 "$KPERF" compare --baseline "$D/h" "$D/base.json" # another cluster and CNI
+grep -q "no earlier run comparable" "$D/err" || fail "unclear: $(cat "$D/err")"
+python3 - "$D/s/run-05.json" "$D/s/other.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    r["scenario"] = "host-to-host"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "$KPERF" compare --baseline "$D/h" "$D/s/other.json"
+grep -q "shares no measured row" "$D/err" || fail "unclear: $(cat "$D/err")"
+expect 2 "$KPERF" compare --baseline "$D/h" "$D/base.json" "$D/base.json"
+expect 2 "$KPERF" compare --baseline "$D/h" --runs 0 "$D/base.json"
+expect 0 "$KPERF" history add "$D/h" "$D/g/run-05.json" --keep 3
+expect 0 "$KPERF" history list "$D/h"
+grep -q "^3 runs in" "$D/out" || fail "retention --keep 3: $(cat "$D/out")"
+expect 1 "$KPERF" history list "$D/nonexistent"
+expect 2 "$KPERF" history frob "$D/h"
+one_line "history frob"
+
 # Reports come through pipes and FIFOs too, and the size cap (256 MiB) holds whatever the input
 # is: a pipe says nothing of its size, so the reader counts bytes and stops at the cap. The
 # timeout only turns a hang into a failure; the check is the error and the exit code. (Input

@@ -23,7 +23,7 @@ bash -n "$tmp/c.bash" || bad "bash script does not parse"
 mkdir -p "$tmp/d/out-a" "$tmp/d/out-b"
 touch "$tmp/d/base.json" "$tmp/d/new.json"
 cat >"$tmp/cases" <<EOF
-kperf ''|run compare report cleanup manifests watch version completion --help --version
+kperf ''|run compare report history cleanup manifests watch version completion --help --version
 kperf ru|run
 kperf co|compare completion
 kperf run --sce|--scenarios
@@ -40,7 +40,7 @@ kperf report $tmp/d/b|$tmp/d/base.json
 kperf report x.json -o ''|table markdown csv html json
 kperf compare a.json b.json --output ''|table markdown json
 kperf compare $tmp/d/base.json $tmp/d/n|$tmp/d/new.json
-kperf compare --thr|--threshold
+kperf compare --thr|--threshold --thresholds
 kperf manifests --fo|--format
 kperf manifests --format ''|yaml json
 kperf manifests --scen|--scenarios

@@ -177,6 +177,57 @@ static void test_render_csv_one_line_per_row(void **state)
     report_free(rep);
 }
 
+/* Report text with terminal escapes and spreadsheet formulas: the table and Markdown show no
+ * control character, CSV neither, and CSV cells starting with = + - @ get a leading quote. */
+static void test_render_text_and_csv_are_safe(void **state)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    json_t *doc;
+    char *t;
+    enum report_format fmts[] = {REPORT_TABLE, REPORT_MARKDOWN, REPORT_CSV};
+    (void)state;
+
+    doc = fx_agent_doc(json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, 900, 0)), NULL);
+    if (report_group_add_doc(report_group_get(rep, "=HYPERLINK(\"x\")", "same-node", false), doc,
+                             &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    report_group_skip_test(report_group_get(rep, "@SUM(A1)", "same-node", false), TEST_TCP_RR,
+                           "-1+1 \x1b[2J\x1b]0;title\x07 cleared \xc2\x9b"
+                           "31m\xe2\x80\xae"
+                           "evil");
+    report_group_error(report_group_get(rep, "+cmd", "external", false), "boom\r\nfake line");
+    json_object_set_new(report_metadata(rep), "backend", json_string("local\x1b[31m"));
+    json_object_set_new(report_metadata(rep), "nodes",
+                        json_pack("[{s:s, s:s}]", "name",
+                                  "node\x1b"
+                                  "[1m-a",
+                                  "kernel", "6.1\t"));
+    assert_int_equal(report_finish(rep, &err), 0);
+    for (size_t k = 0; k < 3; k++) {
+        t = render(rep, fmts[k]);
+        for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+            assert_true(*p == '\n' || (*p >= 0x20 && *p != 0x7f));
+            assert_false(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f);
+            assert_false(p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xae);
+        }
+        assert_non_null(strstr(t, "-1+1 ?[2J?]0;title? cleared ?31m?evil"));
+        if (fmts[k] == REPORT_CSV) {
+            assert_non_null(
+                line_with(t, "\"'=HYPERLINK(\"\"x\"\")\",same-node,TCP_STREAM,", NULL, NULL));
+            assert_non_null(line_with(t, "'@SUM(A1),same-node,TCP_RR,", ",'-1+1 ?[2J", NULL));
+            assert_null(strstr(t, ",-1+1")); /* a formula never starts a cell */
+        } else {
+            assert_non_null(strstr(t, "boom??fake line"));
+            assert_non_null(strstr(t, "node node?[1m-a"));
+            assert_non_null(strstr(t, "[local?[31m]"));
+        }
+        free(t);
+    }
+    report_free(rep);
+}
+
 static void test_render_html_is_self_contained(void **state)
 {
     struct report *rep = synthetic();
@@ -255,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_render_json_is_the_report),
         cmocka_unit_test(test_render_format_names),
         cmocka_unit_test(test_render_write_errors_are_reported),
+        cmocka_unit_test(test_render_text_and_csv_are_safe),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* history.c - the history directory of reports: key folders, atomic writes, retention. */
+#include "controller/report/history.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/report.h"
+
+#define DEPTH 4 /* cluster/pair/cni/version */
+
+/* s reduced to [A-Za-z0-9._-], never empty, never starting with '.'. Caller frees. */
+static char *component(const char *s)
+{
+    char *out;
+
+    if (!s || !*s)
+        s = "unknown";
+    out = kp_xstrdup(s);
+    for (char *p = out; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            *p = '_';
+    if (out[0] == '.')
+        out[0] = '_';
+    if (strlen(out) > 64)
+        out[64] = 0;
+    return out;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* The node of a role (or position when roles are not recorded): instance type, else name. A
+ * role names the node exactly ("server") or among others ("client+server" on a node that is
+ * both); the exact one wins. */
+static const char *node_id(const json_t *nodes, const char *role, size_t pos)
+{
+    const json_t *n, *exact = NULL, *part = NULL, *pick;
+    size_t i;
+
+    json_array_foreach(nodes, i, n)
+    {
+        const char *r = str(n, "role");
+        if (r && strcmp(r, role) == 0 && !exact)
+            exact = n;
+        if (r && strstr(r, role) && !part)
+            part = n;
+    }
+    pick = exact ? exact : part ? part : json_array_get(nodes, pos);
+    return str(pick, "instance_type") ? str(pick, "instance_type") : str(pick, "name");
+}
+
+/* The key's components: cluster, pair, cni, version (each allocated). */
+static void key_parts(const struct report *rep, const char *cluster, char *part[DEPTH])
+{
+    const json_t *md = report_metadata_const(rep), *nodes = json_object_get(md, "nodes");
+    const json_t *cni = json_object_get(md, "cni");
+    const char *client = node_id(nodes, "client", 1), *server = node_id(nodes, "server", 0);
+    char *pair = kp_xasprintf("%s_%s", client ? client : "unknown", server ? server : "unknown");
+
+    part[0] = component(cluster              ? cluster
+                        : str(md, "cluster") ? str(md, "cluster")
+                                             : str(md, "backend"));
+    part[1] = component(pair);
+    part[2] = component(str(cni, "name"));
+    part[3] = component(str(cni, "version"));
+    free(pair);
+}
+
+char *history_key(const struct report *rep, const char *cluster)
+{
+    char *p[DEPTH], *key;
+
+    key_parts(rep, cluster, p);
+    key = kp_xasprintf("%s/%s/%s/%s", p[0], p[1], p[2], p[3]);
+    for (int i = 0; i < DEPTH; i++)
+        free(p[i]);
+    return key;
+}
+
+/* "<start time>[-<run id>].json" of a report. Caller frees. */
+static char *file_name(const struct report *rep)
+{
+    const json_t *md = report_metadata_const(rep);
+    char now[32], *t, *id = NULL, *name;
+    time_t tt = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&tt, &tm);
+    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    t = component(str(md, "start_time") ? str(md, "start_time") : now);
+    for (char *p = t; *p; p++)
+        if (*p == '_')
+            *p = '-'; /* the ':' of the time */
+    if (str(md, "run_id"))
+        id = component(str(md, "run_id"));
+    name = kp_xasprintf("%s%s%s.json", t, id ? "-" : "", id ? id : "");
+    free(t);
+    free(id);
+    return name;
+}
+
+static int mkdirs(const char *dir, struct kp_err *err)
+{
+    char *p = kp_xstrdup(dir);
+    int rc = 0;
+
+    for (char *s = p + 1; rc == 0; s++) {
+        bool end = *s == 0;
+        if (*s != '/' && !end)
+            continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            rc = kp_err_set(err, "cannot create %s: %s", p, strerror(errno));
+        if (end)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return rc;
+}
+
+static bool is_report_name(const char *n)
+{
+    size_t len = strlen(n);
+    return n[0] != '.' && len > 5 && strcmp(n + len - 5, ".json") == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Report files directly in dir, appended to *v (as dir/name), sorted by name among themselves. */
+static void files_in(const char *dir, char ***v, long *n)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    long first = *n;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_report_name(e->d_name))
+            continue;
+        *v = kp_xrealloc(*v, (size_t)(*n + 1) * sizeof(**v));
+        (*v)[(*n)++] = kp_xasprintf("%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    qsort(*v + first, (size_t)(*n - first), sizeof(**v), cmp_str);
+}
+
+/* Drops the oldest report files of folder beyond keep. */
+static int retain(const char *folder, size_t keep, struct kp_err *err)
+{
+    char **v = NULL;
+    long n = 0;
+    int rc = 0;
+
+    files_in(folder, &v, &n);
+    for (long i = 0; i + (long)keep < n && rc == 0; i++)
+        if (unlink(v[i]) != 0 && errno != ENOENT)
+            rc = kp_err_set(err, "cannot remove %s: %s", v[i], strerror(errno));
+    history_paths_free(v, n);
+    return rc;
+}
+
+int history_add(const char *dir, const struct report *rep, const char *cluster, size_t keep,
+                char **path_out, struct kp_err *err)
+{
+    char *key = history_key(rep, cluster), *folder = kp_xasprintf("%s/%s", dir, key);
+    char *name = file_name(rep), *path = kp_xasprintf("%s/%s", folder, name);
+    char *tmp = kp_xasprintf("%s/.tmp-XXXXXX", folder);
+    int rc = -1, fd = -1;
+    FILE *f = NULL;
+
+    if (keep < 1)
+        keep = 1;
+    if (mkdirs(folder, err) != 0)
+        goto out;
+    if ((fd = mkstemp(tmp)) < 0) {
+        kp_err_set(err, "cannot write in %s: %s", folder, strerror(errno));
+        goto out;
+    }
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+        goto out_unlink;
+    }
+    if (report_render(rep, REPORT_JSON, f, err) != 0) {
+        fclose(f);
+        goto out_unlink;
+    }
+    if (fsync(fileno(f)) != 0) { /* whole on disk before it gets its name */
+        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+        fclose(f);
+        goto out_unlink;
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        kp_err_set(err, "cannot store %s: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    rc = retain(folder, keep, err);
+    if (rc == 0 && path_out) {
+        *path_out = path;
+        path = NULL;
+    }
+    goto out;
+out_unlink:
+    unlink(tmp);
+out:
+    free(key);
+    free(folder);
+    free(name);
+    free(path);
+    free(tmp);
+    return rc;
+}
+
+/* Walks dir down to the version folders (depth levels left), collecting report files. */
+static void walk(const char *dir, int depth, char ***v, long *n)
+{
+    DIR *d;
+    struct dirent *e;
+    char **subs = NULL;
+    long ns = 0;
+
+    if (depth == 0) {
+        files_in(dir, v, n);
+        return;
+    }
+    if (!(d = opendir(dir)))
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char *sub;
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        sub = kp_xasprintf("%s/%s", dir, e->d_name);
+        if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            free(sub);
+            continue;
+        }
+        subs = kp_xrealloc(subs, (size_t)(ns + 1) * sizeof(*subs));
+        subs[ns++] = sub;
+    }
+    closedir(d);
+    qsort(subs, (size_t)ns, sizeof(*subs), cmp_str);
+    for (long i = 0; i < ns; i++)
+        walk(subs[i], depth - 1, v, n);
+    history_paths_free(subs, ns);
+}
+
+long history_list(const char *dir, char ***paths, struct kp_err *err)
+{
+    struct stat st;
+    long n = 0;
+
+    *paths = NULL;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return kp_err_set(err, "%s: not a history directory (%s)", dir,
+                          errno ? strerror(errno) : "not a directory");
+    walk(dir, DEPTH, paths, &n);
+    return n;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int cmp_by_time(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int c = strcmp(base_name(x), base_name(y));
+    return c ? c : strcmp(x, y);
+}
+
+long history_comparable(const char *dir, const struct report *rep, const char *cluster,
+                        char ***paths, struct kp_err *err)
+{
+    char *p[DEPTH], *folder, *own = file_name(rep);
+    long n = 0, k = 0;
+    struct stat st;
+
+    *paths = NULL;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        free(own);
+        return kp_err_set(err, "%s: not a history directory (%s)", dir,
+                          errno ? strerror(errno) : "not a directory");
+    }
+    key_parts(rep, cluster, p);
+    folder = kp_xasprintf("%s/%s/%s/%s", dir, p[0], p[1], p[2]);
+    walk(folder, 1, paths, &n);
+    qsort(*paths, (size_t)n, sizeof(**paths), cmp_by_time);
+    for (long i = 0; i < n; i++) { /* leave out the run itself */
+        if (strcmp(base_name((*paths)[i]), own) == 0)
+            free((*paths)[i]);
+        else
+            (*paths)[k++] = (*paths)[i];
+    }
+    for (int i = 0; i < DEPTH; i++)
+        free(p[i]);
+    free(folder);
+    free(own);
+    return k;
+}
+
+void history_paths_free(char **paths, long n)
+{
+    for (long i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}

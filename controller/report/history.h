@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* history.h - a directory of past reports, for trends and for judging a run against the spread
+ * between runs (kperf history, kperf run --history, kperf compare --baseline). Layout:
+ *     DIR/<cluster>/<node pair>/<cni>/<cni version>/<start time>[-<run id>].json
+ * cluster = metadata.cluster (or --cluster), else the backend; node pair = "<client>_<server>",
+ * each the node's instance type when recorded (nodes come and go, their hardware stays), else
+ * its name; cni and version from metadata.cni ("unknown" when absent). Every component is
+ * reduced to [A-Za-z0-9._-]. Files are written whole to a temporary name in the same folder
+ * and renamed (atomic), and each version folder keeps its newest `keep` files (names sort by
+ * time). Runs are comparable when cluster, node pair and CNI match (any version: a CNI upgrade
+ * is judged against the runs of the version before it). docs/compare.md. */
+#ifndef KPERF_REPORT_HISTORY_H
+#define KPERF_REPORT_HISTORY_H
+
+#include <stddef.h>
+
+#include "base/kp_err.h"
+
+struct kp_err;
+struct report;
+
+#define HISTORY_DEFAULT_KEEP 30
+
+/* The key folder of a report relative to DIR ("cluster/pair/cni/version"); cluster overrides
+ * metadata when not NULL. Caller frees. */
+char *history_key(const struct report *rep, const char *cluster);
+
+/* Stores rep under dir (created as needed), then drops the oldest beyond keep (>= 1) in its
+ * folder. *path_out (optional) gets the file's path (caller frees). Returns 0 or -1 with err. */
+KP_MUST_CHECK int history_add(const char *dir, const struct report *rep, const char *cluster,
+                              size_t keep, char **path_out, struct kp_err *err);
+
+/* Paths of every report in dir, sorted by key folder then time (caller frees each and the
+ * array with history_paths_free). Returns the count, or -1 with err (dir unreadable). */
+KP_MUST_CHECK long history_list(const char *dir, char ***paths, struct kp_err *err);
+
+/* Paths of the reports comparable with rep (same cluster, node pair and CNI), oldest first,
+ * leaving out a file named like rep's own (a run added with --history before it is judged).
+ * Returns the count or -1 with err. */
+KP_MUST_CHECK long history_comparable(const char *dir, const struct report *rep,
+                                      const char *cluster, char ***paths, struct kp_err *err);
+
+void history_paths_free(char **paths, long n);
+
+#endif
