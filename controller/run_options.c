@@ -33,6 +33,8 @@ void run_options_init(struct run_options *o)
 void run_options_cleanup(struct run_options *o)
 {
     free(o->output_dir);
+    free(o->push_gateway);
+    free(o->cluster_name);
     free(o->kubeconfig);
     free(o->context);
     free(o->namespace_name);

@@ -20,6 +20,7 @@ enum run_output {
     RUN_OUTPUT_MARKDOWN,
     RUN_OUTPUT_JSON,
     RUN_OUTPUT_CSV,
+    RUN_OUTPUT_OPENMETRICS = 5, /* the values are those of enum report_format */
 };
 
 /* --ip-family: the address family every path of the run uses. */
@@ -61,6 +62,8 @@ struct run_options {
     /* output */
     enum run_output output; /* -o/--output, default table */
     char *output_dir;       /* --output-dir; owned; NULL = none */
+    char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
+    char *cluster_name;     /* --cluster-name: metadata.cluster; owned; NULL = none */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */

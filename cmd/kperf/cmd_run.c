@@ -16,6 +16,7 @@
 #include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
+#include "controller/report/pushgw.h"
 #include "controller/report/report.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
@@ -49,6 +50,10 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
     }
     if (ro->output_dir)
         kp_log(KP_LOG_INFO, "report written to %s/report.{json,md,csv,html}", ro->output_dir);
+    if (ro->push_gateway && pushgw_push(rep, ro->push_gateway, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        return -1;
+    }
     return 0;
 }
 
@@ -97,6 +102,8 @@ int cmd_run(int argc, char **argv)
         .tty = stderr_is_tty() && ro.verbose == 0, /* -v lines would break a status line */
         .handle_signals = true,
     };
+    if (ro.cluster_name)
+        json_object_set_new(report_metadata(rep), "cluster", json_string(ro.cluster_name));
     rc = runner_run(b, plan, rep, &o, &out, &err);
     if (rc != 0 && !out.signal) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));

@@ -15,6 +15,7 @@
 #include "base/testkind.h"
 #include "base/units.h"
 #include "controller/plan.h"
+#include "controller/report/pushgw.h"
 #include "controller/run_options.h"
 
 enum flag_id {
@@ -32,6 +33,8 @@ enum flag_id {
     F_TIMEOUT,
     F_OUTPUT,
     F_OUTPUT_DIR,
+    F_PUSH_GATEWAY,
+    F_CLUSTER_NAME,
     F_VERBOSE,
     F_LOCAL,
     F_MTU,
@@ -329,12 +332,29 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
                 return 0;
             }
         }
-        return kp_err_set(err, "--output: unknown format '%s' (table, markdown, json, csv)", v);
+        if (strcmp(v, "openmetrics") == 0) {
+            o->output = RUN_OUTPUT_OPENMETRICS;
+            return 0;
+        }
+        return kp_err_set(
+            err, "--output: unknown format '%s' (table, markdown, json, csv, openmetrics)", v);
     case F_OUTPUT_DIR:
         if (!v[0])
             return kp_err_set(err, "--output-dir: empty path");
         free(o->output_dir);
         o->output_dir = kp_xstrdup(v);
+        return 0;
+    case F_PUSH_GATEWAY:
+        if (pushgw_url_check(v, err) != 0)
+            return -1;
+        free(o->push_gateway);
+        o->push_gateway = kp_xstrdup(v);
+        return 0;
+    case F_CLUSTER_NAME:
+        if (!v[0])
+            return kp_err_set(err, "--cluster-name: empty name");
+        free(o->cluster_name);
+        o->cluster_name = kp_xstrdup(v);
         return 0;
     default: /* F_VERBOSE (-vv: called twice); F_HELP is the parser's */
         o->verbose++;
@@ -507,9 +527,16 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)"),
-    RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT", "table (default), markdown, json or csv"),
+    RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT",
+             "table (default), markdown, json, csv or openmetrics"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",
              "also write report.json, .md, .csv and .html into DIR"),
+    RUN_FLAG(G_OUTPUT, F_PUSH_GATEWAY, "push-gateway", 0, "URL",
+             "also PUT the metrics (OpenMetrics) to this Prometheus\n"
+             "Pushgateway, job kperf, instance = the cluster name"),
+    RUN_FLAG(G_OUTPUT, F_CLUSTER_NAME, "cluster-name", 0, "NAME",
+             "the report's cluster (metric label, Pushgateway\n"
+             "instance; default local for --local, else default)"),
     RUN_FLAG(G_OUTPUT, F_VERBOSE, "verbose", 'v', NULL, "more diagnostics on stderr (-vv: debug)"),
     {.name = "help",
      .short_name = 'h',
