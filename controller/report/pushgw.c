@@ -52,19 +52,28 @@ int pushgw_url_check(const char *url, struct kp_err *err)
     return 0;
 }
 
-/* URL/metrics/job/kperf/instance/<cluster, escaped>. Caller frees; NULL when curl cannot
- * escape (out of memory). */
-static char *push_url(CURL *c, const char *base, const char *cluster)
+/* URL/metrics/job/kperf/instance@base64/<cluster in base64url>: the Pushgateway's encoding
+ * for a label value that may hold '/' or any other byte. Caller frees. */
+static char *push_url(const char *base, const char *cluster)
 {
-    size_t n = strlen(base);
-    char *inst = curl_easy_escape(c, cluster, 0), *url;
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const unsigned char *in = (const unsigned char *)cluster;
+    size_t n = strlen(base), len = strlen(cluster), o = 0;
+    char *enc = kp_xcalloc(4 * (len / 3 + 1) + 1, 1), *url;
 
-    if (!inst)
-        return NULL;
     while (n > 0 && base[n - 1] == '/')
         n--;
-    url = kp_xasprintf("%.*s/metrics/job/kperf/instance/%s", (int)n, base, inst);
-    curl_free(inst);
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) |
+                     (i + 2 < len ? in[i + 2] : 0);
+
+        enc[o++] = b64[v >> 18 & 63];
+        enc[o++] = b64[v >> 12 & 63];
+        enc[o++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
+        enc[o++] = i + 2 < len ? b64[v & 63] : '=';
+    }
+    url = kp_xasprintf("%.*s/metrics/job/kperf/instance@base64/%s", (int)n, base, len ? enc : "=");
+    free(enc);
     return url;
 }
 
@@ -94,11 +103,7 @@ int pushgw_push(const struct report *rep, const char *base_url, struct kp_err *e
         kp_err_set(err, "push gateway: cannot initialise libcurl");
         goto out;
     }
-    url = push_url(c, base_url, render_openmetrics_cluster(rep));
-    if (!url) {
-        kp_err_set(err, "push gateway: out of memory");
-        goto out;
-    }
+    url = push_url(base_url, render_openmetrics_cluster(rep));
     /* the text format 0.0.4 parser reads OpenMetrics gauges; '# EOF' is a comment to it */
     hdr = curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
     curl_easy_setopt(c, CURLOPT_URL, url);

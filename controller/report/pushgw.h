@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pushgw.h - pushes a report's OpenMetrics text (render_openmetrics.h) to a Prometheus
- * Pushgateway: one HTTP PUT to URL/metrics/job/kperf/instance/<cluster>, which replaces what
+ * Pushgateway: one HTTP PUT to URL/metrics/job/kperf/instance@base64/<cluster> (the
+ * Pushgateway's encoding for any label value, '/' included), which replaces what
  * the previous run of that cluster pushed. Owns only the HTTP exchange (libcurl); the
  * exposition is render_openmetrics's. */
 #ifndef KPERF_REPORT_PUSHGW_H
