@@ -64,6 +64,7 @@ struct run_options {
     char *output_dir;       /* --output-dir; owned; NULL = none */
     char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
     char *cluster_name;     /* --cluster-name: metadata.cluster; owned; NULL = none */
+    unsigned keep_runs;     /* --keep-runs: with --output-dir DIR/{time}; 0 = keep all */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */

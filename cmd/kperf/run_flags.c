@@ -35,6 +35,7 @@ enum flag_id {
     F_OUTPUT_DIR,
     F_PUSH_GATEWAY,
     F_CLUSTER_NAME,
+    F_KEEP_RUNS,
     F_VERBOSE,
     F_LOCAL,
     F_MTU,
@@ -324,6 +325,8 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
                          struct kp_err *err)
 {
     struct run_options *o = p->o;
+    long n;
+
     switch (f->id) {
     case F_OUTPUT:
         for (int i = 0; i < 4; i++) {
@@ -349,6 +352,11 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
             return -1;
         free(o->push_gateway);
         o->push_gateway = kp_xstrdup(v);
+        return 0;
+    case F_KEEP_RUNS:
+        if (parse_int(v, 1, 100000, &n, f->name, err) != 0)
+            return -1;
+        o->keep_runs = (unsigned)n;
         return 0;
     case F_CLUSTER_NAME:
         if (!v[0])
@@ -530,7 +538,12 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT",
              "table (default), markdown, json, csv or openmetrics"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",
-             "also write report.json, .md, .csv and .html into DIR"),
+             "also write report.json, .md, .csv and .html into DIR\n"
+             "({time} in DIR: the run's start, YYYYMMDDTHHMMSSZ)"),
+    RUN_FLAG(G_OUTPUT, F_KEEP_RUNS, "keep-runs", 0, "N",
+             "with --output-dir DIR/{time} (a folder per run, named\n"
+             "after its start): keep the newest N run folders of DIR\n"
+             "and point DIR/latest at this run"),
     RUN_FLAG(G_OUTPUT, F_PUSH_GATEWAY, "push-gateway", 0, "URL",
              "also PUT the metrics (OpenMetrics) to this Prometheus\n"
              "Pushgateway, job kperf, instance = the cluster name"),
