@@ -14,7 +14,7 @@
 #include "controller/report/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf compare BASE.json NEW.json [--threshold 5%] [-o table|markdown|json]\n\n"
+    "Usage: kperf compare BASE.json NEW.json [--threshold 5%] [-o table|markdown|json|html]\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "key metric and marks it regression, improvement or within noise, decided from the samples\n"
     "(method: docs/compare.md). Differences in nodes, kernel, MTU and versions are listed "
@@ -53,8 +53,10 @@ static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp
 
     (void)fl;
     if (report_format_parse(v, &f->fmt, err) != 0 ||
-        (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON))
-        return kp_err_set(err, "--output: compare prints table, markdown or json, not '%s'", v);
+        (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON &&
+         f->fmt != REPORT_HTML))
+        return kp_err_set(err, "--output: compare prints table, markdown, json or html, not '%s'",
+                          v);
     return 0;
 }
 
@@ -82,7 +84,7 @@ static const struct flag flag_table[] = {
     {.name = "output",
      .short_name = 'o',
      .arg = "FORMAT",
-     .help = "table (default), markdown or json",
+     .help = "table (default), markdown, json or html (base vs new side\nby side, one page)",
      .fn = set_output},
     {.name = "help", .short_name = 'h', .help = "this help", .kind = FLAG_HELP},
     {.fn = add_file}, /* BASE.json NEW.json */

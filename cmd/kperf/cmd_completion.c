@@ -28,7 +28,7 @@ struct sub {
 
 static const struct sub subs[] = {
     {"run", "measure pod networking", run_flags_table, NULL, "table markdown json csv openmetrics"},
-    {"compare", "compare two reports", cmd_compare_flags, NULL, "table markdown json"},
+    {"compare", "compare two reports", cmd_compare_flags, NULL, "table markdown json html"},
     {"report", "re-render a saved report.json", cmd_report_flags, NULL,
      "table markdown csv html json openmetrics"},
     {"cleanup", "remove what earlier runs left", cmd_cleanup_flags, NULL, NULL},

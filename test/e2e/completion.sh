@@ -38,7 +38,7 @@ kperf run --kube|--kubeconfig
 kperf run --output-dir $tmp/d/out|$tmp/d/out-a $tmp/d/out-b
 kperf report $tmp/d/b|$tmp/d/base.json
 kperf report x.json -o ''|table markdown csv html json openmetrics
-kperf compare a.json b.json --output ''|table markdown json
+kperf compare a.json b.json --output ''|table markdown json html
 kperf compare $tmp/d/base.json $tmp/d/n|$tmp/d/new.json
 kperf compare --thr|--threshold
 kperf manifests --fo|--format
