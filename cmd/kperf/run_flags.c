@@ -325,7 +325,7 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
                          struct kp_err *err)
 {
     struct run_options *o = p->o;
-    long n;
+    long n = 0;
 
     switch (f->id) {
     case F_OUTPUT:
