@@ -34,6 +34,8 @@ void run_options_cleanup(struct run_options *o)
 {
     free(o->output_dir);
     free(o->history_dir);
+    free(o->push_gateway);
+    free(o->cluster_name);
     free(o->kubeconfig);
     free(o->context);
     free(o->namespace_name);
@@ -67,6 +69,14 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
                                "cluster kperf measures IPv4 pod addresses)");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
+    if (o->keep_runs > 0) {
+        const char *last = o->output_dir ? strrchr(o->output_dir, '/') : NULL;
+
+        last = last ? last + 1 : o->output_dir;
+        if (!last || strcmp(last, "{time}") != 0)
+            return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
+                                   "run, named after its start time)");
+    }
     if (o->omit_ms >= 3600000)
         return kp_err_set(err, "--omit: must be below 1h");
     if (o->interval_ms && o->interval_ms > o->duration_ms) {

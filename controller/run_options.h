@@ -20,6 +20,7 @@ enum run_output {
     RUN_OUTPUT_MARKDOWN,
     RUN_OUTPUT_JSON,
     RUN_OUTPUT_CSV,
+    RUN_OUTPUT_OPENMETRICS = 5, /* the values are those of enum report_format */
 };
 
 /* --ip-family: the address family every path of the run uses. */
@@ -62,6 +63,9 @@ struct run_options {
     enum run_output output; /* -o/--output, default table */
     char *output_dir;       /* --output-dir; owned; NULL = none */
     char *history_dir;      /* --history; owned; NULL = none (controller/report/history.h) */
+    char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
+    char *cluster_name;     /* --cluster-name: metadata.cluster; owned; NULL = none */
+    unsigned keep_runs;     /* --keep-runs: with --output-dir DIR/{time}; 0 = keep all */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */

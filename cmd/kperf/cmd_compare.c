@@ -16,7 +16,7 @@
 
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
-    "                     [--thresholds FILE] [-o table|markdown|json]\n"
+    "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
     "       kperf compare --baseline DIR [--runs 5] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
@@ -80,8 +80,10 @@ static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp
 
     (void)fl;
     if (report_format_parse(v, &f->fmt, err) != 0 ||
-        (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON))
-        return kp_err_set(err, "--output: compare prints table, markdown or json, not '%s'", v);
+        (f->fmt != REPORT_TABLE && f->fmt != REPORT_MARKDOWN && f->fmt != REPORT_JSON &&
+         f->fmt != REPORT_HTML))
+        return kp_err_set(err, "--output: compare prints table, markdown, json or html, not '%s'",
+                          v);
     return 0;
 }
 
@@ -128,7 +130,7 @@ static const struct flag flag_table[] = {
     {.name = "output",
      .short_name = 'o',
      .arg = "FORMAT",
-     .help = "table (default), markdown or json",
+     .help = "table (default), markdown, json or html (base vs new side\nby side, one page)",
      .fn = set_output},
     {.name = "help", .short_name = 'h', .help = "this help", .kind = FLAG_HELP},
     {.fn = add_file}, /* BASE.json NEW.json */

@@ -27,10 +27,10 @@ struct sub {
 };
 
 static const struct sub subs[] = {
-    {"run", "measure pod networking", run_flags_table, NULL, "table markdown json csv"},
-    {"compare", "compare two reports", cmd_compare_flags, NULL, "table markdown json"},
+    {"run", "measure pod networking", run_flags_table, NULL, "table markdown json csv openmetrics"},
+    {"compare", "compare two reports", cmd_compare_flags, NULL, "table markdown json html"},
     {"report", "re-render a saved report.json", cmd_report_flags, NULL,
-     "table markdown csv html json"},
+     "table markdown csv html json openmetrics"},
     {"history", "keep reports in a history directory", cmd_history_flags, NULL, NULL},
     {"cleanup", "remove what earlier runs left", cmd_cleanup_flags, NULL, NULL},
     {"manifests", "print the objects a run would create", cmd_manifests_flags, run_flags_table,

@@ -16,22 +16,28 @@
 #include "base/kp_err.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
+#include "controller/k8s/k8s_baseline.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_yaml.h"
+#include "controller/report/report.h"
 
 struct manifests_flags {
     bool json;             /* --format json */
     const char *from_yaml; /* --from-yaml FILE; borrowed from argv */
+    const char *baseline;  /* --baseline-configmap FILE.json; borrowed from argv */
 };
 
 static const char usage_text[] =
     "Usage: kperf manifests [--format yaml|json] [kperf run flags]\n"
-    "       kperf manifests --from-yaml FILE\n\n"
+    "       kperf manifests --from-yaml FILE\n"
+    "       kperf manifests --baseline-configmap FILE.json [-n NAMESPACE]\n\n"
     "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
     "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
     "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
     "only at run time appear as SERVER-POD-IP). The Secret's token is a\n"
     "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
+    "--baseline-configmap prints ConfigMap kperf-baseline (namespace -n, default\n"
+    "kperf) for the nightly job, or refuses a report over the 1 MiB ConfigMap limit.\n"
     "Every 'kperf run' flag is accepted; see 'kperf run --help'.\n";
 
 static int set_format(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
@@ -56,6 +62,12 @@ static const struct flag own_flags[] = {
      .help = "convert FILE from YAML to JSON lines instead",
      .kind = FLAG_STRING,
      .offset = offsetof(struct manifests_flags, from_yaml)},
+    {.name = "baseline-configmap",
+     .arg = "FILE.json",
+     .help = "print the nightly job's baseline ConfigMap holding\n"
+             "this report (refused over the 1 MiB limit)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct manifests_flags, baseline)},
     {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
 };
 
@@ -80,6 +92,35 @@ static int print_docs(const json_t *docs, int as_json, struct kp_err *err)
             return kp_err_set(err, "cannot write to stdout: %s", strerror(errno));
     }
     return 0;
+}
+
+/* --baseline-configmap: the report, validated and compacted, in ConfigMap kperf-baseline. */
+static int baseline_configmap(const char *path, const char *ns, int as_json, struct kp_err *err)
+{
+    struct report *rep = report_load(path, err);
+    json_t *doc, *cm, *docs;
+    char *text;
+    double pct = 0;
+    int rc;
+
+    if (!rep)
+        return -1;
+    doc = report_to_json(rep);
+    report_free(rep);
+    text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!text)
+        return kp_err_set(err, "%s: cannot encode the report", path);
+    cm = k8s_baseline_configmap(K8S_BASELINE_NAME, ns ? ns : "kperf", text, &pct, err);
+    free(text);
+    if (!cm)
+        return kp_err_prefix(err, "%s", path);
+    if (pct >= 90.0)
+        fprintf(stderr, "kperf: warning: %s uses %.0f%% of the 1 MiB ConfigMap limit\n", path, pct);
+    docs = json_pack("[o]", cm);
+    rc = print_docs(docs, as_json, err);
+    json_decref(docs);
+    return rc;
 }
 
 static int convert_yaml(const char *path, struct kp_err *err)
@@ -185,6 +226,11 @@ int cmd_manifests(int argc, char **argv)
     rc = 1;
     if (mf.from_yaml) {
         if (convert_yaml(mf.from_yaml, &err) == 0)
+            rc = 0;
+        goto out;
+    }
+    if (mf.baseline) {
+        if (baseline_configmap(mf.baseline, ro.namespace_name, mf.json, &err) == 0)
             rc = 0;
         goto out;
     }

@@ -8,17 +8,19 @@
 #include "base/kp_err.h"
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
+#include "controller/report/pushgw.h"
 #include "controller/report/report.h"
 
 static const char usage_text[] =
-    "Usage: kperf report FILE.json [-o table|markdown|csv|html|json] [--output-dir DIR]\n"
-    "                    [--noisy-cv PCT]\n\n"
+    "Usage: kperf report FILE.json [-o table|markdown|csv|html|json|openmetrics]\n"
+    "                    [--output-dir DIR] [--noisy-cv PCT] [--push-gateway URL]\n\n"
     "Re-renders a saved report (report.json of 'kperf run --output-dir', schema "
     "kperf.report/v1).\n";
 
 struct report_flags {
     enum report_format fmt;
     const char *dir;  /* borrowed from argv; NULL = none */
+    const char *push; /* --push-gateway; borrowed from argv; NULL = none */
     const char *path; /* borrowed from argv */
     int n_paths;
     double noisy_cv_pct; /* < 0: keep the report's */
@@ -36,6 +38,15 @@ static int set_noisy_cv(void *ctx, const struct flag *fl, const char *v, struct 
     return units_parse_percent(v, &((struct report_flags *)ctx)->noisy_cv_pct, err);
 }
 
+static int set_push(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    (void)fl;
+    if (pushgw_url_check(v, err) != 0)
+        return -1;
+    ((struct report_flags *)ctx)->push = v;
+    return 0;
+}
+
 static int add_path(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
     struct report_flags *f = ctx;
@@ -50,13 +61,18 @@ static const struct flag flag_table[] = {
     {.name = "output",
      .short_name = 'o',
      .arg = "FORMAT",
-     .help = "table (default), markdown, csv, html or json, on stdout",
+     .help = "table (default), markdown, csv, html, json or\nopenmetrics, on stdout",
      .fn = set_output},
     {.name = "output-dir",
      .arg = "DIR",
      .help = "also write report.json, report.md, report.csv, report.html to DIR",
      .kind = FLAG_STRING,
      .offset = offsetof(struct report_flags, dir)},
+    {.name = "push-gateway",
+     .arg = "URL",
+     .help = "also PUT the metrics (OpenMetrics) to this Prometheus\n"
+             "Pushgateway (job kperf, instance = the report's cluster)",
+     .fn = set_push},
     {.name = "noisy-cv",
      .arg = "PCT",
      .help = "flag metrics whose CV across samples exceeds PCT (default: the\n"
@@ -128,6 +144,10 @@ int cmd_report(int argc, char **argv)
     }
     if (rc == 0 && f.dir && report_write_dir(rep, f.dir, &err) != 0) {
         fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
+        rc = 1;
+    }
+    if (rc == 0 && f.push && pushgw_push(rep, f.push, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         rc = 1;
     }
     report_free(rep);

@@ -17,7 +17,9 @@
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
 #include "controller/report/history.h"
+#include "controller/report/pushgw.h"
 #include "controller/report/report.h"
+#include "controller/report/report_rotate.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
 
@@ -35,31 +37,70 @@ static bool stderr_is_tty(void)
     return isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
 }
 
-/* Prints the report on stdout and writes --output-dir. Returns 0 or -1 (error printed). */
+/* Writes --output-dir, expanding {time}; with DIR/{time}, also points DIR/latest at the run
+ * and applies --keep-runs. Returns 0 or -1 (error printed). */
+static int write_output_dir(const struct report *rep, const struct run_options *ro)
+{
+    struct kp_err err = {{0}};
+    const char *start =
+        json_string_value(json_object_get(report_metadata_const(rep), "start_time"));
+    char *dir = report_dir_expand(ro->output_dir, start), *slash;
+    size_t removed = 0;
+    int rc = -1;
+
+    if (report_write_dir(rep, dir, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
+        goto out;
+    }
+    kp_log(KP_LOG_INFO, "report written to %s/report.{json,md,csv,html}", dir);
+    slash = strrchr(ro->output_dir, '/');
+    if (strcmp(slash ? slash + 1 : ro->output_dir, REPORT_DIR_TIME) == 0) {
+        slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        if (report_dir_rotate(slash ? dir : ".", slash ? slash + 1 : dir, ro->keep_runs, &removed,
+                              &err) != 0) {
+            fprintf(stderr, "kperf: error: --output-dir history: %s\n", kp_err_msg(&err));
+            goto out;
+        }
+        if (removed)
+            kp_log(KP_LOG_INFO, "--keep-runs %u: removed %zu older run folder(s)", ro->keep_runs,
+                   removed);
+    }
+    rc = 0;
+out:
+    free(dir);
+    return rc;
+}
+
+/* Prints the report on stdout, writes --output-dir and pushes to --push-gateway (each one
+ * tried even when an earlier one failed). Returns 0 or -1 (errors printed). */
 static int emit_report(const struct report *rep, const struct run_options *ro)
 {
     struct kp_err err = {{0}};
+    int rc = 0;
 
     if (report_render(rep, (enum report_format)ro->output, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-        return -1;
+        rc = -1;
     }
-    if (ro->output_dir && report_write_dir(rep, ro->output_dir, &err) != 0) {
-        fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
-        return -1;
+    if (ro->output_dir && write_output_dir(rep, ro) != 0)
+        rc = -1;
+    if (ro->push_gateway && pushgw_push(rep, ro->push_gateway, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        rc = -1;
     }
-    if (ro->output_dir)
-        kp_log(KP_LOG_INFO, "report written to %s/report.{json,md,csv,html}", ro->output_dir);
     if (ro->history_dir) {
         char *path = NULL;
         if (history_add(ro->history_dir, rep, NULL, HISTORY_DEFAULT_KEEP, &path, &err) != 0) {
             fprintf(stderr, "kperf: error: --history %s: %s\n", ro->history_dir, kp_err_msg(&err));
-            return -1;
+            rc = -1;
+        } else {
+            kp_log(KP_LOG_INFO, "report kept in the history as %s", path);
         }
-        kp_log(KP_LOG_INFO, "report kept in the history as %s", path);
         free(path);
     }
-    return 0;
+    return rc;
 }
 
 static int exit_code(int run_rc, const struct runner_outcome *out, const struct report *rep)
@@ -107,6 +148,8 @@ int cmd_run(int argc, char **argv)
         .tty = stderr_is_tty() && ro.verbose == 0, /* -v lines would break a status line */
         .handle_signals = true,
     };
+    if (ro.cluster_name)
+        json_object_set_new(report_metadata(rep), "cluster", json_string(ro.cluster_name));
     rc = runner_run(b, plan, rep, &o, &out, &err);
     if (rc != 0 && !out.signal) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));

@@ -15,6 +15,7 @@
 #include "base/testkind.h"
 #include "base/units.h"
 #include "controller/plan.h"
+#include "controller/report/pushgw.h"
 #include "controller/run_options.h"
 
 enum flag_id {
@@ -33,6 +34,9 @@ enum flag_id {
     F_OUTPUT,
     F_OUTPUT_DIR,
     F_HISTORY,
+    F_PUSH_GATEWAY,
+    F_CLUSTER_NAME,
+    F_KEEP_RUNS,
     F_VERBOSE,
     F_LOCAL,
     F_MTU,
@@ -322,6 +326,8 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
                          struct kp_err *err)
 {
     struct run_options *o = p->o;
+    long n = 0;
+
     switch (f->id) {
     case F_OUTPUT:
         for (int i = 0; i < 4; i++) {
@@ -330,7 +336,12 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
                 return 0;
             }
         }
-        return kp_err_set(err, "--output: unknown format '%s' (table, markdown, json, csv)", v);
+        if (strcmp(v, "openmetrics") == 0) {
+            o->output = RUN_OUTPUT_OPENMETRICS;
+            return 0;
+        }
+        return kp_err_set(
+            err, "--output: unknown format '%s' (table, markdown, json, csv, openmetrics)", v);
     case F_OUTPUT_DIR:
         if (!v[0])
             return kp_err_set(err, "--output-dir: empty path");
@@ -342,6 +353,23 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
             return kp_err_set(err, "--history: empty path");
         free(o->history_dir);
         o->history_dir = kp_xstrdup(v);
+        return 0;
+    case F_PUSH_GATEWAY:
+        if (pushgw_url_check(v, err) != 0)
+            return -1;
+        free(o->push_gateway);
+        o->push_gateway = kp_xstrdup(v);
+        return 0;
+    case F_KEEP_RUNS:
+        if (parse_int(v, 1, 100000, &n, f->name, err) != 0)
+            return -1;
+        o->keep_runs = (unsigned)n;
+        return 0;
+    case F_CLUSTER_NAME:
+        if (!v[0])
+            return kp_err_set(err, "--cluster-name: empty name");
+        free(o->cluster_name);
+        o->cluster_name = kp_xstrdup(v);
         return 0;
     default: /* F_VERBOSE (-vv: called twice); F_HELP is the parser's */
         o->verbose++;
@@ -514,11 +542,23 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)"),
-    RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT", "table (default), markdown, json or csv"),
+    RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT",
+             "table (default), markdown, json, csv or openmetrics"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",
-             "also write report.json, .md, .csv and .html into DIR"),
+             "also write report.json, .md, .csv and .html into DIR\n"
+             "({time} in DIR: the run's start, YYYYMMDDTHHMMSSZ)"),
     RUN_FLAG(G_OUTPUT, F_HISTORY, "history", 0, "DIR",
              "also keep the report in a history directory (kperf history, compare --baseline)"),
+    RUN_FLAG(G_OUTPUT, F_KEEP_RUNS, "keep-runs", 0, "N",
+             "with --output-dir DIR/{time} (a folder per run, named\n"
+             "after its start): keep the newest N run folders of DIR\n"
+             "and point DIR/latest at this run"),
+    RUN_FLAG(G_OUTPUT, F_PUSH_GATEWAY, "push-gateway", 0, "URL",
+             "also PUT the metrics (OpenMetrics) to this Prometheus\n"
+             "Pushgateway, job kperf, instance = the cluster name"),
+    RUN_FLAG(G_OUTPUT, F_CLUSTER_NAME, "cluster-name", 0, "NAME",
+             "the report's cluster (metric label, Pushgateway\n"
+             "instance; default local for --local, else default)"),
     RUN_FLAG(G_OUTPUT, F_VERBOSE, "verbose", 'v', NULL, "more diagnostics on stderr (-vv: debug)"),
     {.name = "help",
      .short_name = 'h',

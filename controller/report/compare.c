@@ -12,6 +12,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/textsafe.h"
+#include "controller/report/render_compare_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_pack.h"
@@ -870,8 +871,11 @@ int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
         rc = json_dumpf(cmp->doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', out);
         break;
+    case REPORT_HTML:
+        render_compare_html(cmp->doc, out);
+        break;
     default:
-        return kp_err_set(err, "compare prints table, markdown or json only");
+        return kp_err_set(err, "compare prints table, markdown, json or html only");
     }
     /* flushed here: a full disk or a closed pipe often shows only when the buffer goes out */
     if (rc != 0 || fflush(out) != 0 || ferror(out))

@@ -67,8 +67,9 @@ size_t compare_improvement_count(const struct compare *cmp);
 /* The comparison as kperf.compare/v1 (new reference; caller json_decref's it). */
 json_t *compare_to_json(const struct compare *cmp);
 
-/* Writes the comparison as REPORT_TABLE, REPORT_MARKDOWN or REPORT_JSON (others are an
- * error) and flushes out. Returns 0 or -1 with err (also for write errors). */
+/* Writes the comparison as REPORT_TABLE, REPORT_MARKDOWN, REPORT_JSON or REPORT_HTML
+ * (render_compare_html.h; others are an error) and flushes out. Returns 0 or -1 with err (also for
+ * write errors). */
 KP_MUST_CHECK int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
                                  struct kp_err *err);
 

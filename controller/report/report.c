@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "base/testkind.h"
 #include "controller/report/render_html.h"
+#include "controller/report/render_openmetrics.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_file.h"
@@ -55,8 +56,13 @@ int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *e
     static const struct {
         const char *name;
         enum report_format fmt;
-    } formats[] = {{"table", REPORT_TABLE}, {"markdown", REPORT_MARKDOWN}, {"md", REPORT_MARKDOWN},
-                   {"json", REPORT_JSON},   {"csv", REPORT_CSV},           {"html", REPORT_HTML}};
+    } formats[] = {{"table", REPORT_TABLE},
+                   {"markdown", REPORT_MARKDOWN},
+                   {"md", REPORT_MARKDOWN},
+                   {"json", REPORT_JSON},
+                   {"csv", REPORT_CSV},
+                   {"html", REPORT_HTML},
+                   {"openmetrics", REPORT_OPENMETRICS}};
 
     for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
         if (strcmp(s, formats[i].name) == 0) {
@@ -64,7 +70,8 @@ int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *e
             return 0;
         }
     }
-    return kp_err_set(err, "unknown output format '%s' (table, markdown, json, csv, html)", s);
+    return kp_err_set(
+        err, "unknown output format '%s' (table, markdown, json, csv, html, openmetrics)", s);
 }
 
 struct report *report_new(void)
@@ -686,6 +693,9 @@ int report_render(const struct report *rep, enum report_format fmt, FILE *out, s
         break;
     case REPORT_HTML:
         render_html(rep, out);
+        break;
+    case REPORT_OPENMETRICS:
+        render_openmetrics(rep, out);
         break;
     case REPORT_JSON:
         rc = write_json(rep, out);

@@ -52,10 +52,12 @@ enum report_format {
     REPORT_MARKDOWN,
     REPORT_JSON, /* kperf.report/v1 */
     REPORT_CSV,
-    REPORT_HTML, /* one self-contained page with inline SVG charts */
+    REPORT_HTML,        /* one self-contained page with inline SVG charts */
+    REPORT_OPENMETRICS, /* OpenMetrics text for Prometheus (docs/prometheus.md) */
 };
 
-/* "table", "markdown" (or "md"), "json", "csv", "html" -> fmt. Returns 0 or -1 with err. */
+/* "table", "markdown" (or "md"), "json", "csv", "html", "openmetrics" -> fmt. Returns 0 or -1 with
+ * err. */
 KP_MUST_CHECK int report_format_parse(const char *s, enum report_format *fmt, struct kp_err *err);
 
 /* A new, empty report (metadata {} and no rows). Never NULL; caller frees with report_free. */

@@ -31,14 +31,14 @@ kperf run --scenarios ''|all pod-to-pod host-to-host pod-to-service pod-to-exter
 kperf run --scenarios pod-to-pod,h|pod-to-pod,host-to-host
 kperf run --tests = TCP_S|TCP_STREAM TCP_STREAM_MULTI
 kperf run --tests UDP|UDP_RR UDP_STREAM
-kperf run -o ''|table markdown json csv
+kperf run -o ''|table markdown json csv openmetrics
 kperf run --image-pull-policy I|IfNotPresent
 kperf run --duration ''|
 kperf run --kube|--kubeconfig
 kperf run --output-dir $tmp/d/out|$tmp/d/out-a $tmp/d/out-b
 kperf report $tmp/d/b|$tmp/d/base.json
-kperf report x.json -o ''|table markdown csv html json
-kperf compare a.json b.json --output ''|table markdown json
+kperf report x.json -o ''|table markdown csv html json openmetrics
+kperf compare a.json b.json --output ''|table markdown json html
 kperf compare $tmp/d/base.json $tmp/d/n|$tmp/d/new.json
 kperf compare --thr|--threshold --thresholds
 kperf manifests --fo|--format

@@ -13,8 +13,9 @@
 #   objects, exactly the plain YAML in manifests/ (nothing ignored: the chart adds no helm
 #   labels unless commonLabels asks), and rbac.perRunNamespaces adds exactly
 #   manifests/rbac-namespaces.yaml;
-# * each value set and overlay changes what it says it changes; a pushgateway URL, which this
-#   kperf cannot use yet, stops helm with a clear error.
+# * each value set and overlay changes what it says it changes; history.existingClaim renders
+#   exactly manifests/cronjob-pvc.yaml; pushgateway.url adds --push-gateway (and clusterName
+#   --cluster-name) to "run"; history.keep 0 stops helm with a clear error.
 set -euo pipefail
 KPERF="${KPERF_BIN:?}/kperf"
 SRC="${KPERF_SRC:?}"
@@ -178,11 +179,28 @@ cron '.metadata.name == "perf-hourly" and .spec.suspend == true and
       .spec.jobTemplate.spec.template.spec.volumes[1].configMap.name == "perf-baseline"' \
     "$tmp/$R.ndjson" || bad "$R: CronJob"
 
-if "$HELM" template kperf "$CHART" --set pushgateway.url=http://pushgateway:9091 >/dev/null 2>"$tmp/err"; then
-    bad "pushgateway.url rendered a job this kperf cannot run"
-elif ! grep -q 'pushgateway.url: this kperf cannot push metrics yet' "$tmp/err"; then
-    bad "pushgateway.url: unclear error: $(cat "$tmp/err")"
+# history on a volume: the chart's rendering is manifests/cronjob-pvc.yaml (+ history-pvc.yaml
+# is the claim it names); the job keeps RBAC as it is
+render pvc --set history.existingClaim=kperf-history
+to_ndjson "$SRC/manifests/cronjob-pvc.yaml" "$tmp/plain-pvc.ndjson"
+diff <(jq . "$tmp/plain-pvc.ndjson") <(jq -c 'select(.kind == "CronJob")' "$tmp/helm-pvc.ndjson" | jq .) >"$tmp/diff" ||
+    { cat "$tmp/diff"; bad "helm history.existingClaim differs from manifests/cronjob-pvc.yaml"; }
+cmp -s <(grep -v '"kind":"CronJob"' "$tmp/helm-default.ndjson") <(grep -v '"kind":"CronJob"' "$tmp/helm-pvc.ndjson") ||
+    bad "history.existingClaim changes more than the CronJob"
+"$KPERF" manifests --from-yaml "$SRC/manifests/history-pvc.yaml" |
+    jq -e -s '.[0].kind == "PersistentVolumeClaim" and .[0].metadata.name == "kperf-history" and
+              .[0].metadata.namespace == "kperf"' >/dev/null || bad "history-pvc.yaml: not the claim kperf-history"
+if "$HELM" template kperf "$CHART" --set history.existingClaim=h --set history.keep=0 >/dev/null 2>"$tmp/err"; then
+    bad "history.keep=0 rendered"
+elif ! grep -q 'history.keep: must be at least 1' "$tmp/err"; then
+    bad "history.keep=0: unclear error: $(cat "$tmp/err")"
 fi
+
+# the Pushgateway: "run" pushes its metrics (e2e.prometheus_push tests the push itself)
+render push --set pushgateway.url=http://pushgateway.monitoring:9091 --set pushgateway.clusterName=prod-eu
+cron '(.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ") |
+       endswith("--output json --output-dir /results --push-gateway http://pushgateway.monitoring:9091 --cluster-name prod-eu"))' \
+    "$tmp/helm-push.ndjson" || bad "pushgateway.url: no --push-gateway/--cluster-name in run"
 
 # 3. kustomize: the base is the plain YAML; each overlay changes only the CronJob, as it says
 "$KUBECTL" kustomize "$SRC/manifests" >"$tmp/k-base.yaml" || bad "kubectl kustomize manifests"

@@ -49,7 +49,7 @@ validate_lines() {
             jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' \
                 "$doc" >/dev/null || { echo "FAIL: $file $kind binding"; fail=1; }
             ;;
-        ServiceAccount | Secret | ConfigMap)
+        ServiceAccount | Secret | ConfigMap | PersistentVolumeClaim)
             jq -e '.apiVersion == "v1" and .metadata.name and .metadata.namespace' \
                 "$doc" >/dev/null || { echo "FAIL: $file $kind metadata"; fail=1; }
             ;;

@@ -92,6 +92,50 @@ else
     cp "$K8S_DIR/baseline/report.json" "$keep/base.json"; cp "$K8S_DIR/results/report.json" "$keep/new.json"
     echo "reports kept in $keep"
 fi
+
+# the baseline ConfigMap from kperf itself: applies; a report over 1 MiB is refused by kperf
+"$KPERF" manifests --baseline-configmap "$K8S_DIR/baseline/report.json" -n kperf >"$K8S_DIR/cm.yaml" &&
+    kadmin apply -f "$K8S_DIR/cm.yaml" >/dev/null &&
+    kadmin get configmap kperf-baseline -n kperf -o json | jq -e '.data["report.json"] | fromjson |
+        .schema == "kperf.report/v1"' >/dev/null &&
+    pass "manifests --baseline-configmap: ConfigMap kperf-baseline applied, report.json intact" ||
+    fail "baseline ConfigMap from kperf manifests"
+jq '.results[0].samples as $s | .results[0].samples = [range(0; 400) as $i | ($s[0] | .sample = $i)]' \
+    "$K8S_DIR/baseline/report.json" >"$K8S_DIR/big.json"
+"$KPERF" manifests --baseline-configmap "$K8S_DIR/big.json" >/dev/null 2>"$K8S_DIR/big.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "over the 1048576-byte (1 MiB) limit of a ConfigMap: keep it on a volume" "$K8S_DIR/big.err" &&
+    pass "a $(stat -c %s "$K8S_DIR/big.json")-byte baseline is refused before the API server: $(cut -c1-120 "$K8S_DIR/big.err")" ||
+    fail "big baseline: exit $rc: $(cat "$K8S_DIR/big.err")"
+
+# cronjob-pvc.yaml: three nights (time compressed) on a history volume, keeping 2 run folders
+"$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob-pvc.yaml" >"$K8S_DIR/cronjob-pvc.json" ||
+    fail "cronjob-pvc.yaml does not parse"
+H="$K8S_DIR/history"
+mkdir -p "$H"
+mapfile -t pvc_run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' \
+    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#" -e 's#^30$#2#')
+mapfile -t pvc_cmp < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' \
+    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#")
+printf '%s\n' "${pvc_run[@]}" | grep -qx -- --keep-runs || fail "cronjob-pvc.yaml: no --keep-runs"
+nights=()
+for night in 1 2 3; do
+    in_cluster "${pvc_run[@]}" "${short[@]}" --scenarios pod-to-pod >/dev/null 2>"$K8S_DIR/pvc-run.err" ||
+        { fail "PVC night $night: run failed"; tail -3 "$K8S_DIR/pvc-run.err"; }
+    nights+=("$(readlink "$H/latest")")
+    in_cluster "${pvc_cmp[@]}" >/dev/null 2>"$K8S_DIR/pvc-cmp.err"
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || { fail "PVC night $night: compare exit $rc"; tail -3 "$K8S_DIR/pvc-cmp.err"; }
+    # the next night starts in a later second: its folder name differs
+    while [ "$(date -u +%Y%m%dT%H%M%SZ)" = "${nights[-1]}" ]; do sleep 0.2; done
+done
+kept=$(cd "$H" && ls -d 2*Z 2>/dev/null | tr '\n' ' ')
+[ "${#nights[@]}" = 3 ] && [ "${nights[0]}" != "${nights[1]}" ] && [ "${nights[1]}" != "${nights[2]}" ] &&
+    [ "$kept" = "${nights[1]} ${nights[2]} " ] && [ "$(readlink "$H/latest")" = "${nights[2]}" ] &&
+    jq -e '.results | length > 0' "$H/latest/report.json" >/dev/null &&
+    pass "cronjob-pvc.yaml: 3 nights, --keep-runs 2 kept ${kept}(night 1 ${nights[0]} removed), latest -> ${nights[2]}" ||
+    fail "PVC history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/latest")"
+
 # the identity cannot do more than rbac.yaml says: no namespace of its own
 in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"
 grep -q "missing permissions" "$K8S_DIR/denied.err" &&

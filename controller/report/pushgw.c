@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* pushgw.c - the Pushgateway PUT (pushgw.h). The body is rendered into memory first, so a
+ * failed render never sends half an exposition. */
+#include "controller/report/pushgw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "base/kp_alloc.h"
+#include "controller/report/render_openmetrics.h"
+#include "controller/report/report.h"
+
+#define ANSWER_MAX 200 /* bytes of the gateway's answer kept for an error message */
+
+struct answer {
+    char text[ANSWER_MAX + 1];
+    size_t len;
+};
+
+static size_t keep_answer(char *p, size_t size, size_t n, void *ctx)
+{
+    struct answer *a = ctx;
+    size_t bytes = size * n;
+
+    for (size_t i = 0; i < bytes && a->len < ANSWER_MAX; i++) {
+        unsigned char c = (unsigned char)p[i];
+
+        a->text[a->len++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+    }
+    a->text[a->len] = '\0';
+    return bytes;
+}
+
+int pushgw_url_check(const char *url, struct kp_err *err)
+{
+    const char *host;
+
+    if (strncmp(url, "http://", 7) == 0)
+        host = url + 7;
+    else if (strncmp(url, "https://", 8) == 0)
+        host = url + 8;
+    else
+        return kp_err_set(err, "--push-gateway: '%s' is not an http:// or https:// URL", url);
+    if (!host[0] || host[0] == '/')
+        return kp_err_set(err, "--push-gateway: '%s' has no host", url);
+    if (strpbrk(url, "?# \t\r\n"))
+        return kp_err_set(
+            err, "--push-gateway: '%s' must be a base URL (no query, fragment or spaces)", url);
+    return 0;
+}
+
+/* URL/metrics/job/kperf/instance@base64/<cluster in base64url>: the Pushgateway's encoding
+ * for a label value that may hold '/' or any other byte. Caller frees. */
+static char *push_url(const char *base, const char *cluster)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const unsigned char *in = (const unsigned char *)cluster;
+    size_t n = strlen(base), len = strlen(cluster), o = 0;
+    char *enc = kp_xcalloc(4 * (len / 3 + 1) + 1, 1), *url;
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) |
+                     (i + 2 < len ? in[i + 2] : 0);
+
+        enc[o++] = b64[v >> 18 & 63];
+        enc[o++] = b64[v >> 12 & 63];
+        enc[o++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
+        enc[o++] = i + 2 < len ? b64[v & 63] : '=';
+    }
+    url = kp_xasprintf("%.*s/metrics/job/kperf/instance@base64/%s", (int)n, base, len ? enc : "=");
+    free(enc);
+    return url;
+}
+
+int pushgw_push(const struct report *rep, const char *base_url, struct kp_err *err)
+{
+    char *body = NULL, *url = NULL;
+    size_t body_len = 0;
+    FILE *mem;
+    CURL *c = NULL;
+    struct curl_slist *hdr = NULL;
+    struct answer ans = {.len = 0};
+    long status = 0;
+    CURLcode cc;
+    int rc = -1;
+
+    if (pushgw_url_check(base_url, err) != 0)
+        return -1;
+    mem = open_memstream(&body, &body_len);
+    if (!mem)
+        return kp_err_set(err, "push gateway: out of memory");
+    render_openmetrics(rep, mem);
+    if (fclose(mem) != 0 || !body) {
+        free(body);
+        return kp_err_set(err, "push gateway: cannot render the metrics");
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = curl_easy_init())) {
+        kp_err_set(err, "push gateway: cannot initialise libcurl");
+        goto out;
+    }
+    url = push_url(base_url, render_openmetrics_cluster(rep));
+    /* the text format 0.0.4 parser reads OpenMetrics gauges; '# EOF' is a comment to it */
+    hdr = curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, PUSHGW_TIMEOUT_S);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_answer);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+    cc = curl_easy_perform(c);
+    if (cc != CURLE_OK) {
+        kp_err_set(err, "push gateway %s: %s", url, curl_easy_strerror(cc));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 200 || status > 299) {
+        kp_err_set(err, "push gateway %s: HTTP %ld%s%s", url, status, ans.len ? ": " : "",
+                   ans.text);
+        goto out;
+    }
+    rc = 0;
+out:
+    curl_slist_free_all(hdr);
+    if (c)
+        curl_easy_cleanup(c);
+    free(url);
+    free(body);
+    return rc;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* render_compare_html.c - the compare page (render_compare_html.h). Every string from the
+ * documents is HTML-escaped; numbers are printed with %g-style formatting. The verdict of a
+ * metric is both a CSS class (colour) and a data-verdict attribute (for tests and scrapers). */
+#include "controller/report/render_compare_html.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define BAR_W 160 /* px: the longer of the two bars */
+
+static void esc(const char *s, FILE *out)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&#39;", out);
+            break;
+        default:
+            fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+        }
+    }
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+
+    return s ? s : "";
+}
+
+/* "regression" -> "regression", "within noise" -> "within-noise": a CSS class. */
+static void verdict_class(const char *v, FILE *out)
+{
+    for (; *v; v++)
+        fputc(*v == ' ' ? '-' : *v, out);
+}
+
+static void num(const json_t *v, FILE *out)
+{
+    double x = json_number_value(v);
+
+    if (json_is_number(v) && isfinite(x))
+        fprintf(out, fabs(x) >= 1000 ? "%.0f" : "%.4g", x); /* 48090, not 4.809e+04 */
+    else
+        fputs("-", out);
+}
+
+static void row_label(const json_t *row, FILE *out)
+{
+    esc(str(row, "scenario"), out);
+    fputc(' ', out);
+    esc(str(row, "placement"), out);
+    fputc(' ', out);
+    esc(str(row, "test"), out);
+    if (json_is_true(json_object_get(row, "reverse")))
+        fputs(" (reverse)", out);
+}
+
+/* Two horizontal bars, base (grey) above new (coloured by verdict), scaled to the larger. */
+static void bars(const json_t *m, FILE *out)
+{
+    double b = json_number_value(json_object_get(m, "base"));
+    double n = json_number_value(json_object_get(m, "new"));
+    double top = fmax(fabs(b), fabs(n));
+    int wb = top > 0 ? (int)lround(BAR_W * fabs(b) / top) : 0;
+    int wn = top > 0 ? (int)lround(BAR_W * fabs(n) / top) : 0;
+
+    fprintf(
+        out,
+        "<svg class=\"bars\" width=\"%d\" height=\"22\" role=\"img\" aria-label=\"base vs new\">"
+        "<rect class=\"bar-base\" x=\"0\" y=\"1\" width=\"%d\" height=\"9\"/>"
+        "<rect class=\"bar-new\" x=\"0\" y=\"12\" width=\"%d\" height=\"9\"/></svg>",
+        BAR_W, wb, wn);
+}
+
+static void metric_row(const json_t *m, FILE *out)
+{
+    const char *v = str(m, "verdict");
+
+    fputs("<tr class=\"metric ", out);
+    verdict_class(v, out);
+    fputs("\" data-metric=\"", out);
+    esc(str(m, "metric"), out);
+    fputs("\" data-verdict=\"", out);
+    esc(v, out);
+    fputs("\"><td>", out);
+    esc(str(m, "metric"), out);
+    fputs(" <small>(", out);
+    esc(str(m, "better"), out);
+    fputs(" is better)</small></td><td class=\"num base\">", out);
+    num(json_object_get(m, "base"), out);
+    fputs("</td><td class=\"num new\">", out);
+    num(json_object_get(m, "new"), out);
+    fputs("</td><td class=\"num delta\">", out);
+    if (json_is_number(json_object_get(m, "delta_pct")))
+        fprintf(out, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
+    else
+        fputs("-", out);
+    fputs("</td><td>", out);
+    bars(m, out);
+    fputs("</td><td class=\"verdict\">", out);
+    esc(v, out);
+    fputs("</td></tr>\n", out);
+}
+
+/* A list of rows (only_in_base, only_in_new, failed_in_new) under a heading; nothing when
+ * empty. */
+static void row_list(const json_t *doc, const char *key, const char *title, FILE *out)
+{
+    const json_t *a = json_object_get(doc, key), *row;
+    size_t i;
+
+    if (json_array_size(a) == 0)
+        return;
+    fprintf(out, "<h2>%s</h2>\n<ul id=\"%s\">\n", title, key);
+    json_array_foreach(a, i, row)
+    {
+        fputs("<li>", out);
+        if (json_is_string(row))
+            esc(json_string_value(row), out);
+        else
+            row_label(row, out);
+        fputs("</li>\n", out);
+    }
+    fputs("</ul>\n", out);
+}
+
+void render_compare_html(const json_t *doc, FILE *out)
+{
+    const json_t *sum = json_object_get(doc, "summary"), *row, *m;
+    json_int_t reg = json_integer_value(json_object_get(sum, "regressions"));
+    json_int_t imp = json_integer_value(json_object_get(sum, "improvements"));
+    size_t i, j;
+
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<title>kperf compare</title>\n<style>\n"
+          "body{font-family:sans-serif;margin:1.5em;color:#222}"
+          "table{border-collapse:collapse;margin-bottom:1.5em}"
+          "th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}"
+          "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+          "tr.regression td.verdict{background:#f8d0d0;color:#900;font-weight:bold}"
+          "tr.improvement td.verdict{background:#d4f0d4;color:#060}"
+          "tr.within-noise td.verdict{color:#777}"
+          ".bar-base{fill:#aaa}tr.regression .bar-new{fill:#c33}"
+          "tr.improvement .bar-new{fill:#3a3}tr.within-noise .bar-new{fill:#58c}"
+          "#summary.fail{color:#900}#summary.ok{color:#060}\n"
+          "</style></head><body>\n<h1>kperf compare: base vs new</h1>\n",
+          out);
+    fprintf(out,
+            "<p id=\"summary\" class=\"%s\" data-regressions=\"%lld\" data-improvements=\"%lld\">"
+            "%lld regression(s), %lld improvement(s); threshold %.4g%%, alpha %.4g. "
+            "Grey bar: base, coloured bar: new.</p>\n",
+            reg > 0 ? "fail" : "ok", (long long)reg, (long long)imp, (long long)reg, (long long)imp,
+            json_number_value(json_object_get(doc, "threshold_pct")),
+            json_number_value(json_object_get(doc, "alpha")));
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        fputs("<h2 class=\"row ", out);
+        verdict_class(str(row, "verdict"), out);
+        fputs("\">", out);
+        row_label(row, out);
+        fputs(" &mdash; ", out);
+        esc(str(row, "verdict"), out);
+        fputs("</h2>\n<table class=\"row\"><thead><tr><th>metric</th><th>base</th><th>new</th>"
+              "<th>change</th><th>base / new</th><th>verdict</th></tr></thead><tbody>\n",
+              out);
+        json_array_foreach(json_object_get(row, "metrics"), j, m) metric_row(m, out);
+        fputs("</tbody></table>\n", out);
+    }
+    row_list(doc, "failed_in_new", "Failed in the new run", out);
+    row_list(doc, "only_in_base", "Only in the base report", out);
+    row_list(doc, "only_in_new", "Only in the new report", out);
+    fputs("</body></html>\n", out);
+}

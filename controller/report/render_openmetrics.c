@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* render_openmetrics.c - OpenMetrics text of a report (render_openmetrics.h). Each family is
+ * written whole (HELP, TYPE, then one sample per row that has the value), families in a fixed
+ * order; rows without samples contribute nothing. */
+#include "controller/report/render_openmetrics.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "controller/report/report.h"
+
+/* Where one value of a row is: aggregate.<field>[.<sub>], times scale. */
+struct om_family {
+    const char *name;
+    const char *help;
+    const char *field;
+    const char *sub;
+    double scale;
+    const char *extra_label; /* a label added to this sample, e.g. stat="p99"; NULL = none */
+    const char *extra_value;
+};
+
+/* Families with several samples per row share a name; consecutive entries of one name form
+ * one family (HELP/TYPE once). */
+static const struct om_family families[] = {
+    {"kperf_latency_seconds",
+     "Request/response latency of RR tests (percentiles of the merged "
+     "histogram, mean, min and max), by stat",
+     "latency_us", "p50", 1e-6, "stat", "p50"},
+    {"kperf_latency_seconds", NULL, "latency_us", "p90", 1e-6, "stat", "p90"},
+    {"kperf_latency_seconds", NULL, "latency_us", "p99", 1e-6, "stat", "p99"},
+    {"kperf_latency_seconds", NULL, "latency_us", "p999", 1e-6, "stat", "p99.9"},
+    {"kperf_latency_seconds", NULL, "latency_us", "mean", 1e-6, "stat", "mean"},
+    {"kperf_latency_seconds", NULL, "latency_us", "min", 1e-6, "stat", "min"},
+    {"kperf_latency_seconds", NULL, "latency_us", "max", 1e-6, "stat", "max"},
+    {"kperf_ops_per_second", "Transactions per second of RR tests (TCP_CRR: connections)",
+     "ops_per_sec", NULL, 1, NULL, NULL},
+    {"kperf_throughput_bytes_per_second", "Goodput of stream tests (report Mb/s x 125000)",
+     "throughput_mbps", NULL, 125000, NULL, NULL},
+    {"kperf_tcp_retransmits", "TCP retransmits counted by the client socket(s) during the test",
+     "tcp", "retransmits", 1, NULL, NULL},
+    {"kperf_udp_loss_ratio", "UDP_STREAM datagrams lost over sent (0..1)", "udp", "loss_pct", 0.01,
+     NULL, NULL},
+    {"kperf_udp_jitter_seconds", "UDP_STREAM inter-arrival jitter", "udp", "jitter_us", 1e-6, NULL,
+     NULL},
+    {"kperf_agent_cpu_seconds_per_gigabit", "Agent CPU time per Gbit moved, by side",
+     "cpu_seconds_per_gbit", "client", 1, "side", "client"},
+    {"kperf_agent_cpu_seconds_per_gigabit", NULL, "cpu_seconds_per_gbit", "server", 1, "side",
+     "server"},
+};
+
+static const char *str_at(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+void render_openmetrics_label_value(const char *s, FILE *out)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c == '"')
+            fputs("\\\"", out);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c < 0x20 || c == 0x7f)
+            fputc(' ', out);
+        else
+            fputc(c, out);
+    }
+}
+
+const char *render_openmetrics_cluster(const struct report *rep)
+{
+    const json_t *md = report_metadata_const(rep);
+    const char *c = str_at(md, "cluster"), *backend = str_at(md, "backend");
+
+    if (c && c[0])
+        return c;
+    if (backend && strcmp(backend, "local") == 0)
+        return "local";
+    return "default";
+}
+
+static void label(FILE *out, bool *first, const char *name, const char *value)
+{
+    fprintf(out, "%s%s=\"", *first ? "" : ",", name);
+    render_openmetrics_label_value(value ? value : "", out);
+    fputc('"', out);
+    *first = false;
+}
+
+/* The labels every sample of a run carries. */
+struct om_run {
+    const char *cluster, *cni, *cni_version;
+};
+
+static void row_labels(const json_t *row, const struct om_run *run, const struct om_family *f,
+                       FILE *out)
+{
+    bool first = true;
+
+    fputc('{', out);
+    label(out, &first, "scenario", str_at(row, "scenario"));
+    label(out, &first, "placement", str_at(row, "placement"));
+    label(out, &first, "test", str_at(row, "test"));
+    label(out, &first, "direction",
+          json_is_true(json_object_get(row, "reverse")) ? "reverse" : "forward");
+    label(out, &first, "cluster", run->cluster);
+    label(out, &first, "cni", run->cni);
+    label(out, &first, "cni_version", run->cni_version);
+    if (f->extra_label)
+        label(out, &first, f->extra_label, f->extra_value);
+    fputc('}', out);
+}
+
+/* The value of f in row, or false when the row does not have it. */
+static bool row_value(const json_t *row, const struct om_family *f, double *v)
+{
+    const json_t *agg = json_object_get(row, "aggregate"), *x;
+
+    if (json_array_size(json_object_get(row, "samples")) == 0)
+        return false;
+    x = json_object_get(agg, f->field);
+    if (f->sub)
+        x = json_object_get(x, f->sub);
+    if (!json_is_number(x) || !isfinite(json_number_value(x)))
+        return false;
+    *v = json_number_value(x) * f->scale;
+    return true;
+}
+
+/* " <v>\n" with the fewest digits that read back as v (15, else 17). */
+static void put_number(double v, FILE *out)
+{
+    char buf[40];
+
+    snprintf(buf, sizeof(buf), "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, sizeof(buf), "%.17g", v);
+    fprintf(out, " %s\n", buf);
+}
+
+static void run_info(const struct report *rep, const struct om_run *run, FILE *out)
+{
+    const json_t *md = report_metadata_const(rep);
+    static const char *const keys[] = {"kperf_version",   "backend",  "kubernetes_version",
+                                       "kube_proxy_mode", "run_id",   "start_time",
+                                       "end_time",        "ip_family"};
+    const json_t *node;
+    size_t i;
+    bool first = true;
+
+    fputs("# HELP kperf_run_info Provenance of the run the other kperf_ metrics come from "
+          "(value always 1)\n# TYPE kperf_run_info gauge\nkperf_run_info{",
+          out);
+    label(out, &first, "cluster", run->cluster);
+    label(out, &first, "cni", run->cni);
+    label(out, &first, "cni_version", run->cni_version);
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (str_at(md, keys[i]))
+            label(out, &first, keys[i], str_at(md, keys[i]));
+    json_array_foreach(json_object_get(md, "nodes"), i, node)
+    {
+        const char *role = str_at(node, "role");
+
+        if (i >= 2)
+            break; /* the pair measured: node_a, node_b */
+        label(out, &first, i == 0 ? "node_a" : "node_b", str_at(node, "name"));
+        if (role)
+            label(out, &first, i == 0 ? "node_a_role" : "node_b_role", role);
+        if (str_at(node, "kernel"))
+            label(out, &first, i == 0 ? "node_a_kernel" : "node_b_kernel", str_at(node, "kernel"));
+        if (str_at(node, "instance_type"))
+            label(out, &first, i == 0 ? "node_a_instance_type" : "node_b_instance_type",
+                  str_at(node, "instance_type"));
+    }
+    fputs("} 1\n", out);
+}
+
+void render_openmetrics(const struct report *rep, FILE *out)
+{
+    const json_t *cni = json_object_get(report_metadata_const(rep), "cni");
+    struct om_run run = {
+        .cluster = render_openmetrics_cluster(rep),
+        .cni = str_at(cni, "name"),
+        .cni_version = str_at(cni, "version"),
+    };
+    size_t n = sizeof(families) / sizeof(families[0]);
+
+    run_info(rep, &run, out);
+    for (size_t i = 0; i < n; i++) {
+        const struct om_family *f = &families[i];
+
+        if (f->help)
+            fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", f->name, f->help, f->name);
+        for (size_t r = 0; r < report_row_count(rep); r++) {
+            const json_t *row = report_row(rep, r);
+            double v;
+
+            if (!row_value(row, f, &v))
+                continue;
+            fputs(f->name, out);
+            row_labels(row, &run, f, out);
+            put_number(v, out);
+        }
+    }
+    fputs("# EOF\n", out);
+}

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# compare_html.sh - `kperf compare -o html` rendered in a real browser (Debian's chromium,
+# headless): the synthetic base/regressed reports of test_compare give exit 3 and a page
+# whose DOM, after layout, has the regressed metric in a red verdict cell (computed style),
+# a coloured "new" bar and a grey "base" bar of non-zero width, and one table per compared
+# row; a report name holding HTML stays text. A probe script is appended to a COPY of the
+# page (the page itself has no scripts; the test checks that too). The screenshot is kept as
+# build/test/compare_html.png. Runtime about 15 s.
+set -u
+KPERF="$KPERF_BIN/kperf"
+GEN="$KPERF_BIN/../test/unit/test_compare"
+[ -x "$KPERF" ] && [ -x "$GEN" ] || { echo "skip: kperf or test_compare not built"; exit 77; }
+command -v chromium >/dev/null || { echo "FAIL: chromium missing (scripts/test.sh installs it)"; exit 1; }
+D=$(mktemp -d /tmp/kperf-compare-html.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+browse() { # ARGS...: headless chromium, bounded, quiet
+    timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
+        --user-data-dir="$D/profile" "$@" 2>>"$D/chromium.err"
+}
+
+KPERF_WRITE_FIXTURES="$D" "$GEN" >/dev/null 2>&1 || fail "test_compare did not run"
+# a hostile scenario name on both sides: it must come out as text
+for f in base regressed; do
+    jq '(.results[] | select(.test == "TCP_STREAM") | .scenario) = "pod-to-pod<img src=x onerror=alert(1)>"' \
+        "$D/$f.json" >"$D/h-$f.json"
+done
+"$KPERF" compare "$D/h-base.json" "$D/h-regressed.json" -o html >"$D/page.html" 2>"$D/err"
+rc=$?
+[ "$rc" = 3 ] || fail "compare -o html: exit $rc, want 3: $(cat "$D/err")"
+grep -qi "<script" "$D/page.html" && fail "the page has a script"
+grep -q "<img" "$D/page.html" && fail "a report field was written as HTML"
+
+cp "$D/page.html" "$D/probe.html"
+cat >>"$D/probe.html" <<'JS'
+<script>
+const out = {};
+const reg = [...document.querySelectorAll('tr.metric[data-verdict="regression"]')];
+out.regressions = reg.map(r => r.dataset.metric);
+if (reg.length) {
+  out.verdict_bg = getComputedStyle(reg[0].querySelector('td.verdict')).backgroundColor;
+  out.new_fill = getComputedStyle(reg[0].querySelector('rect.bar-new')).fill;
+  out.base_fill = getComputedStyle(reg[0].querySelector('rect.bar-base')).fill;
+  out.new_w = reg[0].querySelector('rect.bar-new').getBBox().width;
+  out.base_w = reg[0].querySelector('rect.bar-base').getBBox().width;
+}
+out.tables = document.querySelectorAll('table.row').length;
+out.summary = document.getElementById('summary').dataset.regressions;
+out.hostile_text = [...document.querySelectorAll('h2.row')].some(h => h.textContent.includes('<img src=x'));
+out.imgs = document.images.length;
+const pre = document.createElement('pre');
+pre.id = 'probe';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>
+JS
+browse --dump-dom "file://$D/probe.html" >"$D/dom.html"
+probe=$(python3 -c 'import re,sys,html; m=re.search(r"<pre id=\"probe\">(.*?)</pre>", open(sys.argv[1]).read(), re.S); print(html.unescape(m.group(1)) if m else "")' "$D/dom.html")
+[ -n "$probe" ] || { fail "no probe output in the DOM ($(tail -2 "$D/chromium.err"))"; probe='{}'; }
+echo "DOM probe: $probe"
+rows=$("$KPERF" compare "$D/h-base.json" "$D/h-regressed.json" -o json | jq '.rows | length')
+want_reg=$("$KPERF" compare "$D/h-base.json" "$D/h-regressed.json" -o json | jq -c '[.rows[].metrics[] | select(.verdict == "regression") | .metric]')
+jq -e --argjson rows "$rows" --argjson reg "$want_reg" '
+    .regressions == $reg and (.regressions | length) > 0 and
+    .verdict_bg == "rgb(248, 208, 208)" and .new_fill == "rgb(204, 51, 51)" and
+    .base_fill == "rgb(170, 170, 170)" and .new_w > 0 and .base_w > 0 and
+    .tables == $rows and .summary == "1" and .hostile_text == true and .imgs == 0' \
+    <<<"$probe" >/dev/null || fail "rendered page: want regressions $want_reg, $rows tables, red verdict, bars"
+
+shot="$KPERF_BIN/../test/compare_html.png"
+browse --screenshot="$shot" --window-size=1200,1400 "file://$D/page.html" >/dev/null
+[ -s "$shot" ] && echo "screenshot: $shot" || fail "no screenshot"
+
+# a format compare does not have is still a usage error
+"$KPERF" compare "$D/base.json" "$D/regressed.json" -o csv >/dev/null 2>"$D/err"
+[ $? = 2 ] && grep -q "table, markdown, json or html" "$D/err" || fail "compare -o csv: $(cat "$D/err")"
+
+[ "$fails" = 0 ] && echo "compare_html: all checks passed"
+exit $((fails > 0))
