@@ -163,7 +163,9 @@ static bool log_line(const char *path, const char *mark, char *buf, size_t len)
     while (fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\n")] = '\0';
         if (!mark || strstr(line, mark)) {
-            snprintf(buf, len, "%s", line);
+            size_t n = strlen(line) < len ? strlen(line) : len - 1; /* truncated to fit buf */
+            memcpy(buf, line, n);
+            buf[n] = '\0';
             found = true;
             if (mark)
                 break;
