@@ -12,6 +12,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_facts_cni.h"
 #include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -115,6 +116,14 @@ static void cni_facts(struct k8s_backend *b)
     if (cilium || vpc) {
         json_decref(cni);
         cni = k8s_facts_cni(ds, cilium, vpc);
+    }
+    {
+        json_t *tke =
+            strncmp(name, "tke-", 4) == 0
+                ? get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "tke-cni-agent-conf")
+                : NULL;
+        k8s_facts_cni_tke(cni, ds, tke); /* a no-op off TKE */
+        json_decref(tke);
     }
     json_object_set_new(b->facts, "cni", cni);
     if (strcmp(k8s_facts_kube_proxy_mode(ds, NULL), "none") != 0) {

@@ -365,6 +365,31 @@ static void fact(FILE *out, bool markdown, int *n, const char *label, const char
         fprintf(out, "%s%s%s", (*n)++ ? ", " : "", label, value);
 }
 
+/* The node's first NIC and TCP sysctls (metadata.nodes[].net, from kperf-agent node-facts):
+ * ", NIC eth0 ena 25000 Mb/s 8 queues, TCP cubic". */
+static void node_net(const json_t *net, int parts, FILE *out)
+{
+    const json_t *nic = json_array_get(json_object_get(net, "nics"), 0);
+    const json_t *q = json_object_get(nic, "combined_queues");
+    const char *cc = meta_str(json_object_get(net, "sysctls"), "tcp_congestion_control");
+
+    if (nic) {
+        fprintf(out, "%sNIC %s", parts++ ? ", " : "",
+                meta_str(nic, "name") ? meta_str(nic, "name") : "?");
+        if (meta_str(nic, "driver"))
+            fprintf(out, " %s", meta_str(nic, "driver"));
+        if (json_is_integer(json_object_get(nic, "speed_mbps")))
+            fprintf(out, " %lld Mb/s",
+                    (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
+        if (!q)
+            q = json_object_get(nic, "rx_queues");
+        if (json_is_integer(q))
+            fprintf(out, " %lld queues", (long long)json_integer_value(q));
+    }
+    if (cc)
+        fprintf(out, "%sTCP %s", parts ? ", " : "", cc);
+}
+
 /* One line per node: "node-a (server, kernel 6.1.0, MTU 9001, zone eu-1a, m5.large)". */
 static void node_lines(const json_t *nodes, bool markdown, FILE *out)
 {
@@ -384,6 +409,7 @@ static void node_lines(const json_t *nodes, bool markdown, FILE *out)
         if (json_is_integer(json_object_get(n, "mtu")))
             fprintf(out, "%sMTU %lld", parts++ ? ", " : "",
                     (long long)json_integer_value(json_object_get(n, "mtu")));
+        node_net(json_object_get(n, "net"), parts, out);
         fputs(")\n", out);
     }
 }
