@@ -18,6 +18,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
 #define LOG_MAX_BYTES (16L << 20)
@@ -192,7 +193,9 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         return kp_err_set(err, "interrupted");
     k8s_objects_group_target(g, &t);
     node = client_node(b, g, &t);
-    server = server_addr(b, &t);
+    server = t.via_service ? NULL : k8s_sweep_server(b, g, t.server_network);
+    if (!server)
+        server = server_addr(b, &t);
     port = t.server_network ? b->ro->port : b->ro->external_port;
     if (!server)
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
@@ -327,6 +330,7 @@ static void destroy(struct backend *base)
     kp_free_secret(b->token);
     json_decref(b->nodes);
     json_decref(b->facts);
+    json_decref(b->sweep_servers);
     free(b->pod_server_ip);
     free(b->host_server_ip);
     free(b->service_ip);

@@ -34,6 +34,7 @@ struct k8s_backend {
     int ns_created;                 /* we created d.ns: delete it at the end */
     struct k8s_lease_keeper *lease; /* the run's Lease, held from before its first object */
     unsigned n_steps;               /* client runs so far: the step number in the next Job's name */
+    json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
 };
 
 /* The options every API client of the run is made with (main client, lease keeper). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "controller/report/outlier.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
 
@@ -438,6 +439,7 @@ static void print_header(const struct report *rep, bool markdown, FILE *out)
     if (n)
         fputc('\n', out);
     node_lines(json_object_get(md, "nodes"), markdown, out);
+    outlier_print(md, markdown, out);
 }
 
 void render_text_table(const struct report *rep, FILE *out)
@@ -477,6 +479,25 @@ static void csv_field(const char *s, bool last, FILE *out)
     fputc(last ? '\n' : ',', out);
 }
 
+/* sweep rows ("node:NAME"): that node's verdict (outlier.h); "" otherwise */
+static const char *node_verdict(const json_t *md, const json_t *row)
+{
+    const char *pl = json_string_value(json_object_get(row, "placement"));
+    size_t i;
+    const json_t *n;
+
+    if (!pl || strncmp(pl, "node:", 5) != 0)
+        return "";
+    json_array_foreach(json_object_get(json_object_get(md, "sweep"), "nodes"), i, n)
+    {
+        const char *name = json_string_value(json_object_get(n, "name"));
+        const char *v = json_string_value(json_object_get(n, "verdict"));
+        if (name && v && strcmp(name, pl + 5) == 0)
+            return v;
+    }
+    return "";
+}
+
 void render_text_csv(const struct report *rep, FILE *out)
 {
     static const char *const header[] = {"scenario",
@@ -504,6 +525,7 @@ void render_text_csv(const struct report *rep, FILE *out)
                                          "ci95_hi",
                                          "noisy",
                                          "note",
+                                         "node_verdict",
                                          NULL};
     static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
     char b[CELL];
@@ -540,6 +562,7 @@ void render_text_csv(const struct report *rep, FILE *out)
         snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 1)));
         csv_field(json_is_array(ci) ? b : "-", false, out);
         csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
-        csv_field(note ? note : "", true, out);
+        csv_field(note ? note : "", false, out);
+        csv_field(node_verdict(report_metadata_const(rep), row), true, out);
     }
 }

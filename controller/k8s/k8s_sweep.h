@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_sweep.h - sweep mode (--all-nodes) of the Kubernetes backend: every eligible node is the
+ * client of one pair and the server of another. Nodes are sorted by name and paired in a ring
+ * (node i -> node i+1, the last -> the first), so no reference node carries every client and a
+ * slow node shows in both pairs it is part of (report/outlier.h attributes it). Servers: node
+ * A's servers for A, and one server DaemonSet per network ("kperf-server-<net>-sweep") on the
+ * other eligible nodes. Internal to controller/k8s/. */
+#ifndef KPERF_K8S_K8S_SWEEP_H
+#define KPERF_K8S_K8S_SWEEP_H
+
+#include <jansson.h>
+
+#include "base/kp_err.h"
+#include "controller/plan.h"
+
+struct k8s_backend;
+
+/* The ring over node names (array of strings, any order): [{"client", "server"}] with clients
+ * in name order. One node pairs with itself; none gives []. New reference. Pure. */
+json_t *k8s_sweep_ring(const json_t *names);
+
+/* Replaces the other-node groups with one group per eligible node (client node = that node) and
+ * records metadata "sweep": {"pairs": ring, "nodes": [node facts, k8s_facts_node_info]}. */
+void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan);
+
+/* After node A's servers are ready: the sweep server DaemonSets on every other eligible node,
+ * waited for Ready, their pod (or host) IPs recorded. No-op outside sweep mode. 0 or -1. */
+KP_MUST_CHECK int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err);
+
+/* The server address for a sweep group g on network "pod" or "host" (the ring successor of
+ * g->node), or NULL when g is not a sweep group (the caller's usual address applies). */
+const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_group *g,
+                             const char *network);
+
+#endif

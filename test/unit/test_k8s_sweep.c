@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_k8s_sweep.c - the ring of sweep pairs: every node client once and server once, in name
+ * order whatever the input order; one node pairs with itself; none gives no pair. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "controller/k8s/k8s_sweep.h"
+
+static const char *field(const json_t *ring, size_t i, const char *k)
+{
+    return json_string_value(json_object_get(json_array_get(ring, i), k));
+}
+
+static void test_k8s_sweep_ring_pairs(void **state)
+{
+    json_t *names = json_pack("[s,s,s,s]", "node-3", "node-1", "node-4", "node-2");
+    json_t *ring = k8s_sweep_ring(names);
+    (void)state;
+
+    assert_int_equal(json_array_size(ring), 4);
+    for (size_t i = 0; i < 4; i++) {
+        char want_c[16], want_s[16];
+        snprintf(want_c, sizeof(want_c), "node-%zu", i + 1);
+        snprintf(want_s, sizeof(want_s), "node-%zu", (i + 1) % 4 + 1);
+        assert_string_equal(field(ring, i, "client"), want_c);
+        assert_string_equal(field(ring, i, "server"), want_s);
+    }
+    json_decref(ring);
+    json_decref(names);
+}
+
+static void test_k8s_sweep_ring_one_and_none(void **state)
+{
+    json_t *one = json_pack("[s]", "solo"), *none = json_array();
+    json_t *r1 = k8s_sweep_ring(one), *r0 = k8s_sweep_ring(none);
+    (void)state;
+
+    assert_int_equal(json_array_size(r1), 1);
+    assert_string_equal(field(r1, 0, "client"), "solo");
+    assert_string_equal(field(r1, 0, "server"), "solo");
+    assert_int_equal(json_array_size(r0), 0);
+    json_decref(r1);
+    json_decref(r0);
+    json_decref(one);
+    json_decref(none);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k8s_sweep_ring_pairs),
+        cmocka_unit_test(test_k8s_sweep_ring_one_and_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
