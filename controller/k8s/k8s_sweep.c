@@ -12,6 +12,24 @@
 #include "controller/k8s/k8s_objects.h"
 #include "controller/k8s/k8s_wait.h"
 
+/* A Job started ahead of the runner's call for its group, and what it gave once collected. */
+struct ahead {
+    const struct plan_group *g;
+    struct run_spec spec;      /* as started: a later call must ask for the same */
+    struct k8s_client_run *cr; /* NULL once collected */
+    json_t *doc;
+    int rc;
+    struct kp_err err;
+};
+
+struct k8s_sweep_state {
+    const struct plan *plan;
+    struct ahead *ahead;
+    size_t n_ahead;
+    const struct plan_group **started; /* groups whose first Job was made (never again ahead) */
+    size_t n_started;
+};
+
 static int by_str(const void *x, const void *y)
 {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
@@ -26,9 +44,23 @@ json_t *k8s_sweep_ring(const json_t *names)
     for (size_t i = 0; i < n; i++)
         v[i] = json_string_value(json_array_get(names, i));
     qsort(v, n, sizeof(*v), by_str);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(ring,
-                              json_pack("{s:s, s:s}", "client", v[i], "server", v[(i + 1) % n]));
+    for (size_t i = 0; i < n; i++) {
+        /* the first round in which neither end is busy (pairs before it, in ring order) */
+        int round = 0;
+        for (size_t k = 0; k < i; k++) {
+            const json_t *p = json_array_get(ring, k);
+            const char *c = json_string_value(json_object_get(p, "client"));
+            const char *sv = json_string_value(json_object_get(p, "server"));
+            int r = (int)json_integer_value(json_object_get(p, "round"));
+            if (r == round && (strcmp(c, v[i]) == 0 || strcmp(sv, v[i]) == 0 ||
+                               strcmp(c, v[(i + 1) % n]) == 0 || strcmp(sv, v[(i + 1) % n]) == 0)) {
+                round++;
+                k = (size_t)-1; /* rescan the pairs for the next round */
+            }
+        }
+        json_array_append_new(ring, json_pack("{s:s, s:s, s:i}", "client", v[i], "server",
+                                              v[(i + 1) % n], "round", round));
+    }
     free(v);
     return ring;
 }
@@ -186,4 +218,158 @@ int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err)
     kp_log(KP_LOG_INFO, "sweep: servers ready on %zu more nodes (%u API requests so far)", others,
            (unsigned)kube_request_count(b->kc));
     return 0;
+}
+
+/* the round of the pair whose client is `client` (-1 when unknown) */
+static int round_of(const struct k8s_backend *b, const char *client)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "pairs"), i, p)
+    {
+        const char *c = json_string_value(json_object_get(p, "client"));
+        if (c && strcmp(c, client) == 0)
+            return (int)json_integer_value(json_object_get(p, "round"));
+    }
+    return -1;
+}
+
+static int was_started(const struct k8s_sweep_state *st, const struct plan_group *g)
+{
+    for (size_t i = 0; i < st->n_started; i++)
+        if (st->started[i] == g)
+            return 1;
+    return 0;
+}
+
+static void mark_started(struct k8s_sweep_state *st, const struct plan_group *g)
+{
+    if (was_started(st, g))
+        return;
+    st->started = kp_xrealloc(st->started, (st->n_started + 1) * sizeof(*st->started));
+    st->started[st->n_started++] = g;
+}
+
+static int same_spec(const struct run_spec *a, const struct run_spec *b)
+{
+    return a->n_tests == b->n_tests &&
+           memcmp(a->tests, b->tests, a->n_tests * sizeof(*a->tests)) == 0 &&
+           a->samples == b->samples && a->duration_ms == b->duration_ms &&
+           a->omit_ms == b->omit_ms && a->timeout_ms == b->timeout_ms;
+}
+
+static void collect(struct k8s_backend *b, struct ahead *a)
+{
+    struct k8s_client_run *cr = a->cr;
+
+    if (!cr)
+        return;
+    a->cr = NULL;
+    kp_err_clear(&a->err);
+    a->rc = k8s_client_finish(b, cr, &a->doc, &a->err);
+}
+
+static void drop_ahead(struct k8s_sweep_state *st, size_t i)
+{
+    json_decref(st->ahead[i].doc);
+    st->ahead[i] = st->ahead[--st->n_ahead];
+}
+
+/* Jobs for up to parallel-1 more groups of g's round, scenario and direction */
+static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    const struct plan_group *g = spec->group;
+    int round = round_of(b, g->node);
+    size_t more = (size_t)b->ro->parallel - 1;
+
+    for (size_t i = 0; more > 0 && i < plan_group_count(st->plan) && !b->stop; i++) {
+        const struct plan_group *o = plan_group_get(st->plan, i);
+        struct ahead a = {.g = o};
+        struct kp_err e;
+        if (o == g || o->skipped || o->placement != PLACEMENT_NODE || !o->node ||
+            o->scenario != g->scenario || o->reverse != g->reverse || was_started(st, o) ||
+            round_of(b, o->node) != round)
+            continue;
+        a.spec = *spec;
+        a.spec.group = o;
+        a.spec.tests = o->tests; /* the group's own array: same kinds, its lifetime */
+        if (o->n_tests != spec->n_tests ||
+            memcmp(o->tests, spec->tests, spec->n_tests * sizeof(*spec->tests)) != 0)
+            continue;
+        if (k8s_client_start(b, &a.spec, &a.cr, &e) != 0) {
+            kp_log(KP_LOG_INFO, "sweep: not starting %s ahead: %s", o->placement_label,
+                   kp_err_msg(&e));
+            break;
+        }
+        mark_started(st, o);
+        st->ahead = kp_xrealloc(st->ahead, (st->n_ahead + 1) * sizeof(*st->ahead));
+        st->ahead[st->n_ahead++] = a;
+        more--;
+    }
+}
+
+int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
+                         struct kp_err *err)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    struct k8s_client_run *cr = NULL;
+    int round;
+
+    *doc = NULL;
+    if (!st) {
+        if (k8s_client_start(b, spec, &cr, err) != 0)
+            return -1;
+        return k8s_client_finish(b, cr, doc, err);
+    }
+    for (size_t i = 0; i < st->n_ahead; i++) {
+        struct ahead *a = &st->ahead[i];
+        if (a->g != spec->group)
+            continue;
+        if (!same_spec(&a->spec, spec)) { /* the runner wants something else: start afresh */
+            if (a->cr)
+                k8s_client_abandon(b, a->cr);
+            a->cr = NULL;
+            drop_ahead(st, i);
+            break;
+        }
+        collect(b, a);
+        *doc = a->doc;
+        a->doc = NULL;
+        int rc = a->rc;
+        if (rc != 0)
+            kp_err_set(err, "%s", kp_err_msg(&a->err));
+        drop_ahead(st, i);
+        return rc;
+    }
+    /* pairs of another round still running would share a node with this one: collect them */
+    round = round_of(b, spec->group->node);
+    for (size_t i = 0; i < st->n_ahead; i++)
+        if (round_of(b, st->ahead[i].g->node) != round)
+            collect(b, &st->ahead[i]);
+    if (k8s_client_start(b, spec, &cr, err) != 0)
+        return -1;
+    if (!was_started(st, spec->group)) {
+        mark_started(st, spec->group);
+        start_ahead(b, spec);
+    }
+    return k8s_client_finish(b, cr, doc, err);
+}
+
+void k8s_sweep_free(struct k8s_backend *b)
+{
+    struct k8s_sweep_state *st = b->sweep;
+
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n_ahead; i++) {
+        if (st->ahead[i].cr)
+            k8s_client_abandon(b, st->ahead[i].cr);
+        json_decref(st->ahead[i].doc);
+    }
+    free(st->ahead);
+    free(st->started);
+    free(st);
+    b->sweep = NULL;
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "base/kp_err.h"
+#include "controller/backend.h"
 #include "controller/plan.h"
 
 struct k8s_backend;
@@ -31,5 +32,17 @@ KP_MUST_CHECK int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err);
  * g->node), or NULL when g is not a sweep group (the caller's usual address applies). */
 const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_group *g,
                              const char *network);
+
+/* run_client of a sweep group with --parallel N > 1: the pairs of a sweep are split into rounds
+ * of node-disjoint pairs (greedy, in ring order: 2 rounds for an even node count, 3 for odd);
+ * when the runner asks for a group that was not started yet, the pending Jobs of other rounds
+ * are collected first, then its Job and those of up to N-1 more not-yet-run groups of the same
+ * round (same scenario and direction) are created at once; the runner's later calls for those
+ * collect the results started ahead (a call whose spec differs gets a fresh Job). */
+KP_MUST_CHECK int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec,
+                                       json_t **doc, struct kp_err *err);
+
+/* Deletes the Jobs started ahead and never collected and frees the sweep's run state. */
+void k8s_sweep_free(struct k8s_backend *b);
 
 #endif

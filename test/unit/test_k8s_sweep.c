@@ -31,9 +31,42 @@ static void test_k8s_sweep_ring_pairs(void **state)
         snprintf(want_s, sizeof(want_s), "node-%zu", (i + 1) % 4 + 1);
         assert_string_equal(field(ring, i, "client"), want_c);
         assert_string_equal(field(ring, i, "server"), want_s);
+        /* rounds of node-disjoint pairs: 0 1 0 1 */
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(ring, i), "round")),
+                         (int)(i % 2));
     }
     json_decref(ring);
     json_decref(names);
+}
+
+static void test_k8s_sweep_ring_rounds_are_node_disjoint(void **state)
+{
+    for (int n = 2; n <= 9; n++) {
+        json_t *names = json_array(), *ring;
+        int max_round = 0;
+        for (int i = 0; i < n; i++)
+            json_array_append_new(names, json_sprintf("n%d", i));
+        ring = k8s_sweep_ring(names);
+        for (size_t i = 0; i < (size_t)n; i++) {
+            json_int_t ri = json_integer_value(json_object_get(json_array_get(ring, i), "round"));
+            max_round = ri > max_round ? (int)ri : max_round;
+            for (size_t k = 0; k < i; k++) {
+                if (json_integer_value(json_object_get(json_array_get(ring, k), "round")) != ri)
+                    continue;
+                const char *e[4] = {field(ring, i, "client"), field(ring, i, "server"),
+                                    field(ring, k, "client"), field(ring, k, "server")};
+                assert_string_not_equal(e[0], e[2]);
+                assert_string_not_equal(e[0], e[3]);
+                assert_string_not_equal(e[1], e[2]);
+                assert_string_not_equal(e[1], e[3]);
+            }
+        }
+        /* a ring needs 2 rounds when even, 3 when odd */
+        assert_int_equal(max_round + 1, n % 2 == 0 ? 2 : 3);
+        json_decref(ring);
+        json_decref(names);
+    }
+    (void)state;
 }
 
 static void test_k8s_sweep_ring_one_and_none(void **state)
@@ -56,6 +89,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k8s_sweep_ring_pairs),
+        cmocka_unit_test(test_k8s_sweep_ring_rounds_are_node_disjoint),
         cmocka_unit_test(test_k8s_sweep_ring_one_and_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
