@@ -82,10 +82,13 @@ void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
     json_array_foreach(ring, i, p) clients[i] = json_string_value(json_object_get(p, "client"));
     plan_expand_sweep(plan, clients, n);
     free(clients);
-    json_object_set_new(
-        b->facts, "sweep",
-        json_pack("{s:s, s:o, s:o}", "pairing", "ring", "pairs", ring, "nodes", infos));
+    json_object_set_new(b->facts, "sweep",
+                        json_pack("{s:s, s:i, s:o, s:o}", "pairing", "ring", "parallel",
+                                  b->ro->parallel, "pairs", ring, "nodes", infos));
     json_decref(names);
+    if (!b->sweep)
+        b->sweep = kp_xcalloc(1, sizeof(*b->sweep));
+    b->sweep->plan = plan;
 }
 
 /* the ring successor of client (a name), from the facts' pairs */
@@ -283,6 +286,9 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
     const struct plan_group *g = spec->group;
     int round = round_of(b, g->node);
     size_t more = (size_t)b->ro->parallel - 1;
+
+    kp_log(KP_LOG_DEBUG, "sweep: %s is round %d; up to %zu more pairs of it at once",
+           g->placement_label, round, more);
 
     for (size_t i = 0; more > 0 && i < plan_group_count(st->plan) && !b->stop; i++) {
         const struct plan_group *o = plan_group_get(st->plan, i);
