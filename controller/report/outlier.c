@@ -257,3 +257,112 @@ void outlier_print(const json_t *metadata, bool markdown, FILE *out)
         fputc('\n', out);
     }
 }
+
+static void html_esc(const char *s, FILE *out)
+{
+    for (; s && *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", out);
+        else if (*s == '>')
+            fputs("&gt;", out);
+        else if (*s == '&')
+            fputs("&amp;", out);
+        else if (*s == '"')
+            fputs("&quot;", out);
+        else
+            fputc(*s, out);
+    }
+}
+
+/* the median of one metric across the sweep's nodes (NAN when none) */
+static double metric_median(const json_t *nodes, const char *metric)
+{
+    size_t n = json_array_size(nodes), k = 0, i;
+    double *v = kp_xcalloc(n ? n : 1, sizeof(double)), med = NAN;
+    const json_t *node;
+
+    json_array_foreach(nodes, i, node)
+    {
+        const json_t *m = json_object_get(json_object_get(node, "metrics"), metric);
+        if (json_is_number(json_object_get(m, "value")))
+            v[k++] = json_number_value(json_object_get(m, "value"));
+    }
+    if (k > 0)
+        med = stats_median(v, k);
+    free(v);
+    return med;
+}
+
+void outlier_html(const json_t *metadata, FILE *out)
+{
+    const json_t *sweep = json_object_get(metadata, "sweep");
+    const json_t *nodes = json_object_get(sweep, "nodes"), *node, *m;
+    json_t *metrics = json_object(); /* the union of metric names, in first-seen order */
+    const char *k;
+    size_t i;
+
+    if (!json_is_array(nodes))
+        return;
+    json_array_foreach(nodes, i, node)
+    {
+        json_object_foreach((json_t *)json_object_get(node, "metrics"), k, m)
+        {
+            if (!json_object_get(metrics, k))
+                json_object_set_new(metrics, k, json_real(metric_median(nodes, k)));
+        }
+    }
+    fprintf(out, "<h3>Sweep: %zu nodes, %zu outlier%s</h3>\n<p>", json_array_size(nodes),
+            json_array_size(json_object_get(sweep, "outliers")),
+            json_array_size(json_object_get(sweep, "outliers")) == 1 ? "" : "s");
+    html_esc(str(sweep, "rule"), out);
+    fputs("</p>\n<table class=\"heat\"><tr><th>node</th><th>verdict</th><th>instance</th>"
+          "<th>zone</th><th>kernel</th>",
+          out);
+    json_object_foreach(metrics, k, m)
+    {
+        fputs("<th>", out);
+        html_esc(k, out);
+        fputs("</th>", out);
+    }
+    fputs("</tr>\n", out);
+    json_array_foreach(nodes, i, node)
+    {
+        const char *verdict = str(node, "verdict") ? str(node, "verdict") : "?";
+        const char *cols[] = {str(node, "name"), verdict, str(node, "instance_type"),
+                              str(node, "zone"), str(node, "kernel")};
+        json_t *med;
+        fprintf(out, "<tr%s>", strcmp(verdict, "outlier") == 0 ? " class=\"outlier\"" : "");
+        for (size_t c = 0; c < 5; c++) {
+            fputs(c == 1 && strcmp(verdict, "outlier") == 0 ? "<td><b>" : "<td>", out);
+            html_esc(cols[c] ? cols[c] : "-", out);
+            fputs(c == 1 && strcmp(verdict, "outlier") == 0 ? "</b></td>" : "</td>", out);
+        }
+        json_object_foreach(metrics, k, med)
+        {
+            const json_t *cell = json_object_get(json_object_get(node, "metrics"), k);
+            double x = json_number_value(json_object_get(cell, "value"));
+            double md = json_number_value(med), bad = 0;
+            bool hb = strstr(k, "Mb/s") != NULL; /* throughput: higher is better */
+            if (!cell) {
+                fputs("<td>-</td>", out);
+                continue;
+            }
+            if (md > 0 && x > 0) /* 0 at the median or better, 1 at twice as bad */
+                bad = hb ? md / x - 1 : x / md - 1;
+            bad = bad < 0 ? 0 : bad > 1 ? 1 : bad;
+            fprintf(out, "<td style=\"background:rgb(%d,%d,120)\" title=\"%s\">%s%.1f%s</td>",
+                    (int)(120 + 135 * bad), (int)(220 - 140 * bad),
+                    str(cell, "verdict") ? str(cell, "verdict") : "",
+                    strcmp(str(cell, "verdict") ? str(cell, "verdict") : "", "outlier") == 0
+                        ? "<b>&#9888; "
+                        : "",
+                    x,
+                    strcmp(str(cell, "verdict") ? str(cell, "verdict") : "", "outlier") == 0
+                        ? "</b>"
+                        : "");
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+    json_decref(metrics);
+}

@@ -40,4 +40,9 @@ void outlier_annotate(json_t *metadata, const json_t *rows);
  * zone, kernel, why). Nothing without a sweep. */
 void outlier_print(const json_t *metadata, bool markdown, FILE *out);
 
+/* The HTML heat map of a sweep: nodes x metrics, each cell coloured by how far the node is from
+ * the median (green at the median or better, red at twice as bad), outliers marked. Nothing
+ * without a sweep. */
+void outlier_html(const json_t *metadata, FILE *out);
+
 #endif

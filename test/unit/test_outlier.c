@@ -109,6 +109,15 @@ static void test_outlier_ring_attributes_the_slow_node(void **state)
     assert_non_null(strstr(buf, "outlier    n4"));
     assert_non_null(strstr(buf, "pod-to-pod TCP_RR p50 us 900.0"));
     free(buf);
+    /* the heat map: one row marked, its cell red and flagged */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    outlier_html(md, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "<tr class=\"outlier\"><td>n4</td><td><b>outlier</b>"));
+    assert_null(strstr(strstr(buf, "class=\"outlier\"") + 1, "class=\"outlier\""));
+    assert_non_null(strstr(buf, "background:rgb(255,80,120)\" title=\"outlier\"><b>&#9888; 900.0"));
+    free(buf);
     json_decref(rows);
     json_decref(md);
 }
