@@ -65,6 +65,89 @@ json_t *k8s_sweep_ring(const json_t *names)
     return ring;
 }
 
+void k8s_sweep_cni_versions(json_t *infos, const json_t *pods, const char *container)
+{
+    size_t i, k;
+    json_t *pod, *info, *c;
+
+    json_array_foreach(pods, i, pod)
+    {
+        const json_t *spec = json_object_get(pod, "spec");
+        const char *node = json_string_value(json_object_get(spec, "nodeName"));
+        const json_t *use = json_array_get(json_object_get(spec, "containers"), 0);
+        json_array_foreach(json_object_get(spec, "containers"), k, c)
+        {
+            const char *n = json_string_value(json_object_get(c, "name"));
+            if (container && n && strcmp(n, container) == 0)
+                use = c;
+        }
+        const char *image = json_string_value(json_object_get(use, "image"));
+        if (!node || !image)
+            continue;
+        json_array_foreach(infos, k, info)
+        {
+            const char *name = json_string_value(json_object_get(info, "name"));
+            if (name && strcmp(name, node) == 0) {
+                char *tag = k8s_facts_image_tag(image);
+                json_object_set_new(info, "cni_version", json_string(tag));
+                free(tag);
+            }
+        }
+    }
+}
+
+/* the CNI agent's DaemonSets in kube-system, most specific first, and their agent container */
+static const char *const cni_daemonsets[][2] = {
+    {"cilium", "cilium-agent"},
+    {"calico-node", "calico-node"},
+    {"aws-node", "aws-node"},
+    {"kube-flannel-ds", "kube-flannel"},
+    {"antrea-agent", "antrea-agent"},
+    {"tke-eni-agent", "tke-eni-agent"},
+    {"tke-bridge-agent", "tke-bridge-agent"},
+    {"weave-net", "weave"},
+    {"kube-router", "kube-router"},
+    {"kindnet", "kindnet-cni"},
+};
+
+/* best effort: the CNI version per node from its DaemonSet's pods (two list calls) */
+static void node_cni_versions(struct k8s_backend *b, json_t *infos)
+{
+    const char *cni = json_string_value(json_object_get(json_object_get(b->facts, "cni"), "name"));
+    json_t *ds = NULL, *pods = NULL;
+    struct kp_err e;
+
+    if (!cni || strcmp(cni, "unknown") == 0)
+        return;
+    for (size_t k = 0; k < sizeof(cni_daemonsets) / sizeof(cni_daemonsets[0]); k++) {
+        json_t *labels;
+        const char *key;
+        json_t *v;
+        char sel[512] = "";
+        struct kube_list_opts lo = {.label_selector = sel};
+        if (kube_get(b->kc, &KUBE_RES_DAEMONSETS, "kube-system", cni_daemonsets[k][0], &ds, &e) !=
+            0) {
+            ds = NULL;
+            continue;
+        }
+        labels = json_object_get(json_object_get(json_object_get(ds, "spec"), "selector"),
+                                 "matchLabels");
+        json_object_foreach(labels, key, v)
+        {
+            size_t len = strlen(sel);
+            snprintf(sel + len, sizeof(sel) - len, "%s%s=%s", len ? "," : "", key,
+                     json_string_value(v) ? json_string_value(v) : "");
+        }
+        if (*sel && kube_list_all(b->kc, &KUBE_RES_PODS, "kube-system", &lo, &pods, &e) == 0)
+            k8s_sweep_cni_versions(infos, pods, cni_daemonsets[k][1]);
+        else if (*sel)
+            kp_log(KP_LOG_INFO, "CNI version per node not recorded: %s", kp_err_msg(&e));
+        json_decref(pods);
+        json_decref(ds);
+        return;
+    }
+}
+
 void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
 {
     size_t n = json_array_size(b->nodes), i;
@@ -77,6 +160,7 @@ void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
         json_array_append_new(names, json_string(k8s_facts_node_name(node)));
         json_array_append_new(infos, k8s_facts_node_info(node, "swept"));
     }
+    node_cni_versions(b, infos);
     ring = k8s_sweep_ring(names);
     clients = kp_xcalloc(n ? n : 1, sizeof(*clients));
     json_array_foreach(ring, i, p) clients[i] = json_string_value(json_object_get(p, "client"));

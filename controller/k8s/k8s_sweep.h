@@ -20,6 +20,11 @@ struct k8s_backend;
  * in name order. One node pairs with itself; none gives []. New reference. Pure. */
 json_t *k8s_sweep_ring(const json_t *names);
 
+/* Sets "cni_version" on each node fact of infos (array of k8s_facts_node_info objects) from the
+ * pods of the CNI DaemonSet (core/v1 Pod array, borrowed): the image tag of container `container`
+ * (or the first) of the pod on that node, so a sweep shows a CNI upgrade half rolled out. Pure. */
+void k8s_sweep_cni_versions(json_t *infos, const json_t *pods, const char *container);
+
 /* Replaces the other-node groups with one group per eligible node (client node = that node) and
  * records metadata "sweep": {"pairs": ring, "nodes": [node facts, k8s_facts_node_info]}. */
 void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan);

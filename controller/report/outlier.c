@@ -245,6 +245,8 @@ void outlier_print(const json_t *metadata, bool markdown, FILE *out)
                 str(node, "instance_type") ? str(node, "instance_type") : "type ?",
                 str(node, "zone") ? str(node, "zone") : "zone ?",
                 str(node, "kernel") ? str(node, "kernel") : "?");
+        if (str(node, "cni_version"))
+            fprintf(out, ", CNI %s", str(node, "cni_version"));
         json_object_foreach((json_t *)json_object_get(node, "metrics"), k, m)
         {
             if (strcmp(str(m, "verdict"), "outlier") == 0)

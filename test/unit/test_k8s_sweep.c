@@ -85,12 +85,35 @@ static void test_k8s_sweep_ring_one_and_none(void **state)
     json_decref(none);
 }
 
+static void test_k8s_sweep_cni_version_per_node(void **state)
+{
+    /* a Cilium upgrade half rolled out: node-2's agent still runs the old image */
+    json_t *infos =
+        json_pack("[{s:s}, {s:s}, {s:s}]", "name", "node-1", "name", "node-2", "name", "node-3");
+    json_t *pods = json_pack(
+        "[{s:{s:s, s:[{s:s, s:s}, {s:s, s:s}]}}, {s:{s:s, s:[{s:s, s:s}]}}]", "spec", "nodeName",
+        "node-1", "containers", "name", "sidecar", "image", "x/side:v9", "name", "cilium-agent",
+        "image", "quay.io/cilium/cilium:v1.16.3@sha256:abc", "spec", "nodeName", "node-2",
+        "containers", "name", "cilium-agent", "image", "quay.io/cilium/cilium:v1.15.9");
+    (void)state;
+
+    k8s_sweep_cni_versions(infos, pods, "cilium-agent");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(infos, 0), "cni_version")),
+                        "v1.16.3");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(infos, 1), "cni_version")),
+                        "v1.15.9");
+    assert_null(json_object_get(json_array_get(infos, 2), "cni_version")); /* no pod there */
+    json_decref(pods);
+    json_decref(infos);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k8s_sweep_ring_pairs),
         cmocka_unit_test(test_k8s_sweep_ring_rounds_are_node_disjoint),
         cmocka_unit_test(test_k8s_sweep_ring_one_and_none),
+        cmocka_unit_test(test_k8s_sweep_cni_version_per_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
