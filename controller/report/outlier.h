@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #define OUTLIER_Z         3.5
-#define OUTLIER_MIN_REL   0.10
+#define OUTLIER_MIN_REL   0.25
 #define OUTLIER_MIN_GROUP 3
 
 enum outlier_verdict { OUTLIER_NOT_JUDGED = -1, OUTLIER_OK = 0, OUTLIER_YES = 1 };
