@@ -186,6 +186,22 @@ void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
             g->placement_label = kp_xasprintf("node:%s", names[k]);
             g->skip_reason = kp_xstrdup(old[i].skip_reason);
         }
+        /* both directions of the streams: the same pairs with the server sending */
+        for (size_t k = 0; k < n && !old[i].reverse; k++) {
+            struct plan_group r = old[i];
+            r.n_tests = 0;
+            for (size_t t = 0; t < old[i].n_tests; t++)
+                if (testkind_get(old[i].tests[t])->reversible)
+                    r.tests[r.n_tests++] = old[i].tests[t];
+            if (r.n_tests == 0)
+                break;
+            r.reverse = true;
+            r.placement = PLACEMENT_NODE;
+            r.node = kp_xstrdup(names[k]);
+            r.placement_label = kp_xasprintf("node:%s", names[k]);
+            r.skip_reason = kp_xstrdup(old[i].skip_reason);
+            *group_append(p) = r;
+        }
         group_cleanup(&old[i]);
     }
     free(old);

@@ -108,7 +108,9 @@ size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char 
     __attribute__((format(printf, 4, 5)));
 
 /* Sweep mode: replaces the other-node groups of every scenario by one group per client node
- * (placement PLACEMENT_NODE, label "node:<name>"). names borrowed; copied. */
+ * (placement PLACEMENT_NODE, label "node:<name>"), then, when the group has stream tests, one
+ * reverse group per node with those (the server sends: both directions of every pair). names
+ * borrowed; copied. */
 void plan_expand_sweep(struct plan *p, const char *const *names, size_t n);
 
 /* Counting for progress: measurements (test x sample, each direction counted) that will run

@@ -91,7 +91,8 @@ struct run_options {
     bool keep;           /* --keep */
     bool cleanup_leftovers; /* --cleanup-leftovers */
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
-    bool all_nodes;         /* --all-nodes: sweep every node against the reference node */
+    bool all_nodes;         /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
+    int parallel;           /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;
     char **argv;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/client.h"
+#include "agent/nicinfo.h"
 #include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
@@ -578,7 +579,9 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
                  "Usage:\n  kperf-agent server [flags]\n"
                  "  kperf-agent client --server HOST[:PORT] --tests LIST [flags]\n"
                  "  kperf-agent probe --server HOST[:PORT] [flags]   outages (docs/watch.md)\n"
-                 "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n",
+                 "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n"
+                 "  kperf-agent node-facts [IFACE] NIC and TCP sysctl facts of this network "
+                 "namespace (JSON)\n",
         .groups = group_titles,
         .n_groups = 3,
         .footer = "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
@@ -839,6 +842,22 @@ static int cmd_probe(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* `kperf-agent node-facts [IFACE]`: the NIC and TCP sysctl facts (agent/nicinfo.h) as JSON. */
+static int cmd_node_facts(int argc, char **argv)
+{
+    json_t *facts;
+    int rc;
+
+    if (argc > 1 || (argc == 1 && argv[0][0] == '-')) {
+        fprintf(stderr, "kperf-agent: error: node-facts takes one optional interface name\n");
+        return 2;
+    }
+    facts = nicinfo_node_facts(argc == 1 ? argv[0] : NULL);
+    rc = json_dumpf(facts, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF ? 0 : 1;
+    json_decref(facts);
+    return rc;
+}
+
 /* `kperf-agent validate [FILE]`: checks a kperf.result/v1 document (stdin by default). */
 static int cmd_validate(int argc, char **argv)
 {
@@ -894,6 +913,8 @@ int main(int argc, char **argv)
         return cmd_client(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return cmd_probe(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "node-facts") == 0)
+        return cmd_node_facts(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "validate") == 0)
         return cmd_validate(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)) {

@@ -57,6 +57,7 @@ enum flag_id {
     F_CLEANUP_LEFTOVERS,
     F_LEASE_DURATION,
     F_ALL_NODES,
+    F_PARALLEL,
 };
 
 enum flag_group {
@@ -480,6 +481,11 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         if (o->lease_ms > 3600000)
             return kp_err_set(err, "--%s: '%s' is longer than 1h", f->name, v);
         return 0;
+    case F_PARALLEL:
+        if (parse_int(v, 1, 64, &n, f->name, err) != 0)
+            return -1;
+        o->parallel = (int)n;
+        return 0;
     default: /* F_ALL_NODES */
         o->all_nodes = true;
         return 0;
@@ -603,8 +609,12 @@ static const struct flag run_flags[] = {
              "(default 30s, min 3s); a run whose Lease expired\n"
              "(killed controller) is removed by the next run"),
     RUN_FLAG(G_K8S, F_ALL_NODES, "all-nodes", 0, NULL,
-             "sweep: every node's client against the reference\n"
-             "node, one row per node"),
+             "sweep: every node in ring pairs (client of one\n"
+             "pair, server of the next), one row per node and a\n"
+             "verdict (outlier or not) per node"),
+    RUN_FLAG(G_K8S, F_PARALLEL, "parallel", 0, "N",
+             "sweep: node-disjoint pairs measured at once\n"
+             "(1..64, default 4)"),
 };
 
 #define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))

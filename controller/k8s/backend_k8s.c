@@ -18,6 +18,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
 #define LOG_MAX_BYTES (16L << 20)
@@ -170,70 +171,114 @@ static int check_placement(const json_t *pod, const char *node, int host_network
     return 0;
 }
 
-static int run_client(struct backend *base, const struct run_spec *spec, json_t **doc,
-                      struct kp_err *err)
-{
-    struct k8s_backend *b = (struct k8s_backend *)base;
-    const struct plan_group *g = spec->group;
+struct k8s_client_run {
+    struct run_spec spec; /* a copy; its pointers are the plan's */
     struct k8s_group_target t;
-    struct client_run r = {0};
-    const char *node, *server;
+    const char *node, *server; /* borrowed from the backend */
     int port;
-    json_t *job = NULL;
-    const json_t *pod;
-    const char *pod_name;
+    json_t *job;
+    struct client_run r;
+};
+
+/* deletes the Job (unless --keep) and frees the run */
+static void client_run_end(struct k8s_backend *b, struct k8s_client_run *cr)
+{
     struct kube_delete_opts dopts = {
         .propagation = KUBE_PROPAGATION_BACKGROUND, .grace_period_s = 0, .missing_ok = 1};
+
+    if (cr->r.job && !b->ro->keep) {
+        struct kp_err derr;
+        kube_client_reset_abort(b->kc); /* delete even when interrupted */
+        if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, cr->r.job, &dopts, NULL, &derr) != 0)
+            kp_log(KP_LOG_WARN, "deleting job %s: %s (cleanup will retry)", cr->r.job,
+                   kp_err_msg(&derr));
+        if (b->stop)
+            kube_client_abort(b->kc);
+    }
+    json_decref(cr->job);
+    client_run_free(&cr->r);
+    free(cr);
+}
+
+int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec,
+                     struct k8s_client_run **out, struct kp_err *err)
+{
+    struct k8s_client_run *cr;
+    const struct plan_group *g = spec->group;
+
+    *out = NULL;
+    if (b->stop)
+        return kp_err_set(err, "interrupted");
+    cr = kp_xcalloc(1, sizeof(*cr));
+    cr->spec = *spec;
+    k8s_objects_group_target(g, &cr->t);
+    cr->node = client_node(b, g, &cr->t);
+    cr->server = cr->t.via_service ? NULL : k8s_sweep_server(b, g, cr->t.server_network);
+    if (!cr->server)
+        cr->server = server_addr(b, &cr->t);
+    cr->port = cr->t.server_network ? b->ro->port : b->ro->external_port;
+    if (!cr->server) {
+        free(cr);
+        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
+    }
+    cr->job = k8s_deploy_client_job(&b->d, spec, b->n_steps++, node_hostname_by_name(b, cr->node),
+                                    cr->server, cr->port, &cr->r.job);
+    cr->r.what = kp_xasprintf("client job %s on node %s", cr->r.job, cr->node);
+    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, cr->job, NULL, &cr->r.created, err) != 0) {
+        kp_err_prefix(err, "creating %s", cr->r.what);
+        client_run_end(b, cr);
+        return -1;
+    }
+    cr->r.uid =
+        json_string_value(json_object_get(json_object_get(cr->r.created, "metadata"), "uid"));
+    if (!cr->r.uid) {
+        kp_err_set(err, "creating %s: the API server returned no metadata.uid", cr->r.what);
+        client_run_end(b, cr);
+        return -1;
+    }
+    *out = cr;
+    return 0;
+}
+
+int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t **doc,
+                      struct kp_err *err)
+{
+    const struct run_spec *spec = &cr->spec;
+    struct client_run *r = &cr->r;
+    const char *node = cr->node, *server = cr->server;
+    int port = cr->port;
     struct kube_log_opts lopts = {.container = "client", .limit_bytes = LOG_MAX_BYTES};
+    const json_t *pod;
+    const char *pod_name;
     int rc = -1;
 
     *doc = NULL;
-    if (b->stop)
-        return kp_err_set(err, "interrupted");
-    k8s_objects_group_target(g, &t);
-    node = client_node(b, g, &t);
-    server = server_addr(b, &t);
-    port = t.server_network ? b->ro->port : b->ro->external_port;
-    if (!server)
-        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
-    job = k8s_deploy_client_job(&b->d, spec, b->n_steps++, node_hostname_by_name(b, node), server,
-                                port, &r.job);
-    r.what = kp_xasprintf("client job %s on node %s", r.job, node);
-    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, &r.created, err) != 0) {
-        kp_err_prefix(err, "creating %s", r.what);
-        goto out;
-    }
-    r.uid = json_string_value(json_object_get(json_object_get(r.created, "metadata"), "uid"));
-    if (!r.uid) {
-        kp_err_set(err, "creating %s: the API server returned no metadata.uid", r.what);
-        goto out;
-    }
-    r.selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r.job);
+    r->selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r->job);
     struct k8s_wait_opts wo = {
         .ns = b->d.ns,
-        .selector = r.selector,
-        .owner = r.job,
-        .owner_uid = r.uid,
-        .what = r.what,
+        .selector = r->selector,
+        .owner = r->job,
+        .owner_uid = r->uid,
+        .what = r->what,
         .goal = K8S_WAIT_FINISHED,
         .timeout_ms =
             spec->timeout_ms ? spec->timeout_ms : k8s_deploy_spec_ms(spec) + b->ro->timeout_ms,
     };
-    if (k8s_wait_pods(b->kc, &wo, &r.pods, err) != 0)
+    if (k8s_wait_pods(b->kc, &wo, &r->pods, err) != 0)
         goto out;
-    pod = json_array_get(r.pods, 0);
+    pod = json_array_get(r->pods, 0);
     pod_name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
-    if (kube_pod_logs(b->kc, b->d.ns, pod_name, &lopts, &r.log, &r.log_len, err) != 0) {
+    if (kube_pod_logs(b->kc, b->d.ns, pod_name, &lopts, &r->log, &r->log_len, err) != 0) {
         kp_err_prefix(err, "reading the log of client pod %s", pod_name);
         goto out;
     }
-    if (check_placement(pod, node, t.client_host_network, err) != 0) {
+    if (check_placement(pod, node, cr->t.client_host_network, err) != 0) {
         kp_err_prefix(err, "pod %s", pod_name);
         goto out;
     }
-    *doc = doc_from_log(r.log, r.log_len, pod_name, err);
+    *doc = doc_from_log(r->log, r->log_len, pod_name, err);
     if (!*doc) {
-        char *last = last_line(r.log, r.log_len);
+        char *last = last_line(r->log, r->log_len);
         if (is_blocked_text(last))
             kp_err_set(err,
                        "blocked: client pod %s on node %s got no answer from %s port %d "
@@ -245,7 +290,7 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         goto out;
     }
     if (agent_args_check_doc(spec, port, *doc, err) != 0) {
-        kp_err_prefix(err, "client pod %s of job %s", pod_name, r.job);
+        kp_err_prefix(err, "client pod %s of job %s", pod_name, r->job);
         json_decref(*doc);
         *doc = NULL;
         goto out;
@@ -253,18 +298,28 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     mark_blocked(*doc, server, port, node);
     rc = 0;
 out:
-    if (r.job && !b->ro->keep) {
-        struct kp_err derr;
-        kube_client_reset_abort(b->kc); /* delete even when interrupted */
-        if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, r.job, &dopts, NULL, &derr) != 0)
-            kp_log(KP_LOG_WARN, "deleting job %s: %s (cleanup will retry)", r.job,
-                   kp_err_msg(&derr));
-        if (b->stop)
-            kube_client_abort(b->kc);
-    }
-    json_decref(job);
-    client_run_free(&r);
+    client_run_end(b, cr);
     return rc;
+}
+
+void k8s_client_abandon(struct k8s_backend *b, struct k8s_client_run *cr)
+{
+    if (cr)
+        client_run_end(b, cr);
+}
+
+static int run_client(struct backend *base, const struct run_spec *spec, json_t **doc,
+                      struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_client_run *cr = NULL;
+
+    *doc = NULL;
+    if (spec->group->placement == PLACEMENT_NODE && b->ro->parallel > 1)
+        return k8s_sweep_run_client(b, spec, doc, err);
+    if (k8s_client_start(b, spec, &cr, err) != 0)
+        return -1;
+    return k8s_client_finish(b, cr, doc, err);
 }
 
 static json_t *describe(struct backend *base)
@@ -291,6 +346,7 @@ static int cleanup(struct backend *base, struct kp_err *err)
     int rc;
 
     b->cleaning = 1;
+    k8s_sweep_free(b); /* Jobs started ahead and never collected */
     if (!b->kc || !b->created)
         return 0;
     kube_client_reset_abort(b->kc);
@@ -321,12 +377,14 @@ static void destroy(struct backend *base)
 
     if (!b)
         return;
+    k8s_sweep_free(b); /* before the client: it deletes the Jobs started ahead */
     k8s_lease_release(b->lease, NULL);
     kube_client_free(b->kc);
     k8s_deploy_cleanup(&b->d);
     kp_free_secret(b->token);
     json_decref(b->nodes);
     json_decref(b->facts);
+    json_decref(b->sweep_servers);
     free(b->pod_server_ip);
     free(b->host_server_ip);
     free(b->service_ip);

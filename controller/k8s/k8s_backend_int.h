@@ -34,10 +34,23 @@ struct k8s_backend {
     int ns_created;                 /* we created d.ns: delete it at the end */
     struct k8s_lease_keeper *lease; /* the run's Lease, held from before its first object */
     unsigned n_steps;               /* client runs so far: the step number in the next Job's name */
+    json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
+    struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
 };
 
 /* The options every API client of the run is made with (main client, lease keeper). */
 void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opts *ko);
+
+/* One client Job, in two steps (backend_k8s.c), so that a sweep can start several at once:
+ * start creates the Job for spec (copied; its pointers must outlive the run); finish waits for
+ * its pod, reads the result, deletes the Job and frees the run; abandon only deletes and frees.
+ * run_client is start + finish. */
+struct k8s_client_run;
+KP_MUST_CHECK int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec,
+                                   struct k8s_client_run **out, struct kp_err *err);
+KP_MUST_CHECK int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t **doc,
+                                    struct kp_err *err);
+void k8s_client_abandon(struct k8s_backend *b, struct k8s_client_run *cr);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "controller/k8s/k8s_facts_cni.h"
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -430,6 +431,8 @@ json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
             aws_settings(settings, c, vpc_cni_config);
         else if (strcmp(cni_kinds[k].cni, "cilium") == 0)
             cilium_settings(settings, cilium_config);
+        k8s_facts_cni_settings(settings, cni_kinds[k].cni, ds,
+                               strcmp(cni_kinds[k].cni, "cilium") == 0 ? cilium_config : NULL);
         if (!primary)
             primary = one;
         else

@@ -12,7 +12,9 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_facts_cni.h"
 #include "controller/k8s/k8s_lease.h"
+#include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
 void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opts *ko)
@@ -116,6 +118,14 @@ static void cni_facts(struct k8s_backend *b)
         json_decref(cni);
         cni = k8s_facts_cni(ds, cilium, vpc);
     }
+    {
+        json_t *tke =
+            strncmp(name, "tke-", 4) == 0
+                ? get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "tke-cni-agent-conf")
+                : NULL;
+        k8s_facts_cni_tke(cni, ds, tke); /* a no-op off TKE */
+        json_decref(tke);
+    }
     json_object_set_new(b->facts, "cni", cni);
     if (strcmp(k8s_facts_kube_proxy_mode(ds, NULL), "none") != 0) {
         kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy");
@@ -182,20 +192,6 @@ static void skip_other_node(struct plan *plan, const char *why)
         plan_skip(plan, (enum scenario)s, PLACEMENT_OTHER_NODE, "%s", why);
 }
 
-static void sweep(struct k8s_backend *b, struct plan *plan)
-{
-    size_t n = json_array_size(b->nodes), k = 0;
-    const char **names = kp_xcalloc(n ? n : 1, sizeof(*names));
-
-    for (size_t i = 0; i < n; i++) {
-        const json_t *node = json_array_get(b->nodes, i);
-        if (node != b->node_a)
-            names[k++] = k8s_facts_node_name(node);
-    }
-    plan_expand_sweep(plan, names, k);
-    free(names);
-}
-
 static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err *err)
 {
     json_t *all = NULL, *tol = k8s_deploy_tolerations(b->ro->tolerations, b->ro->n_tolerations);
@@ -237,7 +233,7 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
         json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
     json_object_set_new(b->facts, "nodes", nodes);
     if (b->ro->all_nodes)
-        sweep(b, plan);
+        k8s_sweep_plan(b, plan);
     else if (!b->node_b)
         skip_other_node(plan, "only one eligible node");
     rc = 0;
@@ -621,7 +617,8 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     json_object_set_new(b->facts, "image", json_string(b->d.obj.image));
     if (check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
         return kp_err_prefix(err, "preflight");
-    if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0)
+    if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0 ||
+        k8s_sweep_deploy(b, err) != 0)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));

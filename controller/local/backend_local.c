@@ -364,6 +364,29 @@ static json_t *os_release_name(void)
     return name ? name : json_string("unknown");
 }
 
+/* The node's NIC (eth0, its underlay link) and TCP sysctls as `kperf-agent node-facts` reads
+ * them inside the node's namespace; NULL (logged) when the agent could not tell. */
+static json_t *node_net_facts(const struct backend_local *bl, const char *ns)
+{
+    const char *argv[] = {"ip", "netns", "exec", ns, bl->agent, "node-facts", "eth0", NULL};
+    struct subproc_opts o = {.timeout_ms = 5000, .stdin_null = true};
+    struct subproc_result r = {0};
+    struct kp_err err;
+    json_t *facts = NULL;
+
+    kp_err_clear(&err);
+    if (subproc_run(argv, &o, &r, &err) == 0 && r.exit_code == 0 && r.out_len)
+        facts = json_loadb(r.out, r.out_len, 0, NULL);
+    if (!json_is_object(facts)) {
+        kp_log(KP_LOG_INFO, "node facts of %s unavailable: %s", ns,
+               r.err && *r.err ? r.err : kp_err_msg(&err));
+        json_decref(facts);
+        facts = NULL;
+    }
+    subproc_result_cleanup(&r);
+    return facts;
+}
+
 static json_t *local_describe(struct backend *b)
 {
     struct backend_local *bl = (struct backend_local *)b;
@@ -384,6 +407,9 @@ static json_t *local_describe(struct backend *b)
             i == 0 ? "client+server" : "server", "kernel", u.release, "os_image", os_release_name(),
             "container_runtime", "none (agent processes in network namespaces)", "internal_ip",
             localnet_addr(i == 0 ? LA_NODE1 : LA_NODE2, bl->family), "mtu", mtu);
+        json_t *net = node_net_facts(bl, localnet_ns_name(bl->ln, i == 0 ? LN_NODE1 : LN_NODE2));
+        if (net)
+            json_object_set_new(n, "net", net);
         json_array_append_new(nodes, n);
     }
     cni = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",

@@ -12,6 +12,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/textsafe.h"
+#include "controller/report/provenance.h"
 #include "controller/report/render_compare_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
@@ -119,6 +120,7 @@ static json_t *provenance_diff(const json_t *mb, const json_t *mn)
     }
     json_decref(fb);
     json_decref(fn);
+    provenance_rank(diff); /* changed settings first: the likely explanation */
     return diff;
 }
 
@@ -833,6 +835,7 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
                 "\nProvenance differences (a changed node, kernel or version explains many "
                 "regressions):\n%s",
                 markdown ? "\n" : "");
+        provenance_print_likely(json_object_get(doc, "provenance"), bullet, out);
         json_array_foreach(json_object_get(doc, "provenance"), i, d)
         {
             const char *b = json_string_value(json_object_get(d, "base"));

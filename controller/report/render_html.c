@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/report/outlier.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
@@ -73,7 +74,7 @@ static void print_metadata(const struct report *rep, FILE *out)
     fputs("<h2>Run</h2>\n<table class=\"meta\">\n", out);
     json_object_foreach((json_t *)md, key, v)
     {
-        if (strcmp(key, "nodes") != 0)
+        if (strcmp(key, "nodes") != 0 && strcmp(key, "sweep") != 0) /* both below */
             meta_row(key, v, out);
     }
     fputs("</table>\n", out);
@@ -291,6 +292,7 @@ void render_html(const struct report *rep, FILE *out)
           "</style></head><body>\n<h1>kperf network performance report</h1>\n",
           out);
     print_metadata(rep, out);
+    outlier_html(report_metadata_const(rep), out);
     charts(rep, out);
     tables(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "

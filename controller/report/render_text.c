@@ -9,6 +9,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/textsafe.h"
+#include "controller/report/outlier.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
 
@@ -373,6 +374,31 @@ static void fact(FILE *out, bool markdown, int *n, const char *label, const char
         fprintf(out, "%s%s%s", (*n)++ ? ", " : "", label, value);
 }
 
+/* The node's first NIC and TCP sysctls (metadata.nodes[].net, from kperf-agent node-facts):
+ * ", NIC eth0 ena 25000 Mb/s 8 queues, TCP cubic". */
+static void node_net(const json_t *net, int parts, FILE *out)
+{
+    const json_t *nic = json_array_get(json_object_get(net, "nics"), 0);
+    const json_t *q = json_object_get(nic, "combined_queues");
+    const char *cc = meta_str(json_object_get(net, "sysctls"), "tcp_congestion_control");
+
+    if (nic) {
+        fprintf(out, "%sNIC %s", parts++ ? ", " : "",
+                meta_str(nic, "name") ? meta_str(nic, "name") : "?");
+        if (meta_str(nic, "driver"))
+            fprintf(out, " %s", meta_str(nic, "driver"));
+        if (json_is_integer(json_object_get(nic, "speed_mbps")))
+            fprintf(out, " %lld Mb/s",
+                    (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
+        if (!q)
+            q = json_object_get(nic, "rx_queues");
+        if (json_is_integer(q))
+            fprintf(out, " %lld queues", (long long)json_integer_value(q));
+    }
+    if (cc)
+        fprintf(out, "%sTCP %s", parts ? ", " : "", cc);
+}
+
 /* One line per node: "node-a (server, kernel 6.1.0, MTU 9001, zone eu-1a, m5.large)". */
 static void node_lines(const json_t *nodes, bool markdown, FILE *out)
 {
@@ -394,6 +420,7 @@ static void node_lines(const json_t *nodes, bool markdown, FILE *out)
         if (json_is_integer(json_object_get(n, "mtu")))
             fprintf(out, "%sMTU %lld", parts++ ? ", " : "",
                     (long long)json_integer_value(json_object_get(n, "mtu")));
+        node_net(json_object_get(n, "net"), parts, out);
         fputs(")\n", out);
     }
 }
@@ -422,6 +449,7 @@ static void print_header(const struct report *rep, bool markdown, FILE *out)
     if (n)
         fputc('\n', out);
     node_lines(json_object_get(md, "nodes"), markdown, out);
+    outlier_print(md, markdown, out);
 }
 
 void render_text_table(const struct report *rep, FILE *out)
@@ -470,6 +498,25 @@ static void csv_field(const char *s, bool last, FILE *out)
     fputc(last ? '\n' : ',', out);
 }
 
+/* sweep rows ("node:NAME"): that node's verdict (outlier.h); "" otherwise */
+static const char *node_verdict(const json_t *md, const json_t *row)
+{
+    const char *pl = json_string_value(json_object_get(row, "placement"));
+    size_t i;
+    const json_t *n;
+
+    if (!pl || strncmp(pl, "node:", 5) != 0)
+        return "";
+    json_array_foreach(json_object_get(json_object_get(md, "sweep"), "nodes"), i, n)
+    {
+        const char *name = json_string_value(json_object_get(n, "name"));
+        const char *v = json_string_value(json_object_get(n, "verdict"));
+        if (name && v && strcmp(name, pl + 5) == 0)
+            return v;
+    }
+    return "";
+}
+
 void render_text_csv(const struct report *rep, FILE *out)
 {
     static const char *const header[] = {"scenario",
@@ -497,6 +544,7 @@ void render_text_csv(const struct report *rep, FILE *out)
                                          "ci95_hi",
                                          "noisy",
                                          "note",
+                                         "node_verdict",
                                          NULL};
     static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
     char b[CELL];
@@ -533,6 +581,7 @@ void render_text_csv(const struct report *rep, FILE *out)
         snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 1)));
         csv_field(json_is_array(ci) ? b : "-", false, out);
         csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
-        csv_field(note ? note : "", true, out);
+        csv_field(note ? note : "", false, out);
+        csv_field(node_verdict(report_metadata_const(rep), row), true, out);
     }
 }

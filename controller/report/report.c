@@ -15,6 +15,7 @@
 #include "base/kp_err.h"
 #include "base/result.h"
 #include "base/testkind.h"
+#include "controller/report/outlier.h"
 #include "controller/report/render_html.h"
 #include "controller/report/render_openmetrics.h"
 #include "controller/report/render_text.h"
@@ -352,6 +353,7 @@ int report_finish(struct report *rep, struct kp_err *err)
                                  json_string_value(json_object_get(row, "placement")),
                                  json_string_value(json_object_get(row, "test")));
     }
+    outlier_annotate(rep->metadata, rep->rows); /* sweep verdicts; no-op otherwise */
     return 0;
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # A port dropped between two nodes (a node firewall rule in kube-sim's node-1 namespace, as a
 # security group would) is reported as "blocked", not as a slow figure, while the same-node
-# row still measures. Then sweep mode (--all-nodes): one row per client node against node A.
+# row still measures. Then sweep mode (--all-nodes): one row per node, in ring pairs.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -32,7 +32,7 @@ k8s_nothing_left "blocked"
 
 kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 1s --all-nodes -o json \
     >"$K8S_DIR/sweep.json" 2>"$K8S_DIR/sweep.err"
-if jq -e '[.results[] | .placement] | sort == ["node:node-2", "node:node-3", "same-node"]' \
+if jq -e '[.results[] | .placement] | sort == ["node:node-1", "node:node-2", "node:node-3", "same-node"]' \
     "$K8S_DIR/sweep.json" >/dev/null && jq -e 'all(.results[]; .status == "ok")' \
     "$K8S_DIR/sweep.json" >/dev/null; then
     pass "sweep: one row per node"

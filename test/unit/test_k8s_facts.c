@@ -13,6 +13,7 @@
 
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_facts_cni.h"
 
 static json_t *fixture(const char *name)
 {
@@ -324,6 +325,152 @@ static void test_k8s_facts_unknown_cni_and_chaining(void **state)
     json_decref(cil);
 }
 
+static const char *setting(const json_t *cni, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(cni, "settings"), key));
+}
+
+static void test_k8s_facts_cilium_datapath_settings(void **state)
+{
+    json_t *ds = fixture("ds-cilium.json");
+    json_t *cm = fixture("cilium-config.json");
+    json_t *data = json_object_get(cm, "data");
+    json_t *items = json_object_get(ds, "items");
+    json_t *agent = json_array_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(json_object_get(json_array_get(items, 0), "spec"), "template"),
+                "spec"),
+            "containers"),
+        0);
+    json_t *cni;
+    (void)state;
+
+    json_object_set_new(data, "enable-bandwidth-manager", json_string("true"));
+    json_object_set_new(data, "enable-bbr", json_string("true"));
+    json_object_set_new(data, "mtu", json_string("8951"));
+    /* kube-proxy replacement without BPF masquerading: the agent falls back to legacy */
+    cni = k8s_facts_cni(items, cm, NULL);
+    assert_string_equal(setting(cni, "bandwidth_manager"), "true");
+    assert_string_equal(setting(cni, "bbr"), "true");
+    assert_string_equal(setting(cni, "mtu"), "8951");
+    assert_string_equal(setting(cni, "ipam"), "cluster-pool");
+    assert_string_equal(setting(cni, "host_routing"), "legacy (inferred)");
+    json_decref(cni);
+    json_object_set_new(data, "enable-bpf-masquerade", json_string("true"));
+    cni = k8s_facts_cni(items, cm, NULL);
+    assert_string_equal(setting(cni, "host_routing"), "bpf (inferred)");
+    json_decref(cni);
+    /* an agent flag overrides the ConfigMap, as in the agent */
+    json_object_set_new(agent, "args",
+                        json_pack("[s,s,s]", "--config-dir=/tmp/cilium/config-map",
+                                  "--enable-host-legacy-routing", "--routing-mode=native"));
+    cni = k8s_facts_cni(items, cm, NULL);
+    assert_string_equal(setting(cni, "host_routing"), "legacy");
+    assert_string_equal(setting(cni, "routing_mode"), "native");
+    json_decref(cni);
+    json_decref(cm);
+    json_decref(ds);
+}
+
+static void test_k8s_facts_aws_vpc_cni_datapath_settings(void **state)
+{
+    json_t *ds = fixture("ds-eks.json");
+    json_t *items = json_object_get(ds, "items");
+    json_t *cni = k8s_facts_cni(items, NULL, NULL);
+    json_t *cs = json_object_get(
+        json_object_get(
+            json_object_get(json_object_get(json_array_get(items, 0), "spec"), "template"), "spec"),
+        "containers");
+    (void)state;
+
+    assert_string_equal(setting(cni, "mtu"), "9001");
+    assert_string_equal(setting(cni, "warm_ip_target"), "5");
+    assert_string_equal(setting(cni, "minimum_ip_target"), "10");
+    assert_string_equal(setting(cni, "warm_eni_target"), "1");
+    assert_string_equal(setting(cni, "pod_eni"), "true");
+    assert_string_equal(setting(cni, "network_policy_agent"), "enforcing");
+    json_decref(cni);
+    json_object_set_new(json_array_get(cs, 1), "args",
+                        json_pack("[s]", "--enable-network-policy=false"));
+    cni = k8s_facts_cni(items, NULL, NULL);
+    assert_string_equal(setting(cni, "network_policy_agent"), "installed, not enforcing");
+    json_decref(cni);
+    json_array_remove(cs, 1);
+    cni = k8s_facts_cni(items, NULL, NULL);
+    assert_string_equal(setting(cni, "network_policy_agent"), "absent");
+    json_decref(cni);
+    json_decref(ds);
+}
+
+/* one TKE variant: the DaemonSets, the tke-cni-agent-conf (or NULL), the expected CNI, mode */
+static void tke_case(const char *ds_file, const char *conf_file, const char *name, const char *mode)
+{
+    json_t *ds = fixture(ds_file);
+    json_t *conf = conf_file ? fixture(conf_file) : NULL;
+    json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
+
+    k8s_facts_cni_tke(cni, json_object_get(ds, "items"), conf);
+    assert_string_equal(json_string_value(json_object_get(cni, "name")), name);
+    assert_string_equal(setting(cni, "platform"), "tke");
+    assert_string_equal(setting(cni, "network_mode"), mode);
+    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL),
+                        strstr(ds_file, "cilium") ? "none" : "ipvs");
+    json_decref(cni);
+    json_decref(conf);
+    json_decref(ds);
+}
+
+static void test_k8s_facts_tke_variants(void **state)
+{
+    json_t *ds, *cni;
+    (void)state;
+
+    tke_case("ds-tke-global-router.json", "tke-cni-agent-conf-bridge.json", "tke-global-router",
+             "global-router");
+    tke_case("ds-tke-vpc-cni.json", "tke-cni-agent-conf-route-eni.json", "tke-vpc-cni",
+             "vpc-cni-route-eni");
+    tke_case("ds-tke-vpc-cni.json", NULL, "tke-vpc-cni", "vpc-cni-route-eni");
+    tke_case("ds-tke-vpc-cni.json", "tke-cni-agent-conf-direct-eni.json", "tke-vpc-cni",
+             "vpc-cni-direct-eni");
+    tke_case("ds-tke-hybrid.json", "tke-cni-agent-conf-bridge.json", "tke-vpc-cni",
+             "global-router+vpc-cni");
+    tke_case("ds-tke-cilium.json", NULL, "cilium", "cilium+vpc-cni");
+
+    /* details: the VPC-CNI's bandwidth plugin, the default network, Cilium's settings on TKE */
+    ds = fixture("ds-tke-vpc-cni.json");
+    json_t *conf = fixture("tke-cni-agent-conf-route-eni.json");
+    cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
+    k8s_facts_cni_tke(cni, json_object_get(ds, "items"), conf);
+    assert_string_equal(setting(cni, "bandwidth_plugin"), "true");
+    assert_string_equal(setting(cni, "default_network"), "tke-route-eni");
+    assert_string_equal(json_string_value(json_object_get(cni, "version")), "v3.7.4");
+    json_decref(cni);
+    json_decref(conf);
+    json_decref(ds);
+    ds = fixture("ds-tke-cilium.json");
+    conf = fixture("cilium-config-tke.json");
+    cni = k8s_facts_cni(json_object_get(ds, "items"), conf, NULL);
+    k8s_facts_cni_tke(cni, json_object_get(ds, "items"), NULL);
+    assert_string_equal(setting(cni, "routing_mode"), "native"); /* the flag wins */
+    assert_string_equal(setting(cni, "host_routing"), "legacy");
+    assert_string_equal(setting(cni, "ipam"), "delegated-plugin");
+    assert_string_equal(setting(cni, "mtu"), "1500");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(cni, "also"), 0), "name")),
+        "tke-vpc-cni");
+    json_decref(cni);
+    json_decref(conf);
+    json_decref(ds);
+    /* not TKE: nothing added */
+    ds = fixture("ds-cilium.json");
+    cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
+    k8s_facts_cni_tke(cni, json_object_get(ds, "items"), NULL);
+    assert_null(setting(cni, "platform"));
+    json_decref(cni);
+    json_decref(ds);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +485,9 @@ int main(void)
         cmocka_unit_test(test_k8s_facts_kube_proxy_mode_from_configmap_and_args),
         cmocka_unit_test(test_k8s_facts_image_tags),
         cmocka_unit_test(test_k8s_facts_unknown_cni_and_chaining),
+        cmocka_unit_test(test_k8s_facts_cilium_datapath_settings),
+        cmocka_unit_test(test_k8s_facts_aws_vpc_cni_datapath_settings),
+        cmocka_unit_test(test_k8s_facts_tke_variants),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

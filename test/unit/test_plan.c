@@ -183,6 +183,29 @@ static void test_plan_sweep_one_group_per_node(void **state)
     plan_free(p);
 }
 
+static void test_plan_sweep_streams_both_directions(void **state)
+{
+    const char *nodes[] = {"n1", "n2"};
+    struct plan_opts o = opts_with(1u << SCENARIO_POD_TO_POD, PLACEMENT_BOTH_MASK,
+                                   (1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM), 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    plan_expand_sweep(p, nodes, 2);
+    /* same-node, 2 forward (RR + stream), 2 reverse (stream only) */
+    assert_int_equal(plan_group_count(p), 1 + 2 + 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct plan_group *f = plan_group_get(p, 1 + i), *r = plan_group_get(p, 3 + i);
+        assert_false(f->reverse);
+        assert_int_equal(f->n_tests, 2);
+        assert_true(r->reverse);
+        assert_string_equal(r->node, nodes[i]);
+        assert_int_equal(r->n_tests, 1);
+        assert_int_equal(r->tests[0], TEST_TCP_STREAM);
+    }
+    plan_free(p);
+}
+
 static void test_plan_names_round_trip(void **state)
 {
     (void)state;
@@ -201,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_plan_skip_keeps_group_with_first_reason),
         cmocka_unit_test(test_plan_expected_time_counts_omit),
         cmocka_unit_test(test_plan_sweep_one_group_per_node),
+        cmocka_unit_test(test_plan_sweep_streams_both_directions),
         cmocka_unit_test(test_plan_names_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

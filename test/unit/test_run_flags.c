@@ -150,7 +150,7 @@ static void test_run_flags_kubernetes_flags(void **state)
                            "--image-pull-policy", "Always", "--node-selector", "role=perf,zone=a",
                            "--tolerations", "dedicated=perf:NoSchedule,gpu,:NoExecute", "--nodes",
                            "a,b", "--port", "6000", "--external-server", "[2001:db8::1]:7000",
-                           "--keep", "--cleanup-leftovers", "--all-nodes", NULL),
+                           "--keep", "--cleanup-leftovers", "--all-nodes", "--parallel", "8", NULL),
                      0);
     assert_string_equal(o.kubeconfig, "/k");
     assert_string_equal(o.context, "prod");
@@ -176,6 +176,13 @@ static void test_run_flags_kubernetes_flags(void **state)
     assert_string_equal(o.external_host, "2001:db8::1");
     assert_int_equal(o.external_port, 7000);
     assert_true(o.keep && o.cleanup_leftovers && o.all_nodes);
+    assert_int_equal(o.parallel, 8);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, NULL), 0);
+    assert_int_equal(o.parallel, 4); /* the documented default */
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--parallel", "0", NULL), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "parallel"));
     run_options_cleanup(&o);
 
     assert_int_equal(parse(&o, &err, "--external-server", "ec2.example.com", "--nodes", "a",

@@ -11,6 +11,7 @@ delete a namespace that still holds pods, exec-token rotation, and the
 """
 import json
 import random
+import subprocess
 import re
 import threading
 import time
@@ -19,7 +20,7 @@ from .schema import Rejected
 from .util import now_iso
 
 KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
-         "node-notready", "node-unschedulable", "node-taint",
+         "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token"}
 
 
@@ -95,6 +96,8 @@ class Faults:
         for r in new:
             if r["kind"].startswith("node-"):
                 self.apply_node(r, True)
+            elif r["kind"] == "slow-node":
+                self.slow_node(r, True)
         return new
 
     def clear(self):
@@ -104,6 +107,36 @@ class Faults:
         for r in old:
             if r["kind"].startswith("node-"):
                 self.apply_node(r, False)
+            elif r["kind"] == "slow-node":
+                self.slow_node(r, False)
+
+    def slow_node(self, r, on):
+        """A slow node network: netem delay (`delay`) and/or a tbf rate
+        limit (`mbit`) on the egress of the node's underlay link (eth0 in
+        its namespace), so every packet the node sends waits or queues."""
+        m = re.match(r"^node-([0-9]+)$", r.get("node", ""))
+        if not m:
+            raise FaultError("slow-node: node=node-N required")
+        ns = "%sn%d" % (self.cfg.prefix, int(m.group(1)))
+        base = ["ip", "netns", "exec", ns, "tc", "qdisc"]
+        if not on:
+            subprocess.run(base + ["del", "dev", "eth0", "root"],
+                           capture_output=True)
+            return
+        if "delay" not in r and "mbit" not in r:
+            raise FaultError("slow-node: give delay=DUR and/or mbit=N")
+        argv = base + ["replace", "dev", "eth0", "root"]
+        if "delay" in r:
+            argv += ["netem", "delay", "%dus" % int(r["delay"] * 1e6)]
+            if "mbit" in r:
+                argv += ["rate", "%smbit" % r["mbit"]]
+        else:
+            argv += ["tbf", "rate", "%smbit" % r["mbit"], "burst", "32kbit",
+                     "latency", "50ms"]
+        p = subprocess.run(argv, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise FaultError("slow-node: %s: %s" % (" ".join(argv[4:]),
+                                                   p.stderr.strip()))
 
     def apply_node(self, r, on):
         name = r["node"]

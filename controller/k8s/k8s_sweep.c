@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_sweep.c - ring pairs and per-node servers of sweep mode (see k8s_sweep.h). */
+#include "controller/k8s/k8s_sweep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_objects.h"
+#include "controller/k8s/k8s_wait.h"
+
+/* A Job started ahead of the runner's call for its group, and what it gave once collected. */
+struct ahead {
+    const struct plan_group *g;
+    struct run_spec spec;      /* as started: a later call must ask for the same */
+    struct k8s_client_run *cr; /* NULL once collected */
+    json_t *doc;
+    int rc;
+    struct kp_err err;
+};
+
+struct k8s_sweep_state {
+    const struct plan *plan;
+    struct ahead *ahead;
+    size_t n_ahead;
+    const struct plan_group **started; /* groups whose first Job was made (never again ahead) */
+    size_t n_started;
+};
+
+static int by_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+json_t *k8s_sweep_ring(const json_t *names)
+{
+    size_t n = json_array_size(names);
+    const char **v = kp_xcalloc(n ? n : 1, sizeof(*v));
+    json_t *ring = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value(json_array_get(names, i));
+    qsort(v, n, sizeof(*v), by_str);
+    for (size_t i = 0; i < n; i++) {
+        /* the first round in which neither end is busy (pairs before it, in ring order) */
+        int round = 0;
+        for (size_t k = 0; k < i; k++) {
+            const json_t *p = json_array_get(ring, k);
+            const char *c = json_string_value(json_object_get(p, "client"));
+            const char *sv = json_string_value(json_object_get(p, "server"));
+            int r = (int)json_integer_value(json_object_get(p, "round"));
+            if (r == round && (strcmp(c, v[i]) == 0 || strcmp(sv, v[i]) == 0 ||
+                               strcmp(c, v[(i + 1) % n]) == 0 || strcmp(sv, v[(i + 1) % n]) == 0)) {
+                round++;
+                k = (size_t)-1; /* rescan the pairs for the next round */
+            }
+        }
+        json_array_append_new(ring, json_pack("{s:s, s:s, s:i}", "client", v[i], "server",
+                                              v[(i + 1) % n], "round", round));
+    }
+    free(v);
+    return ring;
+}
+
+void k8s_sweep_cni_versions(json_t *infos, const json_t *pods, const char *container)
+{
+    size_t i, k;
+    json_t *pod, *info, *c;
+
+    json_array_foreach(pods, i, pod)
+    {
+        const json_t *spec = json_object_get(pod, "spec");
+        const char *node = json_string_value(json_object_get(spec, "nodeName"));
+        const json_t *use = json_array_get(json_object_get(spec, "containers"), 0);
+        json_array_foreach(json_object_get(spec, "containers"), k, c)
+        {
+            const char *n = json_string_value(json_object_get(c, "name"));
+            if (container && n && strcmp(n, container) == 0)
+                use = c;
+        }
+        const char *image = json_string_value(json_object_get(use, "image"));
+        if (!node || !image)
+            continue;
+        json_array_foreach(infos, k, info)
+        {
+            const char *name = json_string_value(json_object_get(info, "name"));
+            if (name && strcmp(name, node) == 0) {
+                char *tag = k8s_facts_image_tag(image);
+                json_object_set_new(info, "cni_version", json_string(tag));
+                free(tag);
+            }
+        }
+    }
+}
+
+/* the CNI agent's DaemonSets in kube-system, most specific first, and their agent container */
+static const char *const cni_daemonsets[][2] = {
+    {"cilium", "cilium-agent"},
+    {"calico-node", "calico-node"},
+    {"aws-node", "aws-node"},
+    {"kube-flannel-ds", "kube-flannel"},
+    {"antrea-agent", "antrea-agent"},
+    {"tke-eni-agent", "tke-eni-agent"},
+    {"tke-bridge-agent", "tke-bridge-agent"},
+    {"weave-net", "weave"},
+    {"kube-router", "kube-router"},
+    {"kindnet", "kindnet-cni"},
+};
+
+/* best effort: the CNI version per node from its DaemonSet's pods (two list calls) */
+static void node_cni_versions(struct k8s_backend *b, json_t *infos)
+{
+    const char *cni = json_string_value(json_object_get(json_object_get(b->facts, "cni"), "name"));
+    json_t *ds = NULL, *pods = NULL;
+    struct kp_err e;
+
+    if (!cni || strcmp(cni, "unknown") == 0)
+        return;
+    for (size_t k = 0; k < sizeof(cni_daemonsets) / sizeof(cni_daemonsets[0]); k++) {
+        json_t *labels;
+        const char *key;
+        json_t *v;
+        char sel[512] = "";
+        struct kube_list_opts lo = {.label_selector = sel};
+        if (kube_get(b->kc, &KUBE_RES_DAEMONSETS, "kube-system", cni_daemonsets[k][0], &ds, &e) !=
+            0) {
+            ds = NULL;
+            continue;
+        }
+        labels = json_object_get(json_object_get(json_object_get(ds, "spec"), "selector"),
+                                 "matchLabels");
+        json_object_foreach(labels, key, v)
+        {
+            size_t len = strlen(sel);
+            snprintf(sel + len, sizeof(sel) - len, "%s%s=%s", len ? "," : "", key,
+                     json_string_value(v) ? json_string_value(v) : "");
+        }
+        if (*sel && kube_list_all(b->kc, &KUBE_RES_PODS, "kube-system", &lo, &pods, &e) == 0)
+            k8s_sweep_cni_versions(infos, pods, cni_daemonsets[k][1]);
+        else if (*sel)
+            kp_log(KP_LOG_INFO, "CNI version per node not recorded: %s", kp_err_msg(&e));
+        json_decref(pods);
+        json_decref(ds);
+        return;
+    }
+}
+
+void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
+{
+    size_t n = json_array_size(b->nodes), i;
+    json_t *names = json_array(), *infos = json_array(), *ring;
+    const char **clients;
+    json_t *node, *p;
+
+    json_array_foreach(b->nodes, i, node)
+    {
+        json_array_append_new(names, json_string(k8s_facts_node_name(node)));
+        json_array_append_new(infos, k8s_facts_node_info(node, "swept"));
+    }
+    node_cni_versions(b, infos);
+    ring = k8s_sweep_ring(names);
+    clients = kp_xcalloc(n ? n : 1, sizeof(*clients));
+    json_array_foreach(ring, i, p) clients[i] = json_string_value(json_object_get(p, "client"));
+    plan_expand_sweep(plan, clients, n);
+    free(clients);
+    json_object_set_new(b->facts, "sweep",
+                        json_pack("{s:s, s:i, s:o, s:o}", "pairing", "ring", "parallel",
+                                  b->ro->parallel, "pairs", ring, "nodes", infos));
+    json_decref(names);
+    if (!b->sweep)
+        b->sweep = kp_xcalloc(1, sizeof(*b->sweep));
+    b->sweep->plan = plan;
+}
+
+/* the ring successor of client (a name), from the facts' pairs */
+static const char *partner(const struct k8s_backend *b, const char *client)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "pairs"), i, p)
+    {
+        const char *c = json_string_value(json_object_get(p, "client"));
+        if (c && strcmp(c, client) == 0)
+            return json_string_value(json_object_get(p, "server"));
+    }
+    return NULL;
+}
+
+const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_group *g,
+                             const char *network)
+{
+    const char *server;
+
+    if (g->placement != PLACEMENT_NODE || !g->node || !network)
+        return NULL;
+    server = partner(b, g->node);
+    if (!server)
+        return NULL;
+    if (strcmp(server, k8s_facts_node_name(b->node_a)) == 0)
+        return strcmp(network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
+    return json_string_value(json_object_get(json_object_get(b->sweep_servers, network), server));
+}
+
+/* the DaemonSet of `network` on every eligible node but A (A's own servers serve A) */
+static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
+{
+    json_t *ds = k8s_objects_server_daemonset(&b->d.obj, network, "sweep", b->d.node_a_host);
+    json_t *terms = json_object_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_object_get(json_object_get(ds, "spec"), "template"),
+                                    "spec"),
+                    "affinity"),
+                "nodeAffinity"),
+            "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    json_t *values = json_array();
+    size_t i;
+    json_t *node;
+
+    json_array_foreach(b->nodes, i, node)
+    {
+        if (node != b->node_a)
+            json_array_append_new(values, json_string(k8s_facts_node_hostname(node)));
+    }
+    json_object_set_new(
+        json_array_get(json_object_get(json_array_get(terms, 0), "matchExpressions"), 0), "values",
+        values);
+    return ds;
+}
+
+static int deploy_network(struct k8s_backend *b, const char *network, size_t want,
+                          struct kp_err *err)
+{
+    json_t *ds = sweep_daemonset(b, network), *stored = NULL, *pods = NULL, *ips = json_object();
+    const char *name = json_string_value(json_object_get(json_object_get(ds, "metadata"), "name"));
+    char *sel = kp_xasprintf("%s=%s,%s=server,%s=%s,%s=sweep", K8S_LABEL_RUN_ID, b->d.run_id,
+                             K8S_LABEL_ROLE, K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT);
+    char *what = kp_xasprintf("%s-network sweep servers on %zu nodes", network, want);
+    size_t i;
+    json_t *p;
+    int rc = -1;
+
+    if (kube_create(b->kc, &KUBE_RES_DAEMONSETS, b->d.ns, ds, NULL, &stored, err) != 0) {
+        kp_err_prefix(err, "creating DaemonSet %s", name ? name : "?");
+        goto out;
+    }
+    struct k8s_wait_opts wo = {
+        .ns = b->d.ns,
+        .selector = sel,
+        .owner = name,
+        .owner_uid = json_string_value(json_object_get(json_object_get(stored, "metadata"), "uid")),
+        .what = what,
+        .goal = K8S_WAIT_READY,
+        .want = want,
+        .timeout_ms = b->ro->timeout_ms};
+    if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0)
+        goto out;
+    json_array_foreach(pods, i, p)
+    {
+        const json_t *st = json_object_get(p, "status");
+        const char *node =
+            json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        const char *ip = json_string_value(
+            json_object_get(st, strcmp(network, "host") == 0 ? "hostIP" : "podIP"));
+        if (!ip)
+            ip = json_string_value(json_object_get(st, "podIP"));
+        if (node && ip)
+            json_object_set_new(ips, node, json_string(ip));
+    }
+    if (json_object_size(ips) < want) {
+        kp_err_set(err, "%s: %zu of %zu ready pods have a node and an address", what,
+                   json_object_size(ips), want);
+        goto out;
+    }
+    json_object_set(b->sweep_servers, network, ips);
+    rc = 0;
+out:
+    json_decref(ips);
+    json_decref(pods);
+    json_decref(stored);
+    json_decref(ds);
+    free(sel);
+    free(what);
+    return rc;
+}
+
+int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err)
+{
+    size_t others = json_array_size(b->nodes) - (b->node_a ? 1 : 0);
+
+    if (!b->ro->all_nodes || others == 0)
+        return 0;
+    if (!b->sweep_servers)
+        b->sweep_servers = json_object();
+    if (b->d.set.pod_network && deploy_network(b, "pod", others, err) != 0)
+        return -1;
+    if (b->d.set.host_network && deploy_network(b, "host", others, err) != 0)
+        return -1;
+    kp_log(KP_LOG_INFO, "sweep: servers ready on %zu more nodes (%u API requests so far)", others,
+           (unsigned)kube_request_count(b->kc));
+    return 0;
+}
+
+/* the round of the pair whose client is `client` (-1 when unknown) */
+static int round_of(const struct k8s_backend *b, const char *client)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "pairs"), i, p)
+    {
+        const char *c = json_string_value(json_object_get(p, "client"));
+        if (c && strcmp(c, client) == 0)
+            return (int)json_integer_value(json_object_get(p, "round"));
+    }
+    return -1;
+}
+
+static int was_started(const struct k8s_sweep_state *st, const struct plan_group *g)
+{
+    for (size_t i = 0; i < st->n_started; i++)
+        if (st->started[i] == g)
+            return 1;
+    return 0;
+}
+
+static void mark_started(struct k8s_sweep_state *st, const struct plan_group *g)
+{
+    if (was_started(st, g))
+        return;
+    st->started = kp_xrealloc(st->started, (st->n_started + 1) * sizeof(*st->started));
+    st->started[st->n_started++] = g;
+}
+
+static int same_spec(const struct run_spec *a, const struct run_spec *b)
+{
+    return a->n_tests == b->n_tests &&
+           memcmp(a->tests, b->tests, a->n_tests * sizeof(*a->tests)) == 0 &&
+           a->samples == b->samples && a->duration_ms == b->duration_ms &&
+           a->omit_ms == b->omit_ms && a->timeout_ms == b->timeout_ms;
+}
+
+static void collect(struct k8s_backend *b, struct ahead *a)
+{
+    struct k8s_client_run *cr = a->cr;
+
+    if (!cr)
+        return;
+    a->cr = NULL;
+    kp_err_clear(&a->err);
+    a->rc = k8s_client_finish(b, cr, &a->doc, &a->err);
+}
+
+static void drop_ahead(struct k8s_sweep_state *st, size_t i)
+{
+    json_decref(st->ahead[i].doc);
+    st->ahead[i] = st->ahead[--st->n_ahead];
+}
+
+/* Jobs for up to parallel-1 more groups of g's round, scenario and direction */
+static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    const struct plan_group *g = spec->group;
+    int round = round_of(b, g->node);
+    size_t more = (size_t)b->ro->parallel - 1;
+
+    kp_log(KP_LOG_DEBUG, "sweep: %s is round %d; up to %zu more pairs of it at once",
+           g->placement_label, round, more);
+
+    for (size_t i = 0; more > 0 && i < plan_group_count(st->plan) && !b->stop; i++) {
+        const struct plan_group *o = plan_group_get(st->plan, i);
+        struct ahead a = {.g = o};
+        struct kp_err e;
+        if (o == g || o->skipped || o->placement != PLACEMENT_NODE || !o->node ||
+            o->scenario != g->scenario || o->reverse != g->reverse || was_started(st, o) ||
+            round_of(b, o->node) != round)
+            continue;
+        a.spec = *spec;
+        a.spec.group = o;
+        a.spec.tests = o->tests; /* the group's own array: same kinds, its lifetime */
+        if (o->n_tests != spec->n_tests ||
+            memcmp(o->tests, spec->tests, spec->n_tests * sizeof(*spec->tests)) != 0)
+            continue;
+        if (k8s_client_start(b, &a.spec, &a.cr, &e) != 0) {
+            kp_log(KP_LOG_INFO, "sweep: not starting %s ahead: %s", o->placement_label,
+                   kp_err_msg(&e));
+            break;
+        }
+        mark_started(st, o);
+        st->ahead = kp_xrealloc(st->ahead, (st->n_ahead + 1) * sizeof(*st->ahead));
+        st->ahead[st->n_ahead++] = a;
+        more--;
+    }
+}
+
+int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
+                         struct kp_err *err)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    struct k8s_client_run *cr = NULL;
+    int round;
+
+    *doc = NULL;
+    if (!st) {
+        if (k8s_client_start(b, spec, &cr, err) != 0)
+            return -1;
+        return k8s_client_finish(b, cr, doc, err);
+    }
+    for (size_t i = 0; i < st->n_ahead; i++) {
+        struct ahead *a = &st->ahead[i];
+        if (a->g != spec->group)
+            continue;
+        if (!same_spec(&a->spec, spec)) { /* the runner wants something else: start afresh */
+            if (a->cr)
+                k8s_client_abandon(b, a->cr);
+            a->cr = NULL;
+            drop_ahead(st, i);
+            break;
+        }
+        collect(b, a);
+        *doc = a->doc;
+        a->doc = NULL;
+        int rc = a->rc;
+        if (rc != 0)
+            kp_err_set(err, "%s", kp_err_msg(&a->err));
+        drop_ahead(st, i);
+        return rc;
+    }
+    /* pairs of another round still running would share a node with this one: collect them */
+    round = round_of(b, spec->group->node);
+    for (size_t i = 0; i < st->n_ahead; i++)
+        if (round_of(b, st->ahead[i].g->node) != round)
+            collect(b, &st->ahead[i]);
+    if (k8s_client_start(b, spec, &cr, err) != 0)
+        return -1;
+    if (!was_started(st, spec->group)) {
+        mark_started(st, spec->group);
+        start_ahead(b, spec);
+    }
+    return k8s_client_finish(b, cr, doc, err);
+}
+
+void k8s_sweep_free(struct k8s_backend *b)
+{
+    struct k8s_sweep_state *st = b->sweep;
+
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n_ahead; i++) {
+        if (st->ahead[i].cr)
+            k8s_client_abandon(b, st->ahead[i].cr);
+        json_decref(st->ahead[i].doc);
+    }
+    free(st->ahead);
+    free(st->started);
+    free(st);
+    b->sweep = NULL;
+}
