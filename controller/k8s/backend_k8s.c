@@ -53,13 +53,16 @@ static const char *client_node(const struct k8s_backend *b, const struct plan_gr
     return k8s_facts_node_name(b->node_b);
 }
 
-static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t)
+static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
+                               const char *ip_family)
 {
+    int f = K8S_FAM(ip_family ? ip_family : b->ip_families[0]);
+
     if (!t->server_network)
         return b->ro->external_host;
     if (t->via_service)
-        return b->service_ip;
-    return strcmp(t->server_network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
+        return b->service_ip[f];
+    return strcmp(t->server_network, "host") == 0 ? b->host_server_ip[f] : b->pod_server_ip[f];
 }
 
 /* The JSON document in a client pod's log: the log mixes stderr lines with it (before and
@@ -192,7 +195,7 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
         return kp_err_set(err, "interrupted");
     k8s_objects_group_target(g, &t);
     node = client_node(b, g, &t);
-    server = server_addr(b, &t);
+    server = server_addr(b, &t, spec->group->ip_family);
     port = t.server_network ? b->ro->port : b->ro->external_port;
     if (!server)
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
@@ -327,9 +330,11 @@ static void destroy(struct backend *base)
     kp_free_secret(b->token);
     json_decref(b->nodes);
     json_decref(b->facts);
-    free(b->pod_server_ip);
-    free(b->host_server_ip);
-    free(b->service_ip);
+    for (int f = 0; f < 2; f++) {
+        free(b->pod_server_ip[f]);
+        free(b->host_server_ip[f]);
+        free(b->service_ip[f]);
+    }
     free(b);
 }
 
