@@ -230,6 +230,14 @@ static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct r
     return out;
 }
 
+/* A row's address family; a row without one (reports before dual-stack) was IPv4. */
+static const char *row_family(const json_t *r)
+{
+    const char *f = json_string_value(json_object_get(r, "ip_family"));
+
+    return f ? f : "IPv4";
+}
+
 /* The row of rep with the key of `key`; only one with samples when measured_only. */
 static const json_t *find_key(const struct report *rep, const json_t *key, bool measured_only)
 {
@@ -240,7 +248,8 @@ static const json_t *find_key(const struct report *rep, const json_t *key, bool 
         if (json_equal(json_object_get(r, "scenario"), json_object_get(key, "scenario")) &&
             json_equal(json_object_get(r, "placement"), json_object_get(key, "placement")) &&
             json_equal(json_object_get(r, "test"), json_object_get(key, "test")) &&
-            json_equal(json_object_get(r, "reverse"), json_object_get(key, "reverse")))
+            json_equal(json_object_get(r, "reverse"), json_object_get(key, "reverse")) &&
+            strcmp(row_family(r), row_family(key)) == 0)
             return r;
     }
     return NULL;
@@ -253,9 +262,13 @@ static const json_t *find_measured(const struct report *rep, const json_t *key)
 
 static json_t *row_key(const json_t *r)
 {
-    return json_pack("{s:O, s:O, s:O, s:O}", "scenario", json_object_get(r, "scenario"),
-                     "placement", json_object_get(r, "placement"), "test",
-                     json_object_get(r, "test"), "reverse", json_object_get(r, "reverse"));
+    json_t *k = json_pack("{s:O, s:O, s:O, s:O}", "scenario", json_object_get(r, "scenario"),
+                          "placement", json_object_get(r, "placement"), "test",
+                          json_object_get(r, "test"), "reverse", json_object_get(r, "reverse"));
+
+    if (json_object_get(r, "ip_family"))
+        json_object_set(k, "ip_family", json_object_get(r, "ip_family"));
+    return k;
 }
 
 static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *rn,
@@ -404,7 +417,9 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
     const char *verdict = json_string_value(json_object_get(m, "verdict"));
     char label[CCELL];
 
-    snprintf(c[0], CCELL, "%s", json_string_value(json_object_get(row, "scenario")));
+    /* IPv4 is every earlier report's family: only IPv6 rows say theirs */
+    snprintf(c[0], CCELL, "%s%s", json_string_value(json_object_get(row, "scenario")),
+             strcmp(row_family(row), "IPv6") == 0 ? "/IPv6" : "");
     snprintf(c[1], CCELL, "%s", json_string_value(json_object_get(row, "placement")));
     snprintf(c[2], CCELL, "%s", render_test_label(row, label, sizeof(label)));
     snprintf(c[3], CCELL, "%s", json_string_value(json_object_get(m, "metric")));

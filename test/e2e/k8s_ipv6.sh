@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # k8s_ipv6: the matrix on an IPv6-only kube-sim (--ip-family ipv6): every row ok and marked
-# IPv6, the servers' pod IPs in the report IPv6 (2001:2::/48), the Service created IPv6, the
-# cluster's families in the provenance; nothing left behind.
+# IPv6, every pod IP from 2001:2::/48, the cluster's families in the metadata. On a dual-stack
+# kube-sim: every row once per family (default), the table naming the family, --ip-family
+# ipv6 through the IPv6 ClusterIP. On an IPv4-only one, --ip-family ipv6 refused. Nothing left
+# behind after any of them.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -31,4 +33,43 @@ n_pods=$(jq -s 'map(select(.status.podIP != null)) | length' "$K8S_DIR/pods6.ndj
 [ -z "$bad" ] && [ "$n_pods" -gt 0 ] && pass "ipv6-only: all $n_pods pod states with an IP are IPv6" ||
     fail "ipv6-only: pod IPs not IPv6: $bad"
 k8s_nothing_left "ipv6-only"
+"$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
+
+# dual-stack: every row once per family (default both); then --ip-family ipv6 alone
+k8s_up --nodes 3 --ip-family dual
+R="$K8S_DIR/report-dual.json"
+kperf_k8s --scenarios all --tests TCP_RR,TCP_STREAM,UDP_RR --duration 1s -o json >"$R" \
+    2>"$K8S_DIR/run-dual.err"
+rc=$?
+[ "$rc" = 0 ] && pass "dual-stack: run exits 0" || { fail "dual-stack: run exit $rc"; tail -5 "$K8S_DIR/run-dual.err"; }
+python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schema.json" "$R" &&
+    pass "dual-stack: report valid" || fail "dual-stack: report invalid"
+for f in IPv4 IPv6; do
+    n=$(jq --arg f "$f" '[.results[] | select(.ip_family == $f and .status == "ok")] | length' "$R")
+    [ "$n" = 18 ] && pass "dual-stack: 18 $f rows ok" || fail "dual-stack: $n $f rows ok"
+done
+jq -e '(.results | length) == 36 and .metadata.cluster_ip_families == ["IPv4", "IPv6"] and
+       .metadata.ip_families == ["IPv4", "IPv6"]' "$R" >/dev/null &&
+    pass "dual-stack: 36 rows, families in the metadata" ||
+    fail "dual-stack: $(jq -c '[(.results | length), .metadata.cluster_ip_families, .metadata.ip_families]' "$R")"
+kperf_k8s --ip-family both --scenarios pod-to-pod --tests TCP_RR --duration 1s -o table \
+    >"$K8S_DIR/dual.txt" 2>"$K8S_DIR/dual-table.err"
+grep -q '^pod-to-pod/IPv6 ' "$K8S_DIR/dual.txt" && grep -q '^pod-to-pod/IPv4 ' "$K8S_DIR/dual.txt" &&
+    pass "dual-stack: the table names each row's family" || fail "dual-stack table: $(cat "$K8S_DIR/dual.txt")"
+R6="$K8S_DIR/report-dual6.json"
+kperf_k8s --ip-family ipv6 --scenarios pod-to-service --tests TCP_RR,UDP_RR --duration 1s -o json >"$R6" \
+    2>"$K8S_DIR/run-dual6.err"
+rc=$?
+jq -e '[.results[] | select(.status == "ok" and .ip_family == "IPv6")] | length == 4' "$R6" >/dev/null &&
+    [ "$rc" = 0 ] && pass "dual-stack --ip-family ipv6: pod-to-service over the IPv6 ClusterIP" ||
+    fail "dual-stack --ip-family ipv6 (rc $rc): $(tail -3 "$K8S_DIR/run-dual6.err")"
+k8s_nothing_left "dual-stack"
+"$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
+
+# an IPv4-only cluster: --ip-family ipv6 and both are refused with one line
+k8s_up --nodes 2
+out=$(kperf_k8s --ip-family ipv6 --scenarios pod-to-pod --duration 1s 2>&1); rc=$?
+[ "$rc" != 0 ] && echo "$out" | grep -q 'the cluster has no IPv6 (it is IPv4-only)' &&
+    pass "ipv4-only: --ip-family ipv6 refused" || fail "ipv4-only --ip-family ipv6 (rc $rc): $out"
+k8s_nothing_left "ipv4-only refusal"
 ks_finish
