@@ -20,7 +20,7 @@ python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schem
     pass "ipv6-only: report valid" || fail "ipv6-only: report invalid"
 n=$(jq '[.results[] | select(.status == "ok")] | length' "$R")
 [ "$n" = 18 ] && pass "ipv6-only: 18 rows ok" ||
-    fail "ipv6-only: $n rows ok: $(jq -c '[.results[] | select(.status != "ok") | [.scenario, .placement, .test, .status]]' "$R")"
+    fail "ipv6-only: $n rows ok: $(jq -c '[.errors, [.results[] | select(.status != "ok") | [.scenario, .placement, .test, .status, .errors]]]' "$R")"
 jq -e 'all(.results[]; .ip_family == "IPv6")' "$R" >/dev/null &&
     pass "ipv6-only: rows marked IPv6" || fail "ipv6-only: families $(jq -c '[.results[].ip_family] | unique' "$R")"
 jq -e '.metadata.cluster_ip_families == ["IPv6"]' "$R" >/dev/null &&
@@ -46,7 +46,8 @@ python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schem
     pass "dual-stack: report valid" || fail "dual-stack: report invalid"
 for f in IPv4 IPv6; do
     n=$(jq --arg f "$f" '[.results[] | select(.ip_family == $f and .status == "ok")] | length' "$R")
-    [ "$n" = 18 ] && pass "dual-stack: 18 $f rows ok" || fail "dual-stack: $n $f rows ok"
+    [ "$n" = 18 ] && pass "dual-stack: 18 $f rows ok" ||
+        fail "dual-stack: $n $f rows ok: $(jq -c --arg f "$f" '[.errors, [.results[] | select(.ip_family == $f and .status != "ok") | [.scenario, .placement, .test, .errors]]]' "$R")"
 done
 jq -e '(.results | length) == 36 and .metadata.cluster_ip_families == ["IPv4", "IPv6"] and
        .metadata.ip_families == ["IPv4", "IPv6"]' "$R" >/dev/null &&
