@@ -64,6 +64,22 @@ rc=$?
 jq -e '[.results[] | select(.status == "ok" and .ip_family == "IPv6")] | length == 4' "$R6" >/dev/null &&
     [ "$rc" = 0 ] && pass "dual-stack --ip-family ipv6: pod-to-service over the IPv6 ClusterIP" ||
     fail "dual-stack --ip-family ipv6 (rc $rc): $(tail -3 "$K8S_DIR/run-dual6.err")"
+# Services defaulted like an API server's on a dual-stack cluster
+svc() { # svc NAME SPEC-JSON-FRAGMENT: create a Service, print its ipFamilyPolicy ipFamilies clusterIPs
+    echo "{\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"$1\"},
+          \"spec\": {\"ports\": [{\"port\": 80}]$2}}" | kadmin create -f - -o json 2>&1 |
+        jq -r '.spec | "\(.ipFamilyPolicy) \(.ipFamilies | join(",")) \(.clusterIPs | join(","))"' 2>/dev/null
+}
+got=$(svc fam-default "")
+[[ "$got" =~ ^SingleStack\ IPv4\ 198\.19\.24[0-9]\.[0-9]+$ ]] && pass "dual-stack Service default: $got" ||
+    fail "dual-stack Service default: $got"
+got=$(svc fam-prefer ', "ipFamilyPolicy": "PreferDualStack"')
+[[ "$got" =~ ^PreferDualStack\ IPv4,IPv6\ 198\.19\.[0-9.]+,2001:2:0:f00::[0-9a-f:]+$ ]] &&
+    pass "dual-stack Service PreferDualStack: $got" || fail "dual-stack Service PreferDualStack: $got"
+got=$(svc fam-v6 ', "ipFamilies": ["IPv6"]')
+[[ "$got" =~ ^SingleStack\ IPv6\ 2001:2:0:f00::[0-9a-f:]+$ ]] && pass "dual-stack Service IPv6: $got" ||
+    fail "dual-stack Service IPv6: $got"
+kadmin delete service fam-default fam-prefer fam-v6 >/dev/null 2>&1
 k8s_nothing_left "dual-stack"
 "$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
 
@@ -72,5 +88,13 @@ k8s_up --nodes 2
 out=$(kperf_k8s --ip-family ipv6 --scenarios pod-to-pod --duration 1s 2>&1); rc=$?
 [ "$rc" != 0 ] && echo "$out" | grep -q 'the cluster has no IPv6 (it is IPv4-only)' &&
     pass "ipv4-only: --ip-family ipv6 refused" || fail "ipv4-only --ip-family ipv6 (rc $rc): $out"
+out=$(echo '{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "rds"},
+    "spec": {"ipFamilyPolicy": "RequireDualStack", "ports": [{"port": 80}]}}' | kadmin create -f - 2>&1)
+echo "$out" | grep -q 'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services' &&
+    pass "ipv4-only: RequireDualStack Service refused like an API server" || fail "RequireDualStack: $out"
+out=$(echo '{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "v6"},
+    "spec": {"ipFamilies": ["IPv6"], "ports": [{"port": 80}]}}' | kadmin create -f - 2>&1)
+echo "$out" | grep -q 'spec.ipFamilies\[0\]: Invalid value: "IPv6": not configured on this cluster' &&
+    pass "ipv4-only: IPv6 Service refused" || fail "IPv6 Service on IPv4-only: $out"
 k8s_nothing_left "ipv4-only refusal"
 ks_finish
