@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # agent_dualstack: a server with the default bind listens on [::] dual-stack; clients reach it
 # on 127.0.0.1 and on [::1], every test forward and reverse; an IPv4 peer is logged, counted
-# (--max-conns-per-addr) and matched as 127.0.0.1, never as ::ffff:127.0.0.1.
+# (--max-conns-per-addr) and matched as 127.0.0.1, never as ::ffff:127.0.0.1; the server finds
+# its interface's MTU for either family.
 . "$(dirname "$0")/agent_common.inc"
 
 if ! ip -6 addr show dev lo 2>/dev/null | grep -q '::1/128'; then
@@ -26,6 +27,8 @@ for addr in 127.0.0.1 "[::1]"; do
     rc=$?
     check "$addr: all tests exit 0 (rc $rc: $(head -c 300 "$WORK/fwd$tag.err"))" [ "$rc" -eq 0 ]
     check "$addr: six results" jqt "$WORK/fwd$tag.json" '(.results | length) == 6'
+    check "$addr: loopback MTU seen by both sides" jqt "$WORK/fwd$tag.json" \
+        '.mtu.client == 65536 and .mtu.server == 65536'
     check "$addr: UDP_RR got answers" jqt "$WORK/fwd$tag.json" \
         '.results[] | select(.test == "UDP_RR") | .ops > 0'
     "$AGENT" client --server "$addr:$PORT" --tests TCP_STREAM,UDP_STREAM --reverse --duration 300ms \
