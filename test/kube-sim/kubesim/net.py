@@ -146,6 +146,7 @@ def ipv6_sysctls(ns):
         sysctl_in(ns, "net.ipv6.conf.%s.accept_dad" % scope, 0)
         sysctl_in(ns, "net.ipv6.conf.%s.accept_ra" % scope, 0)
         sysctl_in(ns, "net.ipv6.conf.%s.dad_transmits" % scope, 0)
+        sysctl_in(ns, "net.ipv6.conf.%s.ndisc_notify" % scope, 1)
 
 
 class Names:
@@ -219,6 +220,11 @@ class Network:
                 c.append("addr add 198.19.0.%d/24 dev eth0" % (10 + i))
             c += ["link set eth0 up",
                   "link add %s type bridge" % br]
+            if v6:
+                # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as
+                # pods come, and IPv6 (unlike IPv4's gratuitous ARP) does not tell the pods:
+                # their neighbour entry for the gateway would go stale for seconds
+                c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
             if v4:
                 c.append("addr add %s/24 dev %s" % (pod_gw(i), br))
             if v6:
