@@ -5,11 +5,10 @@
 # kube-sim: every row once per family (default), the table naming the family, --ip-family
 # ipv6 through the IPv6 ClusterIP. On an IPv4-only one, --ip-family ipv6 refused. Nothing left
 # behind after any of them.
-# PENDING (not a ctest yet): passed 2 of 4 runs on a loaded 2-core VM; the failures were IPv6
-# rows only: an IPv6 ClusterIP refusing (the server pod's endpoints gone) and other-node IPv6
-# clients whose pod log had a kperf-agent warning line inside the JSON. Cause not found yet.
+# (Failed 2 of 4 runs before kube-sim gave its node bridges a fixed MAC: a pod's neighbour
+# entry for its gateway went stale when the bridge's MAC changed as pods joined.)
 set -uo pipefail
-source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh" # run by hand: KPERF_SRC=. KPERF_BIN=build/bin bash test/e2e/pending/k8s_ipv6.sh
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 k8s_up --nodes 3 --ip-family ipv6
 R="$K8S_DIR/report6.json"
