@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent/echo.h"
+#include "agent/peeraddr.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"
 #include "agent/sysinfo.h"
@@ -42,10 +43,14 @@ void server_opts_default(struct server_opts *o)
     o->max_rate_bps = SERVER_DEFAULT_MAX_RATE_BPS;
 }
 
-static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
+static void format_addr(const struct sockaddr *raw, char *buf, size_t len)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
+    struct sockaddr_storage ss;
+    const struct sockaddr *sa = (const struct sockaddr *)&ss;
     unsigned port = 0;
+
+    peeraddr_unmap(raw, &ss); /* an IPv4 peer of the dual-stack listener: its IPv4 address */
 
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
@@ -813,10 +818,11 @@ static void on_signal(uv_signal_t *sig, int signum)
     shut_down(sig->data);
 }
 
-static int bind_all(struct server *srv, struct kp_err *err)
+/* Binds the listener and the UDP socket to addr. On a failure, *uv_rc is the libuv error of
+ * the TCP bind or listen (0 when something else failed). */
+static int bind_at(struct server *srv, const char *addr, int *uv_rc, struct kp_err *err)
 {
     struct sockaddr_storage ss;
-    const char *addr = srv->o.bind_addr ? srv->o.bind_addr : "0.0.0.0";
     struct kp_err why;
     int len = sizeof(ss);
     int rc;
@@ -832,9 +838,11 @@ static int bind_all(struct server *srv, struct kp_err *err)
         rc = uv_tcp_bind(&srv->listener, (struct sockaddr *)&ss, 0);
         if (rc == 0)
             rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
-        if (rc != 0)
+        if (rc != 0) {
+            *uv_rc = rc;
             return kp_err_set(err, "cannot listen on %s:%u/tcp: %s", addr, srv->o.port,
                               uv_strerror(rc));
+        }
         rc = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
         if (rc != 0)
             return kp_err_set(err, "cannot read the TCP port: uv_tcp_getsockname: %s",
@@ -869,6 +877,39 @@ static int bind_all(struct server *srv, struct kp_err *err)
     if (rc != 0)
         return kp_err_set(err, "cannot receive on UDP: %s", uv_strerror(rc));
     return 0;
+}
+
+static int init_handles(struct server *srv, struct kp_err *err);
+
+/* Without --bind the server listens on :: with IPV6_V6ONLY off (libuv leaves it off unless
+ * asked), so IPv4 peers reach it too, as ::ffff:a.b.c.d; a host without IPv6 (no AF_INET6
+ * sockets, or no address for ::) gets 0.0.0.0 instead. */
+static int bind_all(struct server *srv, struct kp_err *err)
+{
+    uint16_t port = srv->o.port;
+    int uv_rc = 0;
+
+    if (srv->o.bind_addr)
+        return bind_at(srv, srv->o.bind_addr, &uv_rc, err);
+    if (bind_at(srv, "::", &uv_rc, err) == 0) {
+        srv->o.bind_addr = "::";
+        return 0;
+    }
+    if (uv_rc != UV_EAFNOSUPPORT && uv_rc != UV_EADDRNOTAVAIL)
+        return -1;
+    kp_log(KP_LOG_DEBUG, "no IPv6 here (%s): listening on 0.0.0.0", kp_err_msg(err));
+    kp_err_clear(err);
+    /* a fresh listener and UDP socket: the failed ones may hold an IPv6 socket */
+    uv_close((uv_handle_t *)&srv->listener, NULL);
+    uv_close((uv_handle_t *)&srv->udp, NULL);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_run(&srv->loop, UV_RUN_NOWAIT);
+    if (init_handles(srv, err) != 0)
+        return -1;
+    srv->o.port = port;
+    srv->o.bind_addr = "0.0.0.0";
+    return bind_at(srv, "0.0.0.0", &uv_rc, err);
 }
 
 static int start_signals(struct server *srv, struct kp_err *err)
@@ -942,10 +983,8 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
         goto out;
     if (start_signals(srv, err) != 0)
         goto out;
-    snprintf(where, sizeof(where), "%s%s%s:%u",
-             strchr(o->bind_addr ? o->bind_addr : "", ':') ? "[" : "",
-             o->bind_addr ? o->bind_addr : "0.0.0.0",
-             strchr(o->bind_addr ? o->bind_addr : "", ':') ? "]" : "", srv->o.port);
+    snprintf(where, sizeof(where), "%s%s%s:%u", strchr(srv->o.bind_addr, ':') ? "[" : "",
+             srv->o.bind_addr, strchr(srv->o.bind_addr, ':') ? "]" : "", srv->o.port);
     if (ready)
         ready(where, srv->o.port, arg);
     uv_run(&srv->loop, UV_RUN_DEFAULT);

@@ -39,7 +39,7 @@
 #define SERVER_DEFAULT_STREAM_THREADS 128
 
 struct server_opts {
-    const char *bind_addr; /* borrowed; NULL = 0.0.0.0 */
+    const char *bind_addr; /* borrowed; NULL = :: (dual-stack), or 0.0.0.0 without IPv6 */
     uint16_t port;         /* 0 = pick a free one (same for TCP and UDP) */
     const char *token;     /* borrowed secret; NULL = no authentication */
     size_t token_len;

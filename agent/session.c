@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/echo.h"
+#include "agent/peeraddr.h"
 #include "agent/sha256.h"
 #include "agent/streamer.h"
 #include "agent/sysinfo.h"
@@ -143,15 +144,7 @@ void session_end_code(struct session *s, uint16_t code, const char *why)
 
 static int same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
 {
-    if (a->ss_family != b->sa_family)
-        return 0;
-    if (b->sa_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-    if (b->sa_family == AF_INET6)
-        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
-    return 0;
+    return peeraddr_same_ip((const struct sockaddr *)a, b);
 }
 
 int session_attach(struct session *s, struct conn *c, uint16_t stream)

@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "agent/peeraddr.h"
 #include "base/clock.h"
 
 uint64_t sysinfo_now_ns(void)
@@ -86,19 +87,6 @@ uint64_t sysinfo_udp_rcvbuf_errors(void)
     return result;
 }
 
-static int same_addr(const struct sockaddr *a, const struct sockaddr_storage *b)
-{
-    if (a->sa_family != b->ss_family)
-        return 0;
-    if (a->sa_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-    if (a->sa_family == AF_INET6)
-        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
-    return 0;
-}
-
 uint32_t sysinfo_socket_mtu(int fd)
 {
     struct sockaddr_storage local;
@@ -111,7 +99,8 @@ uint32_t sysinfo_socket_mtu(int fd)
     for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
         struct ifreq req;
         int s;
-        if (!i->ifa_addr || !same_addr(i->ifa_addr, &local))
+        /* a dual-stack socket's IPv4 address is ::ffff:a.b.c.d; the interface has a.b.c.d */
+        if (!i->ifa_addr || !peeraddr_same_ip(i->ifa_addr, (const struct sockaddr *)&local))
             continue;
         memset(&req, 0, sizeof(req));
         snprintf(req.ifr_name, sizeof(req.ifr_name), "%s", i->ifa_name);

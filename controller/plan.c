@@ -207,6 +207,48 @@ void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
     free(old);
 }
 
+static const char *family_const(const char *f)
+{
+    if (f && strcmp(f, "IPv4") == 0)
+        return "IPv4";
+    if (f && strcmp(f, "IPv6") == 0)
+        return "IPv6";
+    return NULL;
+}
+
+void plan_set_families(struct plan *p, const char *const *families, size_t n)
+{
+    struct plan_group *old = p->groups;
+    size_t n_old = p->n_groups;
+    const char *f[2];
+
+    if (n < 1 || n > 2)
+        return;
+    for (size_t k = 0; k < n; k++)
+        if (!(f[k] = family_const(families[k])))
+            return;
+    if (n == 1) {
+        for (size_t i = 0; i < p->n_groups; i++)
+            p->groups[i].ip_family = f[0];
+        return;
+    }
+    p->groups = NULL;
+    p->n_groups = 0;
+    p->cap = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        struct plan_group a = old[i]; /* moves ownership of its strings */
+        struct plan_group b = old[i];
+        a.ip_family = f[0];
+        b.ip_family = f[1];
+        b.node = old[i].node ? kp_xstrdup(old[i].node) : NULL;
+        b.placement_label = kp_xstrdup(old[i].placement_label);
+        b.skip_reason = old[i].skip_reason ? kp_xstrdup(old[i].skip_reason) : NULL;
+        *group_append(p) = a;
+        *group_append(p) = b;
+    }
+    free(old);
+}
+
 static size_t group_measurements(const struct plan *p, const struct plan_group *g)
 {
     return g->skipped ? 0 : g->n_tests * (size_t)p->opts.samples;

@@ -72,7 +72,8 @@ struct plan_group {
     enum test_kind tests[TEST_COUNT]; /* canonical order */
     size_t n_tests;
     bool skipped;
-    char *skip_reason; /* owned; set when skipped */
+    char *skip_reason;     /* owned; set when skipped */
+    const char *ip_family; /* "IPv4" or "IPv6" (static) once plan_set_families ran; else NULL */
 };
 
 struct plan; /* opaque */
@@ -112,6 +113,12 @@ size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char 
  * reverse group per node with those (the server sends: both directions of every pair). names
  * borrowed; copied. */
 void plan_expand_sweep(struct plan *p, const char *const *names, size_t n);
+
+/* The address families the run measures, decided by the backend in prepare: with one, every
+ * group gets it as ip_family; with two, every group is replaced by one group per family
+ * (adjacent, in the order given). families are "IPv4"/"IPv6"; anything else (or n = 0 or
+ * n > 2) leaves the plan as it is. */
+void plan_set_families(struct plan *p, const char *const *families, size_t n);
 
 /* Counting for progress: measurements (test x sample, each direction counted) that will run
  * (not skipped), with samples at their minimum for auto; and the expected measurement time in

@@ -65,9 +65,6 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
 {
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
-    if (!o->local && o->ip_family != RUN_IPV4)
-        return kp_err_set(err, "--ip-family ipv6 applies to --local only, for now (on a "
-                               "cluster kperf measures IPv4 pod addresses)");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->keep_runs > 0) {
@@ -103,4 +100,50 @@ void run_spec_init(struct run_spec *spec, const struct run_options *ro, const st
         .msg_size_bytes = ro->msg_size_bytes,
         .udp_rate_bps = ro->udp_rate_bps,
     };
+}
+
+static const char *family_name(const char *f)
+{
+    if (strcmp(f, "IPv4") == 0)
+        return "IPv4";
+    if (strcmp(f, "IPv6") == 0)
+        return "IPv6";
+    return NULL;
+}
+
+int run_ip_families_choose(enum run_ip_family want, const char *const *cluster, size_t n_cluster,
+                           const char *out[2], size_t *n_out, struct kp_err *err)
+{
+    const char *have[2] = {"IPv4", NULL};
+    size_t n = 0;
+    const char *need;
+
+    for (size_t i = 0; i < n_cluster && n < 2; i++) {
+        const char *f = family_name(cluster[i]);
+        if (f && (n == 0 || strcmp(have[0], f) != 0))
+            have[n++] = f;
+    }
+    if (n == 0)
+        n = 1;
+    *n_out = 0;
+    if (want == RUN_IP_DEFAULT || want == RUN_IP_BOTH) {
+        if (want == RUN_IP_BOTH && n < 2)
+            return kp_err_set(err,
+                              "--ip-family both: the cluster is %s-only (both needs a "
+                              "dual-stack cluster)",
+                              have[0]);
+        for (size_t i = 0; i < n; i++)
+            out[i] = have[i];
+        *n_out = n;
+        return 0;
+    }
+    need = want == RUN_IPV6 ? "IPv6" : "IPv4";
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(have[i], need) == 0) {
+            out[0] = have[i];
+            *n_out = 1;
+            return 0;
+        }
+    return kp_err_set(err, "--ip-family %s: the cluster has no %s (it is %s-only)",
+                      want == RUN_IPV6 ? "ipv6" : "ipv4", need, have[0]);
 }

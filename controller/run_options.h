@@ -23,10 +23,13 @@ enum run_output {
     RUN_OUTPUT_OPENMETRICS = 5, /* the values are those of enum report_format */
 };
 
-/* --ip-family: the address family every path of the run uses. */
+/* --ip-family: the address families the run measures. DEFAULT: a cluster's every family (both
+ * on dual-stack), IPv4 with --local. */
 enum run_ip_family {
-    RUN_IPV4 = 0,
+    RUN_IP_DEFAULT = 0,
+    RUN_IPV4,
     RUN_IPV6,
+    RUN_IP_BOTH,
 };
 
 /* --node-selector key=value[,key=value...] */
@@ -70,7 +73,7 @@ struct run_options {
     /* local backend */
     bool local;                   /* --local */
     int mtu;                      /* --mtu, default 1500 (local only; 576..65000) */
-    enum run_ip_family ip_family; /* --ip-family, default ipv4 (local only, for now) */
+    enum run_ip_family ip_family; /* --ip-family (run_ip_families_choose) */
     /* Kubernetes backend (consumed by backend_k8s) */
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */
@@ -107,5 +110,14 @@ void run_options_cleanup(struct run_options *o); /* frees owned strings and arra
  * dropped from a sub-second run. Call once, after setting the fields. Returns 0, or -1 with
  * one line naming the flag in err (a usage error). */
 KP_MUST_CHECK int run_options_validate(struct run_options *o, struct kp_err *err);
+
+/* The families a run measures, from --ip-family and the cluster's families (cluster: "IPv4"
+ * and/or "IPv6", the primary first; n_cluster 0 = not known, taken as IPv4). DEFAULT: every
+ * family of the cluster; BOTH: both, on a dual-stack cluster only; IPV4/IPV6: that one, which
+ * the cluster must have. out[] gets static strings in the cluster's order. Returns 0, or -1
+ * with err naming the cluster's families. */
+KP_MUST_CHECK int run_ip_families_choose(enum run_ip_family want, const char *const *cluster,
+                                         size_t n_cluster, const char *out[2], size_t *n_out,
+                                         struct kp_err *err);
 
 #endif

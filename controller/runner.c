@@ -297,8 +297,8 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
     struct step s = {.g = g, .rg = rg, .head = head, .measured = measured};
 
     /* columns, so that the finished lines on a terminal line up */
-    snprintf(head, sizeof(head), "%-15s %-10s ", plan_scenario_name(g->scenario),
-             g->placement_label);
+    snprintf(head, sizeof(head), "%-15s %-10s %s%s", plan_scenario_name(g->scenario),
+             g->placement_label, g->ip_family ? g->ip_family : "", g->ip_family ? " " : "");
 
     if (b->ops->batches_tests) {
         s.tests = g->tests;
@@ -326,8 +326,8 @@ static struct report_group **report_groups(const struct plan *plan, struct repor
 
     for (size_t i = 0; i < n; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        rgs[i] =
-            report_group_get(rep, plan_scenario_name(g->scenario), g->placement_label, g->reverse);
+        rgs[i] = report_group_get_family(rep, plan_scenario_name(g->scenario), g->placement_label,
+                                         g->ip_family, g->reverse);
     }
     return rgs;
 }

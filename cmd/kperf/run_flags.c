@@ -393,8 +393,10 @@ static int handle_local(struct run_parse *p, const struct flag *f, const char *v
             o->ip_family = RUN_IPV4;
         else if (strcmp(v, "ipv6") == 0)
             o->ip_family = RUN_IPV6;
+        else if (strcmp(v, "both") == 0)
+            o->ip_family = RUN_IP_BOTH;
         else
-            return kp_err_set(err, "--ip-family: unknown family '%s' (ipv4 or ipv6)", v);
+            return kp_err_set(err, "--ip-family: unknown family '%s' (ipv4, ipv6 or both)", v);
         return 0;
     }
     if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
@@ -577,8 +579,9 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_LOCAL, F_MTU, "mtu", 0, "BYTES",
              "MTU of every local link (default 1500; 9001 = jumbo)"),
     RUN_FLAG(G_LOCAL, F_IP_FAMILY, "ip-family", 0, "FAMILY",
-             "ipv4 (default) or ipv6: the addresses every path uses\n"
-             "(the local cluster is dual-stack; IPv6 from 2001:2::/48)"),
+             "ipv4, ipv6 or both: the address families measured\n"
+             "(default: every family of the cluster; ipv4 with --local,\n"
+             "whose cluster is dual-stack, IPv6 from 2001:2::/48)"),
     RUN_FLAG(G_K8S, F_KUBECONFIG, "kubeconfig", 0, "FILE",
              "kubeconfig (default $KUBECONFIG, ~/.kube/config)"),
     RUN_FLAG(G_K8S, F_CONTEXT, "context", 0, "NAME",

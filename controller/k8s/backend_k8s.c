@@ -54,13 +54,16 @@ static const char *client_node(const struct k8s_backend *b, const struct plan_gr
     return k8s_facts_node_name(b->node_b);
 }
 
-static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t)
+static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
+                               const char *ip_family)
 {
+    int f = K8S_FAM(ip_family ? ip_family : b->ip_families[0]);
+
     if (!t->server_network)
         return b->ro->external_host;
     if (t->via_service)
-        return b->service_ip;
-    return strcmp(t->server_network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
+        return b->service_ip[f];
+    return strcmp(t->server_network, "host") == 0 ? b->host_server_ip[f] : b->pod_server_ip[f];
 }
 
 /* The JSON document in a client pod's log: the log mixes stderr lines with it (before and
@@ -215,7 +218,7 @@ int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec,
     cr->node = client_node(b, g, &cr->t);
     cr->server = cr->t.via_service ? NULL : k8s_sweep_server(b, g, cr->t.server_network);
     if (!cr->server)
-        cr->server = server_addr(b, &cr->t);
+        cr->server = server_addr(b, &cr->t, g->ip_family);
     cr->port = cr->t.server_network ? b->ro->port : b->ro->external_port;
     if (!cr->server) {
         free(cr);
@@ -385,9 +388,11 @@ static void destroy(struct backend *base)
     json_decref(b->nodes);
     json_decref(b->facts);
     json_decref(b->sweep_servers);
-    free(b->pod_server_ip);
-    free(b->host_server_ip);
-    free(b->service_ip);
+    for (int f = 0; f < 2; f++) {
+        free(b->pod_server_ip[f]);
+        free(b->host_server_ip[f]);
+        free(b->service_ip[f]);
+    }
     free(b);
 }
 

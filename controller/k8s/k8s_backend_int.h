@@ -22,14 +22,19 @@ struct k8s_backend {
     volatile sig_atomic_t cleaning; /* cleanup() runs: interrupt() must not abort it */
     struct k8s_deploy d;            /* valid once `deployed` */
     int deployed;
-    char *token;                    /* per-run agent token (secret) */
-    json_t *nodes;                  /* eligible Node objects, ours */
-    const json_t *node_a;           /* borrowed from nodes: servers, same-node clients */
-    const json_t *node_b;           /* borrowed from nodes: other-node clients, or NULL */
-    json_t *facts;                  /* describe(): ours */
-    char *pod_server_ip;            /* pod IP of kperf-server-pod-a */
-    char *host_server_ip;           /* node A's IP as kperf-server-host-a sees it */
-    char *service_ip;               /* ClusterIP of kperf-svc-a */
+    char *token;          /* per-run agent token (secret) */
+    json_t *nodes;        /* eligible Node objects, ours */
+    const json_t *node_a; /* borrowed from nodes: servers, same-node clients */
+    const json_t *node_b; /* borrowed from nodes: other-node clients, or NULL */
+    json_t *facts;        /* describe(): ours */
+    /* [0] IPv4, [1] IPv6 (K8S_FAM): the addresses of each family measured */
+    char *pod_server_ip[2];          /* pod IP of kperf-server-pod-a */
+    char *host_server_ip[2];         /* node A's IP as kperf-server-host-a sees it */
+    char *service_ip[2];             /* ClusterIP of kperf-svc-a */
+    const char *cluster_families[2]; /* the cluster's ("IPv4"/"IPv6"), primary first */
+    size_t n_cluster_families;
+    const char *ip_families[2]; /* what the run measures (run_ip_families_choose) */
+    size_t n_ip_families;
     int created;                    /* something may exist in the cluster */
     int ns_created;                 /* we created d.ns: delete it at the end */
     struct k8s_lease_keeper *lease; /* the run's Lease, held from before its first object */
@@ -37,6 +42,9 @@ struct k8s_backend {
     json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
     struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
 };
+
+/* Index of a family in the [2] arrays above: 1 for "IPv6", else 0. */
+#define K8S_FAM(f) ((f) && (f)[3] == '6')
 
 /* The options every API client of the run is made with (main client, lease keeper). */
 void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opts *ko);

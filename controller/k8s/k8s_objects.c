@@ -264,6 +264,16 @@ json_t *k8s_objects_service(const struct k8s_objects_opts *opts, const char *slo
                   "server", K8S_LABEL_NETWORK, "pod", K8S_LABEL_SLOT, slot, "ports", "name", "tcp",
                   "protocol", "TCP", "port", opts->port, "targetPort", opts->port, "name", "udp",
                   "protocol", "UDP", "port", opts->port, "targetPort", opts->port));
+    if (opts->n_ip_families > 0) {
+        json_t *spec = json_object_get(svc, "spec");
+        json_t *fams = json_array();
+        for (size_t i = 0; i < opts->n_ip_families; i++)
+            json_array_append_new(fams, json_string(opts->ip_families[i]));
+        json_object_set_new(spec, "ipFamilies", fams);
+        json_object_set_new(
+            spec, "ipFamilyPolicy",
+            json_string(opts->n_ip_families > 1 ? "RequireDualStack" : "SingleStack"));
+    }
     free(name);
     return svc;
 }

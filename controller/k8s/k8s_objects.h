@@ -48,6 +48,10 @@ struct k8s_objects_opts {
     int job_deadline_s;          /* client Job activeDeadlineSeconds (> 0) */
     int job_ttl_s;               /* client Job ttlSecondsAfterFinished (>= 0) */
     const char *service_account; /* NULL = K8S_SERVICE_ACCOUNT */
+    /* the Service's spec.ipFamilies ("IPv4"/"IPv6"; 2 = RequireDualStack); 0 = the cluster's
+     * default (no ipFamilies, no ipFamilyPolicy) */
+    const char *const *ip_families;
+    size_t n_ip_families;
 };
 
 #define K8S_SERVICE_ACCOUNT "kperf-agent"

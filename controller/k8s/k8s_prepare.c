@@ -192,6 +192,93 @@ static void skip_other_node(struct plan *plan, const char *why)
         plan_skip(plan, (enum scenario)s, PLACEMENT_OTHER_NODE, "%s", why);
 }
 
+/* The cluster's families, from node A's InternalIP addresses (in their order: the primary
+ * first), and the ones the run measures (--ip-family): recorded in the facts, the plan's
+ * groups marked (or doubled, one per family), the Service asked for them. */
+static int choose_families(struct k8s_backend *b, struct plan *plan, struct kp_err *err)
+{
+    const json_t *addrs = json_object_get(json_object_get(b->node_a, "status"), "addresses");
+    json_t *cf = json_array(), *mf = json_array();
+    size_t i;
+    json_t *a;
+
+    b->n_cluster_families = 0;
+    json_array_foreach(addrs, i, a)
+    {
+        const char *type = json_string_value(json_object_get(a, "type"));
+        const char *ip = json_string_value(json_object_get(a, "address"));
+        const char *f = ip && strchr(ip, ':') ? "IPv6" : "IPv4";
+        if (!type || strcmp(type, "InternalIP") != 0 || !ip || b->n_cluster_families == 2 ||
+            (b->n_cluster_families == 1 && b->cluster_families[0] == f))
+            continue;
+        b->cluster_families[b->n_cluster_families++] = f;
+    }
+    if (run_ip_families_choose(b->ro->ip_family, b->cluster_families, b->n_cluster_families,
+                               b->ip_families, &b->n_ip_families, err) != 0) {
+        json_decref(cf);
+        json_decref(mf);
+        return -1;
+    }
+    for (i = 0; i < b->n_cluster_families; i++)
+        json_array_append_new(cf, json_string(b->cluster_families[i]));
+    for (i = 0; i < b->n_ip_families; i++)
+        json_array_append_new(mf, json_string(b->ip_families[i]));
+    json_object_set_new(b->facts, "cluster_ip_families", cf);
+    json_object_set_new(b->facts, "ip_families", mf);
+    plan_set_families(plan, b->ip_families, b->n_ip_families);
+    kp_log(KP_LOG_INFO, "cluster families %s%s%s; measuring %s%s%s",
+           b->n_cluster_families ? b->cluster_families[0] : "unknown (IPv4)",
+           b->n_cluster_families > 1 ? "," : "",
+           b->n_cluster_families > 1 ? b->cluster_families[1] : "", b->ip_families[0],
+           b->n_ip_families > 1 ? "," : "", b->n_ip_families > 1 ? b->ip_families[1] : "");
+    return 0;
+}
+
+/* One address per family into slot[] (K8S_FAM), from a podIPs/hostIPs list ([{"ip": ...}])
+ * or, without one, the single address. */
+static void pick_ips(char *slot[2], const json_t *list, const char *single)
+{
+    size_t i;
+    json_t *e;
+
+    if (!list) {
+        if (single) {
+            free(slot[strchr(single, ':') != NULL]);
+            slot[strchr(single, ':') != NULL] = kp_xstrdup(single);
+        }
+        return;
+    }
+    json_array_foreach(list, i, e)
+    {
+        const char *ip = json_string_value(json_object_get(e, "ip"));
+        if (ip) {
+            free(slot[strchr(ip, ':') != NULL]);
+            slot[strchr(ip, ':') != NULL] = kp_xstrdup(ip);
+        }
+    }
+}
+
+/* The ClusterIP of each family of the Service as stored (clusterIPs, else clusterIP). */
+static void service_ips(struct k8s_backend *b, const json_t *spec)
+{
+    const json_t *ips = json_object_get(spec, "clusterIPs");
+    size_t i;
+    json_t *e;
+
+    if (!json_array_size(ips)) {
+        pick_ips(b->service_ip, NULL, json_string_value(json_object_get(spec, "clusterIP")));
+        return;
+    }
+    json_array_foreach(ips, i, e)
+    {
+        const char *ip = json_string_value(e);
+        if (ip && strcmp(ip, "None") != 0) {
+            free(b->service_ip[strchr(ip, ':') != NULL]);
+            b->service_ip[strchr(ip, ':') != NULL] = kp_xstrdup(ip);
+        }
+    }
+}
+
 static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err *err)
 {
     json_t *all = NULL, *tol = k8s_deploy_tolerations(b->ro->tolerations, b->ro->n_tolerations);
@@ -232,6 +319,8 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     if (b->node_b)
         json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
     json_object_set_new(b->facts, "nodes", nodes);
+    if (choose_families(b, plan, err) != 0)
+        goto out;
     if (b->ro->all_nodes)
         k8s_sweep_plan(b, plan);
     else if (!b->node_b)
@@ -440,20 +529,18 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
                 goto out;
             }
         }
-        if (strcmp(kind, "Service") == 0) {
-            const char *ip =
-                json_string_value(json_object_get(json_object_get(stored, "spec"), "clusterIP"));
-            b->service_ip = kp_xstrdup(ip);
-        }
+        if (strcmp(kind, "Service") == 0)
+            service_ips(b, json_object_get(stored, "spec"));
         json_decref(stored);
     }
     if (!b->ns_created && (dry_run_pod(b, "pod", err) != 0 ||
                            (b->d.set.host_network && dry_run_pod(b, "host", err) != 0)))
         goto out;
-    if (b->d.set.services && !b->service_ip) {
-        kp_err_set(err, "Service kperf-svc-a has no ClusterIP");
-        goto out;
-    }
+    for (size_t k = 0; b->d.set.services && k < b->n_ip_families; k++)
+        if (!b->service_ip[K8S_FAM(b->ip_families[k])]) {
+            kp_err_set(err, "Service kperf-svc-a has no %s ClusterIP", b->ip_families[k]);
+            goto out;
+        }
     rc = 0;
 out:
     json_decref(objs);
@@ -514,25 +601,30 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
             json_object_get(json_object_get(p, "metadata"), "labels"), K8S_LABEL_NETWORK));
         const char *node =
             json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
-        const char *ip = json_string_value(json_object_get(st, "podIP"));
+        const json_t *ips = json_object_get(st, "podIPs");
         if (!node || strcmp(node, k8s_facts_node_name(b->node_a)) != 0) {
             kp_err_set(err, "server pod runs on node %s, not on %s", node ? node : "(none)",
                        k8s_facts_node_name(b->node_a));
             goto out;
         }
-        if (net && strcmp(net, "host") == 0) {
-            const char *hip = json_string_value(json_object_get(st, "hostIP"));
-            free(b->host_server_ip);
-            b->host_server_ip = kp_xstrdup(hip ? hip : ip);
-        } else {
-            free(b->pod_server_ip);
-            b->pod_server_ip = kp_xstrdup(ip);
-        }
+        if (!json_array_size(ips))
+            ips = NULL;
+        if (net && strcmp(net, "host") == 0)
+            pick_ips(b->host_server_ip,
+                     json_array_size(json_object_get(st, "hostIPs"))
+                         ? json_object_get(st, "hostIPs")
+                         : ips,
+                     json_string_value(json_object_get(st, "hostIP")));
+        else
+            pick_ips(b->pod_server_ip, ips, json_string_value(json_object_get(st, "podIP")));
     }
-    if (((b->d.set.pod_network || b->d.set.services) && !b->pod_server_ip) ||
-        (b->d.set.host_network && !b->host_server_ip)) {
-        kp_err_set(err, "a ready server pod has no IP address");
-        goto out;
+    for (size_t k = 0; k < b->n_ip_families; k++) {
+        int f = K8S_FAM(b->ip_families[k]);
+        if (((b->d.set.pod_network || b->d.set.services) && !b->pod_server_ip[f]) ||
+            (b->d.set.host_network && !b->host_server_ip[f])) {
+            kp_err_set(err, "a ready server pod has no %s address", b->ip_families[k]);
+            goto out;
+        }
     }
     rc = 0;
 out:
@@ -612,6 +704,8 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     if (k8s_deploy_init(&b->d, b->ro, plan, NULL, k8s_facts_node_hostname(b->node_a), err) != 0)
         return -1;
     b->deployed = 1;
+    b->d.obj.ip_families = b->ip_families;
+    b->d.obj.n_ip_families = b->n_ip_families;
     json_object_set_new(b->facts, "run_id", json_string(b->d.run_id));
     json_object_set_new(b->facts, "namespace", json_string(b->d.ns));
     json_object_set_new(b->facts, "image", json_string(b->d.obj.image));

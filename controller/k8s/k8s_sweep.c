@@ -200,8 +200,11 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
     server = partner(b, g->node);
     if (!server)
         return NULL;
-    if (strcmp(server, k8s_facts_node_name(b->node_a)) == 0)
-        return strcmp(network, "host") == 0 ? b->host_server_ip : b->pod_server_ip;
+    if (strcmp(server, k8s_facts_node_name(b->node_a)) == 0) {
+        int f = K8S_FAM(g->ip_family ? g->ip_family : b->ip_families[0]);
+        return strcmp(network, "host") == 0 ? b->host_server_ip[f] : b->pod_server_ip[f];
+    }
+    /* the other nodes' sweep servers: their primary address (one family per sweep for now) */
     return json_string_value(json_object_get(json_object_get(b->sweep_servers, network), server));
 }
 

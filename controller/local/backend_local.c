@@ -54,6 +54,7 @@ struct backend_local {
     uint64_t timeout_ms;
     uint64_t udp_rate_bps;       /* the run's --udp-rate: the servers' --max-rate */
     enum localnet_family family; /* --ip-family: the addresses servers bind and clients dial */
+    bool both;                   /* --ip-family both: each group once per family */
     pid_t server_pid[SRV_COUNT];
     char *server_log[SRV_COUNT]; /* owned */
     volatile sig_atomic_t interrupted;
@@ -173,12 +174,22 @@ static bool file_line(const char *path, const char *mark, char *buf, size_t len)
     return found;
 }
 
+/* The family a group measures: its own when the plan has families (--ip-family both). */
+static enum localnet_family family_of(const struct backend_local *bl, const struct plan_group *g)
+{
+    if (g->ip_family)
+        return strcmp(g->ip_family, "IPv6") == 0 ? LOCALNET_IPV6 : LOCALNET_IPV4;
+    return bl->family;
+}
+
 static int start_server(struct backend_local *bl, enum server s, struct kp_err *err)
 {
     const char *prefix[] = {"ip", "netns", "exec", localnet_ns_name(bl->ln, servers[s].ns), NULL};
     struct agent_args_opts o = {.prefix = prefix,
                                 .agent = bl->agent,
-                                .host = localnet_addr(servers[s].addr, bl->family),
+                                /* both families: the default bind, :: dual-stack */
+                                .host =
+                                    bl->both ? NULL : localnet_addr(servers[s].addr, bl->family),
                                 .port = LOCALNET_PORT,
                                 .token_file = bl->token_path,
                                 .udp_rate_bps = bl->udp_rate_bps};
@@ -242,6 +253,13 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
         return kp_err_prefix(err, "removing leftovers of an earlier run");
     if (n_left > 0)
         kp_log(KP_LOG_WARN, "removed what %d earlier killed run(s) left behind", n_left);
+    {
+        static const char *const v4v6[] = {"IPv4", "IPv6"};
+        if (bl->both)
+            plan_set_families(plan, v4v6, 2);
+        else
+            plan_set_families(plan, bl->family == LOCALNET_IPV6 ? v4v6 + 1 : v4v6, 1);
+    }
     plan_skip(plan, SCENARIO_POD_TO_POD, PLACEMENT_NODE, "sweep mode needs a cluster");
     plan_skip(plan, SCENARIO_HOST_TO_HOST, PLACEMENT_NODE, "sweep mode needs a cluster");
     plan_skip(plan, SCENARIO_POD_TO_SERVICE, PLACEMENT_NODE, "sweep mode needs a cluster");
@@ -309,7 +327,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
                           line);
     }
     prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
-    ao.host = localnet_addr(r.target, bl->family);
+    ao.host = localnet_addr(r.target, family_of(bl, spec->group));
     argv = agent_args_client(spec, &ao);
     o.timeout_ms = spec->timeout_ms;
     if (kp_log_enabled(KP_LOG_DEBUG)) {
@@ -426,6 +444,13 @@ static json_t *local_describe(struct backend *b)
                   cni, "kube_proxy_mode", "nftables (kperf-local)", "external_server", ext, "mtu",
                   "pod", mtu, "host", mtu, "run_id", localnet_id(bl->ln), "cluster_ip_families",
                   "IPv4", "IPv6", "ip_family", bl->family == LOCALNET_IPV6 ? "IPv6" : "IPv4");
+    if (d && bl->both) {
+        json_object_del(d, "ip_family");
+        json_object_set_new(d, "ip_families", json_pack("[s,s]", "IPv4", "IPv6"));
+    } else if (d) {
+        json_object_set_new(d, "ip_families",
+                            json_pack("[s]", bl->family == LOCALNET_IPV6 ? "IPv6" : "IPv4"));
+    }
     return d ? d : json_object();
 }
 
@@ -494,6 +519,7 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->timeout_ms = opts->timeout_ms;
     bl->udp_rate_bps = opts->udp_rate_bps;
     bl->family = opts->ip_family == RUN_IPV6 ? LOCALNET_IPV6 : LOCALNET_IPV4;
+    bl->both = opts->ip_family == RUN_IP_BOTH;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
     return &bl->base;

@@ -243,6 +243,14 @@ static json_t *compare_metric(const json_t *rb, const json_t *rn, const struct c
     return out;
 }
 
+/* A row's address family; a row without one (reports before dual-stack) was IPv4. */
+static const char *row_family(const json_t *r)
+{
+    const char *f = json_string_value(json_object_get(r, "ip_family"));
+
+    return f ? f : "IPv4";
+}
+
 /* Rows of one report by key (scenario, placement, test, reverse): a hash of key text -> row
  * number, built once, so matching n rows costs O(n), not O(n^2). `any` holds the first row of
  * each key, `measured` the first one with samples (a key may repeat in a hand-made file). */
@@ -263,8 +271,8 @@ static char *key_text(const json_t *r)
 
     if (!sc || !pl || !t)
         return NULL;
-    return kp_xasprintf("%zu:%s%zu:%s%s|%d", strlen(sc), sc, strlen(pl), pl, t,
-                        json_is_true(json_object_get(r, "reverse")));
+    return kp_xasprintf("%zu:%s%zu:%s%s|%d|%s", strlen(sc), sc, strlen(pl), pl, t,
+                        json_is_true(json_object_get(r, "reverse")), row_family(r));
 }
 
 static void index_build(struct row_index *ix, const struct report *rep)
@@ -309,9 +317,13 @@ static const json_t *find_measured(const struct row_index *ix, const json_t *key
 
 static json_t *row_key(const json_t *r)
 {
-    return json_pack("{s:O, s:O, s:O, s:O}", "scenario", json_object_get(r, "scenario"),
-                     "placement", json_object_get(r, "placement"), "test",
-                     json_object_get(r, "test"), "reverse", json_object_get(r, "reverse"));
+    json_t *k = json_pack("{s:O, s:O, s:O, s:O}", "scenario", json_object_get(r, "scenario"),
+                          "placement", json_object_get(r, "placement"), "test",
+                          json_object_get(r, "test"), "reverse", json_object_get(r, "reverse"));
+
+    if (json_object_get(r, "ip_family"))
+        json_object_set(k, "ip_family", json_object_get(r, "ip_family"));
+    return k;
 }
 
 static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *rn,
@@ -655,8 +667,12 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
     char label[CCELL];
 
     const json_t *abs = json_object_get(m, "delta_abs");
+    char scen[CCELL];
 
-    textsafe(json_string_value(json_object_get(row, "scenario")), c[0], CCELL);
+    /* IPv4 is every earlier report's family: only IPv6 rows say theirs */
+    snprintf(scen, sizeof(scen), "%s%s", json_string_value(json_object_get(row, "scenario")),
+             strcmp(row_family(row), "IPv6") == 0 ? "/IPv6" : "");
+    textsafe(scen, c[0], CCELL);
     textsafe(json_string_value(json_object_get(row, "placement")), c[1], CCELL);
     textsafe(render_test_label(row, label, sizeof(label)), c[2], CCELL);
     snprintf(c[3], CCELL, "%s", json_string_value(json_object_get(m, "metric")));

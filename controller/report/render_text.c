@@ -123,14 +123,33 @@ static void note(const json_t *row, char *buf)
         snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
 }
 
-static void cell_raw(const json_t *row, enum col c, char *buf)
+/* true when the rows were measured over more than one address family (a dual-stack run) */
+static bool many_families(const struct report *rep)
+{
+    const char *first = NULL;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const char *f = json_string_value(json_object_get(report_row(rep, i), "ip_family"));
+        if (!f)
+            continue;
+        if (first && strcmp(first, f) != 0)
+            return true;
+        first = f;
+    }
+    return false;
+}
+
+/* fam: the scenario cell names the row's family ("pod-to-pod/IPv6") */
+static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
 {
     const json_t *agg = json_object_get(row, "aggregate");
+    const char *f = json_string_value(json_object_get(row, "ip_family"));
     double client, server;
 
     switch (c) {
     case COL_SCENARIO:
-        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "scenario")));
+        snprintf(buf, CELL, "%s%s%s", json_string_value(json_object_get(row, "scenario")),
+                 fam && f ? "/" : "", fam && f ? f : "");
         return;
     case COL_NODE:
         snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "placement")));
@@ -185,9 +204,9 @@ static void cell_raw(const json_t *row, enum col c, char *buf)
 }
 
 /* A cell with the report's text made safe for a terminal (base/textsafe.h). */
-static void cell(const json_t *row, enum col c, char *buf)
+static void cell(const json_t *row, enum col c, bool fam, char *buf)
 {
-    cell_raw(row, c, buf);
+    cell_raw(row, c, fam, buf);
     textsafe_inplace(buf);
 }
 
@@ -238,12 +257,13 @@ static void print_table(const struct report *rep, const char *kind, const char *
                        : sizeof(throughput_cols) / sizeof(throughput_cols[0]);
     size_t nrows = 0, width[16] = {0}, total = 0;
     char(*cells)[CELL] = kp_xcalloc(report_row_count(rep) * ncols + 1, CELL); /* ours */
+    bool fam = many_families(rep);
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
         if (!row_is_measured(report_row(rep, i), kind))
             continue;
         for (size_t c = 0; c < ncols; c++)
-            cell(report_row(rep, i), cols[c], cells[nrows * ncols + c]);
+            cell(report_row(rep, i), cols[c], fam, cells[nrows * ncols + c]);
         nrows++;
     }
     if (nrows == 0)

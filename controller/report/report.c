@@ -48,6 +48,7 @@ struct report_place {
     struct report *rep;          /* borrowed: the owner */
     char *scenario;              /* ours */
     char *placement;             /* ours */
+    char *ip_family;             /* ours; NULL = rows carry no ip_family */
     json_t *rows[2][TEST_COUNT]; /* borrowed from rep->rows; NULL until touched */
     struct report_group dir[2];  /* [reverse]: the handles given out */
 };
@@ -98,6 +99,7 @@ void report_free(struct report *rep)
     for (size_t i = 0; i < rep->n_places; i++) {
         free(rep->places[i]->scenario);
         free(rep->places[i]->placement);
+        free(rep->places[i]->ip_family);
         free(rep->places[i]);
     }
     free(rep->places);
@@ -126,15 +128,23 @@ double report_noisy_cv_pct(const struct report *rep)
 
 /* The report's row of a known (scenario, placement, test, reverse), or NULL. For a place made
  * after rows were loaded (report_from_json), and for error entries that name no known test. */
+static bool same_family(const json_t *row, const char *ip_family)
+{
+    const char *f = json_string_value(json_object_get(row, "ip_family"));
+
+    return ip_family ? f && strcmp(f, ip_family) == 0 : !f;
+}
+
 static json_t *find_row(const struct report *rep, const char *scenario, const char *placement,
-                        const char *test, bool reverse)
+                        const char *ip_family, const char *test, bool reverse)
 {
     size_t i;
     json_t *row;
 
     json_array_foreach(rep->rows, i, row)
     {
-        if (strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
+        if (same_family(row, ip_family) &&
+            strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
             strcmp(json_string_value(json_object_get(row, "placement")), placement) == 0 &&
             strcmp(json_string_value(json_object_get(row, "test")), test) == 0 &&
             json_is_true(json_object_get(row, "reverse")) == reverse)
@@ -152,6 +162,8 @@ static json_t *new_row(const struct report_place *pl, const char *test, const ch
                   "placement", pl->placement, "test", test, "reverse", reverse, "kind", kind,
                   "status", "failed", "noisy", 0, "samples", "errors");
 
+    if (pl->ip_family)
+        json_object_set_new(row, "ip_family", json_string(pl->ip_family));
     json_array_append_new(pl->rep->rows, row);
     return row;
 }
@@ -177,29 +189,38 @@ static json_t *named_row(struct report_place *pl, const char *test, bool reverse
 
     if (tk)
         return kind_row(pl, tk->kind, reverse);
-    row = find_row(pl->rep, pl->scenario, pl->placement, test, reverse);
+    row = find_row(pl->rep, pl->scenario, pl->placement, pl->ip_family, test, reverse);
     return row ? row : new_row(pl, test, report_kind_of_test(test), reverse);
 }
 
 struct report_group *report_group_get(struct report *rep, const char *scenario,
                                       const char *placement, bool reverse)
 {
+    return report_group_get_family(rep, scenario, placement, NULL, reverse);
+}
+
+struct report_group *report_group_get_family(struct report *rep, const char *scenario,
+                                             const char *placement, const char *ip_family,
+                                             bool reverse)
+{
     struct report_place *pl;
 
     for (size_t i = 0; i < rep->n_places; i++) {
         pl = rep->places[i];
-        if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0)
+        if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0 &&
+            (ip_family ? pl->ip_family && strcmp(pl->ip_family, ip_family) == 0 : !pl->ip_family))
             return &pl->dir[reverse];
     }
     pl = kp_xcalloc(1, sizeof(*pl));
     pl->rep = rep;
     pl->scenario = kp_xstrdup(scenario);
     pl->placement = kp_xstrdup(placement);
+    pl->ip_family = ip_family ? kp_xstrdup(ip_family) : NULL;
     for (int d = 0; d < 2; d++) {
         pl->dir[d].place = pl;
         pl->dir[d].reverse = d;
         for (int t = 0; t < TEST_COUNT; t++) /* rows a loaded report already has */
-            pl->rows[d][t] = find_row(rep, scenario, placement, testkind_name(t), d);
+            pl->rows[d][t] = find_row(rep, scenario, placement, ip_family, testkind_name(t), d);
     }
     rep->places = kp_xrealloc(rep->places, (rep->n_places + 1) * sizeof(*rep->places));
     rep->places[rep->n_places++] = pl;
@@ -260,9 +281,12 @@ void report_group_skip(struct report_group *rg, const char *reason)
 {
     const struct report_place *pl = rg->place;
 
-    json_array_append_new(pl->rep->skipped,
-                          json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario, "placement",
-                                    pl->placement, "reason", reason));
+    json_t *e = json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario, "placement", pl->placement,
+                          "reason", reason);
+
+    if (pl->ip_family)
+        json_object_set_new(e, "ip_family", json_string(pl->ip_family));
+    json_array_append_new(pl->rep->skipped, e);
 }
 
 void report_group_skip_test(struct report_group *rg, enum test_kind t, const char *reason)
@@ -274,8 +298,12 @@ void report_group_error(struct report_group *rg, const char *message)
 {
     const struct report_place *pl = rg->place;
 
-    json_array_append_new(pl->rep->errors, json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario,
-                                                     "placement", pl->placement, "error", message));
+    json_t *e = json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario, "placement", pl->placement,
+                          "error", message);
+
+    if (pl->ip_family)
+        json_object_set_new(e, "ip_family", json_string(pl->ip_family));
+    json_array_append_new(pl->rep->errors, e);
 }
 
 void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message)

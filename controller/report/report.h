@@ -87,6 +87,12 @@ double report_noisy_cv_pct(const struct report *rep); /* the current threshold *
 struct report_group; /* opaque */
 struct report_group *report_group_get(struct report *rep, const char *scenario,
                                       const char *placement, bool reverse);
+/* The same for one address family of a dual-stack (or IPv6) measurement: ip_family ("IPv4",
+ * "IPv6"; copied) is part of the place's identity and every row of it carries it as
+ * "ip_family". NULL = report_group_get (rows without ip_family). */
+struct report_group *report_group_get_family(struct report *rep, const char *scenario,
+                                             const char *placement, const char *ip_family,
+                                             bool reverse);
 
 /* Adds one kperf-agent client document (kperf.result/v1, docs/result-schema.md) measured for
  * the group's (scenario, placement). Each results[] entry becomes a sample of the row

@@ -84,6 +84,44 @@ static void test_plan_all_scenarios_order_and_external_directions(void **state)
     plan_free(p);
 }
 
+/* One family marks every group; two double every group, the families adjacent and in the
+ * order given, skips and labels copied; a bad family changes nothing. */
+static void test_plan_families(void **state)
+{
+    static const char *const v6[] = {"IPv6"}, *const both[] = {"IPv4", "IPv6"};
+    static const char *const bad[] = {"IPv5"};
+    struct plan_opts o =
+        opts_with(1u << SCENARIO_POD_TO_POD, PLACEMENT_BOTH_MASK, 1u << TEST_TCP_RR, 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    plan_set_families(p, bad, 1);
+    assert_null(plan_group_get(p, 0)->ip_family);
+    plan_set_families(p, v6, 1);
+    assert_int_equal(plan_group_count(p), 2);
+    assert_string_equal(plan_group_get(p, 0)->ip_family, "IPv6");
+    assert_string_equal(plan_group_get(p, 1)->ip_family, "IPv6");
+    plan_free(p);
+
+    p = plan_new(&o);
+    plan_skip(p, SCENARIO_POD_TO_POD, PLACEMENT_OTHER_NODE, "one node");
+    plan_set_families(p, both, 2);
+    assert_int_equal(plan_group_count(p), 4);
+    assert_group(p, 0, SCENARIO_POD_TO_POD, "same-node", false, 1);
+    assert_group(p, 1, SCENARIO_POD_TO_POD, "same-node", false, 1);
+    assert_group(p, 2, SCENARIO_POD_TO_POD, "other-node", false, 1);
+    assert_group(p, 3, SCENARIO_POD_TO_POD, "other-node", false, 1);
+    assert_string_equal(plan_group_get(p, 0)->ip_family, "IPv4");
+    assert_string_equal(plan_group_get(p, 1)->ip_family, "IPv6");
+    assert_string_equal(plan_group_get(p, 2)->ip_family, "IPv4");
+    assert_string_equal(plan_group_get(p, 3)->ip_family, "IPv6");
+    assert_false(plan_group_get(p, 1)->skipped);
+    assert_true(plan_group_get(p, 3)->skipped);
+    assert_string_equal(plan_group_get(p, 3)->skip_reason, "one node");
+    assert_int_equal(plan_measurement_count(p), 2);
+    plan_free(p);
+}
+
 static void test_plan_one_placement_keeps_external(void **state)
 {
     struct plan_opts o =
@@ -226,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_plan_sweep_one_group_per_node),
         cmocka_unit_test(test_plan_sweep_streams_both_directions),
         cmocka_unit_test(test_plan_names_round_trip),
+        cmocka_unit_test(test_plan_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

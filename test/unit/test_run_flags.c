@@ -205,10 +205,14 @@ static void test_run_flags_local_flags(void **state)
     assert_int_equal(parse(&o, &err, "--local", "--mtu", "9001", NULL), 0);
     assert_true(o.local);
     assert_int_equal(o.mtu, 9001);
-    assert_int_equal(o.ip_family, RUN_IPV4);
+    assert_int_equal(o.ip_family, RUN_IP_DEFAULT);
     run_options_cleanup(&o);
     assert_int_equal(parse(&o, &err, "--local", "--ip-family", "ipv6", NULL), 0);
     assert_int_equal(o.ip_family, RUN_IPV6);
+    run_options_cleanup(&o);
+    /* on a cluster too; both is a value */
+    assert_int_equal(parse(&o, &err, "--ip-family", "both", NULL), 0);
+    assert_int_equal(o.ip_family, RUN_IP_BOTH);
     run_options_cleanup(&o);
 }
 
@@ -235,7 +239,6 @@ static void test_run_flags_usage_errors_name_the_flag(void **state)
         {{"--mtu", "100", "--local"}, "--mtu"},
         {{"--mtu", "9001"}, "--mtu"},
         {{"--ip-family", "ipv5", "--local"}, "--ip-family: unknown family 'ipv5'"},
-        {{"--ip-family", "ipv6"}, "--ip-family ipv6 applies to --local only"},
         {{"--local", "--kubeconfig", "k"}, "--kubeconfig"},
         {{"--local", "-n", "x"}, "--namespace"},
         {{"--nodes", "a,a"}, "--nodes"},

@@ -119,10 +119,55 @@ static void test_run_options_cleanup_frees_and_zeroes(void **state)
     assert_int_equal(o.n_tolerations, 0);
 }
 
+/* --ip-family against the cluster's families: default = all of them, both only on
+ * dual-stack, a single family only when the cluster has it; unknown = IPv4. */
+static void test_run_options_ip_families(void **state)
+{
+    static const char *const v4[] = {"IPv4"}, *const v6[] = {"IPv6"};
+    static const char *const dual6[] = {"IPv6", "IPv4"};
+    const char *out[2];
+    size_t n = 9;
+    struct kp_err err;
+
+    (void)state;
+    assert_int_equal(run_ip_families_choose(RUN_IP_DEFAULT, v4, 1, out, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0], "IPv4");
+    assert_int_equal(run_ip_families_choose(RUN_IP_DEFAULT, v6, 1, out, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0], "IPv6");
+    assert_int_equal(run_ip_families_choose(RUN_IP_DEFAULT, dual6, 2, out, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0], "IPv6");
+    assert_string_equal(out[1], "IPv4");
+    assert_int_equal(run_ip_families_choose(RUN_IP_BOTH, dual6, 2, out, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(run_ip_families_choose(RUN_IPV4, dual6, 2, out, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0], "IPv4");
+    assert_int_equal(run_ip_families_choose(RUN_IPV6, dual6, 2, out, &n, &err), 0);
+    assert_string_equal(out[0], "IPv6");
+    assert_int_equal(run_ip_families_choose(RUN_IP_DEFAULT, NULL, 0, out, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0], "IPv4");
+
+    assert_int_equal(run_ip_families_choose(RUN_IP_BOTH, v4, 1, out, &n, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "--ip-family both: the cluster is IPv4-only (both "
+                                          "needs a dual-stack cluster)");
+    assert_int_equal(n, 0);
+    assert_int_equal(run_ip_families_choose(RUN_IPV6, v4, 1, out, &n, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "--ip-family ipv6: the cluster has no IPv6 (it is "
+                                          "IPv4-only)");
+    assert_int_equal(run_ip_families_choose(RUN_IPV4, v6, 1, out, &n, &err), -1);
+    assert_string_equal(kp_err_msg(&err), "--ip-family ipv4: the cluster has no IPv4 (it is "
+                                          "IPv6-only)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_options_defaults),
+        cmocka_unit_test(test_run_options_ip_families),
         cmocka_unit_test(test_run_options_validate_refuses),
         cmocka_unit_test(test_run_options_validate_normalises_interval),
         cmocka_unit_test(test_run_options_cleanup_frees_and_zeroes),

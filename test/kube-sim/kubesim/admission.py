@@ -19,6 +19,13 @@ from .util import dcopy, now_iso, rand_suffix
 
 SERVICE_FIRST = ipaddress.ip_address("198.19.240.10")
 SERVICE_LAST = ipaddress.ip_address("198.19.255.254")
+# per family: (first allocated, last, the range named in errors)
+SERVICE_RANGES = {
+    "IPv4": (SERVICE_FIRST, SERVICE_LAST, "198.19.240.0/20"),
+    "IPv6": (ipaddress.ip_address("2001:2:0:f00::10"),
+             ipaddress.ip_address("2001:2:0:f00::f:fffe"),
+             "2001:2:0:f00::/108")}
+POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 PSA = "pod-security.kubernetes.io/"
 LEVELS = {"privileged": 0, "baseline": 1, "restricted": 2}
 BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID",
@@ -255,8 +262,6 @@ class Admission:
             spec.setdefault("type", "ClusterIP")
             spec.setdefault("sessionAffinity", "None")
             spec.setdefault("internalTrafficPolicy", "Cluster")
-            spec.setdefault("ipFamilies", ["IPv4"])
-            spec.setdefault("ipFamilyPolicy", "SingleStack")
             for p in spec.get("ports") or []:
                 p.setdefault("protocol", "TCP")
                 p.setdefault("targetPort", p.get("port"))
@@ -269,38 +274,102 @@ class Admission:
                 for k, v in sd.items():
                     d[k] = base64.b64encode(str(v).encode()).decode()
 
+    def service_families(self, spec, name):
+        """spec.ipFamilyPolicy and spec.ipFamilies defaulted and checked as
+        the API server does for this cluster's families (net.FAMILIES, the
+        first one primary)."""
+        from .net import FAMILIES, family_of
+
+        def bad(field, msg, reason="FieldValueInvalid"):
+            return invalid("Service", "", name, [cause(reason, field, msg)])
+        pol = spec.get("ipFamilyPolicy")
+        fams = list(spec.get("ipFamilies") or [])
+        ips = [x for x in spec.get("clusterIPs") or
+               ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+               if x and x != "None"]
+        if pol is not None and pol not in POLICIES:
+            raise bad("spec.ipFamilyPolicy", 'Unsupported value: "%s": '
+                      'supported values: "%s"' % (pol, '", "'.join(POLICIES)),
+                      "FieldValueNotSupported")
+        for k, f in enumerate(fams):
+            if f not in ("IPv4", "IPv6"):
+                raise bad("spec.ipFamilies[%d]" % k, 'Unsupported value: '
+                          '"%s": supported values: "IPv4", "IPv6"' % f,
+                          "FieldValueNotSupported")
+            if f in fams[:k]:
+                raise bad("spec.ipFamilies[%d]" % k, 'Duplicate value: "%s"'
+                          % f, "FieldValueDuplicate")
+        if len(fams) > 2:
+            raise bad("spec.ipFamilies", "Too many: %d: must have at most 2 "
+                      "items" % len(fams), "FieldValueTooMany")
+        for k, ip in enumerate(ips):
+            if k < len(fams) and fams[k] != family_of(ip):
+                raise bad("spec.clusterIPs[%d]" % k, 'Invalid value: "%s": '
+                          'expected an %s address' % (ip, fams[k]))
+            if k >= len(fams):
+                fams.append(family_of(ip))
+        if pol is None:
+            pol = "RequireDualStack" if len(fams) == 2 else "SingleStack"
+        if pol == "SingleStack" and len(fams) > 1:
+            raise bad("spec.ipFamilyPolicy", 'Invalid value: "SingleStack": '
+                      'must be RequireDualStack or PreferDualStack when '
+                      'multiple IP families are specified')
+        if pol == "RequireDualStack" and len(FAMILIES) < 2:
+            raise bad("spec.ipFamilyPolicy", 'Invalid value: '
+                      '"RequireDualStack": this cluster is not configured '
+                      'for dual-stack services')
+        for k, f in enumerate(fams):
+            if f not in FAMILIES:
+                raise bad("spec.ipFamilies[%d]" % k, 'Invalid value: "%s": '
+                          'not configured on this cluster' % f)
+        if not fams:
+            fams = [FAMILIES[0]]
+        if pol != "SingleStack" and len(FAMILIES) == 2 and len(fams) == 1:
+            fams.append([f for f in FAMILIES if f != fams[0]][0])
+        spec["ipFamilyPolicy"] = pol
+        spec["ipFamilies"] = fams
+        return ips
+
     def alloc_cluster_ip(self, spec, name):
-        want = spec.get("clusterIP")
-        if want == "None":
+        want_ips = self.service_families(spec, name)
+        if spec.get("clusterIP") == "None":
             spec["clusterIPs"] = ["None"]
             return
+        got = []
         with self.store.lock, self.ip_lock:
-            used = {o["spec"].get("clusterIP") for o in
-                    self.store.list_refs("services")}
-            if want:
-                try:
-                    a = ipaddress.ip_address(want)
-                except ValueError:
-                    a = None
-                if a is None or not SERVICE_FIRST <= a <= SERVICE_LAST:
-                    raise invalid("Service", "", name, [cause(
-                        "FieldValueInvalid", "spec.clusterIPs",
-                        'Invalid value: ["%s"]: failed to allocate IP %s: '
-                        'the provided IP (%s) is not in the valid range. The'
-                        ' range of valid IPs is 198.19.240.0/20' % (
-                            want, want, want))])
-                if want in used:
-                    raise invalid("Service", "", name, [cause(
-                        "FieldValueInvalid", "spec.clusterIPs",
-                        'Invalid value: ["%s"]: failed to allocate IP %s: '
-                        'provided IP is already allocated' % (want, want))])
-            else:
-                a = SERVICE_FIRST
-                while str(a) in used:
-                    a += 1
-                want = str(a)
-            spec["clusterIP"] = want
-            spec["clusterIPs"] = [want]
+            used = set()
+            for o in self.store.list_refs("services"):
+                used.update(o["spec"].get("clusterIPs") or
+                            [o["spec"].get("clusterIP")])
+            for k, fam in enumerate(spec["ipFamilies"]):
+                first, last, cidr = SERVICE_RANGES[fam]
+                want = want_ips[k] if k < len(want_ips) else None
+                if want:
+                    try:
+                        a = ipaddress.ip_address(want)
+                    except ValueError:
+                        a = None
+                    if a is None or a.version != first.version or \
+                            not first <= a <= last:
+                        raise invalid("Service", "", name, [cause(
+                            "FieldValueInvalid", "spec.clusterIPs",
+                            'Invalid value: ["%s"]: failed to allocate IP %s: '
+                            'the provided IP (%s) is not in the valid range. '
+                            'The range of valid IPs is %s' % (
+                                want, want, want, cidr))])
+                    if want in used:
+                        raise invalid("Service", "", name, [cause(
+                            "FieldValueInvalid", "spec.clusterIPs",
+                            'Invalid value: ["%s"]: failed to allocate IP %s: '
+                            'provided IP is already allocated' % (want, want))])
+                else:
+                    a = first
+                    while str(a) in used:
+                        a += 1
+                    want = str(a)
+                got.append(want)
+        spec["clusterIP"] = got[0]
+        spec["clusterIPs"] = got
 
     # ------------------------------------------------------------ create
     def check_namespace(self, ns, res_kind):
@@ -449,6 +518,9 @@ class Admission:
             if res.name == "services":
                 obj["spec"]["clusterIP"] = cur["spec"].get("clusterIP")
                 obj["spec"]["clusterIPs"] = cur["spec"].get("clusterIPs")
+                for k in ("ipFamilies", "ipFamilyPolicy"):
+                    if k in cur["spec"]:
+                        obj["spec"][k] = cur["spec"][k]
                 for p in obj["spec"].get("ports") or []:
                     p.setdefault("protocol", "TCP")
                     p.setdefault("targetPort", p.get("port"))

@@ -16,7 +16,7 @@ import time
 import traceback
 import uuid
 
-from .net import node_ip
+from .net import node_ips, pod_cidrs
 from .util import now_iso, rand_token
 from .pod import Worker
 
@@ -174,8 +174,8 @@ class Kubelet:
                     "node.alpha.kubernetes.io/ttl": "0",
                     "volumes.kubernetes.io/controller-managed-attach-detach":
                     "true"}},
-                "spec": {"podCIDR": "198.19.%d.0/24" % (16 + i),
-                         "podCIDRs": ["198.19.%d.0/24" % (16 + i)],
+                "spec": {"podCIDR": pod_cidrs(i)[0],
+                         "podCIDRs": pod_cidrs(i),
                          "providerID": "kube-sim://%s" % name},
                 "status": {
                     "capacity": {"cpu": cpu, "memory": mem, "pods": "110",
@@ -195,9 +195,9 @@ class Kubelet:
                                "kubelet has sufficient PID available", t),
                         _ncond("Ready", "True", "KubeletReady",
                                "kubelet is posting ready status", t)],
-                    "addresses": [{"type": "InternalIP",
-                                   "address": node_ip(i)},
-                                  {"type": "Hostname", "address": name}],
+                    "addresses": [{"type": "InternalIP", "address": a}
+                                  for a in node_ips(i)] + [
+                                      {"type": "Hostname", "address": name}],
                     "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
                     "nodeInfo": {
                         "machineID": mid, "systemUUID": "%s-%04d" % (

@@ -127,7 +127,7 @@ def cmd_up(a):
            "taints": taints, "faults": a.faults or "",
            "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
            "zones": max(1, min(a.zones, 26)), "labels": labels,
-           "exec_expiry": a.exec_expiry,
+           "exec_expiry": a.exec_expiry, "ip_family": a.ip_family,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "gc_lag": max(0.0, a.gc_lag), "max_grace": max(0.0, a.max_grace),
@@ -209,6 +209,7 @@ def serve(d):
     t0 = time.time()
     st = store.Store()
     fl = faults.Faults(cfg)
+    net.configure(getattr(cfg, "ip_family", "ipv4"))
     network = net.Network(d, cfg.prefix, cfg.nodes)
     au = auth.Auth(cfg, st)
     sock_srv = [None]
@@ -265,7 +266,11 @@ def serve(d):
 
 def seed(st, adm, cfg):
     """Namespaces every cluster has, and the RBAC file's objects."""
+    from . import net
     from . import resources as R
+    # the API server's Service: the first address of the primary range
+    kube_ips = ["198.19.240.1" if f == "IPv4" else "2001:2:0:f00::1"
+                for f in net.FAMILIES]
     from .util import yaml_load_all
     for n in ("default", "kube-system", "kube-public", "kube-node-lease"):
         adm.create(R.BY_GR[("", "namespaces")], {
@@ -277,8 +282,10 @@ def seed(st, adm, cfg):
                                             "component": "apiserver",
                                             "provider": "kubernetes"}},
                            "spec": {"type": "ClusterIP", "clusterIP":
-                                    "198.19.240.1", "clusterIPs":
-                                    ["198.19.240.1"], "ports": [{
+                                    kube_ips[0], "clusterIPs": kube_ips[:1],
+                                    "ipFamilies": net.FAMILIES[:1],
+                                    "ipFamilyPolicy": "SingleStack",
+                                    "ports": [{
                                         "name": "https", "port": 443,
                                         "protocol": "TCP",
                                         "targetPort": 6443}],
@@ -541,6 +548,9 @@ def main(argv=None):
     up.add_argument("--ready-lag", type=float, default=0.5,
                     help="seconds a started container without readinessProbe"
                     " is Running before it is Ready (default 0.5)")
+    up.add_argument("--ip-family", choices=["ipv4", "ipv6", "dual"],
+                    default="ipv4", help="pod, node and Service addresses: "
+                    "IPv4, IPv6 (2001:2::/48) or both (IPv4 first)")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

@@ -7,6 +7,12 @@ bridge "<p>br" = 198.19.(16+i).1/24 for its pods, routes to every other
 node's pod CIDR), one namespace per pod ("<p>p<k>", eth0 on its node's
 bridge through veth "<p>v<k>"), and the per-node nftables table
 "<p>svc" that DNATs Service ClusterIPs (198.19.240.0/20) to endpoints.
+With --ip-family ipv6 or dual (configure()), the same from 2001:2::/48:
+underlay 2001:2:0:100::/64 (node i = ::(10+i) in hex), pod CIDR of node i
+2001:2:0:(200+i hex)::/64 (gateway ::1, a pod's host number as in IPv4),
+Services 2001:2:0:f00::/108; the table is then "inet" (ip and ip6 rules).
+IPv6 addresses are added without DAD and no interface takes router
+advertisements, so an address works the moment it is added.
 <p> is "ks<id>-". Nothing is created in the root namespace; every name is
 recorded in the state dir (record_name) before it is created, so `down`
 can delete exactly those.
@@ -20,19 +26,64 @@ import threading
 CLONE_NEWNET = 0x40000000
 UNDERLAY_NET = "198.19.0.0/24"
 SERVICE_NET = "198.19.240.0/20"
+UNDERLAY_NET6 = "2001:2:0:100::/64"
+SERVICE_NET6 = "2001:2:0:f00::/108"
+SERVICE_NETS = {"IPv4": SERVICE_NET, "IPv6": SERVICE_NET6}
 MAX_NODES = 200
+IP_FAMILY_MODES = {"ipv4": ["IPv4"], "ipv6": ["IPv6"],
+                   "dual": ["IPv4", "IPv6"]}
+# the cluster's families, the first one primary (podIP, node address, the
+# default of a SingleStack Service); set once by configure() at start
+FAMILIES = ["IPv4"]
+
+
+def configure(mode):
+    FAMILIES[:] = IP_FAMILY_MODES[mode]
+
+
+def family_of(ip):
+    return "IPv6" if ":" in ip else "IPv4"
+
+
+def _ip(fam, v4, v6):
+    return v4 if fam == "IPv4" else v6
+
+
+def node_ips(i):
+    return [_ip(f, "198.19.0.%d" % (10 + i), "2001:2:0:100::%x" % (10 + i))
+            for f in FAMILIES]
 
 
 def node_ip(i):
-    return "198.19.0.%d" % (10 + i)
+    return node_ips(i)[0]
+
+
+def pod_cidrs(i):
+    return [_ip(f, "198.19.%d.0/24" % (16 + i),
+                "2001:2:0:%x::/64" % (0x200 + i)) for f in FAMILIES]
 
 
 def pod_cidr(i):
-    return "198.19.%d.0/24" % (16 + i)
+    return pod_cidrs(i)[0]
 
 
 def pod_gw(i):
     return "198.19.%d.1" % (16 + i)
+
+
+def pod_gw6(i):
+    return "2001:2:0:%x::1" % (0x200 + i)
+
+
+def pod_ips(i, host):
+    return [_ip(f, "198.19.%d.%d" % (16 + i, host),
+                "2001:2:0:%x::%x" % (0x200 + i, host)) for f in FAMILIES]
+
+
+def host_of(ip):
+    if ":" in ip:
+        return int(ip.rsplit(":", 1)[1], 16)
+    return int(ip.rsplit(".", 1)[1])
 
 
 class NetError(RuntimeError):
@@ -86,6 +137,16 @@ def sysctl_in(ns, key, value):
         with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
             f.write(str(value))
     in_netns(ns, w)
+
+
+def ipv6_sysctls(ns):
+    """No duplicate address detection, no router advertisements: set on
+    "default" before the namespace's interfaces exist, and on "all"."""
+    for scope in ("all", "default"):
+        sysctl_in(ns, "net.ipv6.conf.%s.accept_dad" % scope, 0)
+        sysctl_in(ns, "net.ipv6.conf.%s.accept_ra" % scope, 0)
+        sysctl_in(ns, "net.ipv6.conf.%s.dad_transmits" % scope, 0)
+        sysctl_in(ns, "net.ipv6.conf.%s.ndisc_notify" % scope, 1)
 
 
 class Names:
@@ -142,26 +203,50 @@ class Network:
             cmds.append("link add %su%d type veth peer name eth0 netns %s" %
                         (p, i, self.node_ns(i)))
             cmds.append("link set %su%d master %sub up" % (p, i, p))
+        if "IPv6" in FAMILIES:
+            ipv6_sysctls(self.ul)
         run(["ip", "-n", self.ul, "-batch", "-"], stdin="\n".join(cmds) + "\n")
         errs = []
 
         def node(i):
             ns = self.node_ns(i)
             br = self.bridge()
-            c = ["link set lo up",
-                 "addr add %s/24 dev eth0" % node_ip(i),
-                 "link set eth0 up",
-                 "link add %s type bridge" % br,
-                 "addr add %s/24 dev %s" % (pod_gw(i), br),
-                 "link set %s up" % br,
-                 "route add %s dev %s" % (SERVICE_NET, br)]
+            v4, v6 = "IPv4" in FAMILIES, "IPv6" in FAMILIES
+            c = ["link set lo up"]
+            if v6:
+                c.append("addr add 2001:2:0:100::%x/64 dev eth0 nodad" %
+                         (10 + i))
+            if v4:
+                c.append("addr add 198.19.0.%d/24 dev eth0" % (10 + i))
+            c += ["link set eth0 up",
+                  "link add %s type bridge" % br]
+            if v6:
+                # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as
+                # pods come, and IPv6 (unlike IPv4's gratuitous ARP) does not tell the pods:
+                # their neighbour entry for the gateway would go stale for seconds
+                c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
+            if v4:
+                c.append("addr add %s/24 dev %s" % (pod_gw(i), br))
+            if v6:
+                c.append("addr add %s/64 dev %s nodad" % (pod_gw6(i), br))
+            c.append("link set %s up" % br)
+            if v4:
+                c.append("route add %s dev %s" % (SERVICE_NET, br))
+            if v6:
+                c.append("route add %s dev %s" % (SERVICE_NET6, br))
             for j in range(1, self.nnodes + 1):
                 if j != i:
-                    c.append("route add %s via %s" % (pod_cidr(j), node_ip(j)))
+                    for cidr, via in zip(pod_cidrs(j), node_ips(j)):
+                        c.append("route add %s via %s" % (cidr, via))
             try:
+                if v6:
+                    ipv6_sysctls(ns)
                 run(["ip", "-n", ns, "-batch", "-"],
                     stdin="\n".join(c) + "\n")
-                sysctl_in(ns, "net.ipv4.ip_forward", 1)
+                if v4:
+                    sysctl_in(ns, "net.ipv4.ip_forward", 1)
+                if v6:
+                    sysctl_in(ns, "net.ipv6.conf.all.forwarding", 1)
             except (NetError, OSError) as e:
                 errs.append(e)
         # the ip commands wait on the kernel more than on the CPU: run a few
@@ -187,7 +272,8 @@ class Network:
             self.free_ips[i] = set(range(2, 255))
 
     def add_pod(self, node_i):
-        """Create a pod namespace on node node_i. Returns (ns, ip)."""
+        """Create a pod namespace on node node_i. Returns (ns, ips): one
+        address per cluster family, the primary first."""
         with self.lock:
             self.pod_seq += 1
             k = self.pod_seq
@@ -198,28 +284,40 @@ class Network:
             free.discard(host)
         ns = "%sp%d" % (self.prefix, k)
         veth = "%sv%d" % (self.prefix, k)
-        ip = "198.19.%d.%d" % (16 + node_i, host)
+        ips = pod_ips(node_i, host)
         self.names.record(ns)
         try:
             run(["ip", "netns", "add", ns])
+            if "IPv6" in FAMILIES:
+                ipv6_sysctls(ns)
             run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin=(
                 "link add %s type veth peer name eth0 netns %s\n"
                 "link set %s master %s up\n"
                 "link set %s type bridge_slave hairpin on\n" % (
                     veth, ns, veth, self.bridge(), veth)))
-            run(["ip", "-n", ns, "-batch", "-"], stdin=(
-                "link set lo up\naddr add %s/24 dev eth0\nlink set eth0 up\n"
-                "route add default via %s\n" % (ip, pod_gw(node_i))))
+            c = "link set lo up\n"
+            for ip in ips:
+                if ":" in ip:
+                    c += "addr add %s/64 dev eth0 nodad\n" % ip
+                else:
+                    c += "addr add %s/24 dev eth0\n" % ip
+            c += "link set eth0 up\n"
+            for ip in ips:
+                if ":" in ip:
+                    c += "route add default via %s\n" % pod_gw6(node_i)
+                else:
+                    c += "route add default via %s\n" % pod_gw(node_i)
+            run(["ip", "-n", ns, "-batch", "-"], stdin=c)
         except NetError:
-            self.del_pod(ns, node_i, ip)
+            self.del_pod(ns, node_i, ips[0])
             raise
-        return ns, ip
+        return ns, ips
 
     def del_pod(self, ns, node_i, ip):
         run(["ip", "netns", "del", ns], check=False)
         with self.lock:
             try:
-                self.free_ips[node_i].add(int(ip.rsplit(".", 1)[1]))
+                self.free_ips[node_i].add(host_of(ip))
             except (KeyError, ValueError):
                 pass
 
@@ -228,30 +326,37 @@ class Network:
         Replaces table <p>svc in every node namespace atomically."""
         t = self.prefix + "svc"
         br = self.bridge()
-        lines = ["table ip %s {}" % t, "delete table ip %s" % t,
-                 "table ip %s {" % t]
+        # IPv4 only: an "ip" table; with IPv6 an "inet" one (both families)
+        tf = "ip" if FAMILIES == ["IPv4"] else "inet"
+        lines = ["table %s %s {}" % (tf, t), "delete table %s %s" % (tf, t),
+                 "table %s %s {" % (tf, t)]
         svc_lines, noep, n = [], [], 0
         for cip, proto, port, eps in rules:
             proto = proto.lower()
+            af = "ip6" if ":" in cip else "ip"
             if not eps:
                 # no endpoints: kube-proxy rejects (ICMP port unreachable)
-                noep.append("ip daddr %s %s dport %d reject%s" %
-                            (cip, proto, port, " with tcp reset" if
+                noep.append("%s daddr %s %s dport %d reject%s" %
+                            (af, cip, proto, port, " with tcp reset" if
                              proto == "tcp" else ""))
                 continue
             n += 1
             chain = "svc%d" % n
+            nat = "dnat" if tf == "ip" else "dnat " + af
             if len(eps) == 1:
-                body = "dnat to %s:%d" % eps[0]
+                if af == "ip6":
+                    body = "%s to [%s]:%d" % (nat, eps[0][0], eps[0][1])
+                else:
+                    body = "%s to %s:%d" % (nat, eps[0][0], eps[0][1])
             else:
                 m = ", ".join("%d : %s . %d" % (k, e[0], e[1])
                               for k, e in enumerate(eps))
-                body = ("dnat ip addr . port to numgen random mod %d map "
-                        "{ %s }" % (len(eps), m))
+                body = ("dnat %s addr . port to numgen random mod %d map "
+                        "{ %s }" % (af, len(eps), m))
             lines.append("  chain %s { meta l4proto %s %s; }" %
                          (chain, proto, body))
-            svc_lines.append("ip daddr %s %s dport %d jump %s" %
-                             (cip, proto, port, chain))
+            svc_lines.append("%s daddr %s %s dport %d jump %s" %
+                             (af, cip, proto, port, chain))
         lines.append("  chain services {")
         lines += ["    " + s for s in svc_lines]
         lines.append("  }")

@@ -20,7 +20,7 @@ import time
 import traceback
 
 from .ctrl import set_cond
-from .net import in_netns, node_ip
+from .net import in_netns, node_ip, node_ips
 from .util import dcopy, now_iso, rand_token
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -64,7 +64,8 @@ class Worker:
         self.containers = {c["name"]: Ctr(c)
                            for c in pod["spec"].get("containers") or []}
         self.netns = None
-        self.ip = None
+        self.ip = None  # the primary address (podIP)
+        self.ips = []  # one per cluster family (podIPs)
         self.dir = os.path.join(kl.cfg.state_dir, "pods", self.uid)
         self.log_lock = threading.Lock()
         self.phase = "Pending"
@@ -103,11 +104,11 @@ class Worker:
             st = x.setdefault("status", {})
             st["phase"] = phase
             st["hostIP"] = hostip
-            st["hostIPs"] = [{"ip": hostip}]
+            st["hostIPs"] = [{"ip": a} for a in node_ips(self.node_i)]
             st.setdefault("startTime", now_iso())
             if self.ip:
                 st["podIP"] = self.ip
-                st["podIPs"] = [{"ip": self.ip}]
+                st["podIPs"] = [{"ip": a} for a in self.ips]
             st["containerStatuses"] = cstat
             set_cond(x, "PodReadyToStartContainers",
                      "True" if self.ip else "False", None, None)
@@ -153,9 +154,11 @@ class Worker:
             return
         if self.pod["spec"].get("hostNetwork"):
             self.netns = self.kl.net.node_ns(self.node_i)
-            self.ip = node_ip(self.node_i)
+            self.ips = node_ips(self.node_i)
+            self.ip = self.ips[0]
         else:
-            self.netns, self.ip = self.kl.net.add_pod(self.node_i)
+            self.netns, self.ips = self.kl.net.add_pod(self.node_i)
+            self.ip = self.ips[0]
         while not self.deleting.is_set():
             err = self.prepare()
             if not err:
@@ -384,8 +387,10 @@ class Worker:
                 "spec.nodeName": self.node,
                 "spec.serviceAccountName": p["spec"].get(
                     "serviceAccountName", "default"),
-                "status.podIP": ip, "status.podIPs": ip,
-                "status.hostIP": hostip, "status.hostIPs": hostip,
+                "status.podIP": ip,
+                "status.podIPs": ",".join(self.ips) if self.ips else ip,
+                "status.hostIP": hostip,
+                "status.hostIPs": ",".join(node_ips(self.node_i)),
                 }.get(fp, "") if not (fp or "").startswith(
                     "metadata.labels") else (p["metadata"].get("labels") or
                                              {}).get(fp.split("'")[1] if "'"

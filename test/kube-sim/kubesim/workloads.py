@@ -451,14 +451,17 @@ class Workloads:
             for port in sp.get("ports") or []:
                 ep_ports.append({"name": port.get("name"), "port": port.get(
                     "targetPort"), "protocol": port.get("protocol", "TCP")})
-                eps = []
-                for p in ready:
-                    tp = _target_port(p, port.get("targetPort"))
-                    if tp:
-                        eps.append((p["status"]["podIP"], tp))
-                if sp.get("clusterIP") not in (None, "", "None"):
-                    rules.append((sp["clusterIP"], port.get("protocol",
-                                                            "TCP"),
+                # one rule per clusterIP, to the pods' addresses of its family
+                for cip in sp.get("clusterIPs") or [sp.get("clusterIP")]:
+                    if cip in (None, "", "None"):
+                        continue
+                    eps = []
+                    for p in ready:
+                        tp = _target_port(p, port.get("targetPort"))
+                        ip = _ip_of_family(p, ":" in cip)
+                        if tp and ip:
+                            eps.append((ip, tp))
+                    rules.append((cip, port.get("protocol", "TCP"),
                                   port["port"], eps))
             if sel and (ready or notready):
                 def addr(p):
@@ -510,6 +513,15 @@ class Workloads:
                 print("kube-sim: service rules: %s" % e, file=sys.stderr)
                 self.svc_rules = rules
 
+
+
+def _ip_of_family(p, v6):
+    """The pod's address of one family (podIPs), or None."""
+    for e in p["status"].get("podIPs") or [{"ip": p["status"].get("podIP")}]:
+        ip = e.get("ip") or ""
+        if ip and (":" in ip) == v6:
+            return ip
+    return None
 
 
 def _target_port(pod, tp):
