@@ -6,6 +6,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,8 @@ static json_t *one_nic(int s, const char *ifname, unsigned ifindex)
             json_object_set_new(out, "bus", json_string(drv.bus_info));
     }
     if (ethtool(s, ifname, &link) == 0) {
-        unsigned speed = ethtool_cmd_speed(&link);
+        /* the kernel header's ethtool_cmd_speed() shifts a promoted int (UB for 0xffff) */
+        uint32_t speed = ((uint32_t)link.speed_hi << 16) | link.speed;
         if (speed != 0 && speed != (unsigned)SPEED_UNKNOWN)
             json_object_set_new(out, "speed_mbps", json_integer(speed));
     }

@@ -174,13 +174,15 @@ void outlier_annotate(json_t *metadata, const json_t *rows)
     json_t *sweep = json_object_get(metadata, "sweep");
     json_t *nodes = json_object_get(sweep, "nodes");
     const json_t *pairs = json_object_get(sweep, "pairs");
-    json_t *seen = json_object(), *outliers = json_array();
+    json_t *seen, *outliers;
     size_t i;
     const json_t *row;
     json_t *node;
 
     if (!json_is_array(nodes))
         return;
+    seen = json_object();
+    outliers = json_array();
     json_array_foreach(rows, i, row)
     {
         const char *pl = str(row, "placement");
@@ -299,12 +301,13 @@ void outlier_html(const json_t *metadata, FILE *out)
 {
     const json_t *sweep = json_object_get(metadata, "sweep");
     const json_t *nodes = json_object_get(sweep, "nodes"), *node, *m;
-    json_t *metrics = json_object(); /* the union of metric names, in first-seen order */
+    json_t *metrics; /* the union of metric names, in first-seen order */
     const char *k;
     size_t i;
 
     if (!json_is_array(nodes))
         return;
+    metrics = json_object();
     json_array_foreach(nodes, i, node)
     {
         json_object_foreach((json_t *)json_object_get(node, "metrics"), k, m)
