@@ -45,8 +45,11 @@ static void render_all(const struct report *rep)
                                               REPORT_HTML, REPORT_JSON};
     struct kp_err err;
 
-    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
-        report_render(rep, fmts[i], sink, &err);
+    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+        kp_err_clear(&err);
+        if (report_render(rep, fmts[i], sink, &err) != 0)
+            check_err(&err); /* a loaded report renders, or says why */
+    }
 }
 
 static void as_report(const json_t *doc)
@@ -68,8 +71,12 @@ static void as_report(const json_t *doc)
     if (cmp) {
         if (compare_regression_count(cmp) != 0)
             __builtin_trap(); /* a report cannot regress against itself */
-        compare_render(cmp, REPORT_TABLE, sink, &err);
-        compare_render(cmp, REPORT_JSON, sink, &err);
+        kp_err_clear(&err);
+        if (compare_render(cmp, REPORT_TABLE, sink, &err) != 0)
+            check_err(&err);
+        kp_err_clear(&err);
+        if (compare_render(cmp, REPORT_JSON, sink, &err) != 0)
+            check_err(&err);
         compare_free(cmp);
     }
     report_free(rep);
