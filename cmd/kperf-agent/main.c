@@ -736,12 +736,17 @@ static int cmd_client(int argc, char **argv)
     kp_log_set_level((enum kp_log_level)verbosity);
     doc = client_run(&c.o, &failed);
     if (c.json) {
-        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        fputc('\n', stdout);
+        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0 ||
+            fputc('\n', stdout) == EOF)
+            failed++;
     } else {
         print_table(doc);
     }
-    fflush(stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "kperf-agent: error: cannot write the result to stdout: %s\n",
+                strerror(errno));
+        failed++;
+    }
     for (size_t i = 0; i < result_error_count(doc); i++) {
         const json_t *e = result_error_get(doc, i);
         fprintf(stderr, "kperf-agent: error: %s sample %d: %s\n", result_test(e),
@@ -836,10 +841,15 @@ static int cmd_probe(int argc, char **argv)
         json_decref(doc);
         return rc;
     }
-    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    fputc('\n', stdout);
+    rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) == 0 &&
+                 fputc('\n', stdout) != EOF && fflush(stdout) == 0
+             ? 0
+             : 1;
     json_decref(doc);
-    return fflush(stdout) == 0 ? 0 : 1;
+    if (rc != 0)
+        fprintf(stderr, "kperf-agent: error: cannot write the probe document to stdout: %s\n",
+                strerror(errno));
+    return rc;
 }
 
 /* `kperf-agent node-facts [IFACE]`: the NIC and TCP sysctl facts (agent/nicinfo.h) as JSON. */
