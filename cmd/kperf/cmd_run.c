@@ -74,8 +74,10 @@ out:
 }
 
 /* Prints the report on stdout, writes --output-dir and pushes to --push-gateway (each one
- * tried even when an earlier one failed). Returns 0 or -1 (errors printed). */
-static int emit_report(const struct report *rep, const struct run_options *ro)
+ * tried even when an earlier one failed). An interrupted run's report is partial: it is
+ * printed and written, but it neither replaces the last full run's metrics in the gateway nor
+ * enters the history that later runs are judged against. Returns 0 or -1 (errors printed). */
+static int emit_report(const struct report *rep, const struct run_options *ro, bool complete)
 {
     struct kp_err err = {{0}};
     int rc = 0;
@@ -86,6 +88,12 @@ static int emit_report(const struct report *rep, const struct run_options *ro)
     }
     if (ro->output_dir && write_output_dir(rep, ro) != 0)
         rc = -1;
+    if (!complete) {
+        if (ro->push_gateway || ro->history_dir)
+            fprintf(stderr, "kperf: the run was interrupted: its partial report is not pushed "
+                            "to the gateway or kept in the history\n");
+        return rc;
+    }
     if (ro->push_gateway && pushgw_push(rep, ro->push_gateway, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         rc = -1;
@@ -153,7 +161,7 @@ int cmd_run(int argc, char **argv)
     rc = runner_run(b, plan, rep, &o, &out, &err);
     if (rc != 0 && !out.signal) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-    } else if (emit_report(rep, &ro) != 0) {
+    } else if (emit_report(rep, &ro, out.signal == 0) != 0) {
         rc = -1;
     }
     if (out.cleanup_failed)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # local_interrupt.sh - stopping `kperf run --local` mid-run, as root with network namespaces:
 #  1. SIGINT once the second measurement runs: exit 130, the report (what was measured so far,
-#     the rest listed as not run) still printed and valid, nothing left behind.
+#     the rest listed as not run) still printed and valid, nothing left behind; the partial
+#     report does not enter --history (later runs are judged against it).
 #  2. SIGTERM during the topology build: exit 143, nothing left behind.
 #  3. SIGKILL mid-run (no cleanup possible): the agents die with kperf, and the next run
 #     removes the namespaces and state the killed run left.
@@ -30,7 +31,7 @@ newest_id() {
 }
 
 # --- 1. SIGINT during the second measurement
-"$KPERF" run --local --scenarios all --duration 3s -o json >"$D/int.json" 2>"$D/int.err" &
+"$KPERF" run --local --scenarios all --duration 3s -o json --history "$D/hist" >"$D/int.json" 2>"$D/int.err" &
 pid=$!
 wait_for "$D/int.err" "[2/23]" 60 || fail "no progress line for the 2nd measurement: $(cat "$D/int.err")"
 id=$(newest_id)
@@ -40,6 +41,8 @@ rc=$?
 pid=
 [ "$rc" = 130 ] || fail "SIGINT: exit $rc, want 130"
 grep -q "interrupted (SIGINT)" "$D/int.err" || fail "no 'interrupted' line: $(tail -2 "$D/int.err")"
+grep -q "partial report is not pushed" "$D/int.err" || fail "no word on the skipped history: $(tail -3 "$D/int.err")"
+[ -z "$(find "$D/hist" -name '*.json' 2>/dev/null)" ] || fail "the partial report entered the history: $(find "$D/hist" -type f)"
 validate "$D/int.json"
 python3 - "$D/int.json" <<'PY' || fail "partial report content"
 import json, sys
