@@ -427,16 +427,24 @@ static int udp_stopped_early(const struct sample *s, struct kp_err *err)
     return 1;
 }
 
-static int run_sample(struct sample *s, struct kp_err *err)
+int client_run_sample(struct sample *s, struct kp_err *err)
 {
     const struct client_opts *o = s->o;
     struct proto_msg m;
     unsigned started = 0;
     int have_result = 0;
     int rc = -1;
+    int set_up = setup(s, err) == 0;
 
-    if (setup(s, err) != 0)
+    /* a loaded pair: both halves set up, then the stream half starts first */
+    if (s->gate && !load_gate_arrive(s->gate, set_up) && set_up)
+        kp_err_set(err, "the other half of TCP_RR_LOADED could not start");
+    if (!set_up || kp_err_is_set(err))
         goto out;
+    if (s->gate && !s->is_load && !load_gate_wait_load(s->gate)) {
+        kp_err_set(err, "the TCP_STREAM_MULTI load of TCP_RR_LOADED could not start");
+        goto out;
+    }
     if (ctrl_simple(s->ctrl, PROTO_START, err) != 0 ||
         ctrl_recv(s->ctrl, &m, PROTO_STARTED, HANDSHAKE_TIMEOUT_MS, err) != 0)
         goto out;
@@ -448,7 +456,7 @@ static int run_sample(struct sample *s, struct kp_err *err)
         strftime(s->start_time, sizeof(s->start_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
     }
     s->t_mark_ns = s->t_start_ns + o->omit_ms * 1000000ull;
-    s->t_deadline_ns = s->t_mark_ns + o->duration_ms * 1000000ull;
+    s->t_deadline_ns = s->t_mark_ns + (uint64_t)s->req.duration_ms * 1000000ull;
     s->udp_expect = UINT64_MAX;
     s->udp_grace_end_ns = UINT64_MAX;
     if (o->omit_ms == 0)
@@ -462,6 +470,8 @@ static int run_sample(struct sample *s, struct kp_err *err)
         }
         s->workers[started].running = 1;
     }
+    if (s->gate && s->is_load)
+        load_gate_load_started(s->gate, started == s->nworkers);
     if (started == s->nworkers)
         keep_time(s);
     /* reverse streams run until the server stops sending */
@@ -500,10 +510,12 @@ static int run_sample(struct sample *s, struct kp_err *err)
         goto out;
     rc = 0;
 out:
+    if (s->gate && s->is_load)
+        load_gate_load_started(s->gate, 0); /* no-op once reported */
     return rc;
 }
 
-static void sample_cleanup(struct sample *s)
+void client_sample_cleanup(struct sample *s)
 {
     for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
         if (s->workers[i].fd >= 0)
@@ -533,7 +545,7 @@ static uint32_t default_msg_size(uint8_t test)
     }
 }
 
-static void build_req(const struct client_opts *o, uint8_t test, struct proto_test_req *r)
+void client_build_req(const struct client_opts *o, uint8_t test, struct proto_test_req *r)
 {
     memset(r, 0, sizeof(*r));
     r->test = test;
@@ -623,14 +635,29 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
                 (*failed)++;
                 continue;
             }
+            if (o->tests[t] == PROTO_TCP_RR_LOADED) {
+                json_t *res = NULL;
+                kp_log(KP_LOG_INFO, "running %s sample %u", proto_test_name(o->tests[t]), i);
+                if (client_run_loaded(o, &base, i, &res, &err) == 0) {
+                    json_array_append_new(json_object_get(doc, "results"), res);
+                } else {
+                    kp_log(KP_LOG_WARN, "%s sample %u failed: %s", proto_test_name(o->tests[t]), i,
+                           kp_err_msg(&err));
+                    add_error(doc, o->tests[t], i, kp_err_msg(&err));
+                    (*failed)++;
+                    if (is_unreachable(kp_err_msg(&err)))
+                        snprintf(fatal, sizeof(fatal), "%s", kp_err_msg(&err));
+                }
+                continue;
+            }
             s.o = o;
             s.ctrl = -1;
-            build_req(o, o->tests[t], &s.req);
+            client_build_req(o, o->tests[t], &s.req);
             s.reverse = (s.req.flags & PROTO_FLAG_REVERSE) != 0;
             s.intervals =
                 o->interval_ms ? kp_xcalloc(CLIENT_MAX_INTERVALS, sizeof(*s.intervals)) : NULL;
             kp_log(KP_LOG_INFO, "running %s sample %u", proto_test_name(s.req.test), i);
-            if (run_sample(&s, &err) == 0) {
+            if (client_run_sample(&s, &err) == 0) {
                 json_t *mtu = json_object_get(doc, "mtu");
                 json_array_append_new(json_object_get(doc, "results"), client_sample_json(&s, i));
                 if (json_object_size(mtu) == 0) {
@@ -645,7 +672,7 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
                 if (is_unreachable(kp_err_msg(&err)))
                     snprintf(fatal, sizeof(fatal), "%s", kp_err_msg(&err));
             }
-            sample_cleanup(&s);
+            client_sample_cleanup(&s);
         }
     }
     {

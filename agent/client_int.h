@@ -46,8 +46,16 @@ struct interval {
     uint64_t bytes, ops;
 };
 
+struct load_gate; /* client_loaded.c */
+
 struct sample {
     const struct client_opts *o;
+    /* TCP_RR_LOADED (client_loaded.c): the gate both halves pass after set-up (NULL for a
+     * plain test), whether this is the stream half, and, in the latency half, the stream
+     * half whose figures go into its result as load{} (borrowed) */
+    struct load_gate *gate;
+    int is_load;
+    const struct sample *load;
     struct sockaddr_storage addr; /* the server */
     socklen_t addr_len;
     struct proto_test_req req;
@@ -70,6 +78,26 @@ struct sample {
     char start_time[32];
 };
 
+/* client.c: one sample, from set-up to RESULT (0, or -1 with err); its resources stay for
+ * client_sample_json and client_sample_cleanup. */
+KP_MUST_CHECK int client_run_sample(struct sample *s, struct kp_err *err);
+void client_sample_cleanup(struct sample *s);
+/* The TEST_REQ of one test (wire id) from the options. */
+void client_build_req(const struct client_opts *o, uint8_t test, struct proto_test_req *r);
+
+/* client_loaded.c: the gate of a TCP_RR_LOADED pair. After set-up each half arrives with
+ * whether its set-up worked; load_gate_arrive returns 1 once both did, 0 (at once) when
+ * either failed. The latency half then waits in load_gate_wait_load until the stream half
+ * has started its streams (1) or failed (0); the stream half reports that once with
+ * load_gate_load_started (later calls are no-ops, so its exit path can always report 0). */
+int load_gate_arrive(struct load_gate *g, int ok);
+int load_gate_wait_load(struct load_gate *g);
+void load_gate_load_started(struct load_gate *g, int ok);
+/* Runs sample i of TCP_RR_LOADED: a TCP_RR and a TCP_STREAM_MULTI sample at once, the stream
+ * started first. Returns 0 with the result object in *out (new reference), or -1 with err. */
+KP_MUST_CHECK int client_run_loaded(const struct client_opts *o, const struct sample *base,
+                                    unsigned index, json_t **out, struct kp_err *err);
+
 /* client_loops.c: the thread body for the sample's test. */
 void *client_worker_main(void *arg);
 /* Connects a TCP socket to the server within timeout_ms. Returns the fd or -1 with err. */
@@ -78,7 +106,9 @@ KP_MUST_CHECK int client_connect(const struct sample *s, uint64_t timeout_ms, st
 KP_MUST_CHECK int client_write_all(int fd, const void *buf, size_t len);
 KP_MUST_CHECK int client_read_all(int fd, void *buf, size_t len);
 
-/* client_json.c: the result object of one finished sample (new reference). */
+/* client_json.c: the result object of one finished sample (new reference); with s->load set,
+ * a TCP_RR_LOADED result with load{} (client_load_json, in client_loaded.c). */
 json_t *client_sample_json(const struct sample *s, unsigned index);
+json_t *client_load_json(const struct sample *ld);
 
 #endif

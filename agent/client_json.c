@@ -170,7 +170,9 @@ static json_t *intervals_json(const struct sample *s)
 
 json_t *client_sample_json(const struct sample *s, unsigned index)
 {
-    json_t *r = json_pack("{s:s, s:i, s:b, s:s}", "test", proto_test_name(s->req.test), "sample",
+    /* a TCP_RR_LOADED pair's latency half carries the name and its load's figures */
+    uint8_t test = s->load ? PROTO_TCP_RR_LOADED : s->req.test;
+    json_t *r = json_pack("{s:s, s:i, s:b, s:s}", "test", proto_test_name(test), "sample",
                           (int)index, "reverse", s->reverse, "start_time", s->start_time);
     uint64_t node[SYSINFO_CPU_FIELDS];
     double cpu_client = (double)(s->cpu_user1 - s->cpu_user0 + s->cpu_sys1 - s->cpu_sys0) / 1e6;
@@ -189,5 +191,7 @@ json_t *client_sample_json(const struct sample *s, unsigned index)
                                   result_node_cpu_json(s->server.node_cpu)));
     if (s->o->interval_ms)
         json_object_set_new(r, "intervals", intervals_json(s));
+    if (s->load)
+        json_object_set_new(r, "load", client_load_json(s->load));
     return r;
 }

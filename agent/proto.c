@@ -200,6 +200,11 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
 
     if (!tk)
         return kp_err_set(err, "unknown test type %u", r->test);
+    if (tk->loaded)
+        return kp_err_set(err,
+                          "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
+                          "not requested from a server",
+                          tk->name);
     if (r->flags & ~PROTO_FLAG_REVERSE)
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if (r->streams < 1 || r->streams > PROTO_MAX_STREAMS)

@@ -66,6 +66,8 @@ enum proto_test {
     PROTO_TCP_STREAM_MULTI = 4,
     PROTO_UDP_RR = 5,
     PROTO_UDP_STREAM = 6,
+    PROTO_TCP_RR_LOADED = 7, /* client-side only: TCP_RR + TCP_STREAM_MULTI at once; never in
+                              * TEST_REQ (proto_check_test_req refuses it) */
 };
 
 enum proto_refuse_code {

@@ -19,6 +19,7 @@
 #define C_UDP    0x08u
 #define C_TCP    0x10u /* TCP tests that keep a connection: all but TCP_CRR */
 #define C_TSTRM  0x20u /* TCP stream tests */
+#define C_LOAD   0x40u /* latency under load: TCP_RR_LOADED (load{}) */
 
 enum kind { K_STR, K_INT, K_NUM, K_BOOL, K_OBJ, K_ARR };
 
@@ -45,6 +46,8 @@ static unsigned test_classes(const char *name)
         c |= C_TCP;
     if (!tk->udp && !tk->latency)
         c |= C_TSTRM;
+    if (tk->loaded)
+        c |= C_LOAD;
     return c;
 }
 
@@ -345,6 +348,27 @@ static int check_intervals(const json_t *v, const char *path, unsigned classes, 
     return check_array(v, path, classes, check_interval, err);
 }
 
+static int check_load_test(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    (void)classes;
+    if (strcmp(json_string_value(v), "TCP_STREAM_MULTI") != 0)
+        return kp_err_set(err, "%s: the load is TCP_STREAM_MULTI", path);
+    return 0;
+}
+
+/* TCP_RR_LOADED: the stream that filled the path during the latency test (a result's load{}
+ * has every field; an aggregate's the sums and mean of its samples). */
+static int check_load(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"test", K_STR, ALL, ALL, check_load_test}, {"streams", K_INT, ALL, ALL, NULL},
+        {"duration_s", K_NUM, ALL, ALL, NULL},      {"bytes", K_INT, ALL, ALL, NULL},
+        {"throughput_mbps", K_NUM, ALL, ALL, NULL}, {"retransmits", K_INT, 0, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
 static int check_result(const json_t *v, const char *path, unsigned unused, struct kp_err *err)
 {
     static const struct field f[] = {
@@ -366,6 +390,7 @@ static int check_result(const json_t *v, const char *path, unsigned unused, stru
         {"cpu_seconds", K_OBJ, ALL, ALL, check_cpu},
         {"node_cpu", K_OBJ, ALL, ALL, check_node_cpu},
         {"intervals", K_ARR, 0, ALL, check_intervals},
+        {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
     };
     const json_t *test = json_object_get(v, "test");
     unsigned classes;
@@ -439,6 +464,7 @@ static int check_aggregate(const json_t *v, const char *path, unsigned unused, s
         {"tcp", K_OBJ, 0, C_TCP, check_tcp},
         {"udp", K_OBJ, C_UDP, C_UDP, check_udp},
         {"cpu_seconds", K_OBJ, ALL, ALL, check_cpu},
+        {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
     };
     const json_t *test = json_object_get(v, "test");
 
@@ -688,6 +714,18 @@ static void add_counters(json_t *agg, const json_t *r, unsigned classes)
             add_sum(u, "rcvbuf_errors", num(r, "udp.rcvbuf_errors"), 1);
         }
     }
+    if (classes & C_LOAD) {
+        json_t *l = json_object_get(agg, "load");
+        if (!l) {
+            l = json_pack("{s:s, s:I, s:f, s:i, s:f}", "test", "TCP_STREAM_MULTI", "streams",
+                          (json_int_t)num(r, "load.streams"), "duration_s", 0.0, "bytes", 0,
+                          "throughput_mbps", 0.0);
+            json_object_set_new(agg, "load", l);
+        }
+        add_sum(l, "duration_s", num(r, "load.duration_s"), 0);
+        add_sum(l, "bytes", num(r, "load.bytes"), 1);
+        add_sum(l, "throughput_mbps", num(r, "load.throughput_mbps"), 0); /* divided by n later */
+    }
     if (json_object_get(r, "tcp")) {
         json_t *t = json_object_get(agg, "tcp");
         if (!t) {
@@ -704,7 +742,10 @@ static void finish_means(json_t *agg, size_t n)
 {
     json_t *u = json_object_get(agg, "udp");
     json_t *t = json_object_get(agg, "tcp");
+    json_t *l = json_object_get(agg, "load");
 
+    if (l)
+        json_object_set_new(l, "throughput_mbps", json_real(num(l, "throughput_mbps") / (double)n));
     if (u) {
         double sent = num(u, "sent");
         json_object_set_new(u, "loss_pct",

@@ -169,8 +169,13 @@ static void summarize(const json_t *doc, char *buf, size_t len)
         const char *e = json_string_value(json_object_get(json_array_get(errors, 0), "error"));
         snprintf(buf, len, "%s", e ? e : "error");
     } else if (lat && json_is_number(json_object_get(lat, "p50"))) {
-        snprintf(buf, len, "p50 %.1f us, %.0f op/s", json_number_value(json_object_get(lat, "p50")),
-                 json_number_value(json_object_get(r, "ops_per_sec")));
+        const json_t *load = json_object_get(json_object_get(r, "load"), "throughput_mbps");
+        char rate[32] = "";
+        if (json_is_number(load)) /* TCP_RR_LOADED: and what loaded the path */
+            units_format_rate(json_number_value(load) * 1e6, rate, sizeof(rate));
+        snprintf(
+            buf, len, "p50 %.1f us, %.0f op/s%s%s", json_number_value(json_object_get(lat, "p50")),
+            json_number_value(json_object_get(r, "ops_per_sec")), rate[0] ? " under " : "", rate);
     } else if (json_is_number(tp)) {
         units_format_rate(json_number_value(tp) * 1e6, buf, len);
     }

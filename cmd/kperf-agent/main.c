@@ -267,7 +267,7 @@ static int cli_tests(void *p, const struct flag *f, const char *v, struct kp_err
         if (!proto_test_from_name(t)) {
             rc = kp_err_set(e,
                             "unknown test '%s' (TCP_RR, TCP_CRR, TCP_STREAM, TCP_STREAM_MULTI, "
-                            "UDP_RR, UDP_STREAM or all)",
+                            "UDP_RR, UDP_STREAM, TCP_RR_LOADED or all)",
                             t);
             break;
         }
@@ -398,7 +398,8 @@ static int cli_connect_timeout(void *p, const struct flag *f, const char *v, str
 static const struct flag client_flags[] = {
     CLI("server", "HOST[:PORT]", cli_server, "the kperf-agent server (port 5201 by default)"),
     CLI("tests", "LIST", cli_tests,
-        "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all"),
+        "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all; "
+        "TCP_RR_LOADED: TCP_RR while a TCP_STREAM_MULTI fills the path"),
     CLI("duration", "D", cli_duration, "measured time per test and sample (10s)"),
     CLI("omit", "D", cli_omit, "warm-up before each measurement, discarded (0s)"),
     CLI("interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"),

@@ -21,6 +21,7 @@
 enum flag_id {
     F_SCENARIOS,
     F_TESTS,
+    F_UNDER_LOAD,
     F_SAME_NODE,
     F_OTHER_NODE,
     F_DURATION,
@@ -74,6 +75,7 @@ struct run_parse {
     struct run_options *o;
     const char *k8s_flag; /* the last Kubernetes flag given; NULL = none */
     bool placement_given; /* --same-node or --other-node given: only those placements */
+    bool under_load;      /* --under-load: TCP_RR and TCP_RR_LOADED join the tests */
 };
 
 static const char *const output_names[] = {"table", "markdown", "json", "csv"};
@@ -140,7 +142,7 @@ static int add_test(void *ctx, const char *item, struct kp_err *err)
     if (!tk)
         return kp_err_set(err,
                           "--tests: unknown test '%s' (all, TCP_RR, TCP_CRR, UDP_RR, "
-                          "TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
+                          "TCP_RR_LOADED, TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
                           item);
     *mask |= 1u << tk->kind;
     return 0;
@@ -250,6 +252,9 @@ static int handle_what(struct run_parse *p, const struct flag *f, const char *v,
         if (!mask)
             return kp_err_set(err, "--tests: empty list");
         o->tests = mask;
+        return 0;
+    case F_UNDER_LOAD: /* applied after parsing: the order of --tests does not matter */
+        p->under_load = true;
         return 0;
     default: /* --same-node, --other-node: giving one selects only it */
         if (!p->placement_given)
@@ -525,8 +530,12 @@ static const struct flag run_flags[] = {
              "pod-to-service,pod-to-external (default pod-to-pod)"),
     RUN_FLAG(G_WHAT, F_TESTS, "tests", 0, "LIST",
              "all (six), or a comma list of TCP_RR,TCP_CRR,UDP_RR,\n"
-             "TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM\n"
+             "TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM,TCP_RR_LOADED\n"
              "(default TCP_RR,TCP_STREAM,TCP_STREAM_MULTI)"),
+    RUN_FLAG(G_WHAT, F_UNDER_LOAD, "under-load", 0, NULL,
+             "also latency under load on every path: TCP_RR while a\n"
+             "TCP_STREAM_MULTI fills the same path (TCP_RR_LOADED),\n"
+             "beside the idle TCP_RR it is compared with"),
     RUN_FLAG(G_WHAT, F_SAME_NODE, "same-node", 0, NULL,
              "client and server on one node (both placements run\n"
              "unless --same-node or --other-node is given)"),
@@ -673,6 +682,8 @@ int run_flags_parse_as(const struct flags_cmd *cmd, struct run_options *o, int a
     rc = flags_parse(&c, argc, argv, NULL, err);
     if (rc != 0)
         return rc;
+    if (p.under_load)
+        o->tests |= (1u << TEST_TCP_RR) | (1u << TEST_TCP_RR_LOADED);
     if (o->local && p.k8s_flag) {
         kp_err_set(err, "--%s is a Kubernetes flag; it does not apply with --local", p.k8s_flag);
         return flags_hint(&c, err);

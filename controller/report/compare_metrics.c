@@ -12,12 +12,13 @@
 #include "base/kp_err.h"
 #include "base/yaml_load.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_load.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
 static const char *const group_names[CMP_GROUPS] = {
-    "latency",     "p999", "ops",    "conn",     "throughput",
-    "retransmits", "loss", "jitter", "node_cpu", "agent_cpu",
+    "latency", "p999",   "ops",      "conn",      "throughput", "retransmits",
+    "loss",    "jitter", "node_cpu", "agent_cpu", "load",
 };
 
 const char *cmp_group_name(enum cmp_group g)
@@ -37,6 +38,8 @@ void cmp_thresholds_default(struct cmp_threshold th[CMP_GROUPS])
     th[CMP_JITTER] = (struct cmp_threshold){20, false};
     th[CMP_NODE_CPU] = (struct cmp_threshold){10, false};
     th[CMP_AGENT_CPU] = (struct cmp_threshold){10, false};
+    /* a difference of two latencies moves more, relatively, than either */
+    th[CMP_LOAD] = (struct cmp_threshold){25, false};
 }
 
 static bool is_crr(const json_t *row)
@@ -149,6 +152,24 @@ static bool v_agent_cpu(const json_t *row, const json_t *s, double *out)
     return true;
 }
 
+/* Latency under load: the sample's latency minus the idle TCP_RR's (report_load.h). */
+static bool v_inc_p50(const json_t *row, const json_t *s, double *out)
+{
+    return report_load_sample_increase(row, s, "p50", out);
+}
+
+static bool v_inc_p99(const json_t *row, const json_t *s, double *out)
+{
+    return report_load_sample_increase(row, s, "p99", out);
+}
+
+/* The Mb/s of the stream that loaded the path. */
+static bool v_load_mbps(const json_t *row, const json_t *s, double *out)
+{
+    (void)row;
+    return num(s, "load", "throughput_mbps", out);
+}
+
 static const struct cmp_metric metrics[] = {
     {"p50", "latency_us.p50", CMP_LATENCY, false, true, "latency_us", "p50", v_p50},
     {"p90", "latency_us.p90", CMP_LATENCY, false, false, "latency_us", "p90", v_p90},
@@ -165,6 +186,12 @@ static const struct cmp_metric metrics[] = {
      false, NULL, NULL, v_node_cpu},
     {"agent CPU/Gbit", "cpu_seconds.{client,server}/Gbit", CMP_AGENT_CPU, false, false, NULL, NULL,
      v_agent_cpu},
+    {"+p50 load", "latency_increase_us.p50", CMP_LOAD, false, true, "latency_increase_us", "p50",
+     v_inc_p50},
+    {"+p99 load", "latency_increase_us.p99", CMP_LOAD, false, false, "latency_increase_us", "p99",
+     v_inc_p99},
+    {"load Mb/s", "load.throughput_mbps", CMP_THROUGHPUT, true, false, "load", "throughput_mbps",
+     v_load_mbps},
 };
 
 const struct cmp_metric *cmp_metrics(size_t *count)
@@ -243,7 +270,7 @@ static int set_named(const char *name, const char *v, struct cmp_threshold th[CM
     return kp_err_set(
         err,
         "unknown threshold '%s' (latency, p999, ops, conn, throughput, retransmits, loss, "
-        "jitter, node_cpu, agent_cpu)",
+        "jitter, node_cpu, agent_cpu, load)",
         name);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* compare_metrics.h - the metrics `kperf compare` judges and their thresholds: every number a
  * CNI change can move (latency p50/p90/p99/p99.9/mean, op/s, conn/s, Mb/s, retransmits per GB,
- * UDP loss and jitter, node and agent CPU per Gbit/s), each with its direction, its threshold
+ * UDP loss and jitter, node and agent CPU per Gbit/s, the latency increase under load and
+ * the load's Mb/s), each with its direction, its threshold
  * group and how to read it from a sample. Also parses thresholds ("latency=5%,loss=0.1pp",
  * or a YAML mapping). The table of metrics and defaults is in docs/compare.md.
  * Owns the static metric table; reads samples through report_pack.h. */
@@ -29,6 +30,7 @@ enum cmp_group {
     CMP_JITTER,      /* UDP jitter, microseconds */
     CMP_NODE_CPU,    /* softirq + system percent of both nodes per Gbit/s */
     CMP_AGENT_CPU,   /* agent CPU seconds per Gbit */
+    CMP_LOAD,        /* latency increase under load (TCP_RR_LOADED vs idle TCP_RR), us */
     CMP_GROUPS
 };
 

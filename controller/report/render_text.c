@@ -12,6 +12,7 @@
 #include "controller/report/outlier.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_load.h"
 
 #define CELL 64
 
@@ -30,6 +31,12 @@ enum col {
     COL_MSS,
     COL_CPU,
     COL_LOSS,
+    COL_IDLE_P50, /* latency under load (report_load.h) */
+    COL_INC_P50,
+    COL_IDLE_P99,
+    COL_INC_P99,
+    COL_RATIO_P99,
+    COL_LOAD_MBPS,
     COL_N,
     COL_CV,
     COL_NOTE,
@@ -41,6 +48,10 @@ static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MI
 static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS,
                                            COL_RETR,     COL_MSS,  COL_LOSS, COL_CPU,
                                            COL_N,        COL_CV,   COL_NOTE};
+
+static const enum col loaded_cols[] = {COL_SCENARIO,  COL_NODE,      COL_IDLE_P50, COL_P50,
+                                       COL_INC_P50,   COL_IDLE_P99,  COL_P99,      COL_INC_P99,
+                                       COL_RATIO_P99, COL_LOAD_MBPS, COL_N,        COL_NOTE};
 
 static const char *col_header(enum col c)
 {
@@ -58,6 +69,12 @@ static const char *col_header(enum col c)
                                         [COL_MSS] = "MSS",
                                         [COL_CPU] = "CPU s/Gbit",
                                         [COL_LOSS] = "Loss%",
+                                        [COL_IDLE_P50] = "Idle P50",
+                                        [COL_INC_P50] = "+P50",
+                                        [COL_IDLE_P99] = "Idle P99",
+                                        [COL_INC_P99] = "+P99",
+                                        [COL_RATIO_P99] = "xP99",
+                                        [COL_LOAD_MBPS] = "Load Mb/s",
                                         [COL_N] = "n",
                                         [COL_CV] = "CV%",
                                         [COL_NOTE] = "Note"};
@@ -139,6 +156,17 @@ static bool many_families(const struct report *rep)
     return false;
 }
 
+/* "+12.3" / "-0.4": a latency difference, signed; "-" when absent */
+static void render_signed(const json_t *agg, const char *field, const char *sub, char *buf)
+{
+    double v;
+
+    if (report_get_number(agg, field, sub, &v))
+        snprintf(buf, CELL, "%+.1f", v);
+    else
+        snprintf(buf, CELL, "-");
+}
+
 /* fam: the scenario cell names the row's family ("pod-to-pod/IPv6") */
 static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
 {
@@ -188,6 +216,24 @@ static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
     case COL_LOSS:
         render_num(agg, "udp", "loss_pct", 2, buf, CELL);
         return;
+    case COL_IDLE_P50:
+        render_num(agg, "idle_latency_us", "p50", 1, buf, CELL);
+        return;
+    case COL_INC_P50:
+        render_signed(agg, "latency_increase_us", "p50", buf);
+        return;
+    case COL_IDLE_P99:
+        render_num(agg, "idle_latency_us", "p99", 1, buf, CELL);
+        return;
+    case COL_INC_P99:
+        render_signed(agg, "latency_increase_us", "p99", buf);
+        return;
+    case COL_RATIO_P99:
+        render_num(agg, "latency_ratio", "p99", 2, buf, CELL);
+        return;
+    case COL_LOAD_MBPS:
+        render_num(agg, "load", "throughput_mbps", 2, buf, CELL);
+        return;
     case COL_N:
         snprintf(buf, CELL, "%zu", json_array_size(json_object_get(row, "samples")));
         return;
@@ -210,10 +256,14 @@ static void cell(const json_t *row, enum col c, bool fam, char *buf)
     textsafe_inplace(buf);
 }
 
+/* kind "loaded": the rows of latency under load (also in the latency table) */
 static bool row_is_measured(const json_t *row, const char *kind)
 {
-    return json_array_size(json_object_get(row, "samples")) > 0 &&
-           strcmp(json_string_value(json_object_get(row, "kind")), kind) == 0;
+    if (json_array_size(json_object_get(row, "samples")) == 0)
+        return false;
+    if (strcmp(kind, "loaded") == 0)
+        return report_load_row(row);
+    return strcmp(json_string_value(json_object_get(row, "kind")), kind) == 0;
 }
 
 static bool is_numeric(enum col c)
@@ -251,10 +301,11 @@ static void print_line(const char (*cells)[CELL], const enum col *cols, size_t n
 static void print_table(const struct report *rep, const char *kind, const char *title,
                         bool markdown, FILE *out)
 {
-    bool lat = strcmp(kind, "latency") == 0;
-    const enum col *cols = lat ? latency_cols : throughput_cols;
-    size_t ncols = lat ? sizeof(latency_cols) / sizeof(latency_cols[0])
-                       : sizeof(throughput_cols) / sizeof(throughput_cols[0]);
+    bool lat = strcmp(kind, "latency") == 0, loaded = strcmp(kind, "loaded") == 0;
+    const enum col *cols = loaded ? loaded_cols : lat ? latency_cols : throughput_cols;
+    size_t ncols = loaded ? sizeof(loaded_cols) / sizeof(loaded_cols[0])
+                   : lat  ? sizeof(latency_cols) / sizeof(latency_cols[0])
+                          : sizeof(throughput_cols) / sizeof(throughput_cols[0]);
     size_t nrows = 0, width[16] = {0}, total = 0;
     char(*cells)[CELL] = kp_xcalloc(report_row_count(rep) * ncols + 1, CELL); /* ours */
     bool fam = many_families(rep);
@@ -472,10 +523,14 @@ static void print_header(const struct report *rep, bool markdown, FILE *out)
     outlier_print(md, markdown, out);
 }
 
+#define LOADED_TITLE                                                                               \
+    "Latency under load (microseconds; TCP_RR_LOADED vs idle TCP_RR, load: TCP_STREAM_MULTI)"
+
 void render_text_table(const struct report *rep, FILE *out)
 {
     print_header(rep, false, out);
     print_table(rep, "latency", "Latency tests (microseconds)", false, out);
+    print_table(rep, "loaded", LOADED_TITLE, false, out);
     print_table(rep, "throughput", "Throughput tests", false, out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
@@ -485,6 +540,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
 {
     print_header(rep, true, out);
     print_table(rep, "latency", "Latency tests (microseconds)", true, out);
+    print_table(rep, "loaded", LOADED_TITLE, true, out);
     print_table(rep, "throughput", "Throughput tests", true, out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);
@@ -565,6 +621,11 @@ void render_text_csv(const struct report *rep, FILE *out)
                                          "noisy",
                                          "note",
                                          "node_verdict",
+                                         "load_mbps",
+                                         "idle_p50_us",
+                                         "idle_p99_us",
+                                         "latency_increase_p50_us",
+                                         "latency_increase_p99_us",
                                          NULL};
     static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
     char b[CELL];
@@ -602,6 +663,11 @@ void render_text_csv(const struct report *rep, FILE *out)
         csv_field(json_is_array(ci) ? b : "-", false, out);
         csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
         csv_field(note ? note : "", false, out);
-        csv_field(node_verdict(report_metadata_const(rep), row), true, out);
+        csv_field(node_verdict(report_metadata_const(rep), row), false, out);
+        csv_field(render_num(agg, "load", "throughput_mbps", 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "idle_latency_us", "p50", 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "idle_latency_us", "p99", 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "latency_increase_us", "p50", 3, b, sizeof(b)), false, out);
+        csv_field(render_num(agg, "latency_increase_us", "p99", 3, b, sizeof(b)), true, out);
     }
 }

@@ -21,6 +21,7 @@
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_file.h"
+#include "controller/report/report_load.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/report_validate.h"
 #include "controller/report/stats.h"
@@ -381,6 +382,7 @@ int report_finish(struct report *rep, struct kp_err *err)
                                  json_string_value(json_object_get(row, "placement")),
                                  json_string_value(json_object_get(row, "test")));
     }
+    report_load_annotate(rep->rows);            /* latency under load vs idle */
     outlier_annotate(rep->metadata, rep->rows); /* sweep verdicts; no-op otherwise */
     return 0;
 }

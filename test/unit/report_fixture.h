@@ -69,6 +69,20 @@ static inline json_t *fx_latency_sample(const char *test, int sample, uint64_t *
     return o;
 }
 
+/* One TCP_RR_LOADED sample: a latency sample around median_us with load{} of load_mbps. */
+static inline json_t *fx_loaded_sample(int sample, uint64_t *rng, double median_us, size_t count,
+                                       double load_mbps)
+{
+    json_t *o = fx_latency_sample("TCP_RR_LOADED", sample, rng, median_us, count, NULL, NULL);
+
+    json_object_set_new(o, "load",
+                        json_pack("{s:s, s:i, s:f, s:I, s:f, s:i}", "test", "TCP_STREAM_MULTI",
+                                  "streams", 4, "duration_s", 1.2, "bytes",
+                                  (json_int_t)(load_mbps * 1e6 / 8 * 1.2), "throughput_mbps",
+                                  load_mbps, "retransmits", 7));
+    return o;
+}
+
 static inline json_t *fx_node_cpu(void)
 {
     return json_pack("{s:{s:f, s:f, s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f, s:f, s:f, s:f}}",

@@ -252,6 +252,74 @@ static void test_client_streams_stay_on_the_loop_without_a_thread(void **state)
     }
 }
 
+/* TCP_RR_LOADED: one result named so, valid, with the load's figures from a stream that ran
+ * over the whole latency window. */
+static void test_client_loaded_runs_rr_under_a_stream(void **state)
+{
+    unsigned failed = 9;
+    struct client_opts o;
+    json_t *doc, *r, *load;
+    struct kp_err err;
+
+    (void)state;
+    client_opts_default(&o);
+    o.host = "127.0.0.1";
+    o.port = server_port;
+    o.tests[0] = PROTO_TCP_RR_LOADED;
+    o.ntests = 1;
+    o.duration_ms = 200; /* as run_streams: long enough for the streams to move bytes */
+    doc = client_run(&o, &failed);
+    kp_err_clear(&err);
+    assert_int_equal(failed, 0);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("result refused: %s", kp_err_msg(&err));
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 1);
+    r = json_array_get(json_object_get(doc, "results"), 0);
+    load = json_object_get(r, "load");
+    assert_string_equal(json_string_value(json_object_get(r, "test")), "TCP_RR_LOADED");
+    assert_non_null(json_object_get(r, "histogram")); /* the TCP_RR half's figures */
+    assert_non_null(json_object_get(r, "tcp"));
+    assert_string_equal(json_string_value(json_object_get(load, "test")), "TCP_STREAM_MULTI");
+    assert_int_equal(json_integer_value(json_object_get(load, "streams")), 4);
+    assert_true(json_integer_value(json_object_get(load, "bytes")) > 0);
+    assert_true(json_real_value(json_object_get(load, "duration_s")) >=
+                json_real_value(json_object_get(r, "duration_s")));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(doc, "aggregates"), 0), "test")),
+                        "TCP_RR_LOADED");
+    json_decref(doc);
+}
+
+/* A loaded pair whose halves fail at set-up (every connection refuses TCP_NODELAY), or whose
+ * latency half fails while the stream runs: one error for TCP_RR_LOADED, no result, and no
+ * half left waiting for the other. */
+static void test_client_loaded_fails_as_one(void **state)
+{
+    unsigned failed = 0;
+    const char *test, *msg;
+    json_t *doc;
+
+    (void)state;
+    arm(IPPROTO_TCP, TCP_NODELAY, 0);
+    doc = run_one(PROTO_TCP_RR_LOADED, &failed);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    msg = first_error(doc, &test);
+    assert_string_equal(test, "TCP_RR_LOADED");
+    assert_non_null(strstr(msg, "setsockopt TCP_NODELAY"));
+    assert_int_equal(json_array_size(json_object_get(doc, "results")), 0);
+    json_decref(doc);
+
+    arm(SOL_SOCKET, SO_RCVTIMEO, 0); /* the client's TCP_RR loop only */
+    doc = run_one(PROTO_TCP_RR_LOADED, &failed);
+    arm(0, 0, 0);
+    assert_int_equal(failed, 1);
+    msg = first_error(doc, &test);
+    assert_string_equal(test, "TCP_RR_LOADED");
+    assert_string_equal(msg, "TCP_RR setsockopt SO_RCVTIMEO (stream 0): Protocol not available");
+    json_decref(doc);
+}
+
 static void test_client_nodelay_failure_names_the_call(void **state)
 {
     unsigned failed = 0;
@@ -393,6 +461,8 @@ int main(void)
         cmocka_unit_test(test_client_streams_stay_on_the_loop_without_a_thread),
         cmocka_unit_test(test_client_wrong_or_missing_token_refused_by_the_server),
         cmocka_unit_test(test_client_with_token_refuses_a_server_without_one),
+        cmocka_unit_test(test_client_loaded_runs_rr_under_a_stream),
+        cmocka_unit_test(test_client_loaded_fails_as_one),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -500,6 +500,68 @@ static void test_compare_cpu_only_regression(void **state)
 }
 
 /* Thresholds per metric from a spec and a YAML file; a higher one hides the CPU change. */
+/* Latency under load: the loaded row is matched; its latency increase over the idle TCP_RR
+ * doubling is a regression of "+p50 load" while the idle TCP_RR stays within noise; the
+ * load's Mb/s is compared too. */
+static struct report *loaded_run(uint64_t seed, double loaded_us)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    json_t *results = json_array(), *doc;
+
+    for (int i = 0; i < 6; i++) {
+        json_array_append_new(results, fx_latency_sample("TCP_RR", i, &seed, 20, 2000, NULL, NULL));
+        json_array_append_new(results, fx_loaded_sample(i, &seed, loaded_us, 2000,
+                                                        9000 * (1 + 0.01 * fx_normal(&seed))));
+    }
+    doc = fx_agent_doc(results, NULL);
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err) !=
+            0 ||
+        report_finish(rep, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    return rep;
+}
+
+static struct compare *loaded_compare(double base_us, double new_us)
+{
+    struct report *rb = loaded_run(31, base_us), *rn = loaded_run(32, new_us);
+    struct compare_opts o;
+    struct kp_err err = {{0}};
+    struct compare *cmp;
+
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    if (!cmp)
+        fail_msg("compare failed: %s", kp_err_msg(&err));
+    report_free(rb);
+    report_free(rn);
+    return cmp;
+}
+
+static void test_compare_latency_under_load(void **state)
+{
+    struct compare *cmp = loaded_compare(40, 60);
+    struct cmp_threshold th[CMP_GROUPS];
+    struct kp_err err = {{0}};
+    (void)state;
+
+    assert_string_equal(verdict(cmp, "TCP_RR_LOADED", "+p50 load", NULL), "regression");
+    assert_string_equal(verdict(cmp, "TCP_RR_LOADED", "p50", NULL), "regression");
+    assert_string_equal(verdict(cmp, "TCP_RR", "p50", NULL), "within noise");
+    assert_string_equal(verdict(cmp, "TCP_RR_LOADED", "load Mb/s", NULL), "within noise");
+    assert_string_equal(verdict(cmp, "TCP_RR", "+p50 load", NULL), ""); /* not its metric */
+    compare_free(cmp);
+    cmp = loaded_compare(60, 40);
+    assert_string_equal(verdict(cmp, "TCP_RR_LOADED", "+p50 load", NULL), "improvement");
+    compare_free(cmp);
+    cmp_thresholds_default(th);
+    assert_float_equal(th[CMP_LOAD].value, 25, 1e-12);
+    assert_int_equal(cmp_thresholds_parse("load=50%", th, &err), 0);
+    assert_float_equal(th[CMP_LOAD].value, 50, 1e-12);
+    assert_false(th[CMP_LOAD].absolute);
+}
+
 static void test_compare_thresholds(void **state)
 {
     struct spec b = {71, 5, 20, 9000, 1, 0, NULL, 0, 0}, n = {72, 5, 20, 9000, 1, 0, NULL, 1.3, 0};
@@ -692,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_compare_loss_only_regression),
         cmocka_unit_test(test_compare_cpu_only_regression),
         cmocka_unit_test(test_compare_thresholds),
+        cmocka_unit_test(test_compare_latency_under_load),
         cmocka_unit_test(test_compare_table_escapes_control_characters),
         cmocka_unit_test(test_compare_history_finds_10pct),
         cmocka_unit_test(test_compare_history_false_alarms),

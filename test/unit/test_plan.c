@@ -137,10 +137,12 @@ static void test_plan_one_placement_keeps_external(void **state)
     plan_free(p);
 }
 
+/* every kind, the loaded one too: canonical order forward; the reverse group has only the
+ * reversible streams (TCP_RR_LOADED's load always fills client -> server) */
 static void test_plan_all_tests_canonical_order(void **state)
 {
     struct plan_opts o =
-        opts_with(1u << SCENARIO_POD_TO_EXTERNAL, PLACEMENT_BOTH_MASK, TEST_ALL_MASK, 1);
+        opts_with(1u << SCENARIO_POD_TO_EXTERNAL, PLACEMENT_BOTH_MASK, (1u << TEST_COUNT) - 1, 1);
     struct plan *p = plan_new(&o);
     const struct plan_group *g;
 
@@ -155,6 +157,16 @@ static void test_plan_all_tests_canonical_order(void **state)
     assert_int_equal(g->n_tests, 3);
     assert_int_equal(g->tests[2], TEST_UDP_STREAM);
     plan_free(p);
+}
+
+/* "all" is every test but TCP_RR_LOADED, which only --under-load (or naming it) adds */
+static void test_plan_all_mask_leaves_out_the_loaded_test(void **state)
+{
+    (void)state;
+    assert_int_equal(TEST_ALL_MASK & (1u << TEST_TCP_RR_LOADED), 0);
+    for (int t = 0; t < TEST_COUNT; t++)
+        if (!testkind_get((enum test_kind)t)->loaded)
+            assert_true(TEST_ALL_MASK & (1u << t));
 }
 
 static void test_plan_skip_keeps_group_with_first_reason(void **state)
@@ -259,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_plan_all_scenarios_order_and_external_directions),
         cmocka_unit_test(test_plan_one_placement_keeps_external),
         cmocka_unit_test(test_plan_all_tests_canonical_order),
+        cmocka_unit_test(test_plan_all_mask_leaves_out_the_loaded_test),
         cmocka_unit_test(test_plan_skip_keeps_group_with_first_reason),
         cmocka_unit_test(test_plan_expected_time_counts_omit),
         cmocka_unit_test(test_plan_sweep_one_group_per_node),

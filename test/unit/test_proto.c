@@ -276,7 +276,9 @@ static void test_proto_test_request_ranges(void **state)
     assert_false(req_rejected(good_req()));
     r = good_req(), r.test = 0;
     assert_true(req_rejected(r));
-    r = good_req(), r.test = 7;
+    r = good_req(), r.test = PROTO_TCP_RR_LOADED, r.streams = 1; /* client-side composite */
+    assert_true(req_rejected(r));
+    r = good_req(), r.test = 8;
     assert_true(req_rejected(r));
     r = good_req(), r.flags = 0x80;
     assert_true(req_rejected(r));
@@ -542,9 +544,13 @@ static void test_proto_test_numbers_are_the_testkind_wire_ids(void **state)
         uint8_t wire;
         enum test_kind kind;
     } pairs[] = {
-        {PROTO_TCP_RR, TEST_TCP_RR},         {PROTO_TCP_CRR, TEST_TCP_CRR},
-        {PROTO_TCP_STREAM, TEST_TCP_STREAM}, {PROTO_TCP_STREAM_MULTI, TEST_TCP_STREAM_MULTI},
-        {PROTO_UDP_RR, TEST_UDP_RR},         {PROTO_UDP_STREAM, TEST_UDP_STREAM},
+        {PROTO_TCP_RR, TEST_TCP_RR},
+        {PROTO_TCP_CRR, TEST_TCP_CRR},
+        {PROTO_TCP_STREAM, TEST_TCP_STREAM},
+        {PROTO_TCP_STREAM_MULTI, TEST_TCP_STREAM_MULTI},
+        {PROTO_UDP_RR, TEST_UDP_RR},
+        {PROTO_UDP_STREAM, TEST_UDP_STREAM},
+        {PROTO_TCP_RR_LOADED, TEST_TCP_RR_LOADED},
     };
     (void)state;
     assert_int_equal(sizeof(pairs) / sizeof(pairs[0]), TEST_COUNT);
@@ -558,6 +564,7 @@ static void test_proto_test_numbers_are_the_testkind_wire_ids(void **state)
     assert_int_equal(PROTO_TCP_STREAM_MULTI, 4);
     assert_int_equal(PROTO_UDP_RR, 5);
     assert_int_equal(PROTO_UDP_STREAM, 6);
+    assert_int_equal(PROTO_TCP_RR_LOADED, 7);
 }
 
 static void test_proto_names_and_udp_header(void **state)
@@ -571,7 +578,7 @@ static void test_proto_names_and_udp_header(void **state)
     assert_int_equal(proto_test_from_name("tcp_rr"), 0);
     assert_string_equal(proto_test_name(99), "UNKNOWN");
     assert_string_equal(proto_test_name(0), "UNKNOWN");
-    assert_string_equal(proto_test_name(PROTO_UDP_STREAM + 1), "UNKNOWN");
+    assert_string_equal(proto_test_name(PROTO_TCP_RR_LOADED + 1), "UNKNOWN");
     assert_true(proto_test_is_udp(PROTO_UDP_RR));
     assert_false(proto_test_is_udp(PROTO_TCP_CRR));
     assert_true(proto_test_is_stream(PROTO_TCP_STREAM_MULTI));

@@ -177,6 +177,63 @@ static void test_render_csv_one_line_per_row(void **state)
     report_free(rep);
 }
 
+/* pod-to-pod same-node: an idle TCP_RR and a TCP_RR_LOADED (load 9100 Mb/s). */
+static struct report *loaded_report(void)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    uint64_t rng = 3;
+    json_t *doc =
+        fx_agent_doc(json_pack("[o, o]", fx_latency_sample("TCP_RR", 0, &rng, 20, 2000, NULL, NULL),
+                               fx_loaded_sample(0, &rng, 80, 2000, 9100.0)),
+                     NULL);
+
+    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err) !=
+            0 ||
+        report_finish(rep, &err) != 0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    return rep;
+}
+
+/* The loaded row is in the latency table and in a table of its own, with the idle and loaded
+ * percentiles, the signed increase, the ratio and the load; CSV has the same figures. */
+static void test_render_latency_under_load(void **state)
+{
+    struct report *rep = loaded_report();
+    const json_t *agg = json_object_get(report_row(rep, 1), "aggregate");
+    char *t = render(rep, REPORT_TABLE), inc[32], idle[32], csv[96];
+    (void)state;
+
+    snprintf(
+        inc, sizeof(inc), "%+.1f",
+        json_number_value(json_object_get(json_object_get(agg, "latency_increase_us"), "p50")));
+    snprintf(idle, sizeof(idle), "%.1f",
+             json_number_value(json_object_get(json_object_get(agg, "idle_latency_us"), "p50")));
+    assert_true(inc[0] == '+');
+    assert_non_null(line_with(t, "pod-to-pod", "TCP_RR_LOADED", NULL)); /* latency table */
+    assert_non_null(line_with(t, "Latency under load (microseconds", NULL, NULL));
+    assert_non_null(line_with(t, "Idle P50", "+P50", "Load Mb/s"));
+    assert_non_null(line_with(t, "pod-to-pod", inc, "9100.00"));
+    assert_non_null(line_with(t, "pod-to-pod", idle, "9100.00"));
+    free(t);
+    t = render(rep, REPORT_MARKDOWN);
+    assert_non_null(line_with(t, "### Latency under load", NULL, NULL));
+    assert_non_null(line_with(t, "| pod-to-pod", inc, "9100.00 |"));
+    free(t);
+    t = render(rep, REPORT_CSV);
+    assert_non_null(line_with(t, ",node_verdict,load_mbps,idle_p50_us,idle_p99_us,",
+                              "latency_increase_p50_us,latency_increase_p99_us", NULL));
+    snprintf(csv, sizeof(csv), ",9100.000,%.3f,",
+             json_number_value(json_object_get(json_object_get(agg, "idle_latency_us"), "p50")));
+    assert_non_null(
+        line_with(t, "pod-to-pod,same-node,TCP_RR_LOADED,false,latency,ok,1,", csv, NULL));
+    /* the idle row has no load figures: empty cells */
+    assert_non_null(line_with(t, "pod-to-pod,same-node,TCP_RR,false,latency,ok,1,", ",,,,,", NULL));
+    free(t);
+    report_free(rep);
+}
+
 /* Report text with terminal escapes and spreadsheet formulas: the table and Markdown show no
  * control character, CSV neither, and CSV cells starting with = + - @ get a leading quote. */
 static void test_render_text_and_csv_are_safe(void **state)
@@ -307,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_render_format_names),
         cmocka_unit_test(test_render_write_errors_are_reported),
         cmocka_unit_test(test_render_text_and_csv_are_safe),
+        cmocka_unit_test(test_render_latency_under_load),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -566,6 +566,65 @@ static void test_report_real_agent_documents(void **state)
     report_free(rep);
 }
 
+/* Latency under load: the loaded row's aggregate holds its load (median of the samples), the
+ * idle TCP_RR's percentiles of the same place, and the increase and ratio against them; a
+ * place without an idle TCP_RR gets the load only. */
+static void test_report_loaded_row_against_idle(void **state)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    uint64_t rng = 7;
+    const json_t *idle, *loaded, *other;
+    json_t *doc;
+    double il, ll;
+    (void)state;
+
+    doc = fx_agent_doc(json_pack("[o, o, o, o]",
+                                 fx_latency_sample("TCP_RR", 0, &rng, 20, 2000, NULL, NULL),
+                                 fx_loaded_sample(0, &rng, 80, 2000, 9000.0),
+                                 fx_loaded_sample(1, &rng, 90, 2000, 9500.0),
+                                 fx_loaded_sample(2, &rng, 85, 2000, 9100.0)),
+                       NULL);
+    assert_int_equal(
+        report_group_add_doc(report_group_get(rep, "pod-to-pod", "same-node", false), doc, &err),
+        0);
+    json_decref(doc);
+    doc = fx_agent_doc(json_pack("[o]", fx_loaded_sample(0, &rng, 50, 2000, 5000.0)), NULL);
+    assert_int_equal(
+        report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err),
+        0);
+    json_decref(doc);
+    assert_int_equal(report_finish(rep, &err), 0);
+
+    idle = row_of(rep, "TCP_RR", false);
+    loaded = report_row(rep, 1);
+    other = report_row(rep, 2);
+    assert_string_equal(json_string_value(json_object_get(loaded, "test")), "TCP_RR_LOADED");
+    assert_string_equal(json_string_value(json_object_get(loaded, "kind")), "latency");
+    assert_string_equal(json_string_value(json_object_get(loaded, "status")), "ok");
+    assert_float_equal(num(loaded, "aggregate", "load", "throughput_mbps"), 9100.0, 1e-9);
+    assert_float_equal(num(loaded, "aggregate", "load", "streams"), 4, 1e-9);
+    for (size_t k = 0; k < 4; k++) {
+        static const char *const p[] = {"p50", "p90", "p99", "mean"};
+        il = num(json_object_get(idle, "aggregate"), "latency_us", p[k], NULL);
+        ll = num(json_object_get(loaded, "aggregate"), "latency_us", p[k], NULL);
+        assert_float_equal(num(json_object_get(loaded, "aggregate"), "idle_latency_us", p[k], NULL),
+                           il, 1e-9);
+        assert_float_equal(
+            num(json_object_get(loaded, "aggregate"), "latency_increase_us", p[k], NULL), ll - il,
+            1e-9);
+        assert_float_equal(num(json_object_get(loaded, "aggregate"), "latency_ratio", p[k], NULL),
+                           ll / il, 1e-9);
+    }
+    /* ~85 us loaded vs ~20 us idle */
+    assert_in_range((long)num(loaded, "aggregate", "latency_increase_us", "p50"), 55, 75);
+    /* other-node has no idle TCP_RR: the load, no comparison */
+    assert_float_equal(num(other, "aggregate", "load", "throughput_mbps"), 5000.0, 1e-9);
+    assert_null(json_object_get(json_object_get(other, "aggregate"), "latency_increase_us"));
+    assert_null(json_object_get(json_object_get(other, "aggregate"), "idle_latency_us"));
+    report_free(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_report_load_errors_are_one_line),
         cmocka_unit_test(test_report_real_agent_documents),
         cmocka_unit_test(test_report_fills_mtus_from_agents),
+        cmocka_unit_test(test_report_loaded_row_against_idle),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

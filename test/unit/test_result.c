@@ -455,6 +455,50 @@ static void test_result_validate_entry_alone(void **state)
     json_decref(doc);
 }
 
+/* TCP_RR_LOADED: a TCP_RR entry plus load{} (required, and only there); aggregates sum the
+ * load's bytes and average its Mb/s. */
+static void test_result_loaded_entry_needs_its_load(void **state)
+{
+    json_t *doc = valid_doc(), *entry, *load, *agg;
+    struct kp_err err;
+    (void)state;
+
+    kp_err_clear(&err);
+    entry = json_deep_copy(result_get(doc, 0)); /* TCP_RR */
+    load = json_pack("{s:s, s:i, s:f, s:I, s:f, s:i}", "test", "TCP_STREAM_MULTI", "streams", 4,
+                     "duration_s", 1.2, "bytes", (json_int_t)1500000000, "throughput_mbps", 10000.0,
+                     "retransmits", 3);
+    json_object_set(entry, "load", load);
+    assert_int_equal(result_validate_entry(entry, "r", &err), -1);
+    assert_string_equal(kp_err_msg(&err), "r: unexpected field \"load\"");
+    json_object_set_new(entry, "test", json_string("TCP_RR_LOADED"));
+    assert_int_equal(result_validate_entry(entry, "r", &err), 0);
+    json_object_del(entry, "load");
+    assert_int_equal(result_validate_entry(entry, "r", &err), -1);
+    assert_string_equal(kp_err_msg(&err), "r.load: missing");
+    json_object_set_new(load, "test", json_string("TCP_STREAM"));
+    json_object_set(entry, "load", load);
+    assert_int_equal(result_validate_entry(entry, "r", &err), -1);
+    assert_string_equal(kp_err_msg(&err), "r.load.test: the load is TCP_STREAM_MULTI");
+    json_object_set_new(load, "test", json_string("TCP_STREAM_MULTI"));
+
+    /* two samples: bytes summed, Mb/s averaged */
+    json_array_append_new(json_object_get(doc, "results"), json_deep_copy(entry));
+    json_object_set_new(entry, "sample", json_integer(1));
+    json_object_set_new(load, "throughput_mbps", json_real(12000.0));
+    json_array_append_new(json_object_get(doc, "results"), json_deep_copy(entry));
+    agg = result_aggregate(doc, "TCP_RR_LOADED", 0, &err);
+    if (!agg)
+        fail_msg("%s", kp_err_msg(&err));
+    assert_float_equal(num_of(agg, "load.bytes"), 3e9, 1);
+    assert_float_equal(num_of(agg, "load.throughput_mbps"), 11000.0, 1e-6);
+    assert_int_equal(num_of(agg, "samples"), 2);
+    json_decref(agg);
+    json_decref(load);
+    json_decref(entry);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_result_node_cpu_percentages),
         cmocka_unit_test(test_result_aggregates_merge_samples),
         cmocka_unit_test(test_result_validate_entry_alone),
+        cmocka_unit_test(test_result_loaded_entry_needs_its_load),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

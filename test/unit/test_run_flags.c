@@ -80,6 +80,18 @@ static void test_run_flags_what_to_measure(void **state)
     assert_int_equal(o.tests, 1u << TEST_UDP_RR);
     run_options_cleanup(&o);
 
+    /* --under-load adds the loaded test and its idle baseline, before or after --tests */
+    assert_int_equal(parse(&o, &err, "--under-load", "--tests", "TCP_STREAM", NULL), 0);
+    assert_int_equal(o.tests,
+                     (1u << TEST_TCP_STREAM) | (1u << TEST_TCP_RR) | (1u << TEST_TCP_RR_LOADED));
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--under-load", NULL), 0);
+    assert_int_equal(o.tests, TEST_DEFAULT_MASK | (1u << TEST_TCP_RR_LOADED));
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--tests", "tcp_rr_loaded", NULL), 0);
+    assert_int_equal(o.tests, 1u << TEST_TCP_RR_LOADED);
+    run_options_cleanup(&o);
+
     /* giving one placement selects only it; both flags select both */
     assert_int_equal(parse(&o, &err, "--other-node", NULL), 0);
     assert_int_equal(o.placements, 1u << PLACEMENT_OTHER_NODE);
@@ -298,6 +310,7 @@ static void test_run_flags_help_lists_every_flag(void **state)
 {
     static const char *const names[] = {"--scenarios",
                                         "--tests",
+                                        "--under-load",
                                         "--same-node",
                                         "--other-node",
                                         "--duration",

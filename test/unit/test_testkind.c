@@ -47,8 +47,9 @@ static void test_testkind_wire_ids_are_the_protocol(void **state)
     assert_int_equal(testkind_get(TEST_TCP_STREAM_MULTI)->wire, 4);
     assert_int_equal(testkind_get(TEST_UDP_RR)->wire, 5);
     assert_int_equal(testkind_get(TEST_UDP_STREAM)->wire, 6);
+    assert_int_equal(testkind_get(TEST_TCP_RR_LOADED)->wire, 7);
     assert_null(testkind_by_wire(0));
-    assert_null(testkind_by_wire(7));
+    assert_null(testkind_by_wire(8));
     assert_null(testkind_by_wire(255));
     assert_null(testkind_by_wire(256 + 1)); /* no truncation to a byte */
 }
@@ -56,8 +57,9 @@ static void test_testkind_wire_ids_are_the_protocol(void **state)
 /* Reports list latency tests first, then throughput tests, in this order. */
 static void test_testkind_canonical_order(void **state)
 {
-    static const char *const order[] = {"TCP_RR",     "TCP_CRR",          "UDP_RR",
-                                        "TCP_STREAM", "TCP_STREAM_MULTI", "UDP_STREAM"};
+    static const char *const order[] = {"TCP_RR",        "TCP_CRR",    "UDP_RR",
+                                        "TCP_RR_LOADED", "TCP_STREAM", "TCP_STREAM_MULTI",
+                                        "UDP_STREAM"};
     (void)state;
     assert_int_equal(TEST_COUNT, sizeof(order) / sizeof(order[0]));
     for (int k = 0; k < TEST_COUNT; k++) {
@@ -71,14 +73,15 @@ static void test_testkind_properties(void **state)
 {
     static const struct {
         enum test_kind k;
-        bool latency, udp, reversible, multi_stream, conn_per_txn;
+        bool latency, udp, reversible, multi_stream, conn_per_txn, loaded;
     } want[] = {
-        {TEST_TCP_RR, true, false, false, false, false},
-        {TEST_TCP_CRR, true, false, false, false, true},
-        {TEST_UDP_RR, true, true, false, false, false},
-        {TEST_TCP_STREAM, false, false, true, false, false},
-        {TEST_TCP_STREAM_MULTI, false, false, true, true, false},
-        {TEST_UDP_STREAM, false, true, true, false, false},
+        {TEST_TCP_RR, true, false, false, false, false, false},
+        {TEST_TCP_CRR, true, false, false, false, true, false},
+        {TEST_UDP_RR, true, true, false, false, false, false},
+        {TEST_TCP_RR_LOADED, true, false, false, false, false, true},
+        {TEST_TCP_STREAM, false, false, true, false, false, false},
+        {TEST_TCP_STREAM_MULTI, false, false, true, true, false, false},
+        {TEST_UDP_STREAM, false, true, true, false, false, false},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -88,6 +91,7 @@ static void test_testkind_properties(void **state)
         assert_int_equal(tk->reversible, want[i].reversible);
         assert_int_equal(tk->multi_stream, want[i].multi_stream);
         assert_int_equal(tk->conn_per_txn, want[i].conn_per_txn);
+        assert_int_equal(tk->loaded, want[i].loaded);
     }
 }
 
