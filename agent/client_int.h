@@ -68,6 +68,7 @@ struct sample {
     struct interval *intervals; /* ours */
     unsigned nintervals;
     char start_time[32];
+    double connected_unix_s; /* CLOCK_REALTIME when the control connection was answered */
 };
 
 /* client_loops.c: the thread body for the sample's test. */

@@ -16,8 +16,8 @@
 #include "controller/report/stats.h"
 
 static const char *const group_names[CMP_GROUPS] = {
-    "latency",     "p999", "ops",    "conn",     "throughput",
-    "retransmits", "loss", "jitter", "node_cpu", "agent_cpu",
+    "latency", "p999",   "ops",      "conn",      "throughput", "retransmits",
+    "loss",    "jitter", "node_cpu", "agent_cpu", "readiness",
 };
 
 const char *cmp_group_name(enum cmp_group g)
@@ -37,6 +37,7 @@ void cmp_thresholds_default(struct cmp_threshold th[CMP_GROUPS])
     th[CMP_JITTER] = (struct cmp_threshold){20, false};
     th[CMP_NODE_CPU] = (struct cmp_threshold){10, false};
     th[CMP_AGENT_CPU] = (struct cmp_threshold){10, false};
+    th[CMP_READINESS] = (struct cmp_threshold){0.5, true}; /* seconds */
 }
 
 static bool is_crr(const json_t *row)
@@ -243,7 +244,7 @@ static int set_named(const char *name, const char *v, struct cmp_threshold th[CM
     return kp_err_set(
         err,
         "unknown threshold '%s' (latency, p999, ops, conn, throughput, retransmits, loss, "
-        "jitter, node_cpu, agent_cpu)",
+        "jitter, node_cpu, agent_cpu, readiness)",
         name);
 }
 

@@ -29,6 +29,7 @@ enum cmp_group {
     CMP_JITTER,      /* UDP jitter, microseconds */
     CMP_NODE_CPU,    /* softirq + system percent of both nodes per Gbit/s */
     CMP_AGENT_CPU,   /* agent CPU seconds per Gbit */
+    CMP_READINESS,   /* pod network readiness segments, seconds (readiness.h; not a row metric) */
     CMP_GROUPS
 };
 
