@@ -237,7 +237,7 @@ int k8s_wait_pod_stage(const json_t *pod)
     return 0;
 }
 
-static void observe_times(struct k8s_pod_times *t, const json_t *pod)
+void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod)
 {
     int stage = k8s_wait_pod_stage(pod);
     double now = clock_unix_s();
@@ -266,7 +266,7 @@ static void observe_stage_times(json_t *all, const json_t *pod)
         return;
     t.scheduled_s = json_number_value(json_array_get(e, 0));
     t.running_s = json_number_value(json_array_get(e, 1));
-    observe_times(&t, pod);
+    k8s_wait_observe(&t, pod);
     json_array_set_new(e, 0, json_real(t.scheduled_s));
     json_array_set_new(e, 1, json_real(t.running_s));
 }
@@ -292,7 +292,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED) {
         json_object_set(w->pods, name, pod);
         if (w->o->times)
-            observe_times(w->o->times, pod);
+            k8s_wait_observe(w->o->times, pod);
         if (w->o->stage_times)
             observe_stage_times(w->o->stage_times, pod);
     }

@@ -32,6 +32,10 @@ int k8s_wait_pod_counts(const json_t *pod, const char *owner_uid);
  * started: phase Running, a running or terminated container, or a finished pod). */
 int k8s_wait_pod_stage(const json_t *pod);
 
+struct k8s_pod_times;
+/* Sets the stages of t that pod has reached and t has not seen yet to now. */
+void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod);
+
 /* When a wait first saw its pod reach each stage (CLOCK_REALTIME seconds, 0 = not seen). The
  * watch starts after the pod's creation, so a stage already reached at its first sight is
  * timed at that sight: an upper bound. */
