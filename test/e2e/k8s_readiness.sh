@@ -70,6 +70,12 @@ for s in scheduling_s first_packet_s; do
         fail "slow: node-2 client $s $x s"
 done
 
+if command -v python3 >/dev/null; then
+    python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schema.json" \
+        "$K8S_DIR/slow.json" >"$K8S_DIR/schema.out" 2>&1 &&
+        pass "the report with readiness matches docs/report-schema.json" ||
+        fail "schema: $(head -3 "$K8S_DIR/schema.out")"
+fi
 "$KPERF" report -o table "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
 "$KPERF" report -o markdown "$K8S_DIR/slow.json" >"$K8S_DIR/slow.md" 2>&1
 if grep -q '^Pod network readiness (seconds, p50 / max)' "$K8S_DIR/slow.txt" &&
