@@ -41,6 +41,9 @@ else
 fi
 k8s_nothing_left "base (with --pod-churn)"
 
+"$KS" fault --state-dir "$K8S_DIR" "cni-add-delay:node=node-2" >"$K8S_DIR/bad.out" 2>&1 &&
+    fail "cni-add-delay without delay= was accepted" ||
+    pass "cni-add-delay without delay= refused: $(tail -1 "$K8S_DIR/bad.out" | cut -c1-120)"
 "$KS" fault --state-dir "$K8S_DIR" "cni-add-delay:node=node-2,delay=2s" >/dev/null ||
     { fail "kube-sim fault cni-add-delay"; ks_finish; }
 run slow
