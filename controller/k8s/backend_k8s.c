@@ -193,6 +193,11 @@ void k8s_client_mark_churn(struct k8s_client_run *cr)
     cr->kind = "churn";
 }
 
+void k8s_client_skip_readiness(struct k8s_client_run *cr)
+{
+    cr->kind = NULL;
+}
+
 const char *k8s_client_job_name(const struct k8s_client_run *cr)
 {
     return cr->r.job;
@@ -207,6 +212,8 @@ void k8s_client_set_times(struct k8s_client_run *cr, const struct k8s_pod_times 
 static void record_readiness(struct k8s_backend *b, const struct k8s_client_run *cr,
                              const char *pod, const json_t *doc)
 {
+    if (!cr->kind)
+        return;
     if (!b->readiness)
         b->readiness = json_array();
     json_array_append_new(b->readiness, k8s_readiness_record(pod, cr->node, cr->kind, cr->created_s,

@@ -63,6 +63,9 @@ KP_MUST_CHECK int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run
 void k8s_client_abandon(struct k8s_backend *b, struct k8s_client_run *cr);
 /* Records the run's readiness as kind "churn" instead of "client" (--pod-churn). */
 void k8s_client_mark_churn(struct k8s_client_run *cr);
+/* Records no readiness for the run: a sweep's Job started ahead is first watched when it is
+ * collected, so its stages could not be timed (k8s_sweep.c). */
+void k8s_client_skip_readiness(struct k8s_client_run *cr);
 /* The run's Job name (its pods' kperf.io/job label). */
 const char *k8s_client_job_name(const struct k8s_client_run *cr);
 /* Stage times seen by a wait over several runs (k8s_churn.c): finish keeps them. */
