@@ -16,6 +16,7 @@
 #include "agent/client_int.h"
 #include "agent/sha256.h"
 #include "agent/thread_cpu.h"
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "base/result.h"
@@ -363,6 +364,7 @@ static int setup(struct sample *s, struct kp_err *err)
     s->ctrl = client_connect(s, s->o->connect_timeout_ms, err);
     if (s->ctrl < 0)
         return -1;
+    s->connected_unix_s = clock_unix_s();
     /* Best effort by design: keepalive only notices a vanished server sooner; every wait on
      * the control connection has its own deadline anyway. */
     kp_err_clear(&why);
@@ -672,6 +674,9 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
                 if (is_unreachable(kp_err_msg(&err)))
                     snprintf(fatal, sizeof(fatal), "%s", kp_err_msg(&err));
             }
+            /* the first answered packet of this client (pod network readiness) */
+            if (s.connected_unix_s > 0 && !json_object_get(doc, "first_answer_unix_s"))
+                json_object_set_new(doc, "first_answer_unix_s", json_real(s.connected_unix_s));
             client_sample_cleanup(&s);
         }
     }

@@ -76,6 +76,7 @@ struct sample {
     struct interval *intervals; /* ours */
     unsigned nintervals;
     char start_time[32];
+    double connected_unix_s; /* CLOCK_REALTIME when the control connection was answered */
 };
 
 /* client.c: one sample, from set-up to RESULT (0, or -1 with err); its resources stay for

@@ -42,6 +42,16 @@ static inline uint64_t clock_now_ms(void)
     return clock_now_ns() / CLOCK_NS_PER_MS;
 }
 
+/* CLOCK_REALTIME as seconds since the epoch with fractions (wall-clock instants that another
+ * machine's clock must be compared with, e.g. a pod's first answered packet). */
+static inline double clock_unix_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* The CLOCK_REALTIME instant ms milliseconds from now, normalised: the absolute timeout
  * pthread_cond_timedwait wants (with a condition variable on the default clock). */
 struct timespec clock_realtime_in_ms(uint64_t ms);

@@ -541,10 +541,15 @@ int result_validate_entry(const json_t *entry, const char *path, struct kp_err *
 int result_validate(const json_t *doc, struct kp_err *err)
 {
     static const struct field f[] = {
-        {"schema", K_STR, ALL, ALL, check_schema}, {"agent", K_OBJ, ALL, ALL, check_agent},
-        {"server", K_OBJ, ALL, ALL, check_server}, {"params", K_OBJ, ALL, ALL, check_params},
-        {"mtu", K_OBJ, ALL, ALL, check_mtu},       {"results", K_ARR, ALL, ALL, check_results},
-        {"errors", K_ARR, ALL, ALL, check_errors}, {"aggregates", K_ARR, 0, ALL, check_aggregates},
+        {"schema", K_STR, ALL, ALL, check_schema},
+        {"agent", K_OBJ, ALL, ALL, check_agent},
+        {"server", K_OBJ, ALL, ALL, check_server},
+        {"params", K_OBJ, ALL, ALL, check_params},
+        {"mtu", K_OBJ, ALL, ALL, check_mtu},
+        {"results", K_ARR, ALL, ALL, check_results},
+        {"errors", K_ARR, ALL, ALL, check_errors},
+        {"aggregates", K_ARR, 0, ALL, check_aggregates},
+        {"first_answer_unix_s", K_NUM, 0, ALL, NULL},
     };
     return check_object(doc, "", f, NFIELDS(f), C_ANY, err);
 }

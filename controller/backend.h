@@ -70,6 +70,11 @@ struct backend_ops {
      * "zone", "mtu"}], "kubernetes_version", "cni": {"name", "version", "settings": {}},
      * "kube_proxy_mode", "mtu": {"pod": N, "host": N}, "external_server", "run_id". */
     json_t *(*describe)(struct backend *b);
+    /* Optional (NULL: the backend cannot measure it). Pod network readiness of the pods run so
+     * far: an array of k8s_readiness_record objects {pod, node, kind, created_unix_s,
+     * scheduling_s, network_s, first_packet_s, total_s} (new reference) or NULL for none.
+     * The runner summarises it per node into metadata.readiness (report/readiness.h). */
+    json_t *(*readiness)(struct backend *b);
     /* Asks the running prepare() / run_client() to stop as soon as possible and return -1.
      * Called from a signal handler: must be async-signal-safe (set a volatile sig_atomic_t,
      * write() to a pipe, kill() a child). Idempotent. */

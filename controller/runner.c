@@ -19,6 +19,7 @@
 #include "controller/backend.h"
 #include "controller/plan.h"
 #include "controller/progress.h"
+#include "controller/report/readiness.h"
 #include "controller/report/report.h"
 #include "controller/run_options.h"
 
@@ -151,6 +152,16 @@ static void merge_describe(json_t *md, struct backend *b)
 
     json_object_foreach(d, key, v) json_object_set(md, key, v);
     json_decref(d);
+}
+
+/* metadata.readiness from the backend's pod readiness records, when it measures them */
+static void add_readiness(json_t *md, struct backend *b)
+{
+    json_t *pods = b->ops->readiness ? b->ops->readiness(b) : NULL;
+
+    if (pods)
+        json_object_set_new(md, "readiness", readiness_metadata(pods));
+    json_decref(pods);
 }
 
 /* ---- one step ---- */
@@ -432,6 +443,7 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     add_skips(plan, rgs);
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
     run_groups(b, plan, rgs, pg, o, out);
+    add_readiness(report_metadata(rep), b);
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");

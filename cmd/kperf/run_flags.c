@@ -59,6 +59,7 @@ enum flag_id {
     F_LEASE_DURATION,
     F_ALL_NODES,
     F_PARALLEL,
+    F_POD_CHURN,
 };
 
 enum flag_group {
@@ -493,6 +494,11 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
             return -1;
         o->parallel = (int)n;
         return 0;
+    case F_POD_CHURN:
+        if (parse_int(v, 0, 100, &n, f->name, err) != 0)
+            return -1;
+        o->pod_churn = (int)n;
+        return 0;
     default: /* F_ALL_NODES */
         o->all_nodes = true;
         return 0;
@@ -627,6 +633,10 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_K8S, F_PARALLEL, "parallel", 0, "N",
              "sweep: node-disjoint pairs measured at once\n"
              "(1..64, default 4)"),
+    RUN_FLAG(G_K8S, F_POD_CHURN, "pod-churn", 0, "N",
+             "pod network readiness under a burst: N short-\n"
+             "lived client pods per node at once (0..100,\n"
+             "default 0 = none), removed at the end"),
 };
 
 #define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
@@ -18,6 +19,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_readiness.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -181,7 +183,42 @@ struct k8s_client_run {
     int port;
     json_t *job;
     struct client_run r;
+    const char *kind;           /* readiness kind: "client", or "churn" (k8s_churn.c) */
+    double created_s;           /* CLOCK_REALTIME when the Job was asked for */
+    struct k8s_pod_times times; /* when the wait saw its pod scheduled and running */
 };
+
+void k8s_client_mark_churn(struct k8s_client_run *cr)
+{
+    cr->kind = "churn";
+}
+
+void k8s_client_skip_readiness(struct k8s_client_run *cr)
+{
+    cr->kind = NULL;
+}
+
+const char *k8s_client_job_name(const struct k8s_client_run *cr)
+{
+    return cr->r.job;
+}
+
+void k8s_client_set_times(struct k8s_client_run *cr, const struct k8s_pod_times *t)
+{
+    cr->times = *t;
+}
+
+/* appends the readiness of the run's pod to b->readiness */
+static void record_readiness(struct k8s_backend *b, const struct k8s_client_run *cr,
+                             const char *pod, const json_t *doc)
+{
+    if (!cr->kind)
+        return;
+    if (!b->readiness)
+        b->readiness = json_array();
+    json_array_append_new(b->readiness, k8s_readiness_record(pod, cr->node, cr->kind, cr->created_s,
+                                                             &cr->times, doc));
+}
 
 /* deletes the Job (unless --keep) and frees the run */
 static void client_run_end(struct k8s_backend *b, struct k8s_client_run *cr)
@@ -227,6 +264,8 @@ int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec,
     cr->job = k8s_deploy_client_job(&b->d, spec, b->n_steps++, node_hostname_by_name(b, cr->node),
                                     cr->server, cr->port, &cr->r.job);
     cr->r.what = kp_xasprintf("client job %s on node %s", cr->r.job, cr->node);
+    cr->kind = "client";
+    cr->created_s = clock_unix_s();
     if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, cr->job, NULL, &cr->r.created, err) != 0) {
         kp_err_prefix(err, "creating %s", cr->r.what);
         client_run_end(b, cr);
@@ -266,6 +305,7 @@ int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t *
         .goal = K8S_WAIT_FINISHED,
         .timeout_ms =
             spec->timeout_ms ? spec->timeout_ms : k8s_deploy_spec_ms(spec) + b->ro->timeout_ms,
+        .times = &cr->times,
     };
     if (k8s_wait_pods(b->kc, &wo, &r->pods, err) != 0)
         goto out;
@@ -299,6 +339,7 @@ int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t *
         goto out;
     }
     mark_blocked(*doc, server, port, node);
+    record_readiness(b, cr, pod_name, *doc);
     rc = 0;
 out:
     client_run_end(b, cr);
@@ -329,6 +370,12 @@ static json_t *describe(struct backend *base)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
     return b->facts ? json_deep_copy(b->facts) : json_object();
+}
+
+static json_t *readiness(struct backend *base)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    return b->readiness ? json_incref(b->readiness) : NULL;
 }
 
 static void interrupt(struct backend *base)
@@ -388,6 +435,7 @@ static void destroy(struct backend *base)
     json_decref(b->nodes);
     json_decref(b->facts);
     json_decref(b->sweep_servers);
+    json_decref(b->readiness);
     for (int f = 0; f < 2; f++) {
         free(b->pod_server_ip[f]);
         free(b->host_server_ip[f]);
@@ -402,6 +450,7 @@ static const struct backend_ops k8s_ops = {
     .prepare = k8s_prepare,
     .run_client = run_client,
     .describe = describe,
+    .readiness = readiness,
     .interrupt = interrupt,
     .cleanup = cleanup,
     .destroy = destroy,

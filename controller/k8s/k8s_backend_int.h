@@ -11,6 +11,7 @@
 #include "controller/backend.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_lease.h"
+#include "controller/k8s/k8s_wait.h"
 #include "controller/kube/kube.h"
 #include "controller/run_options.h"
 
@@ -41,6 +42,7 @@ struct k8s_backend {
     unsigned n_steps;               /* client runs so far: the step number in the next Job's name */
     json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
     struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
+    json_t *readiness;              /* readiness records of the pods run so far (k8s_readiness.h) */
 };
 
 /* Index of a family in the [2] arrays above: 1 for "IPv6", else 0. */
@@ -59,6 +61,15 @@ KP_MUST_CHECK int k8s_client_start(struct k8s_backend *b, const struct run_spec 
 KP_MUST_CHECK int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t **doc,
                                     struct kp_err *err);
 void k8s_client_abandon(struct k8s_backend *b, struct k8s_client_run *cr);
+/* Records the run's readiness as kind "churn" instead of "client" (--pod-churn). */
+void k8s_client_mark_churn(struct k8s_client_run *cr);
+/* Records no readiness for the run: a sweep's Job started ahead is first watched when it is
+ * collected, so its stages could not be timed (k8s_sweep.c). */
+void k8s_client_skip_readiness(struct k8s_client_run *cr);
+/* The run's Job name (its pods' kperf.io/job label). */
+const char *k8s_client_job_name(const struct k8s_client_run *cr);
+/* Stage times seen by a wait over several runs (k8s_churn.c): finish keeps them. */
+void k8s_client_set_times(struct k8s_client_run *cr, const struct k8s_pod_times *t);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

@@ -10,6 +10,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_churn.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_facts_cni.h"
@@ -716,5 +717,5 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));
-    return 0;
+    return k8s_churn_run(b, err);
 }

@@ -396,6 +396,7 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
                    kp_err_msg(&e));
             break;
         }
+        k8s_client_skip_readiness(a.cr); /* first watched when collected: stages untimed */
         mark_started(st, o);
         st->ahead = kp_xrealloc(st->ahead, (st->n_ahead + 1) * sizeof(*st->ahead));
         st->ahead[st->n_ahead++] = a;

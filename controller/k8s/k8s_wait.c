@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_objects.h"
 
@@ -213,6 +214,69 @@ int k8s_wait_pod_counts(const json_t *pod, const char *owner_uid)
     return 0;
 }
 
+int k8s_wait_pod_stage(const json_t *pod)
+{
+    const json_t *st = json_object_get(pod, "status");
+    const char *phase = or_empty(s_at(st, "phase"));
+    const json_t *c = condition(pod, "PodScheduled");
+    const json_t *cs;
+    size_t i;
+
+    if (strcmp(phase, "Running") == 0 || strcmp(phase, "Succeeded") == 0 ||
+        strcmp(phase, "Failed") == 0)
+        return 2;
+    json_array_foreach(json_object_get(st, "containerStatuses"), i, cs)
+    {
+        const json_t *state = json_object_get(cs, "state");
+        if (json_object_get(state, "running") || json_object_get(state, "terminated"))
+            return 2;
+    }
+    if (s_at(json_object_get(pod, "spec"), "nodeName") ||
+        (c && strcmp(or_empty(s_at(c, "status")), "True") == 0))
+        return 1;
+    return 0;
+}
+
+void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod)
+{
+    int stage = k8s_wait_pod_stage(pod);
+    double now = clock_unix_s();
+
+    if (stage >= 1 && t->scheduled_s <= 0)
+        t->scheduled_s = now;
+    if (stage >= 2 && t->running_s <= 0)
+        t->running_s = now;
+}
+
+/* the entry of stage_times for pod, NULL when it is not one the wait is for */
+static json_t *stage_entry(json_t *all, const json_t *pod)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    const char *key = s_at(json_object_get(md, "labels"), K8S_LABEL_JOB);
+
+    return key ? json_object_get(all, key) : NULL;
+}
+
+static void observe_stage_times(json_t *all, const json_t *pod)
+{
+    json_t *e = stage_entry(all, pod);
+    struct k8s_pod_times t = {0, 0};
+
+    if (!e)
+        return;
+    t.scheduled_s = json_number_value(json_array_get(e, 0));
+    t.running_s = json_number_value(json_array_get(e, 1));
+    k8s_wait_observe(&t, pod);
+    json_array_set_new(e, 0, json_real(t.scheduled_s));
+    json_array_set_new(e, 1, json_real(t.running_s));
+}
+
+static int finished(const json_t *pod)
+{
+    const char *phase = or_empty(s_at(json_object_get(pod, "status"), "phase"));
+    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+}
+
 static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_err *err)
 {
     struct pod_wait *w = arg;
@@ -222,10 +286,16 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     size_t ready = 0;
     (void)err;
 
-    if (type == KUBE_EVENT_DELETED || !k8s_wait_pod_counts(pod, w->o->owner_uid))
+    if (type == KUBE_EVENT_DELETED || !k8s_wait_pod_counts(pod, w->o->owner_uid) ||
+        (w->o->stage_times && !stage_entry(w->o->stage_times, pod)))
         json_object_del(w->pods, name);
-    else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED)
+    else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED) {
         json_object_set(w->pods, name, pod);
+        if (w->o->times)
+            k8s_wait_observe(w->o->times, pod);
+        if (w->o->stage_times)
+            observe_stage_times(w->o->stage_times, pod);
+    }
     json_object_foreach(w->pods, k, p)
     {
         int fatal = 0;
@@ -238,7 +308,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
             json_array_append(w->done, p);
             return 1;
         }
-        if (problem && fatal) {
+        if (problem && fatal && !(w->o->goal == K8S_WAIT_ALL_FINISHED && finished(p))) {
             w->fatal = problem;
             w->fatal_pod = kp_xstrdup(k);
             return 1;
@@ -249,6 +319,11 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
         }
         if (w->o->goal == K8S_WAIT_READY && pod_ready(p))
             ready++;
+    }
+    if (w->o->goal == K8S_WAIT_ALL_FINISHED) {
+        size_t n = 0;
+        json_object_foreach(w->pods, k, p) n += (size_t)finished(p);
+        return n >= w->o->want;
     }
     if (w->o->goal == K8S_WAIT_READY && ready >= w->o->want) {
         json_array_clear(w->done);

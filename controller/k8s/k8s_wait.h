@@ -27,9 +27,27 @@ char *k8s_wait_events_summary(const json_t *events, const char *ns);
  * an earlier object of the same name (deleted, its pods not yet collected) does not count. */
 int k8s_wait_pod_counts(const json_t *pod, const char *owner_uid);
 
+/* How far a pod got towards running (pod network readiness): 0 not yet scheduled, 1 scheduled
+ * (spec.nodeName set or PodScheduled True), 2 sandbox and network set up (a container has
+ * started: phase Running, a running or terminated container, or a finished pod). */
+int k8s_wait_pod_stage(const json_t *pod);
+
+struct k8s_pod_times;
+/* Sets the stages of t that pod has reached and t has not seen yet to now. */
+void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod);
+
+/* When a wait first saw its pod reach each stage (CLOCK_REALTIME seconds, 0 = not seen). The
+ * watch starts after the pod's creation, so a stage already reached at its first sight is
+ * timed at that sight: an upper bound. */
+struct k8s_pod_times {
+    double scheduled_s;
+    double running_s;
+};
+
 enum k8s_wait_goal {
-    K8S_WAIT_READY,    /* `want` pods Ready */
-    K8S_WAIT_FINISHED, /* one pod Succeeded or Failed */
+    K8S_WAIT_READY,        /* `want` pods Ready */
+    K8S_WAIT_FINISHED,     /* one pod Succeeded or Failed */
+    K8S_WAIT_ALL_FINISHED, /* `want` pods Succeeded or Failed (a burst of client Jobs) */
 };
 
 struct k8s_wait_opts {
@@ -39,8 +57,13 @@ struct k8s_wait_opts {
     const char *owner_uid; /* metadata.uid of that object: only its pods count (NULL = any) */
     const char *what;      /* "server kperf-server-pod-a on node n-1", for messages */
     enum k8s_wait_goal goal;
-    size_t want;         /* READY: how many pods */
-    uint64_t timeout_ms; /* overall deadline */
+    size_t want;                 /* READY: how many pods */
+    uint64_t timeout_ms;         /* overall deadline */
+    struct k8s_pod_times *times; /* optional: filled with the first counting pod's stages */
+    /* optional (borrowed object): the pods that count, keyed by their kperf.io/job label, each
+     * [scheduled_s, running_s] (as k8s_pod_times, 0 = not seen; the caller puts [0, 0] for
+     * each pod it waits for, the wait fills them in). Other pods are ignored. */
+    json_t *stage_times;
 };
 
 /* Watches the pods until the goal is met. On 0, *pods (may be NULL) is a new array of the

@@ -13,6 +13,7 @@
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "controller/report/provenance.h"
+#include "controller/report/readiness.h"
 #include "controller/report/render_compare_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
@@ -23,7 +24,8 @@ struct compare {
     json_t *doc; /* kperf.compare/v1, ours */
     size_t regressions;
     size_t improvements;
-    size_t failed_in_new; /* measured in BASE, failed in NEW */
+    size_t failed_in_new;                                 /* measured in BASE, failed in NEW */
+    size_t readiness_regressions, readiness_improvements; /* readiness.h */
 };
 
 void compare_opts_init(struct compare_opts *opts)
@@ -58,7 +60,8 @@ static bool roles_unique(const json_t *nodes)
  * they always differ and explain nothing. */
 static void flatten(const json_t *v, const char *path, json_t *out)
 {
-    static const char *const skip[] = {"start_time", "end_time", "run_id", "arguments", NULL};
+    static const char *const skip[] = {"start_time", "end_time",  "run_id",
+                                       "arguments",  "readiness", NULL};
     const char *key;
     const json_t *item;
     size_t i;
@@ -398,7 +401,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
                                 const struct compare_opts *opts, struct kp_err *err)
 {
     struct compare *cmp = kp_xcalloc(1, sizeof(*cmp));
-    json_t *rows = json_array(), *failed, *only_base;
+    json_t *rows = json_array(), *failed, *only_base, *readiness;
     struct row_index ib, ic;
 
     index_build(&ib, base);
@@ -423,6 +426,9 @@ struct compare *compare_reports(const struct report *base, const struct report *
     failed = json_array();
     only_base = unmatched(base, &ic, failed);
     cmp->failed_in_new = json_array_size(failed);
+    readiness = readiness_compare(report_metadata_const(base), report_metadata_const(cur),
+                                  &opts->th[CMP_READINESS], &cmp->readiness_regressions,
+                                  &cmp->readiness_improvements);
     cmp->doc =
         json_pack("{s:s, s:f, s:o, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema",
                   COMPARE_SCHEMA, "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds",
@@ -432,6 +438,9 @@ struct compare *compare_reports(const struct report *base, const struct report *
                   unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
                   "improvements", (json_int_t)cmp->improvements, "failed_in_new",
                   (json_int_t)cmp->failed_in_new);
+    json_object_set_new(cmp->doc, "readiness", readiness);
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "readiness_regressions",
+                        json_integer((json_int_t)cmp->readiness_regressions));
     index_free(&ib);
     index_free(&ic);
     return cmp;
@@ -614,12 +623,12 @@ void compare_free(struct compare *cmp)
 
 size_t compare_regression_count(const struct compare *cmp)
 {
-    return cmp->regressions + cmp->failed_in_new;
+    return cmp->regressions + cmp->failed_in_new + cmp->readiness_regressions;
 }
 
 size_t compare_improvement_count(const struct compare *cmp)
 {
-    return cmp->improvements;
+    return cmp->improvements + cmp->readiness_improvements;
 }
 
 json_t *compare_to_json(const struct compare *cmp)
@@ -868,6 +877,13 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);
     print_missing(json_object_get(doc, "rows"), bullet, out);
+    readiness_compare_print(json_object_get(doc, "readiness"), markdown, out);
+    if (json_array_size(json_object_get(doc, "readiness")) > 0)
+        fprintf(
+            out, "\nPod network readiness: %zu regression%s, %zu improvement%s (threshold %s)\n",
+            cmp->readiness_regressions, cmp->readiness_regressions == 1 ? "" : "s",
+            cmp->readiness_improvements, cmp->readiness_improvements == 1 ? "" : "s",
+            json_string_value(json_object_get(json_object_get(doc, "thresholds"), "readiness")));
     fprintf(out, "\n%zu regression%s, %zu improvement%s beyond the thresholds in %zu rows compared",
             cmp->regressions, cmp->regressions == 1 ? "" : "s", cmp->improvements,
             cmp->improvements == 1 ? "" : "s", json_array_size(json_object_get(doc, "rows")));

@@ -18,7 +18,7 @@
 
 static const char *const group_names[CMP_GROUPS] = {
     "latency", "p999",   "ops",      "conn",      "throughput", "retransmits",
-    "loss",    "jitter", "node_cpu", "agent_cpu", "load",
+    "loss",    "jitter", "node_cpu", "agent_cpu", "load",       "readiness",
 };
 
 const char *cmp_group_name(enum cmp_group g)
@@ -40,6 +40,7 @@ void cmp_thresholds_default(struct cmp_threshold th[CMP_GROUPS])
     th[CMP_AGENT_CPU] = (struct cmp_threshold){10, false};
     /* a difference of two latencies moves more, relatively, than either */
     th[CMP_LOAD] = (struct cmp_threshold){25, false};
+    th[CMP_READINESS] = (struct cmp_threshold){0.5, true}; /* seconds */
 }
 
 static bool is_crr(const json_t *row)
@@ -270,7 +271,7 @@ static int set_named(const char *name, const char *v, struct cmp_threshold th[CM
     return kp_err_set(
         err,
         "unknown threshold '%s' (latency, p999, ops, conn, throughput, retransmits, loss, "
-        "jitter, node_cpu, agent_cpu, load)",
+        "jitter, node_cpu, agent_cpu, load, readiness)",
         name);
 }
 

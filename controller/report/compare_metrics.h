@@ -31,6 +31,7 @@ enum cmp_group {
     CMP_NODE_CPU,    /* softirq + system percent of both nodes per Gbit/s */
     CMP_AGENT_CPU,   /* agent CPU seconds per Gbit */
     CMP_LOAD,        /* latency increase under load (TCP_RR_LOADED vs idle TCP_RR), us */
+    CMP_READINESS,   /* pod network readiness segments, seconds (readiness.h; not a row metric) */
     CMP_GROUPS
 };
 

@@ -10,6 +10,7 @@
 #include "base/kp_alloc.h"
 #include "base/textsafe.h"
 #include "controller/report/outlier.h"
+#include "controller/report/readiness.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_load.h"
@@ -532,6 +533,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "latency", "Latency tests (microseconds)", false, out);
     print_table(rep, "loaded", LOADED_TITLE, false, out);
     print_table(rep, "throughput", "Throughput tests", false, out);
+    readiness_print(report_metadata_const(rep), false, out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
 }
@@ -542,6 +544,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "latency", "Latency tests (microseconds)", true, out);
     print_table(rep, "loaded", LOADED_TITLE, true, out);
     print_table(rep, "throughput", "Throughput tests", true, out);
+    readiness_print(report_metadata_const(rep), true, out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);
 }

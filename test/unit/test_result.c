@@ -432,6 +432,25 @@ static void test_result_aggregates_merge_samples(void **state)
     json_decref(doc);
 }
 
+/* the first answered packet (pod network readiness): an optional number, nothing else */
+static void test_result_first_answer_time(void **state)
+{
+    json_t *doc = valid_doc();
+    struct kp_err err;
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(result_validate(doc, &err), 0);
+    json_object_set_new(doc, "first_answer_unix_s", json_real(1764624000.123456));
+    assert_int_equal(result_validate(doc, &err), 0);
+    json_object_set_new(doc, "first_answer_unix_s", json_string("now"));
+    assert_int_equal(result_validate(doc, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "first_answer_unix_s"));
+    json_object_set_new(doc, "first_answer_unix_s", json_real(-1));
+    assert_int_equal(result_validate(doc, &err), -1);
+    json_decref(doc);
+}
+
 static void test_result_validate_entry_alone(void **state)
 {
     json_t *doc = valid_doc(), *entry;
@@ -512,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_result_aggregates_merge_samples),
         cmocka_unit_test(test_result_validate_entry_alone),
         cmocka_unit_test(test_result_loaded_entry_needs_its_load),
+        cmocka_unit_test(test_result_first_answer_time),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

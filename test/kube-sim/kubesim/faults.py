@@ -5,7 +5,8 @@ Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 (429 with Retry-After and APF's plain-text body, 500/503 Status, slow
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
 an HTTP 410), node faults (NotReady, unschedulable, tainted), images that
-never pull, Pod Security default level, a Gatekeeper-like rule refusing to
+never pull, slow pod network set-up (cni-add-delay), Pod Security default
+level, a Gatekeeper-like rule refusing to
 delete a namespace that still holds pods, exec-token rotation, and the
 /kube-sim/faults control endpoint behind `kube-sim fault`.
 """
@@ -21,7 +22,8 @@ from .util import now_iso
 
 KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
-         "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token"}
+         "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
+         "cni-add-delay"}
 
 
 class FaultError(ValueError):
@@ -67,6 +69,8 @@ def parse(spec):
                 r[k] = _dur(r[k])
         if kind.startswith("node-") and "node" not in r:
             raise FaultError("fault %s needs node=NAME" % kind)
+        if kind == "cni-add-delay" and ("node" not in r or "delay" not in r):
+            raise FaultError("fault cni-add-delay needs node=NAME,delay=DUR")
         rules.append(r)
     return rules
 
@@ -298,6 +302,14 @@ class Faults:
 
     def node_down(self, name):
         return name in self.down_nodes
+
+    def cni_add_delay(self, node):
+        """Seconds the CNI ADD of a new pod on node waits (the longest
+        matching cni-add-delay rule), 0 when none."""
+        with self.lock:
+            return max([r["delay"] for r in self.rules
+                        if r["kind"] == "cni-add-delay" and
+                        r["node"] == node] or [0.0])
 
     def pull_fails(self, image):
         with self.lock:

@@ -157,6 +157,11 @@ class Worker:
             self.ips = node_ips(self.node_i)
             self.ip = self.ips[0]
         else:
+            # a slow CNI ADD (fault cni-add-delay): the sandbox has no network
+            # yet, so the pod stays ContainerCreating until the delay passes
+            delay = self.kl.faults.cni_add_delay(self.node)
+            if delay > 0 and self.deleting.wait(delay):
+                return
             self.netns, self.ips = self.kl.net.add_pod(self.node_i)
             self.ip = self.ips[0]
         while not self.deleting.is_set():

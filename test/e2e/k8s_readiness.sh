@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Pod network readiness (issue 13): `kperf run` on kube-sim reports, per node, how long its
+# client pods took from creation to scheduling, to a started sandbox with a network, and to the
+# first answered packet; `--pod-churn N` adds N short-lived pods per node. The same run with
+# kube-sim's `cni-add-delay:node=node-2,delay=2s` (every new pod on node-2 waits 2 s for its
+# network, staying ContainerCreating) must show node-2's network set-up 2 s (+-0.5 s) longer and
+# the other nodes' not, and `kperf compare` must call it a readiness regression. The churn pods
+# are removed at the end and on SIGINT (nothing of kperf's is left either way).
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 3
+ARGS=(--scenarios pod-to-pod --tests TCP_RR --duration 1s --omit 0s --nodes node-1,node-2
+    --pod-churn 3 --timeout 60s)
+
+run() { # run NAME: a run with ARGS into NAME.json
+    kperf_k8s "${ARGS[@]}" -o json >"$K8S_DIR/$1.json" 2>"$K8S_DIR/$1.err"
+    local rc=$?
+    [ "$rc" = 0 ] && pass "$1: run ok" || { fail "$1: exit $rc"; tail -5 "$K8S_DIR/$1.err"; }
+}
+
+# seg NAME NODE KIND SEGMENT: p50 of that segment in NAME.json
+seg() {
+    jq -r --arg n "$2" --arg k "$3" --arg s "$4" \
+        '[.metadata.readiness.nodes[] | select(.node == $n and .kind == $k)][0][$s].p50 // "none"' \
+        "$K8S_DIR/$1.json"
+}
+
+run base
+if jq -e '
+    ([.metadata.readiness.nodes[] | select(.kind == "client") | .node] | sort == ["node-1", "node-2"])
+    and ([.metadata.readiness.nodes[] | select(.kind == "churn") | {node, pods}] ==
+         [{node: "node-1", pods: 3}, {node: "node-2", pods: 3}, {node: "node-3", pods: 3}])
+    and all(.metadata.readiness.pods[]; .scheduling_s >= 0 and .network_s >= 0 and
+        .first_packet_s >= 0 and (.total_s - .scheduling_s - .network_s - .first_packet_s
+        | fabs) < 0.001 and .total_s < 5)' "$K8S_DIR/base.json" >/dev/null; then
+    pass "base: readiness of 2 client pods and 3 churn pods per node: $(jq -c '[.metadata.readiness.nodes[] | {node, kind, net: .network_s.p50, total: .total_s.p50}]' "$K8S_DIR/base.json")"
+else
+    fail "base readiness: $(jq -c '.metadata.readiness' "$K8S_DIR/base.json" | cut -c1-800)"
+fi
+k8s_nothing_left "base (with --pod-churn)"
+
+"$KS" fault --state-dir "$K8S_DIR" "cni-add-delay:node=node-2" >"$K8S_DIR/bad.out" 2>&1 &&
+    fail "cni-add-delay without delay= was accepted" ||
+    pass "cni-add-delay without delay= refused: $(tail -1 "$K8S_DIR/bad.out" | cut -c1-120)"
+"$KS" fault --state-dir "$K8S_DIR" "cni-add-delay:node=node-2,delay=2s" >/dev/null ||
+    { fail "kube-sim fault cni-add-delay"; ks_finish; }
+run slow
+"$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null
+k8s_nothing_left "slow (with --pod-churn)"
+
+# within LO HI X: LO <= X <= HI
+within() { awk -v lo="$1" -v hi="$2" -v x="$3" 'BEGIN { exit !(x != "none" && x >= lo && x <= hi) }'; }
+# A client pod starts alone: its network set-up grows by the delay (+-0.5 s). The 3 churn pods
+# of a node start together and kube-sim sets their networks up one after another, which takes
+# a few hundred ms on a busy machine without the fault and overlaps the injected wait with it:
+# for them the delay is a floor (every faulted pod >= 1.9 s), the p50 grows by at most 2.5 s,
+# and the other nodes' churn pods do not change (+-0.5 s).
+if jq -e '[.metadata.readiness.pods[] | select(.node == "node-2" and .kind == "churn")
+        | .network_s] | length == 3 and min >= 1.9' "$K8S_DIR/slow.json" >/dev/null; then
+    pass "every churn pod on node-2 waited >= 1.9 s for its network: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2") | .network_s]' "$K8S_DIR/slow.json")"
+else
+    fail "churn pods on node-2: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2")]' "$K8S_DIR/slow.json")"
+fi
+for kind in client churn; do
+    for node in node-1 node-2 node-3; do
+        [ "$kind/$node" = client/node-3 ] && continue
+        b=$(seg base "$node" "$kind" network_s)
+        s=$(seg slow "$node" "$kind" network_s)
+        d=$(awk -v a="$b" -v b="$s" 'BEGIN { printf "%.3f", b - a }')
+        if [ "$kind/$node" = client/node-2 ]; then lo=1.5 hi=2.5
+        elif [ "$node" = node-2 ]; then lo=1.0 hi=2.5
+        else lo=-0.5 hi=0.5; fi
+        if within "$lo" "$hi" "$d"; then
+            pass "$kind pods on $node: network set-up $b s -> $s s ($d s, want $lo..$hi)"
+        else
+            fail "$kind pods on $node: network set-up $b s -> $s s ($d s, want $lo..$hi)"
+        fi
+    done
+done
+# the delay shows in the segment it belongs to, not in scheduling or first packet
+for s in scheduling_s first_packet_s; do
+    x=$(seg slow node-2 client "$s")
+    within 0 1.0 "$x" && pass "slow: node-2 client $s $x s (not delayed by the 2 s)" ||
+        fail "slow: node-2 client $s $x s"
+done
+
+if command -v python3 >/dev/null; then
+    python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schema.json" \
+        "$K8S_DIR/slow.json" >"$K8S_DIR/schema.out" 2>&1 &&
+        pass "the report with readiness matches docs/report-schema.json" ||
+        fail "schema: $(head -3 "$K8S_DIR/schema.out")"
+fi
+"$KPERF" report -o table "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
+"$KPERF" report -o markdown "$K8S_DIR/slow.json" >"$K8S_DIR/slow.md" 2>&1
+if grep -q '^Pod network readiness (seconds, p50 / max)' "$K8S_DIR/slow.txt" &&
+    grep -Eq '^node-2 +1 +client +[0-9.]+ / [0-9.]+ +[12]\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
+    grep -Eq '^node-3 +3 +churn +[0-9.]+ / [0-9.]+ +0\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
+    grep -q '^| node-2 | 1 | client | ' "$K8S_DIR/slow.md"; then
+    pass "table and Markdown show readiness per node"
+else
+    fail "table/markdown: $(grep -A8 'Pod network readiness' "$K8S_DIR/slow.txt")"
+fi
+
+"$KPERF" compare -o json "$K8S_DIR/base.json" "$K8S_DIR/slow.json" >"$K8S_DIR/cmp.json" 2>"$K8S_DIR/cmp.err"
+rc=$?
+if [ "$rc" = 3 ] && jq -e '
+    ([.readiness[] | select(.verdict == "regression" and .segment == "network_s" and .stat == "p50")
+      | .node] | unique == ["node-2"])
+    and .summary.readiness_regressions >= 2 and .thresholds.readiness == "0.5"' \
+    "$K8S_DIR/cmp.json" >/dev/null; then
+    pass "compare: exit 3, readiness regressions on node-2 only: $(jq -c '[.readiness[] | select(.verdict == "regression") | {node, kind, segment, stat, delta}]' "$K8S_DIR/cmp.json" | cut -c1-400)"
+else
+    fail "compare: exit $rc $(jq -c '{readiness, summary}' "$K8S_DIR/cmp.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp.err")"
+fi
+
+# SIGINT while the churn pods wait for their network: the run stops and removes them
+"$KS" fault --state-dir "$K8S_DIR" "cni-add-delay:node=node-2,delay=30s" >/dev/null
+"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]}" -o json \
+    >"$K8S_DIR/int.json" 2>"$K8S_DIR/int.err" &
+pid=$!
+churn_pods() { # the whole burst exists (9 client pods), node-2's still without a network
+    [ "$(kadmin get pods -A -l kperf.io/role=client -o name 2>/dev/null | wc -l)" -ge 9 ]
+}
+if wait_for 60 churn_pods; then
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 130 ] && pass "SIGINT during the churn burst: exit 130" ||
+        { fail "SIGINT during churn: exit $rc"; tail -5 "$K8S_DIR/int.err"; }
+else
+    kill -INT "$pid"; wait "$pid"
+    fail "the churn burst never started: $(tail -3 "$K8S_DIR/int.err")"
+fi
+"$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null
+k8s_nothing_left "SIGINT during --pod-churn"
+ks_finish

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_readiness.c - pod network readiness in a report: per-node summary (p50/max), its table,
+ * and its comparison (lower is better, the `readiness` threshold). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "controller/report/compare_metrics.h"
+#include "controller/report/readiness.h"
+
+static json_t *rec(const char *node, const char *kind, double sched, double net, double first)
+{
+    return json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f}", "pod", "p", "node", node, "kind", kind,
+                     "scheduling_s", sched, "network_s", net, "first_packet_s", first, "total_s",
+                     sched + net + first);
+}
+
+/* metadata with readiness for pods of node n-1 (network net1) and n-2 (network net2) */
+static json_t *md(double net1, double net2)
+{
+    json_t *pods = json_array();
+    json_t *m;
+
+    json_array_append_new(pods, rec("n-2", "churn", 0.1, net2, 0.01));
+    json_array_append_new(pods, rec("n-1", "client", 0.1, net1, 0.01));
+    json_array_append_new(pods, rec("n-2", "churn", 0.1, net2 + 1.0, 0.01));
+    json_array_append_new(pods, rec("n-2", "churn", 0.1, net2 + 0.5, 0.01));
+    m = json_pack("{s:o}", "readiness", readiness_metadata(pods));
+    json_decref(pods);
+    return m;
+}
+
+static void test_readiness_summary_per_node_p50_max(void **state)
+{
+    json_t *m = md(0.2, 0.3);
+    const json_t *nodes = json_object_get(json_object_get(m, "readiness"), "nodes");
+    const json_t *a = json_array_get(nodes, 0), *b = json_array_get(nodes, 1);
+    const json_t *net = json_object_get(b, "network_s");
+    (void)state;
+
+    assert_int_equal(json_array_size(nodes), 2);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(m, "readiness"), "pods")), 4);
+    /* sorted by node */
+    assert_string_equal(json_string_value(json_object_get(a, "node")), "n-1");
+    assert_string_equal(json_string_value(json_object_get(b, "node")), "n-2");
+    assert_string_equal(json_string_value(json_object_get(b, "kind")), "churn");
+    assert_int_equal(json_integer_value(json_object_get(b, "pods")), 3);
+    assert_true(json_number_value(json_object_get(net, "p50")) > 0.79 &&
+                json_number_value(json_object_get(net, "p50")) < 0.81);
+    assert_true(json_number_value(json_object_get(net, "max")) > 1.29 &&
+                json_number_value(json_object_get(net, "max")) < 1.31);
+    json_decref(m);
+}
+
+static void test_readiness_print_table(void **state)
+{
+    json_t *m = md(0.2, 0.3);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    readiness_print(m, false, f);
+    readiness_print(m, true, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "Pod network readiness (seconds, p50 / max)"));
+    assert_non_null(strstr(buf, "0.800 / 1.300"));
+    assert_non_null(strstr(buf, "| n-2 | 3 | churn | 0.100 / 0.100 | 0.800 / 1.300 |"));
+    free(buf);
+    json_decref(m);
+}
+
+static void test_readiness_compare_judges_lower_is_better(void **state)
+{
+    json_t *base = md(0.2, 0.3), *slow = md(0.25, 2.3), *none = json_object();
+    struct cmp_threshold th[CMP_GROUPS];
+    size_t reg = 0, imp = 0;
+    json_t *c;
+    const json_t *e;
+    size_t i, n2_net = 0;
+    struct kp_err err;
+    (void)state;
+
+    cmp_thresholds_default(th);
+    assert_true(th[CMP_READINESS].absolute && th[CMP_READINESS].value == 0.5);
+    c = readiness_compare(base, slow, &th[CMP_READINESS], &reg, &imp);
+    json_array_foreach(c, i, e)
+    {
+        const char *v = json_string_value(json_object_get(e, "verdict"));
+        const char *node = json_string_value(json_object_get(e, "node"));
+        const char *seg = json_string_value(json_object_get(e, "segment"));
+        if (strcmp(node, "n-1") == 0)
+            assert_string_equal(v, "within threshold");
+        if (strcmp(node, "n-2") == 0 && strcmp(seg, "network_s") == 0) {
+            assert_string_equal(v, "regression");
+            n2_net++;
+        }
+    }
+    assert_int_equal(n2_net, 2); /* p50 and max */
+    assert_int_equal(reg, 4);    /* network and total, p50 and max */
+    assert_int_equal(imp, 0);
+    json_decref(c);
+    /* the other way round: improvements */
+    c = readiness_compare(slow, base, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(reg, 0);
+    assert_int_equal(imp, 4);
+    json_decref(c);
+    /* a relative threshold of 1000% hides the 2 s */
+    assert_int_equal(cmp_thresholds_parse("readiness=1000%", th, &err), 0);
+    c = readiness_compare(base, slow, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(reg, 0);
+    json_decref(c);
+    /* nothing to compare when one report has no readiness */
+    c = readiness_compare(base, none, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(json_array_size(c), 0);
+    json_decref(c);
+    json_decref(base);
+    json_decref(slow);
+    json_decref(none);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readiness_summary_per_node_p50_max),
+        cmocka_unit_test(test_readiness_print_table),
+        cmocka_unit_test(test_readiness_compare_judges_lower_is_better),
+    };
+    kp_alloc_init_json();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
