@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report.h"
@@ -15,31 +16,6 @@
 
 #define BAR_W   520 /* px of the longest bar */
 #define LABEL_W 330 /* px for row labels */
-
-static void esc(const char *s, FILE *out)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -54,13 +30,13 @@ static void meta_row(const char *name, const json_t *v, FILE *out)
     if (!v)
         return;
     fputs("<tr><th>", out);
-    esc(name, out);
+    html_esc(name, out);
     fputs("</th><td>", out);
     if (json_is_string(v)) {
-        esc(json_string_value(v), out);
+        html_esc(json_string_value(v), out);
     } else {
         dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY); /* ours */
-        esc(dump, out);
+        html_esc(dump, out);
         free(dump);
     }
     fputs("</td></tr>\n", out);
@@ -93,7 +69,7 @@ static void print_metadata(const struct report *rep, FILE *out)
         fputs("<tr>", out);
         for (size_t k = 0; k < 7; k++) {
             fputs("<td>", out);
-            esc(str(n, keys[k]), out);
+            html_esc(str(n, keys[k]), out);
             fputs("</td>", out);
         }
         if (json_is_integer(json_object_get(n, "mtu")))
@@ -109,11 +85,11 @@ static void row_label(const json_t *row, FILE *out)
 {
     char label[96];
 
-    esc(str(row, "scenario"), out);
+    html_esc(str(row, "scenario"), out);
     fputc(' ', out);
-    esc(str(row, "placement"), out);
+    html_esc(str(row, "placement"), out);
     fputc(' ', out);
-    esc(render_test_label(row, label, sizeof(label)), out);
+    html_esc(render_test_label(row, label, sizeof(label)), out);
 }
 
 struct series {
@@ -249,7 +225,7 @@ static void charts(const struct report *rep, FILE *out)
         if (seen)
             continue;
         fputs("<h2>", out);
-        esc(sc, out);
+        html_esc(sc, out);
         fputs("</h2>\n", out);
         chart(rep, sc, "latency", out);
         chart(rep, sc, "throughput", out);
@@ -269,7 +245,7 @@ static void tables(const struct report *rep, FILE *out)
     render_text_table(rep, mem);
     fclose(mem);
     fputs("<h2>Summary</h2>\n<pre>", out);
-    esc(buf, out);
+    html_esc(buf, out);
     fputs("</pre>\n", out);
     free(buf);
 }
@@ -283,7 +259,7 @@ void render_html(const struct report *rep, FILE *out)
           out);
     if (json_string_value(json_object_get(md, "start_time"))) {
         fputs(" ", out);
-        esc(str(md, "start_time"), out);
+        html_esc(str(md, "start_time"), out);
     }
     fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"

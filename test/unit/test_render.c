@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "controller/report/html_util.h"
 #include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
@@ -247,6 +248,23 @@ static void test_render_html_is_self_contained(void **state)
     report_free(rep);
 }
 
+/* The shared escape: markup characters become entities, control bytes a space, newlines stay
+ * (the run page's <pre> tables need them). */
+static void test_render_html_escape(void **state)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    assert_non_null(f);
+    html_esc("<a href=\"x\">&'\x1b[2J\x7f\n\tz", f);
+    html_esc(NULL, f);
+    fclose(f);
+    assert_string_equal(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&#39; [2J \n\tz");
+    free(buf);
+}
+
 static void test_render_json_is_the_report(void **state)
 {
     struct report *rep = synthetic(), *back;
@@ -303,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_render_markdown_tables),
         cmocka_unit_test(test_render_csv_one_line_per_row),
         cmocka_unit_test(test_render_html_is_self_contained),
+        cmocka_unit_test(test_render_html_escape),
         cmocka_unit_test(test_render_json_is_the_report),
         cmocka_unit_test(test_render_format_names),
         cmocka_unit_test(test_render_write_errors_are_reported),
