@@ -90,6 +90,11 @@ static void row_label(const json_t *row, FILE *out)
     html_esc(str(row, "placement"), out);
     fputc(' ', out);
     html_esc(render_test_label(row, label, sizeof(label)), out);
+    if (json_string_value(json_object_get(row, "ip_family"))) { /* dual-stack and IPv6 runs */
+        fputs(" [", out);
+        html_esc(str(row, "ip_family"), out);
+        fputc(']', out);
+    }
 }
 
 struct series {
