@@ -234,6 +234,7 @@ static void test_render_html_is_self_contained(void **state)
 {
     struct report *rep = synthetic();
     char *t = render(rep, REPORT_HTML);
+    const char *p;
     (void)state;
 
     assert_non_null(strstr(t, "<!DOCTYPE html>"));
@@ -241,6 +242,16 @@ static void test_render_html_is_self_contained(void **state)
     assert_non_null(strstr(t, "<svg"));
     assert_non_null(strstr(t, "pod-to-pod same-node TCP_RR"));
     assert_non_null(strstr(t, "service &lt;DNAT&gt; unavailable")); /* escaped */
+    /* one CDF: the only latency row; the line starts at min (10 us) and ends at max */
+    p = strstr(t, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"cdf\"");
+    assert_non_null(p);
+    assert_null(strstr(strstr(p, "</svg>"), "class=\"cdf\""));
+    assert_non_null(strstr(p, "<path class=\"line\""));
+    assert_non_null(strstr(p, ">10.0 us</text>"));
+    assert_non_null(strstr(t, "TCP_RR: latency CDF, 200 transactions"));
+    /* provenance as fields, not JSON text */
+    assert_non_null(strstr(t, "<th>cni</th><td><table class=\"kv\"><tr><th>name</th><td>cilium"));
+    assert_null(strstr(t, "{&quot;"));
     assert_null(strstr(t, "<DNAT>"));
     assert_null(strstr(t, "<script"));
     assert_null(strstr(t, "src="));
