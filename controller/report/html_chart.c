@@ -65,6 +65,15 @@ static bool range(const struct html_line *c, struct frame *f)
     return any;
 }
 
+/* A y-axis number in at most ~7 characters: 12345, 98.5, 0.0123. */
+static void num(double v, FILE *out)
+{
+    if (fabs(v) >= 1000)
+        fprintf(out, "%.0f", v);
+    else
+        fprintf(out, "%.3g", v);
+}
+
 static void axis_label(const char *text, double v, double x, double y, const char *anchor,
                        FILE *out)
 {
@@ -72,7 +81,7 @@ static void axis_label(const char *text, double v, double x, double y, const cha
     if (text)
         html_esc(text, out);
     else
-        fprintf(out, "%.4g", v);
+        num(v, out);
     fputs("</text>", out);
 }
 
@@ -121,11 +130,11 @@ void html_chart_line(const struct html_line *c, FILE *out)
                 "<title>%.4g</title></circle>\n",
                 px(&f, c->x[i]), py(&f, c->y[i]), c->y[i]);
     }
-    fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g", PAD_L - 3, PAD_T + 9.0,
-            f.y1);
+    fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", PAD_L - 3, PAD_T + 9.0);
+    num(f.y1, out);
     html_esc(c->y_unit, out);
-    fprintf(out, "</text><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g", PAD_L - 3,
-            PAD_T + f.h, f.y0);
+    fprintf(out, "</text><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", PAD_L - 3, PAD_T + f.h);
+    num(f.y0, out);
     html_esc(c->y_unit, out);
     fputs("</text>", out);
     axis_label(c->x_lo, f.x0, PAD_L, c->height - 3, "start", out);
