@@ -199,7 +199,7 @@ int cmd_history(int argc, char **argv)
         .usage = usage_text,
         .groups = untitled,
         .n_groups = 1,
-        .help_width = 21,
+        .help_width = 23,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), &f}},
     };
     struct kp_err err = {{0}};
