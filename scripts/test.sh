@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf
   zsh fish                          # zsh, fish: e2e.completion
   prometheus prometheus-pushgateway # e2e.prometheus_push (promtool comes with prometheus)
-  chromium                          # e2e.compare_html (headless)
+  chromium                          # e2e.compare_html, e2e.report_html (headless)
 )
 missing=()
 for p in "${extra[@]}"; do

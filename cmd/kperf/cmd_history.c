@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_history.c - 'kperf history add DIR REPORT.json' and 'kperf history list DIR': a directory
- * of past reports keyed by cluster, node pair, CNI and version (controller/report/history.h),
- * which 'kperf compare --baseline DIR' judges new runs against. Exit 0 ok, 1 error, 2 usage. */
+/* cmd_history.c - 'kperf history add DIR REPORT.json', 'kperf history list DIR' and 'kperf
+ * history report DIR -o html': a directory of past reports keyed by cluster, node pair, CNI and
+ * version (controller/report/history.h), which 'kperf compare --baseline DIR' judges new runs
+ * against, and its trend page (history_html.h). Exit 0 ok, 1 error, 2 usage. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,22 +13,64 @@
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
+#include "controller/report/compare.h"
 #include "controller/report/history.h"
+#include "controller/report/history_html.h"
 #include "controller/report/report.h"
 
 static const char usage_text[] =
     "Usage: kperf history add DIR REPORT.json [--keep 30] [--cluster NAME]\n"
-    "       kperf history list DIR\n\n"
+    "       kperf history list DIR\n"
+    "       kperf history report DIR -o html [--runs 5] [--threshold SPEC] > trend.html\n\n"
     "Keeps reports in DIR/<cluster>/<node pair>/<cni>/<version>/<start time>.json (written\n"
     "atomically; each version folder keeps its newest --keep runs). 'kperf compare --baseline DIR\n"
-    "NEW.json' judges a run against the last comparable ones (docs/compare.md).\n";
+    "NEW.json' judges a run against the last comparable ones (docs/compare.md); 'report' draws\n"
+    "every metric of every row over the runs, regressions by the same rule marked.\n";
 
 struct history_flags {
     const char *args[3]; /* add DIR FILE / list DIR; borrowed from argv */
     int n_args;
     const char *cluster;
     long keep;
+    long runs;                /* report: earlier runs each run is judged against */
+    struct compare_opts opts; /* report: thresholds */
 };
+
+static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct history_flags *f = ctx;
+    char *end;
+
+    (void)fl;
+    f->runs = strtol(v, &end, 10);
+    if (*end || end == v || f->runs < 1 || f->runs > 1000)
+        return kp_err_set(err, "--runs: '%s' is not a number of runs from 1 to 1000", v);
+    return 0;
+}
+
+static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct history_flags *f = ctx;
+
+    (void)fl;
+    return cmp_thresholds_parse(v, f->opts.th, err);
+}
+
+static int set_thresholds_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct history_flags *f = ctx;
+
+    (void)fl;
+    return cmp_thresholds_load(v, f->opts.th, err);
+}
+
+static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    (void)ctx, (void)fl;
+    if (strcmp(v, "html") != 0)
+        return kp_err_set(err, "--output: history report prints html, not '%s'", v);
+    return 0;
+}
 
 static int set_keep(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -62,8 +105,25 @@ static const struct flag flag_table[] = {
      .help = "the cluster name of the key (default: the report's metadata.cluster, else backend)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct history_flags, cluster)},
+    {.name = "runs",
+     .arg = "N",
+     .help = "report: judge each run against the N before it (default 5)",
+     .fn = set_runs},
+    {.name = "threshold",
+     .arg = "SPEC",
+     .help = "report: thresholds as in kperf compare (latency=5%,loss=0.1pp)",
+     .fn = set_threshold},
+    {.name = "thresholds",
+     .arg = "FILE",
+     .help = "report: thresholds from a YAML mapping (latency: 5%)",
+     .fn = set_thresholds_file},
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FORMAT",
+     .help = "report: html (the trend page, the only format)",
+     .fn = set_output},
     {.name = "help", .short_name = 'h', .help = "this help", .kind = FLAG_HELP},
-    {.fn = add_arg}, /* add DIR FILE | list DIR */
+    {.fn = add_arg}, /* add DIR FILE | list DIR | report DIR */
 };
 
 const struct flag *cmd_history_flags(size_t *n)
@@ -115,19 +175,38 @@ static int add(const struct history_flags *f)
     return 0;
 }
 
+static int trend(const struct history_flags *f)
+{
+    struct kp_err err = {{0}};
+    struct history_trend_opts o = {.compare = &f->opts, .runs = (size_t)f->runs};
+
+    if (history_trend_html(f->args[1], &o, stdout, &err) != 0) {
+        fprintf(stderr, "kperf: error: history report %s: %s\n", f->args[1], kp_err_msg(&err));
+        return 1;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "kperf: error: cannot write the trend page\n");
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_history(int argc, char **argv)
 {
-    struct history_flags f = {.keep = HISTORY_DEFAULT_KEEP};
+    struct history_flags f = {.keep = HISTORY_DEFAULT_KEEP, .runs = 5};
     struct flags_cmd cmd = {
         .name = "kperf history",
         .usage = usage_text,
         .groups = untitled,
         .n_groups = 1,
-        .help_width = 21,
+        .help_width = 23,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), &f}},
     };
     struct kp_err err = {{0}};
-    int rc = flags_parse(&cmd, argc, argv, NULL, &err);
+    int rc;
+
+    compare_opts_init(&f.opts);
+    rc = flags_parse(&cmd, argc, argv, NULL, &err);
 
     if (rc == 1) {
         flags_help(stdout, &cmd);
@@ -140,7 +219,9 @@ int cmd_history(int argc, char **argv)
             return add(&f);
         if (is_list)
             return list(f.args[1]);
-        kp_err_set(&err, "'kperf history' takes 'add DIR REPORT.json' or 'list DIR'");
+        if (f.n_args == 2 && strcmp(f.args[0], "report") == 0)
+            return trend(&f);
+        kp_err_set(&err, "'kperf history' takes 'add DIR REPORT.json', 'list DIR' or 'report DIR'");
         flags_hint(&cmd, &err);
     }
     fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));

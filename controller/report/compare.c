@@ -329,6 +329,22 @@ static json_t *row_key(const json_t *r)
     return k;
 }
 
+/* Counts metric verdict v in cmp and returns the row's verdict so far: a regression anywhere
+ * makes the row a regression, else an improvement makes it an improvement. */
+static const char *tally_verdict(struct compare *cmp, const char *row_verdict, const char *v)
+{
+    if (strcmp(v, "regression") == 0) {
+        cmp->regressions++;
+        return v;
+    }
+    if (strcmp(v, "improvement") == 0) {
+        cmp->improvements++;
+        if (strcmp(row_verdict, "regression") != 0)
+            return v;
+    }
+    return row_verdict;
+}
+
 static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *rn,
                            const struct compare_opts *o)
 {
@@ -342,14 +358,7 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
         if (!mj)
             continue;
         json_array_append_new(metrics, mj);
-        if (strcmp(v, "regression") == 0) {
-            cmp->regressions++;
-            row_verdict = v;
-        } else if (strcmp(v, "improvement") == 0) {
-            cmp->improvements++;
-            if (strcmp(row_verdict, "regression") != 0)
-                row_verdict = v;
-        }
+        row_verdict = tally_verdict(cmp, row_verdict, v);
     }
     json_object_set_new(row, "verdict", json_string(row_verdict));
     json_object_set_new(row, "metrics", metrics);
@@ -566,14 +575,7 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
             if (!mj)
                 continue;
             json_array_append_new(metrics, mj);
-            if (strcmp(v, "regression") == 0) {
-                cmp->regressions++;
-                row_verdict = v;
-            } else if (strcmp(v, "improvement") == 0) {
-                cmp->improvements++;
-                if (strcmp(row_verdict, "regression") != 0)
-                    row_verdict = v;
-            }
+            row_verdict = tally_verdict(cmp, row_verdict, v);
         }
         json_object_set_new(row, "verdict", json_string(row_verdict));
         json_object_set_new(row, "metrics", metrics);

@@ -161,7 +161,8 @@ static void files_in(const char *dir, char ***v, long *n)
         (*v)[(*n)++] = kp_xasprintf("%s/%s", dir, e->d_name);
     }
     closedir(d);
-    qsort(*v + first, (size_t)(*n - first), sizeof(**v), cmp_str);
+    if (*n - first > 1)
+        qsort(*v + first, (size_t)(*n - first), sizeof(**v), cmp_str);
 }
 
 /* Drops the oldest report files of folder beyond keep. */
@@ -260,7 +261,8 @@ static void walk(const char *dir, int depth, char ***v, long *n)
         subs[ns++] = sub;
     }
     closedir(d);
-    qsort(subs, (size_t)ns, sizeof(*subs), cmp_str);
+    if (ns > 1) /* qsort's base must not be NULL, even for 0 elements */
+        qsort(subs, (size_t)ns, sizeof(*subs), cmp_str);
     for (long i = 0; i < ns; i++)
         walk(subs[i], depth - 1, v, n);
     history_paths_free(subs, ns);
@@ -308,7 +310,8 @@ long history_comparable(const char *dir, const struct report *rep, const char *c
     key_parts(rep, cluster, p);
     folder = kp_xasprintf("%s/%s/%s/%s", dir, p[0], p[1], p[2]);
     walk(folder, 1, paths, &n);
-    qsort(*paths, (size_t)n, sizeof(**paths), cmp_by_time);
+    if (n > 1)
+        qsort(*paths, (size_t)n, sizeof(**paths), cmp_by_time);
     for (long i = 0; i < n; i++) { /* leave out the run itself */
         if (strcmp(base_name((*paths)[i]), own) == 0)
             free((*paths)[i]);

@@ -8,32 +8,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define BAR_W 160 /* px: the longer of the two bars */
+#include "controller/report/html_util.h"
 
-static void esc(const char *s, FILE *out)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
-        }
-    }
-}
+#define BAR_W 160 /* px: the longer of the two bars */
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -61,11 +38,11 @@ static void num(const json_t *v, FILE *out)
 
 static void row_label(const json_t *row, FILE *out)
 {
-    esc(str(row, "scenario"), out);
+    html_esc(str(row, "scenario"), out);
     fputc(' ', out);
-    esc(str(row, "placement"), out);
+    html_esc(str(row, "placement"), out);
     fputc(' ', out);
-    esc(str(row, "test"), out);
+    html_esc(str(row, "test"), out);
     if (json_is_true(json_object_get(row, "reverse")))
         fputs(" (reverse)", out);
 }
@@ -94,13 +71,13 @@ static void metric_row(const json_t *m, FILE *out)
     fputs("<tr class=\"metric ", out);
     verdict_class(v, out);
     fputs("\" data-metric=\"", out);
-    esc(str(m, "metric"), out);
+    html_esc(str(m, "metric"), out);
     fputs("\" data-verdict=\"", out);
-    esc(v, out);
+    html_esc(v, out);
     fputs("\"><td>", out);
-    esc(str(m, "metric"), out);
+    html_esc(str(m, "metric"), out);
     fputs(" <small>(", out);
-    esc(str(m, "better"), out);
+    html_esc(str(m, "better"), out);
     fputs(" is better)</small></td><td class=\"num base\">", out);
     num(json_object_get(m, "base"), out);
     fputs("</td><td class=\"num new\">", out);
@@ -113,7 +90,7 @@ static void metric_row(const json_t *m, FILE *out)
     fputs("</td><td>", out);
     bars(m, out);
     fputs("</td><td class=\"verdict\">", out);
-    esc(v, out);
+    html_esc(v, out);
     fputs("</td></tr>\n", out);
 }
 
@@ -131,7 +108,7 @@ static void row_list(const json_t *doc, const char *key, const char *title, FILE
     {
         fputs("<li>", out);
         if (json_is_string(row))
-            esc(json_string_value(row), out);
+            html_esc(json_string_value(row), out);
         else
             row_label(row, out);
         fputs("</li>\n", out);
@@ -174,7 +151,7 @@ void render_compare_html(const json_t *doc, FILE *out)
         fputs("\">", out);
         row_label(row, out);
         fputs(" &mdash; ", out);
-        esc(str(row, "verdict"), out);
+        html_esc(str(row, "verdict"), out);
         fputs("</h2>\n<table class=\"row\"><thead><tr><th>metric</th><th>base</th><th>new</th>"
               "<th>change</th><th>base / new</th><th>verdict</th></tr></thead><tbody>\n",
               out);

@@ -8,38 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hist.h"
+#include "controller/report/html_chart.h"
+#include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_pack.h"
 
 #define BAR_W   520 /* px of the longest bar */
 #define LABEL_W 330 /* px for row labels */
-
-static void esc(const char *s, FILE *out)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -47,22 +26,68 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
+/* A metadata value as readable text: strings as they are, numbers, yes/no, lists of scalars
+ * joined with ", ", objects as a nested key/value table (provenance: cni.settings, mtu,
+ * parameters). Never a raw JSON string. */
+static void meta_value(const json_t *v, FILE *out)
+{
+    const char *key;
+    const json_t *e;
+    size_t i;
+
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        html_esc(json_string_value(v), out);
+        return;
+    case JSON_INTEGER:
+        fprintf(out, "%lld", (long long)json_integer_value(v));
+        return;
+    case JSON_REAL:
+        fprintf(out, "%g", json_real_value(v));
+        return;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        fputs(json_is_true(v) ? "yes" : "no", out);
+        return;
+    case JSON_NULL:
+        fputs("-", out);
+        return;
+    case JSON_ARRAY:
+        json_array_foreach(v, i, e)
+        {
+            fputs(i ? (json_is_object(e) ? "" : ", ") : "", out);
+            meta_value(e, out);
+        }
+        if (json_array_size(v) == 0)
+            fputs("-", out);
+        return;
+    case JSON_OBJECT:
+        if (json_object_size(v) == 0) {
+            fputs("-", out);
+            return;
+        }
+        fputs("<table class=\"kv\">", out);
+        json_object_foreach((json_t *)v, key, e)
+        {
+            fputs("<tr><th>", out);
+            html_esc(key, out);
+            fputs("</th><td>", out);
+            meta_value(e, out);
+            fputs("</td></tr>", out);
+        }
+        fputs("</table>", out);
+        return;
+    }
+}
+
 static void meta_row(const char *name, const json_t *v, FILE *out)
 {
-    char *dump;
-
     if (!v)
         return;
     fputs("<tr><th>", out);
-    esc(name, out);
+    html_esc(name, out);
     fputs("</th><td>", out);
-    if (json_is_string(v)) {
-        esc(json_string_value(v), out);
-    } else {
-        dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY); /* ours */
-        esc(dump, out);
-        free(dump);
-    }
+    meta_value(v, out);
     fputs("</td></tr>\n", out);
 }
 
@@ -93,7 +118,7 @@ static void print_metadata(const struct report *rep, FILE *out)
         fputs("<tr>", out);
         for (size_t k = 0; k < 7; k++) {
             fputs("<td>", out);
-            esc(str(n, keys[k]), out);
+            html_esc(str(n, keys[k]), out);
             fputs("</td>", out);
         }
         if (json_is_integer(json_object_get(n, "mtu")))
@@ -109,11 +134,16 @@ static void row_label(const json_t *row, FILE *out)
 {
     char label[96];
 
-    esc(str(row, "scenario"), out);
+    html_esc(str(row, "scenario"), out);
     fputc(' ', out);
-    esc(str(row, "placement"), out);
+    html_esc(str(row, "placement"), out);
     fputc(' ', out);
-    esc(render_test_label(row, label, sizeof(label)), out);
+    html_esc(render_test_label(row, label, sizeof(label)), out);
+    if (json_string_value(json_object_get(row, "ip_family"))) { /* dual-stack and IPv6 runs */
+        fputs(" [", out);
+        html_esc(str(row, "ip_family"), out);
+        fputc(']', out);
+    }
 }
 
 struct series {
@@ -249,11 +279,80 @@ static void charts(const struct report *rep, FILE *out)
         if (seen)
             continue;
         fputs("<h2>", out);
-        esc(sc, out);
+        html_esc(sc, out);
         fputs("</h2>\n", out);
         chart(rep, sc, "latency", out);
         chart(rep, sc, "throughput", out);
     }
+}
+
+/* Latency distribution of one row: the CDF of its merged histogram (aggregate.histogram, all
+ * samples), read at fixed percentiles, x on a log scale from min to max. */
+static void cdf(const json_t *row, FILE *out)
+{
+    static const double ps[] = {0,  1,  2,  5,  10, 20, 30, 40,   50,   60,    70,
+                                80, 85, 90, 95, 97, 98, 99, 99.5, 99.9, 99.99, 100};
+    enum { NP = sizeof(ps) / sizeof(ps[0]) };
+    json_t *hj = report_unpacked(json_object_get(row, "aggregate"), "histogram"); /* ours */
+    struct kp_err err = {{0}};
+    struct hist *h = hj ? hist_from_json(hj, &err) : NULL;
+    double x[NP], y[NP];
+    char title[160], label[96], lo[32], hi[32];
+
+    json_decref(hj);
+    if (!h || hist_count(h) == 0) {
+        hist_free(h);
+        return;
+    }
+    for (size_t i = 0; i < NP; i++) {
+        x[i] = (double)hist_percentile(h, ps[i]) / 1e3;
+        y[i] = ps[i];
+    }
+    snprintf(lo, sizeof(lo), "%.1f us", x[0]);
+    snprintf(hi, sizeof(hi), "%.1f us", x[NP - 1]);
+    snprintf(title, sizeof(title), "%s %s %s: latency CDF, %llu transactions", str(row, "scenario"),
+             str(row, "placement"), render_test_label(row, label, sizeof(label)),
+             (unsigned long long)hist_count(h));
+    fputs("<figure class=\"dist\"><figcaption>", out);
+    row_label(row, out);
+    fprintf(out, " <small>(%llu transactions)</small></figcaption>\n",
+            (unsigned long long)hist_count(h));
+    html_chart_line(&(struct html_line){.x = x,
+                                        .y = y,
+                                        .n = NP,
+                                        .log_x = x[0] > 0,
+                                        .width = 360,
+                                        .height = 150,
+                                        .css = "cdf",
+                                        .title = title,
+                                        .x_lo = lo,
+                                        .x_hi = hi,
+                                        .y_unit = "%"},
+                    out);
+    fputs("</figure>\n", out);
+    hist_free(h);
+}
+
+/* One CDF per measured latency row (TCP_RR, UDP_RR, TCP_CRR), in report order. */
+static void distributions(const struct report *rep, FILE *out)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i);
+        if (strcmp(str(row, "kind"), "latency") != 0 ||
+            !json_object_get(json_object_get(row, "aggregate"), "histogram"))
+            continue;
+        if (!any)
+            fputs("<h2>Latency distribution</h2>\n<p>Share of transactions (y) completed within a "
+                  "latency (x, log scale), from the merged histogram of all samples.</p>\n"
+                  "<div class=\"cdfs\">\n",
+                  out);
+        any = true;
+        cdf(row, out);
+    }
+    if (any)
+        fputs("</div>\n", out);
 }
 
 /* The Markdown tables carry the numbers; the page embeds the same text in <pre> blocks so
@@ -269,7 +368,7 @@ static void tables(const struct report *rep, FILE *out)
     render_text_table(rep, mem);
     fclose(mem);
     fputs("<h2>Summary</h2>\n<pre>", out);
-    esc(buf, out);
+    html_esc(buf, out);
     fputs("</pre>\n", out);
     free(buf);
 }
@@ -283,17 +382,21 @@ void render_html(const struct report *rep, FILE *out)
           out);
     if (json_string_value(json_object_get(md, "start_time"))) {
         fputs(" ", out);
-        esc(str(md, "start_time"), out);
+        html_esc(str(md, "start_time"), out);
     }
     fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"
           "padding:2px 8px;text-align:left;font-size:90%}pre{background:#f6f6f6;padding:1em;"
           "overflow-x:auto}svg text{font:12px sans-serif}svg text.v{fill:#333}"
+          "table.kv{margin:0}table.kv th{font-weight:normal;color:#555}"
+          ".cdfs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}"
+          "figcaption{font-size:90%}"
           "</style></head><body>\n<h1>kperf network performance report</h1>\n",
           out);
     print_metadata(rep, out);
     outlier_html(report_metadata_const(rep), out);
     charts(rep, out);
+    distributions(rep, out);
     tables(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "
           "samples; scalar metrics are the median of samples.</p>\n</body></html>\n",

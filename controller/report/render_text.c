@@ -26,6 +26,7 @@ enum col {
     COL_P50,
     COL_P90,
     COL_P99,
+    COL_P999,
     COL_OPS,
     COL_MBPS,
     COL_RETR,
@@ -38,16 +39,21 @@ enum col {
     COL_INC_P99,
     COL_RATIO_P99,
     COL_LOAD_MBPS,
+    COL_JITTER,
+    COL_OOO,
     COL_N,
     COL_CV,
     COL_NOTE,
 };
 
-static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MIN,
-                                        COL_MEAN,     COL_P50,  COL_P90,  COL_P99,
-                                        COL_OPS,      COL_N,    COL_CV,   COL_NOTE};
-static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MBPS,
-                                           COL_RETR,     COL_MSS,  COL_LOSS, COL_CPU,
+/* Loss% in the latency table and Jitter/OOO in the throughput table are UDP figures: "-" on
+ * TCP rows. The columns only grow at the end of the numbers so that readers of the older
+ * layout find Min..P99 and Throughput..MSS where they were. */
+static const enum col latency_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST, COL_MIN,  COL_MEAN,
+                                        COL_P50,      COL_P90,  COL_P99,  COL_P999, COL_OPS,
+                                        COL_LOSS,     COL_N,    COL_CV,   COL_NOTE};
+static const enum col throughput_cols[] = {COL_SCENARIO, COL_NODE, COL_TEST,   COL_MBPS, COL_RETR,
+                                           COL_MSS,      COL_LOSS, COL_JITTER, COL_OOO,  COL_CPU,
                                            COL_N,        COL_CV,   COL_NOTE};
 
 static const enum col loaded_cols[] = {COL_SCENARIO,  COL_NODE,      COL_IDLE_P50, COL_P50,
@@ -64,6 +70,7 @@ static const char *col_header(enum col c)
                                         [COL_P50] = "P50",
                                         [COL_P90] = "P90",
                                         [COL_P99] = "P99",
+                                        [COL_P999] = "P99.9",
                                         [COL_OPS] = "OP/s",
                                         [COL_MBPS] = "Throughput Mb/s",
                                         [COL_RETR] = "Retransmits",
@@ -76,6 +83,8 @@ static const char *col_header(enum col c)
                                         [COL_INC_P99] = "+P99",
                                         [COL_RATIO_P99] = "xP99",
                                         [COL_LOAD_MBPS] = "Load Mb/s",
+                                        [COL_JITTER] = "Jitter us",
+                                        [COL_OOO] = "Out of order",
                                         [COL_N] = "n",
                                         [COL_CV] = "CV%",
                                         [COL_NOTE] = "Note"};
@@ -190,8 +199,9 @@ static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
     case COL_MEAN:
     case COL_P50:
     case COL_P90:
-    case COL_P99: {
-        static const char *const subs[] = {"min", "mean", "p50", "p90", "p99"};
+    case COL_P99:
+    case COL_P999: {
+        static const char *const subs[] = {"min", "mean", "p50", "p90", "p99", "p999"};
         render_num(agg, "latency_us", subs[c - COL_MIN], 1, buf, CELL);
         return;
     }
@@ -234,6 +244,12 @@ static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
         return;
     case COL_LOAD_MBPS:
         render_num(agg, "load", "throughput_mbps", 2, buf, CELL);
+        return;
+    case COL_JITTER:
+        render_num(agg, "udp", "jitter_us", 1, buf, CELL);
+        return;
+    case COL_OOO:
+        render_num(agg, "udp", "out_of_order", 0, buf, CELL);
         return;
     case COL_N:
         snprintf(buf, CELL, "%zu", json_array_size(json_object_get(row, "samples")));
@@ -596,6 +612,20 @@ static const char *node_verdict(const json_t *md, const json_t *row)
     return "";
 }
 
+/* ip_family and the UDP columns (empty on TCP rows); note and node_verdict stay last. */
+static void csv_udp(const json_t *row, FILE *out)
+{
+    static const char *const udp[] = {"sent", "lost", "loss_pct", "jitter_us", "out_of_order"};
+    static const int decimals[] = {0, 0, 3, 3, 0};
+    const json_t *agg = json_object_get(row, "aggregate");
+    const char *fam = json_string_value(json_object_get(row, "ip_family"));
+    char b[CELL];
+
+    csv_field(fam ? fam : "", false, out);
+    for (size_t k = 0; k < sizeof(udp) / sizeof(udp[0]); k++)
+        csv_field(render_num(agg, "udp", udp[k], decimals[k], b, sizeof(b)), false, out);
+}
+
 void render_text_csv(const struct report *rep, FILE *out)
 {
     static const char *const header[] = {"scenario",
@@ -622,6 +652,12 @@ void render_text_csv(const struct report *rep, FILE *out)
                                          "ci95_lo",
                                          "ci95_hi",
                                          "noisy",
+                                         "ip_family",
+                                         "udp_sent",
+                                         "udp_lost",
+                                         "udp_loss_pct",
+                                         "udp_jitter_us",
+                                         "udp_out_of_order",
                                          "note",
                                          "node_verdict",
                                          "load_mbps",
@@ -665,6 +701,7 @@ void render_text_csv(const struct report *rep, FILE *out)
         snprintf(b, sizeof(b), "%.3f", json_number_value(json_array_get(ci, 1)));
         csv_field(json_is_array(ci) ? b : "-", false, out);
         csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
+        csv_udp(row, out);
         csv_field(note ? note : "", false, out);
         csv_field(node_verdict(report_metadata_const(rep), row), false, out);
         csv_field(render_num(agg, "load", "throughput_mbps", 3, b, sizeof(b)), false, out);

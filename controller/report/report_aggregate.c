@@ -175,7 +175,8 @@ static void cpu_per_gbit(json_t *agg, const json_t *row)
 static json_t *build_aggregate(const json_t *row, const char *kind, struct kp_err *err)
 {
     static const char *const tcp[] = {"retransmits", "rtt_us", "mss", NULL};
-    static const char *const udp[] = {"sent", "received", "lost", "loss_pct", "jitter_us", NULL};
+    static const char *const udp[] = {"sent",      "received",     "lost",          "loss_pct",
+                                      "jitter_us", "out_of_order", "rcvbuf_errors", NULL};
     json_t *agg = json_object();
 
     set_median(agg, row, "duration_s", NULL);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/report/html_util.h"
 #include "controller/report/watch_render.h"
 
 #define LABEL_W 230 /* px for lane labels */
@@ -17,31 +18,6 @@
 
 static const char *const kinds[] = {"udp", "tcp", "connect"};
 static const char *const kind_color[] = {"#4c78a8", "#72b7b2", "#9d755d"};
-
-static void esc(const char *s, FILE *out)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
 
 static double num(const json_t *o, const char *key)
 {
@@ -76,12 +52,12 @@ static void lane(const json_t *doc, const json_t *p, size_t i, double span, FILE
 
     fprintf(out, "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">", LABEL_W - 8,
             y + 1.5 * KIND_H + 4);
-    esc(json_string_value(json_object_get(p, "path")), out);
+    html_esc(json_string_value(json_object_get(p, "path")), out);
     fputs("</text>\n", out);
     if (json_is_string(json_object_get(p, "error"))) {
         fprintf(out, "<text x=\"%d\" y=\"%.0f\" fill=\"#b00\">no probe document: ", LABEL_W,
                 y + 1.5 * KIND_H + 4);
-        esc(json_string_value(json_object_get(p, "error")), out);
+        html_esc(json_string_value(json_object_get(p, "error")), out);
         fputs("</text>\n", out);
         return;
     }
@@ -161,12 +137,12 @@ void watch_render_html(const json_t *doc, FILE *out)
 
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kperf watch ",
           out);
-    esc(json_string_value(json_object_get(doc, "run_id")), out);
+    html_esc(json_string_value(json_object_get(doc, "run_id")), out);
     fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
           "pre{background:#f6f6f6;padding:1em;overflow-x:auto}svg text{font:12px sans-serif}"
           ".bad{color:#b00}.ok{color:#070}</style></head><body>\n<h1>kperf watch</h1>\n<p>Run ",
           out);
-    esc(json_string_value(json_object_get(doc, "run_id")), out);
+    html_esc(json_string_value(json_object_get(doc, "run_id")), out);
     fprintf(out, ", %.1f s, %lld probes/s per path", num(doc, "duration_s"),
             (long long)json_integer_value(json_object_get(doc, "rate_per_s")));
     if (json_array_size(argv)) {
@@ -174,7 +150,7 @@ void watch_render_html(const json_t *doc, FILE *out)
         json_array_foreach(argv, i, a)
         {
             fputs(i ? " " : "", out);
-            esc(json_string_value(a), out);
+            html_esc(json_string_value(a), out);
         }
         fputs("</code>", out);
     }
@@ -187,7 +163,7 @@ void watch_render_html(const json_t *doc, FILE *out)
         watch_render(doc, WATCH_TABLE, mem);
         fclose(mem);
         fputs("<h2>Summary</h2>\n<pre>", out);
-        esc(buf, out);
+        html_esc(buf, out);
         fputs("</pre>\n", out);
         free(buf);
     }

@@ -18,17 +18,20 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "controller/report/compare.h"
 #include "controller/report/history.h"
+#include "controller/report/history_html.h"
 #include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
-/* A one-row report of the given metadata. */
-static struct report *run_at(const char *start, const char *cluster, const char *cni_version)
+/* A one-row report of the given metadata and throughput. */
+static struct report *run_mbps(const char *start, const char *cluster, const char *cni_version,
+                               double mbps)
 {
     struct report *rep = report_new();
     struct kp_err err = {{0}};
     json_t *doc =
-        fx_agent_doc(json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, 900, 0)), NULL);
+        fx_agent_doc(json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, mbps, 0)), NULL);
 
     if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err) !=
         0)
@@ -46,6 +49,11 @@ static struct report *run_at(const char *start, const char *cluster, const char 
                                   "role", "client"));
     assert_int_equal(report_finish(rep, &err), 0);
     return rep;
+}
+
+static struct report *run_at(const char *start, const char *cluster, const char *cni_version)
+{
+    return run_mbps(start, cluster, cni_version, 900);
 }
 
 static void test_history_key_is_sanitized(void **state)
@@ -136,11 +144,89 @@ static void test_history_add_list_retain_comparable(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The trend page (history_html.h) of dir rendered into a malloc'ed string; returns the rc. */
+static int trend_page(const char *dir, char **page, struct kp_err *err)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(page, &len);
+    struct compare_opts co;
+    struct history_trend_opts o = {.compare = &co, .runs = 5};
+    int rc;
+
+    assert_non_null(f);
+    compare_opts_init(&co);
+    rc = history_trend_html(dir, &o, f, err);
+    fclose(f);
+    return rc;
+}
+
+static size_t occurrences(const char *s, const char *needle)
+{
+    size_t n = 0;
+
+    for (; (s = strstr(s, needle)) != NULL; s++)
+        n++;
+    return n;
+}
+
+/* Five runs of 1.16.1 around 900 Mb/s, then 1.17.0 at 720 (-20%), plus one run elsewhere: two
+ * series; one chart per row and metric (one line each); the 1.17.0 run's Mb/s is marked as a
+ * regression, as 'kperf compare --baseline' calls it; the retransmits chart has no mark. */
+static void test_history_trend_page_marks_the_regression(void **state)
+{
+    static const double mbps[] = {900, 909, 891, 904.5, 895.5, 720};
+    char dir[] = "/tmp/kperf-trend-XXXXXX", *page = NULL, cmd[600], t[32], *fig;
+    struct kp_err err = {{0}};
+    struct report *r;
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(trend_page(dir, &page, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "holds no report"));
+    free(page);
+    for (int day = 1; day <= 6; day++) {
+        snprintf(t, sizeof(t), "2026-11-%02dT02:00:00Z", day);
+        r = run_mbps(t, "prod", day < 6 ? "1.16.1" : "1.17.0", mbps[day - 1]);
+        assert_int_equal(history_add(dir, r, NULL, 30, NULL, &err), 0);
+        report_free(r);
+    }
+    r = run_at("2026-11-01T02:00:00Z", "staging<b>", "1.16.1");
+    assert_int_equal(history_add(dir, r, NULL, 30, NULL, &err), 0);
+    report_free(r);
+
+    assert_int_equal(trend_page(dir, &page, &err), 0);
+    if (getenv("KPERF_TEST_SHOW"))
+        fprintf(stderr, "%s\n", page);
+    assert_non_null(strstr(page, "data-runs=\"7\" data-series=\"2\""));
+    assert_non_null(strstr(page, "prod/ip-10-0-0-2_m5.large/cilium <small>(6 runs)"));
+    assert_non_null(strstr(page, "<td>1.17.0</td>"));
+    assert_int_equal(occurrences(page, "<path class=\"line\""),
+                     occurrences(page, "<figure class=\"metric"));
+    fig = strstr(page, "data-metric=\"Mb/s\"");
+    assert_non_null(fig);
+    assert_true(strncmp(fig, "data-metric=\"Mb/s\" data-regressions=\"1\"", 39) == 0);
+    assert_non_null(strstr(fig, "class=\"mark\""));
+    assert_non_null(strstr(page, "data-metric=\"retrans/GB\" data-regressions=\"0\""));
+    assert_null(strstr(page, "<b>"));
+    assert_null(strstr(page, "<script"));
+    free(page);
+
+    snprintf(cmd, sizeof(cmd), "echo '{' > '%s/prod/ip-10-0-0-2_m5.large/cilium/1.16.1/x.json'",
+             dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(trend_page(dir, &page, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "x.json"));
+    free(page);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_key_is_sanitized),
         cmocka_unit_test(test_history_add_list_retain_comparable),
+        cmocka_unit_test(test_history_trend_page_marks_the_regression),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "controller/report/html_util.h"
 #include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
@@ -126,7 +127,8 @@ static void test_render_table_has_cilium_style_rows(void **state)
     assert_non_null(strstr(l, "10.0")); /* min */
     l = line_with(t, "Scenario", "Throughput Mb/s", "Retransmits");
     assert_non_null(l);
-    assert_non_null(strstr(l, "MSS | Loss% | CPU s/Gbit | n | CV% | Note"));
+    assert_non_null(
+        strstr(l, "MSS | Loss% | Jitter us | Out of order | CPU s/Gbit | n | CV% | Note"));
     l = line_with(t, "pod-to-pod", "TCP_STREAM ", "9412.50"); /* median of three */
     assert_non_null(l);
     assert_non_null(strstr(l, " 4 ")); /* median retransmits */
@@ -289,6 +291,7 @@ static void test_render_html_is_self_contained(void **state)
 {
     struct report *rep = synthetic();
     char *t = render(rep, REPORT_HTML);
+    const char *p;
     (void)state;
 
     assert_non_null(strstr(t, "<!DOCTYPE html>"));
@@ -296,10 +299,101 @@ static void test_render_html_is_self_contained(void **state)
     assert_non_null(strstr(t, "<svg"));
     assert_non_null(strstr(t, "pod-to-pod same-node TCP_RR"));
     assert_non_null(strstr(t, "service &lt;DNAT&gt; unavailable")); /* escaped */
+    /* one CDF: the only latency row; the line starts at min (10 us) and ends at max */
+    p = strstr(t, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"cdf\"");
+    assert_non_null(p);
+    assert_null(strstr(strstr(p, "</svg>"), "class=\"cdf\""));
+    assert_non_null(strstr(p, "<path class=\"line\""));
+    assert_non_null(strstr(p, ">10.0 us</text>"));
+    assert_non_null(strstr(t, "TCP_RR: latency CDF, 200 transactions"));
+    /* provenance as fields, not JSON text */
+    assert_non_null(strstr(t, "<th>cni</th><td><table class=\"kv\"><tr><th>name</th><td>cilium"));
+    assert_null(strstr(t, "{&quot;"));
     assert_null(strstr(t, "<DNAT>"));
     assert_null(strstr(t, "<script"));
     assert_null(strstr(t, "src="));
     assert_null(strstr(t, "https://"));
+    free(t);
+    report_free(rep);
+}
+
+/* The shared escape: markup characters become entities, control bytes a space, newlines stay
+ * (the run page's <pre> tables need them). */
+static void test_render_html_escape(void **state)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    assert_non_null(f);
+    html_esc("<a href=\"x\">&'\x1b[2J\x7f\n\tz", f);
+    html_esc(NULL, f);
+    fclose(f);
+    assert_string_equal(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&#39; [2J \n\tz");
+    free(buf);
+}
+
+/* A UDP_STREAM and a UDP_RR row, IPv6: the table shows P99.9, loss, jitter and out-of-order,
+ * the CSV the UDP columns and the family, with note and node_verdict still last. */
+static struct report *udp_report(void)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    uint64_t rng = 7;
+    json_t *st = fx_stream_sample("UDP_STREAM", 0, false, 812.5, 0);
+    json_t *rr = fx_latency_sample("UDP_RR", 0, &rng, 40.0, 2000, NULL, NULL), *doc;
+
+    json_object_del(st, "tcp");
+    json_object_del(st, "streams");
+    json_object_set_new(st, "udp",
+                        json_pack("{s:i, s:i, s:i, s:f, s:f, s:i, s:i}", "sent", 1000, "received",
+                                  990, "lost", 10, "loss_pct", 1.0, "jitter_us", 12.25,
+                                  "out_of_order", 7, "rcvbuf_errors", 0));
+    json_object_del(rr, "tcp");
+    json_object_set_new(rr, "udp",
+                        json_pack("{s:i, s:i, s:i, s:f}", "sent", 2000, "received", 1996, "lost", 4,
+                                  "loss_pct", 0.2));
+    doc = fx_agent_doc(json_pack("[o, o]", rr, st), NULL);
+    if (report_group_add_doc(
+            report_group_get_family(rep, "pod-to-pod", "other-node", "IPv6", false), doc, &err) !=
+        0)
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    assert_int_equal(report_finish(rep, &err), 0);
+    return rep;
+}
+
+static void test_render_udp_columns(void **state)
+{
+    struct report *rep = udp_report();
+    char *t = render(rep, REPORT_TABLE), *c, *m;
+    const char *l;
+    (void)state;
+
+    l = line_with(t, "Scenario", "P99 | P99.9 |", "OP/s | Loss% |");
+    assert_non_null(l);
+    l = line_with(t, "UDP_RR", NULL, NULL);
+    assert_non_null(l);
+    assert_non_null(strstr(l, " 0.20 ")); /* UDP_RR loss */
+    l = line_with(t, "Scenario", "Loss% | Jitter us | Out of order | CPU s/Gbit", NULL);
+    assert_non_null(l);
+    assert_non_null(line_with(t, "UDP_STREAM", "|  1.00 |      12.2 |            7 |", NULL));
+    m = render(rep, REPORT_MARKDOWN);
+    assert_non_null(line_with(m, "| UDP_STREAM", " 12.2 |", " 7 |"));
+    c = render(rep, REPORT_CSV);
+    assert_non_null(line_with(c,
+                              ",noisy,ip_family,udp_sent,udp_lost,udp_loss_pct,udp_jitter_us,"
+                              "udp_out_of_order,note,node_verdict",
+                              NULL, NULL));
+    assert_non_null(
+        line_with(c, "pod-to-pod,other-node,UDP_STREAM,", ",IPv6,1000,10,1.000,12.250,7,,", NULL));
+    assert_non_null(line_with(c, "pod-to-pod,other-node,UDP_RR,", ",IPv6,2000,4,0.200,,,,", NULL));
+    free(m);
+    free(c);
+    free(t);
+    t = render(rep, REPORT_HTML);
+    assert_non_null(strstr(t, "pod-to-pod other-node UDP_RR [IPv6]"));
     free(t);
     report_free(rep);
 }
@@ -360,6 +454,8 @@ int main(void)
         cmocka_unit_test(test_render_markdown_tables),
         cmocka_unit_test(test_render_csv_one_line_per_row),
         cmocka_unit_test(test_render_html_is_self_contained),
+        cmocka_unit_test(test_render_html_escape),
+        cmocka_unit_test(test_render_udp_columns),
         cmocka_unit_test(test_render_json_is_the_report),
         cmocka_unit_test(test_render_format_names),
         cmocka_unit_test(test_render_write_errors_are_reported),
