@@ -68,6 +68,7 @@ struct sample {
     struct interval *intervals; /* ours */
     unsigned nintervals;
     char start_time[32];
+    json_t *facts; /* FACTS, when the request asked for it (owned) */
 };
 
 /* client_loops.c: the thread body for the sample's test. */
@@ -80,5 +81,8 @@ KP_MUST_CHECK int client_read_all(int fd, void *buf, size_t len);
 
 /* client_json.c: the result object of one finished sample (new reference). */
 json_t *client_sample_json(const struct sample *s, unsigned index);
+/* client_json.c: FACTS text as the document's "server_facts": a JSON object (duplicate keys
+ * refused), else NULL. New reference. */
+json_t *client_facts_parse(const char *text);
 
 #endif

@@ -251,7 +251,7 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
     struct run_spec spec = {
         .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
-    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 1);
+    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, K8S_TOKEN_FILE);
     struct k8s_client_job job = {.name = "kperf-c-x",
                                  .node_hostname = "node-1",
                                  .scenario = "pod-to-external",
@@ -286,7 +286,7 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     json_decref(j);
 
     /* without the token (the external server): the same argv minus --token-file FILE */
-    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 0);
+    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, NULL);
     size_t n = 0;
     for (; argv[n]; n++)
         assert_string_not_equal(argv[n], "--token-file");

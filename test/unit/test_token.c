@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/token.h"
+#include "base/token.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 
