@@ -88,7 +88,8 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                                 "1000ms",     "--interval", "500ms",
                                 "--msg-size", "64",         "--udp-rate",
                                 "500000000",  "--reverse",  "--token-file",
-                                "/t/token",   "--json",     NULL};
+                                "/t/token",   "--server-facts", /* pod-to-external */
+                                "--json",     NULL};
     (void)state;
 
     assert_argv(agent_args_client(&spec, &o), want);
