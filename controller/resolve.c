@@ -42,6 +42,15 @@ int resolve_host(const char *host, enum run_ip_family family, char *out, size_t 
     hints.ai_family = want;
     hints.ai_socktype = SOCK_STREAM;
     rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0 && want != AF_UNSPEC) {
+        /* the name may exist in the other family only: say so rather than "not known" */
+        struct addrinfo *any = NULL;
+        hints.ai_family = AF_UNSPEC;
+        if (getaddrinfo(host, NULL, &hints, &any) == 0) {
+            freeaddrinfo(any);
+            rc = EAI_NODATA;
+        }
+    }
     if (rc == EAI_NODATA || (rc == 0 && !res) || (rc == EAI_ADDRFAMILY && want != AF_UNSPEC))
         return kp_err_set(err, "--external-server: '%s' has no %s address", host,
                           want == AF_INET6 ? "IPv6" : want == AF_INET ? "IPv4" : "IP");
