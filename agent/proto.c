@@ -9,10 +9,9 @@
 #include "base/kp_err.h"
 #include "base/testkind.h"
 
-static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
-                                         "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
-                                         "START",  "STARTED", "STOP",       "RESULT",  "AUTH_OK",
-                                         "FACTS"};
+static const char *const type_names[] = {
+    NULL,      "HELLO",     "CHALLENGE", "AUTH",    "TEST_REQ", "ACCEPT", "REFUSE",  "DATA_HELLO",
+    "DATA_OK", "UDP_READY", "START",     "STARTED", "STOP",     "RESULT", "AUTH_OK", "FACTS"};
 
 /* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)

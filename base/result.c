@@ -512,12 +512,18 @@ static int check_mtu(const json_t *v, const char *path, unsigned classes, struct
 static int check_nic(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     static const struct field f[] = {
-        {"name", K_STR, 0, ALL, NULL},           {"driver", K_STR, 0, ALL, NULL},
-        {"driver_version", K_STR, 0, ALL, NULL}, {"bus", K_STR, 0, ALL, NULL},
-        {"speed_mbps", K_INT, 0, ALL, NULL},     {"mtu", K_INT, 0, ALL, NULL},
-        {"rx_queues", K_INT, 0, ALL, NULL},      {"tx_queues", K_INT, 0, ALL, NULL},
-        {"combined_queues", K_INT, 0, ALL, NULL}, {"gro", K_BOOL, 0, ALL, NULL},
-        {"gso", K_BOOL, 0, ALL, NULL},           {"tso", K_BOOL, 0, ALL, NULL},
+        {"name", K_STR, 0, ALL, NULL},
+        {"driver", K_STR, 0, ALL, NULL},
+        {"driver_version", K_STR, 0, ALL, NULL},
+        {"bus", K_STR, 0, ALL, NULL},
+        {"speed_mbps", K_INT, 0, ALL, NULL},
+        {"mtu", K_INT, 0, ALL, NULL},
+        {"rx_queues", K_INT, 0, ALL, NULL},
+        {"tx_queues", K_INT, 0, ALL, NULL},
+        {"combined_queues", K_INT, 0, ALL, NULL},
+        {"gro", K_BOOL, 0, ALL, NULL},
+        {"gso", K_BOOL, 0, ALL, NULL},
+        {"tso", K_BOOL, 0, ALL, NULL},
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
@@ -573,10 +579,14 @@ int result_validate_entry(const json_t *entry, const char *path, struct kp_err *
 int result_validate(const json_t *doc, struct kp_err *err)
 {
     static const struct field f[] = {
-        {"schema", K_STR, ALL, ALL, check_schema}, {"agent", K_OBJ, ALL, ALL, check_agent},
-        {"server", K_OBJ, ALL, ALL, check_server}, {"params", K_OBJ, ALL, ALL, check_params},
-        {"mtu", K_OBJ, ALL, ALL, check_mtu},       {"results", K_ARR, ALL, ALL, check_results},
-        {"errors", K_ARR, ALL, ALL, check_errors}, {"aggregates", K_ARR, 0, ALL, check_aggregates},
+        {"schema", K_STR, ALL, ALL, check_schema},
+        {"agent", K_OBJ, ALL, ALL, check_agent},
+        {"server", K_OBJ, ALL, ALL, check_server},
+        {"params", K_OBJ, ALL, ALL, check_params},
+        {"mtu", K_OBJ, ALL, ALL, check_mtu},
+        {"results", K_ARR, ALL, ALL, check_results},
+        {"errors", K_ARR, ALL, ALL, check_errors},
+        {"aggregates", K_ARR, 0, ALL, check_aggregates},
         {"server_facts", K_OBJ, 0, ALL, check_server_facts},
     };
     return check_object(doc, "", f, NFIELDS(f), C_ANY, err);

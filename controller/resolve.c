@@ -53,7 +53,9 @@ int resolve_host(const char *host, enum run_ip_family family, char *out, size_t 
     }
     if (rc == EAI_NODATA || (rc == 0 && !res) || (rc == EAI_ADDRFAMILY && want != AF_UNSPEC))
         return kp_err_set(err, "--external-server: '%s' has no %s address", host,
-                          want == AF_INET6 ? "IPv6" : want == AF_INET ? "IPv4" : "IP");
+                          want == AF_INET6  ? "IPv6"
+                          : want == AF_INET ? "IPv4"
+                                            : "IP");
     if (rc != 0)
         return kp_err_set(err, "--external-server: '%s' does not resolve (%s)", host,
                           rc == EAI_SYSTEM ? "system error" : gai_strerror(rc));
@@ -68,8 +70,7 @@ int resolve_host(const char *host, enum run_ip_family family, char *out, size_t 
         freeaddrinfo(res);
         return kp_err_set(err, "--external-server: '%s' has no IP address", host);
     }
-    rc = getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)cap, NULL, 0,
-                     NI_NUMERICHOST);
+    rc = getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST);
     freeaddrinfo(res);
     if (rc != 0)
         return kp_err_set(err, "--external-server: '%s': %s", host, gai_strerror(rc));

@@ -97,7 +97,7 @@ struct run_options {
     char *external_token_file; /* the path; NULL = none (the external agent runs without auth) */
     char *external_token;      /* its bytes as base/token.h reads them (kp_free_secret) */
     size_t external_token_len;
-    bool keep;           /* --keep */
+    bool keep;              /* --keep */
     bool cleanup_leftovers; /* --cleanup-leftovers */
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
     bool all_nodes;         /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */

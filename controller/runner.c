@@ -214,8 +214,8 @@ static void step_error(const struct step *s, const char *msg)
  * --external-server, else its host name), address, kernel, OS, CPUs and NIC. */
 static void note_external(json_t *md, const struct run_options *ro, const json_t *doc)
 {
-    static const char *const keys[] = {"kernel", "os_image", "cpus", "cpu_model", "interface",
-                                       "net"};
+    static const char *const keys[] = {"kernel",    "os_image",  "cpus",
+                                       "cpu_model", "interface", "net"};
     const json_t *f = json_object_get(doc, "server_facts");
     const json_t *server = json_object_get(doc, "server");
     const char *host = json_string_value(json_object_get(server, "host"));

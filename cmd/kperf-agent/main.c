@@ -15,12 +15,12 @@
 #include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
-#include "base/token.h"
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "base/token.h"
 #include "base/units.h"
 
 enum { G_SERVER, G_CLIENT, G_PROBE }; /* the flag groups of --help */

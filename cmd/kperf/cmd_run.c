@@ -15,12 +15,12 @@
 #include "controller/backend.h"
 #include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
-#include "controller/resolve.h"
 #include "controller/plan.h"
 #include "controller/report/history.h"
 #include "controller/report/pushgw.h"
 #include "controller/report/report.h"
 #include "controller/report/report_rotate.h"
+#include "controller/resolve.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
 

@@ -208,9 +208,9 @@ json_t *k8s_objects_secret(const struct k8s_objects_opts *opts, const char *toke
     json_object_set_new(s, "stringData",
                         json_pack("{s:s}", "token", token ? token : "<generated per run>"));
     if (opts->external_token)
-        json_object_set_new(json_object_get(s, "stringData"), K8S_EXTERNAL_TOKEN_KEY,
-                            json_string(token ? opts->external_token
-                                              : "<the --external-token-file's token>"));
+        json_object_set_new(
+            json_object_get(s, "stringData"), K8S_EXTERNAL_TOKEN_KEY,
+            json_string(token ? opts->external_token : "<the --external-token-file's token>"));
     return s;
 }
 
@@ -300,9 +300,8 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
     json_object_set_new(md, "annotations",
                         json_pack("{s:s}", "kperf.io/placement", job->placement));
     obj = object("batch/v1", "Job", md);
-    json_t *pspec =
-        pod_spec(opts, job->node_hostname, job->host_network, container(opts, "client", args),
-                 job->token_key);
+    json_t *pspec = pod_spec(opts, job->node_hostname, job->host_network,
+                             container(opts, "client", args), job->token_key);
     json_object_set_new(pspec, "restartPolicy", json_string("Never"));
     json_object_set_new(obj, "spec",
                         json_pack("{s:i, s:i, s:i, s:{s:{s:o}, s:o}}", "backoffLimit", 0,

@@ -35,8 +35,8 @@
  * pod-to-external client pods at this path */
 #define K8S_EXTERNAL_TOKEN_KEY  "external-token"
 #define K8S_EXTERNAL_TOKEN_FILE K8S_TOKEN_DIR "/" K8S_EXTERNAL_TOKEN_KEY
-#define K8S_AGENT_UID        65532
-#define K8S_RUN_ID_MAX       40 /* keeps every derived name a valid DNS-1123 label */
+#define K8S_AGENT_UID           65532
+#define K8S_RUN_ID_MAX          40 /* keeps every derived name a valid DNS-1123 label */
 
 /* What every object of one run shares. Strings are borrowed for the duration of each call. */
 struct k8s_objects_opts {

@@ -47,10 +47,10 @@ static const struct {
 };
 
 struct backend_local {
-    struct backend base; /* first: the runner sees a struct backend */
-    struct localnet *ln; /* owned */
-    char *agent;         /* owned: path of kperf-agent */
-    char *token_path;    /* owned */
+    struct backend base;  /* first: the runner sees a struct backend */
+    struct localnet *ln;  /* owned */
+    char *agent;          /* owned: path of kperf-agent */
+    char *token_path;     /* owned */
     char *ext_token_path; /* owned: --external-token-file, the external host's token; or NULL */
     uint64_t timeout_ms;
     uint64_t udp_rate_bps;       /* the run's --udp-rate: the servers' --max-rate */

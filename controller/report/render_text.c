@@ -460,8 +460,8 @@ static void external_line(const json_t *ext, bool markdown, FILE *out)
     fprintf(out, "%sexternal host %s (", markdown ? "- " : "",
             textsafe(meta_str(ext, "name") ? meta_str(ext, "name") : "?", safe, sizeof(safe)));
     if (meta_str(ext, "address"))
-        fprintf(out, "%s%s", parts++ ? ", " : "", textsafe(meta_str(ext, "address"), safe,
-                                                           sizeof(safe)));
+        fprintf(out, "%s%s", parts++ ? ", " : "",
+                textsafe(meta_str(ext, "address"), safe, sizeof(safe)));
     if (meta_str(ext, "kernel"))
         fprintf(out, "%skernel %s", parts++ ? ", " : "",
                 textsafe(meta_str(ext, "kernel"), safe, sizeof(safe)));

@@ -56,8 +56,7 @@ static void test_hostfacts_collect_this_host(void **state)
     assert_int_equal(uname(&u), 0);
     f = hostfacts_collect(-1);
     assert_string_equal(json_string_value(json_object_get(f, "kernel")), u.release);
-    assert_int_equal(json_integer_value(json_object_get(f, "cpus")),
-                     sysconf(_SC_NPROCESSORS_ONLN));
+    assert_int_equal(json_integer_value(json_object_get(f, "cpus")), sysconf(_SC_NPROCESSORS_ONLN));
     assert_null(json_object_get(f, "interface"));
     assert_true(json_is_array(json_object_get(json_object_get(f, "net"), "nics")));
     json_decref(f);

@@ -71,8 +71,8 @@ static struct report *synthetic(void)
     json_object_set_new(
         report_metadata(rep), "external",
         json_pack("{s:s, s:s, s:s, s:i, s:s, s:{s:[{s:s, s:s, s:i, s:i}], s:{s:s}}}", "name",
-                  "ec2.example", "address", "198.51.100.7", "kernel", "6.1.0-ec2\x1b[2J", "cpus",
-                  8, "cpu_model", "Intel Xeon", "net", "nics", "name", "ens5", "driver", "ena",
+                  "ec2.example", "address", "198.51.100.7", "kernel", "6.1.0-ec2\x1b[2J", "cpus", 8,
+                  "cpu_model", "Intel Xeon", "net", "nics", "name", "ens5", "driver", "ena",
                   "speed_mbps", 25000, "mtu", 9001, "sysctls", "tcp_congestion_control", "cubic"));
     assert_int_equal(report_finish(rep, &err), 0);
     return rep;

@@ -95,8 +95,7 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
                             json_pack("{s:s, s:s, s:i, s:{s:[{s:s, s:s, s:i}]}}", "hostname",
                                       "ip-10-0-0-7", "kernel",
                                       f->calls == 3 ? "6.1.0-first" : "6.1.0-later", "cpus", 8,
-                                      "net", "nics", "name", "ens5", "driver", "ena", "mtu",
-                                      9001));
+                                      "net", "nics", "name", "ens5", "driver", "ena", "mtu", 9001));
     return 0;
 }
 
@@ -244,10 +243,10 @@ static void test_runner_one_client_per_test_in_plan_order(void **state)
     assert_string_equal(json_string_value(json_object_get(ext, "hostname")), "ip-10-0-0-7");
     assert_string_equal(json_string_value(json_object_get(ext, "kernel")), "6.1.0-first");
     assert_int_equal(json_integer_value(json_object_get(ext, "cpus")), 8);
-    assert_int_equal(json_integer_value(json_object_get(
-                         json_array_get(json_object_get(json_object_get(ext, "net"), "nics"), 0),
-                         "mtu")),
-                     9001);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(ext, "net"), "nics"), 0), "mtu")),
+        9001);
     run_free(&r);
 }
 
