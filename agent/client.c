@@ -201,6 +201,13 @@ static int handshake(struct sample *s, struct kp_err *err)
         ctrl_recv(s->ctrl, &m, PROTO_ACCEPT, HANDSHAKE_TIMEOUT_MS, err) != 0)
         return -1;
     s->session = m.u.accept.session;
+    if (s->req.flags & PROTO_FLAG_FACTS) {
+        if (ctrl_recv(s->ctrl, &m, PROTO_FACTS, HANDSHAKE_TIMEOUT_MS, err) != 0)
+            return -1;
+        s->facts = client_facts_parse(m.u.facts.text);
+        if (!s->facts)
+            kp_log(KP_LOG_WARN, "the server's FACTS are not a JSON object; left out");
+    }
     return 0;
 }
 
@@ -519,6 +526,8 @@ out:
 
 void client_sample_cleanup(struct sample *s)
 {
+    json_decref(s->facts);
+    s->facts = NULL;
     for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
         if (s->workers[i].fd >= 0)
             close(s->workers[i].fd);
@@ -659,8 +668,13 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
             s.intervals =
                 o->interval_ms ? kp_xcalloc(CLIENT_MAX_INTERVALS, sizeof(*s.intervals)) : NULL;
             kp_log(KP_LOG_INFO, "running %s sample %u", proto_test_name(s.req.test), i);
+            /* the server's host facts: asked once, with the first sample that gets them */
+            if (o->server_facts && !json_object_get(doc, "server_facts"))
+                s.req.flags |= PROTO_FLAG_FACTS;
             if (client_run_sample(&s, &err) == 0) {
                 json_t *mtu = json_object_get(doc, "mtu");
+                if (s.facts && !json_object_get(doc, "server_facts"))
+                    json_object_set(doc, "server_facts", s.facts);
                 json_array_append_new(json_object_get(doc, "results"), client_sample_json(&s, i));
                 if (json_object_size(mtu) == 0) {
                     json_object_set_new(mtu, "client", json_integer(s.mtu));

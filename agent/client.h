@@ -26,6 +26,7 @@ struct client_opts {
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;
     int reverse;       /* stream tests: the server sends */
+    int server_facts;  /* ask the server for its host's facts (FACTS): doc "server_facts" */
     const char *token; /* borrowed secret; NULL = none */
     size_t token_len;
     uint64_t connect_timeout_ms;

@@ -77,6 +77,7 @@ struct sample {
     unsigned nintervals;
     char start_time[32];
     double connected_unix_s; /* CLOCK_REALTIME when the control connection was answered */
+    json_t *facts;           /* FACTS, when the request asked for it (owned) */
 };
 
 /* client.c: one sample, from set-up to RESULT (0, or -1 with err); its resources stay for
@@ -111,5 +112,8 @@ KP_MUST_CHECK int client_read_all(int fd, void *buf, size_t len);
  * a TCP_RR_LOADED result with load{} (client_load_json, in client_loaded.c). */
 json_t *client_sample_json(const struct sample *s, unsigned index);
 json_t *client_load_json(const struct sample *ld);
+/* client_json.c: FACTS text as the document's "server_facts": a JSON object (duplicate keys
+ * refused), else NULL. New reference. */
+json_t *client_facts_parse(const char *text);
 
 #endif

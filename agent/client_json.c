@@ -195,3 +195,14 @@ json_t *client_sample_json(const struct sample *s, unsigned index)
         json_object_set_new(r, "load", client_load_json(s->load));
     return r;
 }
+
+json_t *client_facts_parse(const char *text)
+{
+    json_t *f = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+
+    if (!json_is_object(f)) {
+        json_decref(f);
+        return NULL;
+    }
+    return f;
+}

@@ -9,9 +9,9 @@
 #include "base/kp_err.h"
 #include "base/testkind.h"
 
-static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
-                                         "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
-                                         "START",  "STARTED", "STOP",       "RESULT",  "AUTH_OK"};
+static const char *const type_names[] = {
+    NULL,      "HELLO",     "CHALLENGE", "AUTH",    "TEST_REQ", "ACCEPT", "REFUSE",  "DATA_HELLO",
+    "DATA_OK", "UDP_READY", "START",     "STARTED", "STOP",     "RESULT", "AUTH_OK", "FACTS"};
 
 /* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)
@@ -152,6 +152,9 @@ static size_t payload_len(uint8_t type, int *variable)
     case PROTO_RESULT:
         *variable = 1;
         return PROTO_RESULT_FIXED_LEN + (size_t)PROTO_MAX_STREAMS * PROTO_STREAM_STATS_LEN;
+    case PROTO_FACTS:
+        *variable = 1;
+        return 2 + PROTO_FACTS_MAX;
     default: /* DATA_OK, UDP_READY, START, STARTED */
         return 0;
     }
@@ -205,7 +208,7 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
                           "not requested from a server",
                           tk->name);
-    if (r->flags & ~PROTO_FLAG_REVERSE)
+    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS))
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if (r->streams < 1 || r->streams > PROTO_MAX_STREAMS)
         return kp_err_set(err, "streams %u out of range [1, %u]", r->streams, PROTO_MAX_STREAMS);
@@ -305,6 +308,25 @@ static int decode_refuse(const uint8_t *p, size_t len, struct proto_msg *m, stru
     return 0;
 }
 
+/* FACTS: u16 n, then n bytes of printable ASCII (a JSON object's text; the receiver parses
+ * it), 2 <= n <= PROTO_FACTS_MAX. */
+static int decode_facts(const uint8_t *p, size_t len, struct proto_msg *m, struct kp_err *err)
+{
+    uint16_t n;
+
+    if (len < 2)
+        return kp_err_set(err, "FACTS too short");
+    n = get16(p);
+    if (n < 2 || n > PROTO_FACTS_MAX || (size_t)n + 2 != len)
+        return kp_err_set(err, "FACTS text length %u does not match", n);
+    for (unsigned i = 0; i < n; i++)
+        if (p[2 + i] < 0x20 || p[2 + i] > 0x7e)
+            return kp_err_set(err, "FACTS text has a non-printable byte");
+    memcpy(m->u.facts.text, p + 2, n);
+    m->u.facts.text[n] = '\0';
+    return 0;
+}
+
 static int decode_payload(uint8_t type, const uint8_t *p, size_t len, struct proto_msg *m,
                           struct kp_err *err)
 {
@@ -359,6 +381,8 @@ static int decode_payload(uint8_t type, const uint8_t *p, size_t len, struct pro
         return 0;
     case PROTO_RESULT:
         return decode_result(p, len, &m->u.result, err);
+    case PROTO_FACTS:
+        return decode_facts(p, len, m, err);
     default:
         return 0;
     }
@@ -470,6 +494,16 @@ static size_t encode_payload(const struct proto_msg *m, uint8_t *p)
         return 16;
     case PROTO_RESULT:
         return encode_result(&m->u.result, p);
+    case PROTO_FACTS:
+        n = strnlen(m->u.facts.text, PROTO_FACTS_MAX);
+        if (n < 2)
+            return 0;
+        put16(p, (uint16_t)n);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = (uint8_t)m->u.facts.text[i];
+            p[2 + i] = (c < 0x20 || c > 0x7e) ? '?' : c;
+        }
+        return 2 + n;
     default:
         return 0;
     }
@@ -487,6 +521,8 @@ size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap)
     if (cap < PROTO_HEADER_LEN + max)
         return 0;
     n = encode_payload(m, out + PROTO_HEADER_LEN);
+    if (n == 0 && m->type == PROTO_FACTS) /* FACTS carries at least "{}" */
+        return 0;
     put32(out, PROTO_MAGIC);
     out[4] = frame_version(m->type);
     out[5] = m->type;

@@ -19,13 +19,14 @@
 #include "base/kp_err.h"
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
-#define PROTO_VERSION        3           /* 3: RESULT's per-stream server thread CPU */
+#define PROTO_VERSION        4           /* 4: FACTS (the server host's facts on request) */
 #define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
 #define PROTO_MAC_LEN        32
 #define PROTO_REASON_MAX     200
+#define PROTO_FACTS_MAX      4000 /* FACTS: bytes of JSON text (printable ASCII) */
 
 /* Hard limits of the protocol; a server may enforce lower ones. */
 #define PROTO_MAX_STREAMS     128
@@ -53,7 +54,8 @@ enum proto_type {
     PROTO_STOP = 12,      /* C->S: client's counters; the server finishes and reports */
     PROTO_RESULT = 13,    /* S->C: the server's side of the measurement */
     PROTO_AUTH_OK = 14,   /* S->C: server MAC, the server's proof that it knows the token */
-    PROTO_TYPE_MAX = 14,
+    PROTO_FACTS = 15,     /* S->C after ACCEPT, when TEST_REQ asked: the server host's facts */
+    PROTO_TYPE_MAX = 15,
 };
 
 /* Test numbers on the wire: the protocol, never renumbered. Each is the `wire` id of its
@@ -108,6 +110,7 @@ enum proto_status {
 };
 
 #define PROTO_FLAG_REVERSE 0x01u
+#define PROTO_FLAG_FACTS   0x02u /* TEST_REQ: send FACTS after ACCEPT (any test) */
 #define PROTO_FLAG_AUTH    0x01u /* CHALLENGE: the server requires a token */
 
 struct proto_header {
@@ -210,6 +213,9 @@ struct proto_msg {
             uint64_t udp_sent;
         } stop;
         struct proto_result result;
+        struct {
+            char text[PROTO_FACTS_MAX + 1]; /* NUL-terminated JSON, printable ASCII */
+        } facts;
     } u;
 };
 

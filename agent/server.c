@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent/echo.h"
+#include "agent/hostfacts.h"
 #include "agent/peeraddr.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"
@@ -416,6 +417,28 @@ static void on_auth(struct conn *c, const struct proto_msg *m)
     explicit_bzero(&out, sizeof(out));
 }
 
+/* FACTS after ACCEPT (TEST_REQ asked): this host, and the NIC of the connection's local
+ * address. Facts that do not fit are dropped (hostfacts_text); "{}" at worst, so the client,
+ * which waits for the message, always gets one. */
+static void send_facts(struct conn *c)
+{
+    struct proto_msg *out = kp_xcalloc(1, sizeof(*out));
+    json_t *facts;
+    char *text;
+    int fd = -1;
+
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0)
+        fd = -1;
+    facts = hostfacts_collect(fd);
+    text = hostfacts_text(facts, PROTO_FACTS_MAX);
+    out->type = PROTO_FACTS;
+    snprintf(out->u.facts.text, sizeof(out->u.facts.text), "%s", text ? text : "{}");
+    conn_send(c, out);
+    free(text);
+    json_decref(facts);
+    free(out);
+}
+
 static void on_test_req(struct conn *c, const struct proto_msg *m)
 {
     const struct server_opts *o = &c->srv->o;
@@ -466,6 +489,8 @@ static void on_test_req(struct conn *c, const struct proto_msg *m)
     kp_log(KP_LOG_INFO, "%s: %s accepted (streams %u, %u ms)", c->peer, proto_test_name(r->test),
            r->streams, r->duration_ms);
     conn_send(c, &out);
+    if (r->flags & PROTO_FLAG_FACTS)
+        send_facts(c);
 }
 
 static void on_data_hello(struct conn *c, const struct proto_msg *m)

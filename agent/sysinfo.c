@@ -87,31 +87,41 @@ uint64_t sysinfo_udp_rcvbuf_errors(void)
     return result;
 }
 
-uint32_t sysinfo_socket_mtu(int fd)
+int sysinfo_socket_ifname(int fd, char *name, size_t len)
 {
     struct sockaddr_storage local;
-    socklen_t len = sizeof(local);
+    socklen_t slen = sizeof(local);
     struct ifaddrs *ifa = NULL;
-    uint32_t mtu = 0;
+    int rc = -1;
 
-    if (getsockname(fd, (struct sockaddr *)&local, &len) != 0 || getifaddrs(&ifa) != 0)
-        return 0;
+    if (len == 0 || getsockname(fd, (struct sockaddr *)&local, &slen) != 0 || getifaddrs(&ifa) != 0)
+        return -1;
     for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
-        struct ifreq req;
-        int s;
         /* a dual-stack socket's IPv4 address is ::ffff:a.b.c.d; the interface has a.b.c.d */
         if (!i->ifa_addr || !peeraddr_same_ip(i->ifa_addr, (const struct sockaddr *)&local))
             continue;
-        memset(&req, 0, sizeof(req));
-        snprintf(req.ifr_name, sizeof(req.ifr_name), "%s", i->ifa_name);
-        s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (s >= 0 && ioctl(s, SIOCGIFMTU, &req) == 0)
-            mtu = (uint32_t)req.ifr_mtu;
-        if (s >= 0)
-            close(s);
+        snprintf(name, len, "%s", i->ifa_name);
+        rc = 0;
         break;
     }
     freeifaddrs(ifa);
+    return rc;
+}
+
+uint32_t sysinfo_socket_mtu(int fd)
+{
+    struct ifreq req;
+    uint32_t mtu = 0;
+    int s;
+
+    memset(&req, 0, sizeof(req));
+    if (sysinfo_socket_ifname(fd, req.ifr_name, sizeof(req.ifr_name)) != 0)
+        return 0;
+    s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s >= 0 && ioctl(s, SIOCGIFMTU, &req) == 0)
+        mtu = (uint32_t)req.ifr_mtu;
+    if (s >= 0)
+        close(s);
     return mtu;
 }
 

@@ -5,6 +5,7 @@
 #ifndef KPERF_AGENT_SYSINFO_H
 #define KPERF_AGENT_SYSINFO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/kp_err.h"
@@ -23,6 +24,10 @@ KP_MUST_CHECK int sysinfo_node_cpu(uint64_t out[SYSINFO_CPU_FIELDS]);
 
 /* Udp: RcvbufErrors from /proc/net/snmp (this network namespace); 0 if unreadable. */
 uint64_t sysinfo_udp_rcvbuf_errors(void);
+
+/* The name of the interface that holds the socket's local address (the one that carries the
+ * connection's route) into name[len]. Returns 0, or -1 if none does. */
+KP_MUST_CHECK int sysinfo_socket_ifname(int fd, char *name, size_t len);
 
 /* MTU of the interface that holds the socket's local address (loopback for 127/8); 0 if
  * unknown. */

@@ -533,6 +533,70 @@ static int check_mtu(const json_t *v, const char *path, unsigned classes, struct
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
 }
 
+/* server_facts (kperf-agent client --server-facts; the FACTS of docs/protocol.md): the server
+ * host's facts, every field optional, nothing else allowed. */
+static int check_nic(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"name", K_STR, 0, ALL, NULL},
+        {"driver", K_STR, 0, ALL, NULL},
+        {"driver_version", K_STR, 0, ALL, NULL},
+        {"bus", K_STR, 0, ALL, NULL},
+        {"speed_mbps", K_INT, 0, ALL, NULL},
+        {"mtu", K_INT, 0, ALL, NULL},
+        {"rx_queues", K_INT, 0, ALL, NULL},
+        {"tx_queues", K_INT, 0, ALL, NULL},
+        {"combined_queues", K_INT, 0, ALL, NULL},
+        {"gro", K_BOOL, 0, ALL, NULL},
+        {"gso", K_BOOL, 0, ALL, NULL},
+        {"tso", K_BOOL, 0, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
+static int check_nics(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    return check_array(v, path, classes, check_nic, err);
+}
+
+static int check_sysctls(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"tcp_congestion_control", K_STR, 0, ALL, NULL},
+        {"rmem_max", K_STR, 0, ALL, NULL},
+        {"wmem_max", K_STR, 0, ALL, NULL},
+        {"tcp_rmem", K_STR, 0, ALL, NULL},
+        {"tcp_wmem", K_STR, 0, ALL, NULL},
+        {"nf_conntrack_max", K_STR, 0, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
+static int check_net(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"nics", K_ARR, 0, ALL, check_nics},
+        {"sysctls", K_OBJ, 0, ALL, check_sysctls},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
+static int check_server_facts(const json_t *v, const char *path, unsigned classes,
+                              struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"hostname", K_STR, 0, ALL, NULL},  {"kernel", K_STR, 0, ALL, NULL},
+        {"os_image", K_STR, 0, ALL, NULL},  {"cpus", K_INT, 0, ALL, NULL},
+        {"cpu_model", K_STR, 0, ALL, NULL}, {"interface", K_STR, 0, ALL, NULL},
+        {"net", K_OBJ, 0, ALL, check_net},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
 int result_validate_entry(const json_t *entry, const char *path, struct kp_err *err)
 {
     return check_result(entry, path, 0, err);
@@ -550,6 +614,7 @@ int result_validate(const json_t *doc, struct kp_err *err)
         {"errors", K_ARR, ALL, ALL, check_errors},
         {"aggregates", K_ARR, 0, ALL, check_aggregates},
         {"first_answer_unix_s", K_NUM, 0, ALL, NULL},
+        {"server_facts", K_OBJ, 0, ALL, check_server_facts},
     };
     return check_object(doc, "", f, NFIELDS(f), C_ANY, err);
 }

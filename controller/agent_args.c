@@ -94,6 +94,9 @@ char **agent_args_client(const struct run_spec *spec, const struct agent_args_op
         push_str(&a, "--reverse");
     if (o->token_file)
         push_flag(&a, "--token-file", kp_xstrdup(o->token_file));
+    /* a host kperf does not run: its agent reports its facts (FACTS) for the provenance */
+    if (spec->group && spec->group->scenario == SCENARIO_POD_TO_EXTERNAL)
+        push_str(&a, "--server-facts");
     push_str(&a, "--json");
     return a.v;
 }

@@ -9,7 +9,8 @@
  * Client argv, in this order (optional flags only when their run_spec field is non-zero):
  *   [prefix...] [agent] client --server HOST:PORT --tests T1,T2 --duration Nms --samples N
  *   --streams N [--omit Nms] [--interval Nms] [--msg-size N] [--udp-rate N] [--reverse]
- *   [--token-file F] --json
+ *   [--token-file F] [--server-facts] --json
+ * --server-facts for pod-to-external only: the external agent's host facts for the report.
  * --samples and --streams are always passed (samples <= 0 -> 1, streams <= 0 -> 4: the agent's
  * own defaults), so a command line read from a log or a manifest says what was measured.
  *

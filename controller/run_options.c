@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
@@ -58,6 +59,9 @@ void run_options_cleanup(struct run_options *o)
     free(o->node_b);
     free(o->nodes_from);
     free(o->external_host);
+    free(o->external_name);
+    free(o->external_token_file);
+    kp_free_secret(o->external_token);
     memset(o, 0, sizeof(*o));
 }
 
@@ -75,6 +79,9 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
             return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
                                    "run, named after its start time)");
     }
+    if (o->external_token_file && !o->external_host && !o->local)
+        return kp_err_set(err, "--external-token-file needs --external-server (or --local, whose "
+                               "external host kperf starts itself)");
     if (o->omit_ms >= 3600000)
         return kp_err_set(err, "--omit: must be below 1h");
     if (o->interval_ms && o->interval_ms > o->duration_ms) {

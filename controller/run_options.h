@@ -91,7 +91,13 @@ struct run_options {
     int port;            /* --port, default 5201 */
     char *external_host; /* --external-server HOST[:PORT]; owned; NULL = none */
     int external_port;   /* default 5201 */
-    bool keep;           /* --keep */
+    char *external_name; /* the name given to --external-server when the controller resolved
+                          * it to external_host (controller/resolve.h); owned; NULL = none */
+    /* --external-token-file: the external agent's token (both backends); owned */
+    char *external_token_file; /* the path; NULL = none (the external agent runs without auth) */
+    char *external_token;      /* its bytes as base/token.h reads them (kp_free_secret) */
+    size_t external_token_len;
+    bool keep;              /* --keep */
     bool cleanup_leftovers; /* --cleanup-leftovers */
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
     bool all_nodes;         /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */

@@ -193,6 +193,7 @@ static void summarize(const json_t *doc, char *buf, size_t len)
 }
 
 struct step {
+    json_t *md; /* the report's metadata (borrowed): where the external host's facts go */
     const struct plan_group *g;
     struct report_group *rg; /* where the group's results go (borrowed from the report) */
     const char *head;        /* the label's scenario and placement columns, made per group */
@@ -224,6 +225,36 @@ static void step_error(const struct step *s, const char *msg)
         report_group_error_test(s->rg, s->tests[i], msg);
 }
 
+/* The external server's host facts (the agent document's "server_facts", FACTS in
+ * docs/protocol.md) as metadata.external, once, beside the nodes: its name (the one given to
+ * --external-server, else its host name), address, kernel, OS, CPUs and NIC. */
+static void note_external(json_t *md, const struct run_options *ro, const json_t *doc)
+{
+    static const char *const keys[] = {"kernel",    "os_image",  "cpus",
+                                       "cpu_model", "interface", "net"};
+    const json_t *f = json_object_get(doc, "server_facts");
+    const json_t *server = json_object_get(doc, "server");
+    const char *host = json_string_value(json_object_get(server, "host"));
+    json_t *ext;
+
+    if (!md || !json_is_object(f) || json_object_get(md, "external"))
+        return;
+    ext = json_object();
+    if (ro->external_name)
+        json_object_set_new(ext, "name", json_string(ro->external_name));
+    else if (json_is_string(json_object_get(f, "hostname")))
+        json_object_set(ext, "name", json_object_get(f, "hostname"));
+    json_object_set_new(ext, "role", json_string("external server"));
+    if (json_is_string(json_object_get(f, "hostname")))
+        json_object_set(ext, "hostname", json_object_get(f, "hostname"));
+    if (host)
+        json_object_set_new(ext, "address", json_string(host));
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (json_object_get(f, keys[i]))
+            json_object_set(ext, keys[i], json_object_get(f, keys[i]));
+    json_object_set_new(md, "external", ext);
+}
+
 /* Runs one client for step s; adds its document or error to the step's report group. Returns
  * true when ok. */
 static bool run_step(struct backend *b, const struct step *s, struct progress *pg,
@@ -247,6 +278,8 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
         progress_end(pg, false, kp_err_msg(&err));
         return false;
     }
+    if (s->g->scenario == SCENARIO_POD_TO_EXTERNAL)
+        note_external(s->md, ro, doc);
     if (report_group_add_doc(s->rg, doc, &err) != 0) {
         step_error(s, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
@@ -307,10 +340,10 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
 
 static void run_group(struct backend *b, const struct plan_group *g, struct report_group *rg,
                       bool *measured, struct progress *pg, const struct runner_opts *o,
-                      struct runner_outcome *out)
+                      struct runner_outcome *out, json_t *md)
 {
     char head[256]; /* as long as the label: truncates where the label would */
-    struct step s = {.g = g, .rg = rg, .head = head, .measured = measured};
+    struct step s = {.md = md, .g = g, .rg = rg, .head = head, .measured = measured};
 
     /* columns, so that the finished lines on a terminal line up */
     snprintf(head, sizeof(head), "%-15s %-10s %s%s", plan_scenario_name(g->scenario),
@@ -389,7 +422,8 @@ static void skip_unmeasured(const struct plan_group *g, struct report_group *rg,
 }
 
 static void run_groups(struct backend *b, const struct plan *plan, struct report_group *const *rgs,
-                       struct progress *pg, const struct runner_opts *o, struct runner_outcome *out)
+                       struct progress *pg, const struct runner_opts *o, struct runner_outcome *out,
+                       json_t *md)
 {
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
@@ -397,7 +431,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
     for (size_t i = 0; i < n && !sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
-            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out);
+            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
     }
     for (size_t i = 0; i < n && sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
@@ -442,7 +476,7 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     rgs = report_groups(plan, rep); /* ours: freed below */
     add_skips(plan, rgs);
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
-    run_groups(b, plan, rgs, pg, o, out);
+    run_groups(b, plan, rgs, pg, o, out, report_metadata(rep));
     add_readiness(report_metadata(rep), b);
 cleanup:
     sig_cleaning = 1;

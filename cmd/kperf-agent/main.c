@@ -15,19 +15,19 @@
 #include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
-#include "agent/token.h"
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "base/token.h"
 #include "base/units.h"
 
 enum { G_SERVER, G_CLIENT, G_PROBE }; /* the flag groups of --help */
 
 static int verbosity = KP_LOG_WARN;
 
-/* Reads the per-run secret exactly (agent/token.h: one trailing newline removed, 1..4096
+/* Reads the per-run secret exactly (base/token.h: one trailing newline removed, 1..4096
  * bytes, no NUL, regular files only). Caller frees with kp_free_secret. */
 static char *read_token(const char *path, struct kp_err *err)
 {
@@ -367,6 +367,14 @@ static int cli_reverse(void *p, const struct flag *f, const char *v, struct kp_e
     return 0;
 }
 
+static int cli_server_facts(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    (void)f;
+    (void)v, (void)e;
+    ((struct client_cli *)p)->o.server_facts = 1;
+    return 0;
+}
+
 static int cli_token(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct client_cli *c = p;
@@ -410,6 +418,8 @@ static const struct flag client_flags[] = {
     CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),
     CLI("reverse", NULL, cli_reverse, "stream tests: the server sends, the client receives"),
     CLI("token-file", "F", cli_token, "file holding the server's token"),
+    CLI("server-facts", NULL, cli_server_facts,
+        "ask the server for its host's facts (kernel, CPUs, NIC): \"server_facts\""),
     CLI("connect-timeout", "D", cli_connect_timeout, "give up connecting after D (5s)"),
     {.name = "json",
      .help = "print the kperf.result/v1 JSON document",

@@ -20,6 +20,7 @@
 #include "controller/report/pushgw.h"
 #include "controller/report/report.h"
 #include "controller/report/report_rotate.h"
+#include "controller/resolve.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
 
@@ -140,6 +141,12 @@ int cmd_run(int argc, char **argv)
             run_flags_help(stdout);
         run_options_cleanup(&ro);
         return rc < 0 ? 2 : 0;
+    }
+    /* the agent cannot resolve names: the controller does, once, before anything starts */
+    if (resolve_external(&ro, &err) != 0) {
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        run_options_cleanup(&ro);
+        return 2;
     }
     kp_log_set_level(ro.verbose >= 2 ? KP_LOG_DEBUG : ro.verbose == 1 ? KP_LOG_INFO : KP_LOG_WARN);
     b = backend_for(&ro, &err);

@@ -13,6 +13,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/testkind.h"
+#include "base/token.h"
 #include "base/units.h"
 #include "controller/plan.h"
 #include "controller/report/pushgw.h"
@@ -54,6 +55,7 @@ enum flag_id {
     F_NODES_FROM,
     F_PORT,
     F_EXTERNAL,
+    F_EXTERNAL_TOKEN,
     F_KEEP,
     F_CLEANUP_LEFTOVERS,
     F_LEASE_DURATION,
@@ -477,6 +479,15 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         free(o->external_host);
         o->external_host = NULL;
         return parse_host_port(v, &o->external_host, &o->external_port, err);
+    case F_EXTERNAL_TOKEN:
+        /* read now, as the agent reads it (base/token.h): a bad file is a usage error before
+         * anything is deployed, and the Kubernetes backend puts the bytes in the run's Secret */
+        set_str(&o->external_token_file, v);
+        kp_free_secret(o->external_token);
+        o->external_token = NULL;
+        if (token_read(v, &o->external_token, &o->external_token_len, err) != 0)
+            return kp_err_prefix(err, "--%s", f->name);
+        return 0;
     case F_KEEP:
         o->keep = true;
         return 0;
@@ -517,7 +528,7 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
 {
     struct run_parse *p = ctx;
 
-    if (f->group == G_K8S)
+    if (f->group == G_K8S && f->id != F_EXTERNAL_TOKEN) /* that one serves --local too */
         p->k8s_flag = f->name;
     return handlers[f->group](p, f, v, err);
 }
@@ -618,7 +629,12 @@ static const struct flag run_flags[] = {
              "use the node pair of an earlier report"),
     RUN_FLAG(G_K8S, F_PORT, "port", 0, "PORT", "agent server port (default 5201)"),
     RUN_FLAG(G_K8S, F_EXTERNAL, "external-server", 0, "HOST[:PORT]",
-             "a kperf-agent server outside the cluster, for pod-to-external"),
+             "a kperf-agent server outside the cluster, for pod-to-external\n"
+             "(a name is resolved here, by --ip-family)"),
+    RUN_FLAG(G_K8S, F_EXTERNAL_TOKEN, "external-token-file", 0, "FILE",
+             "the token the external kperf-agent was started with\n"
+             "(--token-file FILE there); without it that agent must\n"
+             "run without a token. Also with --local"),
     RUN_FLAG(G_K8S, F_KEEP, "keep", 0, NULL, "leave the objects in place for debugging"),
     RUN_FLAG(G_K8S, F_CLEANUP_LEFTOVERS, "cleanup-leftovers", 0, NULL,
              "remove objects of earlier kperf runs before starting"),

@@ -72,6 +72,7 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->obj.tolerations = d->tolerations;
     d->obj.port = ro->port;
     d->obj.udp_rate_bps = ro->udp_rate_bps;
+    d->obj.external_token = ro->external_token; /* borrowed: the run options outlive d */
     d->obj.host_network_used = d->set.host_network;
     d->obj.job_deadline_s = 60;
     d->obj.job_ttl_s = K8S_JOB_TTL_S;
@@ -118,9 +119,16 @@ json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec 
     json_t *obj;
 
     k8s_objects_group_target(g, &t);
-    /* The external host's agent cannot know the per-run token (it is made in the cluster), so
-     * it runs without one; a client holding a token refuses such a server (mutual auth). */
-    argv = k8s_objects_client_argv(spec, server, port, t.server_network != NULL);
+    /* The external host's agent cannot know the per-run token (it is made in the cluster): it
+     * runs with the --external-token-file's token, which only these pods see, or without one
+     * (then a client holding a token would refuse it: mutual auth). */
+    if (t.server_network) {
+        argv = k8s_objects_client_argv(spec, server, port, K8S_TOKEN_FILE);
+    } else {
+        argv = k8s_objects_client_argv(spec, server, port,
+                                       d->obj.external_token ? K8S_EXTERNAL_TOKEN_FILE : NULL);
+        job.token_key = d->obj.external_token ? K8S_EXTERNAL_TOKEN_KEY : NULL;
+    }
     job.host_network = t.client_host_network;
     o.job_deadline_s = (int)((k8s_deploy_spec_ms(spec) + d->timeout_ms) / 1000 + 1);
     job.args = (const char *const *)argv;

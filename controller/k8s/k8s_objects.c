@@ -148,15 +148,16 @@ static json_t *container(const struct k8s_objects_opts *opts, const char *name, 
 }
 
 static json_t *pod_spec(const struct k8s_objects_opts *opts, const char *node_hostname,
-                        int host_network, json_t *container_obj)
+                        int host_network, json_t *container_obj, const char *token_key)
 {
     json_t *spec = json_pack(
-        "{s:s, s:b, s:b, s:o, s:[o], s:[{s:s, s:{s:s, s:i}}], s:{s:b, s:i, s:i, s:i, s:{s:s}}, "
-        "s:i}",
+        "{s:s, s:b, s:b, s:o, s:[o], s:[{s:s, s:{s:s, s:i, s:[{s:s, s:s}]}}], s:{s:b, s:i, s:i, "
+        "s:i, s:{s:s}}, s:i}",
         "serviceAccountName", opts->service_account ? opts->service_account : K8S_SERVICE_ACCOUNT,
         "automountServiceAccountToken", 0, "enableServiceLinks", 0, "affinity",
         node_affinity(node_hostname), "containers", container_obj, "volumes", "name", "token",
-        "secret", "secretName", K8S_SECRET_NAME, "defaultMode", 0440, "securityContext",
+        "secret", "secretName", K8S_SECRET_NAME, "defaultMode", 0440, "items", "key",
+        token_key ? token_key : "token", "path", token_key ? token_key : "token", "securityContext",
         "runAsNonRoot", 1, "runAsUser", K8S_AGENT_UID, "runAsGroup", K8S_AGENT_UID, "fsGroup",
         K8S_AGENT_UID, "seccompProfile", "type", "RuntimeDefault", "terminationGracePeriodSeconds",
         2);
@@ -206,6 +207,10 @@ json_t *k8s_objects_secret(const struct k8s_objects_opts *opts, const char *toke
     json_object_set_new(s, "type", json_string("Opaque"));
     json_object_set_new(s, "stringData",
                         json_pack("{s:s}", "token", token ? token : "<generated per run>"));
+    if (opts->external_token)
+        json_object_set_new(
+            json_object_get(s, "stringData"), K8S_EXTERNAL_TOKEN_KEY,
+            json_string(token ? opts->external_token : "<the --external-token-file's token>"));
     return s;
 }
 
@@ -246,7 +251,7 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
     json_object_set_new(ds, "spec",
                         json_pack("{s:{s:o}, s:{s:s}, s:{s:o, s:o}}", "selector", "matchLabels",
                                   sel, "updateStrategy", "type", "OnDelete", "template", "metadata",
-                                  tmpl_md, "spec", pod_spec(opts, node_hostname, host, c)));
+                                  tmpl_md, "spec", pod_spec(opts, node_hostname, host, c, NULL)));
     agent_args_free(argv);
     free(name);
     return ds;
@@ -295,8 +300,8 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
     json_object_set_new(md, "annotations",
                         json_pack("{s:s}", "kperf.io/placement", job->placement));
     obj = object("batch/v1", "Job", md);
-    json_t *pspec =
-        pod_spec(opts, job->node_hostname, job->host_network, container(opts, "client", args));
+    json_t *pspec = pod_spec(opts, job->node_hostname, job->host_network,
+                             container(opts, "client", args), job->token_key);
     json_object_set_new(pspec, "restartPolicy", json_string("Never"));
     json_object_set_new(obj, "spec",
                         json_pack("{s:i, s:i, s:i, s:{s:{s:o}, s:o}}", "backoffLimit", 0,
@@ -349,10 +354,9 @@ void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_targe
 }
 
 char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
-                               int with_token)
+                               const char *token_file)
 {
-    struct agent_args_opts o = {
-        .host = server, .port = port, .token_file = with_token ? K8S_TOKEN_FILE : NULL};
+    struct agent_args_opts o = {.host = server, .port = port, .token_file = token_file};
 
     return agent_args_client(spec, &o);
 }

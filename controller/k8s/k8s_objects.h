@@ -31,8 +31,12 @@
 #define K8S_PSA_ENFORCE      "pod-security.kubernetes.io/enforce"
 #define K8S_TOKEN_DIR        "/var/run/kperf"
 #define K8S_TOKEN_FILE       K8S_TOKEN_DIR "/token"
-#define K8S_AGENT_UID        65532
-#define K8S_RUN_ID_MAX       40 /* keeps every derived name a valid DNS-1123 label */
+/* --external-token-file's token: the Secret's second key, projected (alone) into the
+ * pod-to-external client pods at this path */
+#define K8S_EXTERNAL_TOKEN_KEY  "external-token"
+#define K8S_EXTERNAL_TOKEN_FILE K8S_TOKEN_DIR "/" K8S_EXTERNAL_TOKEN_KEY
+#define K8S_AGENT_UID           65532
+#define K8S_RUN_ID_MAX          40 /* keeps every derived name a valid DNS-1123 label */
 
 /* What every object of one run shares. Strings are borrowed for the duration of each call. */
 struct k8s_objects_opts {
@@ -52,6 +56,9 @@ struct k8s_objects_opts {
      * default (no ipFamilies, no ipFamilyPolicy) */
     const char *const *ip_families;
     size_t n_ip_families;
+    /* --external-token-file: the Secret gets K8S_EXTERNAL_TOKEN_KEY (its bytes, a secret; the
+     * placeholder where the run token is one); NULL = no such key */
+    const char *external_token;
 };
 
 #define K8S_SERVICE_ACCOUNT "kperf-agent"
@@ -65,6 +72,8 @@ struct k8s_client_job {
     const char *placement;     /* same-node | other-node | node name (sweep) (annotation) */
     int host_network;
     const char *const *args; /* NULL-terminated argv after the binary: client --server ... */
+    const char *token_key;   /* the Secret key projected into K8S_TOKEN_DIR: NULL = "token";
+                              * K8S_EXTERNAL_TOKEN_KEY for pod-to-external with a token */
 };
 
 /* Fills buf (>= K8S_RUN_ID_MAX + 1 bytes) with a fresh run id "YYYYMMDD-HHMMSS-xxxxxx"
@@ -85,7 +94,9 @@ char *k8s_objects_selector(const char *run_id);
  * kind, metadata.name, metadata.namespace (namespaced kinds) and the run labels. */
 json_t *k8s_objects_namespace(const struct k8s_objects_opts *opts);
 json_t *k8s_objects_service_account(const struct k8s_objects_opts *opts);
-/* token is embedded as stringData (a secret: never print the result; NULL = placeholder) */
+/* token is embedded as stringData (a secret: never print the result; NULL = placeholder), and
+ * opts->external_token under K8S_EXTERNAL_TOKEN_KEY when set. Every pod projects one key only
+ * (the servers and in-cluster clients "token"), so a pod never sees the other token. */
 json_t *k8s_objects_secret(const struct k8s_objects_opts *opts, const char *token);
 /* network "pod" or "host", slot "a" or "b"; name kperf-server-<network>-<slot> */
 json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const char *network,
@@ -119,12 +130,13 @@ struct k8s_group_target {
 void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out);
 
 /* The client Job's container args: agent_args_client (controller/agent_args.h) for spec against
- * server:port with no binary (the image's command is kperf-agent) and, when with_token, the
- * token at K8S_TOKEN_FILE (in-cluster servers; the external server cannot know the per-run
- * token, and a client holding one refuses a server without it). New NULL-terminated array;
- * caller frees with agent_args_free. */
+ * server:port with no binary (the image's command is kperf-agent) and --token-file token_file:
+ * K8S_TOKEN_FILE (in-cluster servers), K8S_EXTERNAL_TOKEN_FILE (the external server with
+ * --external-token-file) or NULL (an external server without a token: it cannot know the
+ * per-run one, and a client holding a token refuses a server without it). New NULL-terminated
+ * array; caller frees with agent_args_free. */
 char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
-                               int with_token);
+                               const char *token_file);
 
 /* The name of a server DaemonSet / Service / client Job. Caller frees with free(). */
 char *k8s_objects_daemonset_name(const char *network, const char *slot);

@@ -47,10 +47,11 @@ static const struct {
 };
 
 struct backend_local {
-    struct backend base; /* first: the runner sees a struct backend */
-    struct localnet *ln; /* owned */
-    char *agent;         /* owned: path of kperf-agent */
-    char *token_path;    /* owned */
+    struct backend base;  /* first: the runner sees a struct backend */
+    struct localnet *ln;  /* owned */
+    char *agent;          /* owned: path of kperf-agent */
+    char *token_path;     /* owned */
+    char *ext_token_path; /* owned: --external-token-file, the external host's token; or NULL */
     uint64_t timeout_ms;
     uint64_t udp_rate_bps;       /* the run's --udp-rate: the servers' --max-rate */
     enum localnet_family family; /* --ip-family: the addresses servers bind and clients dial */
@@ -182,6 +183,13 @@ static enum localnet_family family_of(const struct backend_local *bl, const stru
     return bl->family;
 }
 
+/* The token file of server s and of its clients: the run's, or for the external host the
+ * --external-token-file when given (as on a real external host, started with that file). */
+static const char *token_for(const struct backend_local *bl, enum server s)
+{
+    return s == SRV_EXT && bl->ext_token_path ? bl->ext_token_path : bl->token_path;
+}
+
 static int start_server(struct backend_local *bl, enum server s, struct kp_err *err)
 {
     const char *prefix[] = {"ip", "netns", "exec", localnet_ns_name(bl->ln, servers[s].ns), NULL};
@@ -191,7 +199,7 @@ static int start_server(struct backend_local *bl, enum server s, struct kp_err *
                                 .host =
                                     bl->both ? NULL : localnet_addr(servers[s].addr, bl->family),
                                 .port = LOCALNET_PORT,
-                                .token_file = bl->token_path,
+                                .token_file = token_for(bl, s),
                                 .udp_rate_bps = bl->udp_rate_bps};
     char **argv = agent_args_server(&o);
     int rc;
@@ -327,6 +335,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
                           line);
     }
     prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
+    ao.token_file = token_for(bl, r.server);
     ao.host = localnet_addr(r.target, family_of(bl, spec->group));
     argv = agent_args_client(spec, &ao);
     o.timeout_ms = spec->timeout_ms;
@@ -487,6 +496,7 @@ static void local_destroy(struct backend *b)
         free(bl->server_log[s]);
     localnet_free(bl->ln);
     free(bl->token_path);
+    free(bl->ext_token_path);
     free(bl->agent);
     free(bl);
 }
@@ -518,6 +528,8 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->agent = agent;
     bl->timeout_ms = opts->timeout_ms;
     bl->udp_rate_bps = opts->udp_rate_bps;
+    if (opts->external_token_file)
+        bl->ext_token_path = kp_xstrdup(opts->external_token_file);
     bl->family = opts->ip_family == RUN_IPV6 ? LOCALNET_IPV6 : LOCALNET_IPV4;
     bl->both = opts->ip_family == RUN_IP_BOTH;
     localnet_new_id(id);
@@ -555,7 +567,7 @@ int backend_local_spawn_probe(struct backend *b, const struct plan_group *g,
     argv[i++] = "--server";
     argv[i++] = server;
     argv[i++] = "--token-file";
-    argv[i++] = bl->token_path;
+    argv[i++] = token_for(bl, r.server);
     for (size_t k = 0; k < n; k++)
         argv[i++] = args[k];
     argv[i] = NULL;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* provenance.h - ranking the provenance differences `kperf compare` finds, so that a changed
  * datapath setting (a CNI setting such as Cilium's host routing, kube-proxy's mode, an MTU, a
- * node's NIC driver, speed, queues or offloads, a TCP sysctl) is listed first as the likely
- * explanation, then versions (kernel, CNI, Kubernetes, OS), then the rest (node names, zones).
- * Knows nothing of how the metadata was gathered. */
+ * node's or the external host's NIC driver, speed, queues or offloads, a TCP sysctl) is listed
+ * first as the likely explanation, then versions (kernel, CNI, Kubernetes, OS), then the rest (node
+ * names, zones). Knows nothing of how the metadata was gathered. */
 #ifndef KPERF_REPORT_PROVENANCE_H
 #define KPERF_REPORT_PROVENANCE_H
 

@@ -513,6 +513,41 @@ static void node_lines(const json_t *nodes, bool markdown, FILE *out)
     }
 }
 
+/* The external server's host (metadata.external, from its agent's FACTS): "external host
+ * ec2-a (198.51.100.7, kernel 6.1.0, 8 CPUs Intel Xeon, NIC ens5 ena 25000 Mb/s, MTU 9001, TCP
+ * cubic)". */
+static void external_line(const json_t *ext, bool markdown, FILE *out)
+{
+    const json_t *nic = json_array_get(json_object_get(json_object_get(ext, "net"), "nics"), 0);
+    const json_t *mtu = json_object_get(nic, "mtu");
+    char safe[256];
+    int parts = 0;
+
+    if (!json_is_object(ext))
+        return;
+    fprintf(out, "%sexternal host %s (", markdown ? "- " : "",
+            textsafe(meta_str(ext, "name") ? meta_str(ext, "name") : "?", safe, sizeof(safe)));
+    if (meta_str(ext, "address"))
+        fprintf(out, "%s%s", parts++ ? ", " : "",
+                textsafe(meta_str(ext, "address"), safe, sizeof(safe)));
+    if (meta_str(ext, "kernel"))
+        fprintf(out, "%skernel %s", parts++ ? ", " : "",
+                textsafe(meta_str(ext, "kernel"), safe, sizeof(safe)));
+    if (meta_str(ext, "os_image"))
+        fprintf(out, "%s%s", parts++ ? ", " : "",
+                textsafe(meta_str(ext, "os_image"), safe, sizeof(safe)));
+    if (json_is_integer(json_object_get(ext, "cpus"))) {
+        fprintf(out, "%s%lld CPUs", parts++ ? ", " : "",
+                (long long)json_integer_value(json_object_get(ext, "cpus")));
+        if (meta_str(ext, "cpu_model"))
+            fprintf(out, " %s", textsafe(meta_str(ext, "cpu_model"), safe, sizeof(safe)));
+    }
+    if (json_is_integer(mtu))
+        fprintf(out, "%sMTU %lld", parts++ ? ", " : "", (long long)json_integer_value(mtu));
+    node_net(json_object_get(ext, "net"), parts, out);
+    fputs(")\n", out);
+}
+
 static void print_header(const struct report *rep, bool markdown, FILE *out)
 {
     const json_t *md = report_metadata_const(rep);
@@ -537,6 +572,7 @@ static void print_header(const struct report *rep, bool markdown, FILE *out)
     if (n)
         fputc('\n', out);
     node_lines(json_object_get(md, "nodes"), markdown, out);
+    external_line(json_object_get(md, "external"), markdown, out);
     outlier_print(md, markdown, out);
 }
 

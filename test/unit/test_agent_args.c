@@ -81,14 +81,31 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                             .udp_rate_bps = 500000000,
                             .timeout_ms = 99000}; /* the backend's business, not a flag */
     struct agent_args_opts o = {.host = "ext.example", .port = 6000, .token_file = "/t/token"};
-    const char *const want[] = {"client",     "--server",   "ext.example:6000",
-                                "--tests",    "UDP_STREAM", "--duration",
-                                "2500ms",     "--samples",  "3",
-                                "--streams",  "8",          "--omit",
-                                "1000ms",     "--interval", "500ms",
-                                "--msg-size", "64",         "--udp-rate",
-                                "500000000",  "--reverse",  "--token-file",
-                                "/t/token",   "--json",     NULL};
+    const char *const want[] = {"client",
+                                "--server",
+                                "ext.example:6000",
+                                "--tests",
+                                "UDP_STREAM",
+                                "--duration",
+                                "2500ms",
+                                "--samples",
+                                "3",
+                                "--streams",
+                                "8",
+                                "--omit",
+                                "1000ms",
+                                "--interval",
+                                "500ms",
+                                "--msg-size",
+                                "64",
+                                "--udp-rate",
+                                "500000000",
+                                "--reverse",
+                                "--token-file",
+                                "/t/token",
+                                "--server-facts", /* pod-to-external */
+                                "--json",
+                                NULL};
     (void)state;
 
     assert_argv(agent_args_client(&spec, &o), want);

@@ -242,6 +242,21 @@ static void assert_container_args(const json_t *obj, const char *const *want)
     assert_int_equal(json_array_size(args), i);
 }
 
+/* The one Secret key a pod's token volume projects. */
+static void assert_projected_key(const json_t *obj, const char *key)
+{
+    const json_t *vol = json_array_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
+            "volumes"),
+        0);
+    const json_t *items = json_object_get(json_object_get(vol, "secret"), "items");
+
+    assert_int_equal(json_array_size(items), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "key")), key);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "path")), key);
+}
+
 /* The Job runs agent_args_client's argv with no binary (the image's command is kperf-agent)
  * and the token at K8S_TOKEN_FILE; the DaemonSet agent_args_server's with no --bind. */
 static void test_k8s_objects_agent_args_end_to_end(void **state)
@@ -251,12 +266,13 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
     struct run_spec spec = {
         .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
-    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 1);
+    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, K8S_EXTERNAL_TOKEN_FILE);
     struct k8s_client_job job = {.name = "kperf-c-x",
                                  .node_hostname = "node-1",
                                  .scenario = "pod-to-external",
                                  .placement = "external",
-                                 .args = (const char *const *)argv};
+                                 .args = (const char *const *)argv,
+                                 .token_key = K8S_EXTERNAL_TOKEN_KEY};
     const char *const want_client[] = {"client",
                                        "--server",
                                        "[fd00::5]:6000",
@@ -270,7 +286,8 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
                                        "8",
                                        "--reverse",
                                        "--token-file",
-                                       K8S_TOKEN_FILE,
+                                       K8S_EXTERNAL_TOKEN_FILE,
+                                       "--server-facts",
                                        "--json",
                                        NULL};
     const char *const want_server[] = {"server",       "--port",       "5201",
@@ -280,13 +297,31 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
 
     agent_args_free(argv);
     assert_container_args(j, want_client);
+    assert_projected_key(j, K8S_EXTERNAL_TOKEN_KEY); /* that pod sees the external token only */
     json_decref(j);
     j = k8s_objects_server_daemonset(&o, "pod", "a", "node-1");
     assert_container_args(j, want_server);
+    assert_projected_key(j, "token");
     json_decref(j);
+    /* the Secret holds the external token only when there is one, beside the run's */
+    j = k8s_objects_secret(&o, "run-token");
+    assert_null(json_object_get(json_object_get(j, "stringData"), K8S_EXTERNAL_TOKEN_KEY));
+    json_decref(j);
+    o.external_token = "ext-token";
+    j = k8s_objects_secret(&o, "run-token");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "stringData"),
+                                                          K8S_EXTERNAL_TOKEN_KEY)),
+                        "ext-token");
+    json_decref(j);
+    j = k8s_objects_secret(&o, NULL); /* kperf manifests: placeholders, never the token */
+    assert_null(strstr(json_string_value(json_object_get(json_object_get(j, "stringData"),
+                                                         K8S_EXTERNAL_TOKEN_KEY)),
+                       "ext-token"));
+    json_decref(j);
+    o.external_token = NULL;
 
     /* without the token (the external server): the same argv minus --token-file FILE */
-    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, 0);
+    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, NULL);
     size_t n = 0;
     for (; argv[n]; n++)
         assert_string_not_equal(argv[n], "--token-file");

@@ -44,12 +44,64 @@ static void round_trip(const struct proto_msg *m, struct proto_msg *out)
     assert_int_equal(out->type, m->type);
 }
 
+/* A raw FACTS message of n declared text bytes and len payload bytes into buf; returns its size. */
+static size_t raw_facts(uint16_t n, uint32_t len, uint8_t fill)
+{
+    const uint8_t head[] = {0x4b, 0x50, 0x52, 0x46, PROTO_VERSION, PROTO_FACTS, 0, 0};
+
+    memcpy(buf, head, sizeof(head));
+    buf[8] = (uint8_t)(len >> 24), buf[9] = (uint8_t)(len >> 16);
+    buf[10] = (uint8_t)(len >> 8), buf[11] = (uint8_t)len;
+    buf[12] = (uint8_t)(n >> 8), buf[13] = (uint8_t)n;
+    memset(buf + 14, fill, len >= 2 ? len - 2 : 0);
+    return PROTO_HEADER_LEN + len;
+}
+
 static enum proto_status decode_len(size_t n, struct kp_err *err)
 {
     struct proto_msg m;
     size_t used;
     kp_err_clear(err);
     return proto_decode(buf, n, &m, &used, err);
+}
+
+/* FACTS: printable text only, its length matching the payload, 2..PROTO_FACTS_MAX bytes; the
+ * encoder refuses an empty text and sanitises what is not printable; TEST_REQ may ask for it
+ * on any test, and no other flag is new. */
+static void test_proto_facts_rules(void **state)
+{
+    struct proto_msg m, out;
+    struct kp_err err;
+    (void)state;
+
+    assert_int_equal(decode_len(raw_facts(4, 6, '{'), &err), PROTO_OK);
+    assert_int_equal(decode_len(raw_facts(5, 6, '{'), &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "does not match"));
+    assert_int_equal(decode_len(raw_facts(1, 3, '{'), &err), PROTO_ERROR);
+    assert_int_equal(decode_len(raw_facts(6, 8, '\n'), &err), PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "non-printable"));
+    assert_int_equal(decode_len(raw_facts(PROTO_FACTS_MAX + 1, PROTO_FACTS_MAX + 3, 'a'), &err),
+                     PROTO_ERROR);
+    assert_non_null(strstr(kp_err_msg(&err), "bad length"));
+    assert_int_equal(decode_len(raw_facts(PROTO_FACTS_MAX, PROTO_FACTS_MAX + 2, 'a'), &err),
+                     PROTO_OK);
+
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_FACTS;
+    assert_int_equal(proto_encode(&m, buf, sizeof(buf)), 0); /* nothing to send */
+    strcpy(m.u.facts.text, "{\"a\":\"\x01\xff\"}");
+    round_trip(&m, &out);
+    assert_string_equal(out.u.facts.text, "{\"a\":\"??\"}");
+
+    {
+        struct proto_test_req r = good_req();
+        r.test = PROTO_TCP_RR;
+        r.streams = 1;
+        r.flags = PROTO_FLAG_FACTS;
+        assert_int_equal(proto_check_test_req(&r, &err), 0);
+        r.flags = 0x04;
+        assert_int_equal(proto_check_test_req(&r, &err), -1);
+    }
 }
 
 static void test_proto_round_trip_every_type(void **state)
@@ -110,6 +162,9 @@ static void test_proto_round_trip_every_type(void **state)
             m.u.result.streams[2].cpu = 1;
             m.u.result.streams[1].cpu = PROTO_CPU_UNKNOWN;
             break;
+        case PROTO_FACTS:
+            strcpy(m.u.facts.text, "{\"kernel\":\"6.1.0\",\"cpus\":8}");
+            break;
         default:
             break;
         }
@@ -154,6 +209,9 @@ static void test_proto_round_trip_every_type(void **state)
             assert_int_equal(out.u.result.rx_total, 2000);
             assert_int_equal(out.u.result.udp_send_ns, 3000000);
             assert_int_equal(out.u.result.udp_stop, PROTO_UDP_STOP_UNREACHABLE);
+            break;
+        case PROTO_FACTS:
+            assert_string_equal(out.u.facts.text, m.u.facts.text);
             break;
         default:
             break;
@@ -612,6 +670,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_proto_round_trip_every_type),
+        cmocka_unit_test(test_proto_facts_rules),
         cmocka_unit_test(test_proto_truncated_asks_for_more),
         cmocka_unit_test(test_proto_bad_headers),
         cmocka_unit_test(test_proto_oversized_lengths_rejected_before_payload),

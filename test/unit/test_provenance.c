@@ -24,6 +24,11 @@ static void test_provenance_kinds(void **state)
                         "setting");
     assert_string_equal(provenance_kind("nodes[client].mtu"), "setting");
     assert_string_equal(provenance_kind("nodes[server].kernel"), "version");
+    /* the external host (metadata.external, pod-to-external) like a node */
+    assert_string_equal(provenance_kind("external.net.nics[0].speed_mbps"), "setting");
+    assert_string_equal(provenance_kind("external.net.sysctls.tcp_congestion_control"), "setting");
+    assert_string_equal(provenance_kind("external.kernel"), "version");
+    assert_string_equal(provenance_kind("external.hostname"), "other");
     assert_string_equal(provenance_kind("cni.version"), "version");
     assert_string_equal(provenance_kind("cni.settings.image"), "version");
     assert_string_equal(provenance_kind("nodes[server].net.nics[0].driver_version"), "version");

@@ -69,6 +69,12 @@ static struct report *synthetic(void)
     json_object_set_new(report_metadata(rep), "nodes",
                         json_pack("[{s:s, s:s, s:s, s:i}]", "name", "node-a", "role", "server",
                                   "kernel", "6.1.0-18-amd64", "mtu", 9001));
+    json_object_set_new(
+        report_metadata(rep), "external",
+        json_pack("{s:s, s:s, s:s, s:i, s:s, s:{s:[{s:s, s:s, s:i, s:i}], s:{s:s}}}", "name",
+                  "ec2.example", "address", "198.51.100.7", "kernel", "6.1.0-ec2\x1b[2J", "cpus", 8,
+                  "cpu_model", "Intel Xeon", "net", "nics", "name", "ens5", "driver", "ena",
+                  "speed_mbps", 25000, "mtu", 9001, "sysctls", "tcp_congestion_control", "cubic"));
     assert_int_equal(report_finish(rep, &err), 0);
     return rep;
 }
@@ -117,6 +123,12 @@ static void test_render_table_has_cilium_style_rows(void **state)
     assert_non_null(
         line_with(t, "node node-a (server, kernel 6.1.0-18-amd64, MTU 9001)", NULL, NULL));
     assert_null(strstr(t, "Kubernetes")); /* not a string: left out, not printed as garbage */
+    /* the external host like a node, its terminal escape made harmless */
+    assert_non_null(line_with(t,
+                              "external host ec2.example (198.51.100.7, kernel 6.1.0-ec2?[2J, 8 "
+                              "CPUs Intel Xeon, MTU 9001, NIC ens5 ena 25000 Mb/s, TCP cubic)",
+                              NULL, NULL));
+    assert_null(strchr(t, '\x1b'));
     l = line_with(t, "Scenario", "P99", "OP/s");
     assert_non_null(l);
     assert_non_null(strstr(l, "Min"));

@@ -271,6 +271,30 @@ static void m_too_many_intervals(json_t *d)
         json_array_append(ivs, iv); /* the same object again: cheap */
 }
 
+/* server_facts (protocol version 4, --server-facts): every field optional, nothing unknown */
+static void m_server_facts(json_t *d)
+{
+    json_object_set_new(
+        d, "server_facts",
+        json_pack("{s:s, s:s, s:i, s:s, s:s, s:{s:[{s:s, s:s, s:i, s:i, s:b}], s:{s:s}}}",
+                  "hostname", "ip-10-0-0-7", "kernel", "6.1.0", "cpus", 8, "cpu_model", "Xeon",
+                  "interface", "ens5", "net", "nics", "name", "ens5", "driver", "ena", "speed_mbps",
+                  25000, "mtu", 9001, "gro", 1, "sysctls", "tcp_congestion_control", "cubic"));
+}
+static void m_server_facts_unknown(json_t *d)
+{
+    m_server_facts(d);
+    json_object_set_new(json_object_get(d, "server_facts"), "password", json_string("x"));
+}
+static void m_server_facts_nic_mtu_text(json_t *d)
+{
+    m_server_facts(d);
+    json_object_set_new(
+        json_array_get(
+            json_object_get(json_object_get(json_object_get(d, "server_facts"), "net"), "nics"), 0),
+        "mtu", json_string("9001"));
+}
+
 static void test_result_rejects_malformed_documents(void **state)
 {
     (void)state;
@@ -305,6 +329,8 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_error_empty, "errors[0].error: empty string");
     expect_invalid(m_error_test_empty, "errors[0].test: empty string");
     expect_invalid(m_too_many_intervals, "results[2].intervals: more than 100000 entries");
+    expect_invalid(m_server_facts_unknown, "server_facts: unexpected field \"password\"");
+    expect_invalid(m_server_facts_nic_mtu_text, "server_facts.net.nics[0].mtu");
 }
 
 static void test_result_stream_cpu_accepted(void **state)
@@ -317,6 +343,9 @@ static void test_result_stream_cpu_accepted(void **state)
     kp_err_clear(&err);
     if (result_validate(doc, &err) != 0)
         fail_msg("per-stream cpu refused: %s", kp_err_msg(&err));
+    m_server_facts(doc);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("server_facts refused: %s", kp_err_msg(&err));
     json_decref(doc);
 }
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -208,6 +210,52 @@ static void test_run_flags_kubernetes_flags(void **state)
     run_options_cleanup(&o);
 }
 
+/* --external-token-file: read at once by the agent's reader; needs an external server (or
+ * --local, whose external host kperf starts); not a Kubernetes-only flag. */
+static void test_run_flags_external_token_file(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+    char dir[] = "/tmp/kperf-test-ext-XXXXXX", tok[64], fifo[64];
+    FILE *f;
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(tok, sizeof(tok), "%s/token", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    f = fopen(tok, "w");
+    assert_non_null(f);
+    fputs("s3cret\n", f);
+    fclose(f);
+    assert_int_equal(chmod(tok, 0600), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+
+    assert_int_equal(parse(&o, &err, "--external-server", "198.51.100.7:7000",
+                           "--external-token-file", tok, NULL),
+                     0);
+    assert_string_equal(o.external_token_file, tok);
+    assert_int_equal(o.external_token_len, 6);
+    assert_memory_equal(o.external_token, "s3cret", 6);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--local", "--external-token-file", tok, NULL), 0);
+    assert_true(o.local);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--external-token-file", tok, NULL), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "--external-token-file needs --external-server"));
+    run_options_cleanup(&o);
+    assert_int_equal(
+        parse(&o, &err, "--external-server", "198.51.100.7", "--external-token-file", fifo, NULL),
+        -1); /* refused at once, never waited on */
+    assert_non_null(strstr(kp_err_msg(&err), "--external-token-file: "));
+    assert_non_null(strstr(kp_err_msg(&err), "FIFO"));
+    assert_null(o.external_token);
+    run_options_cleanup(&o);
+
+    unlink(tok);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 static void test_run_flags_local_flags(void **state)
 {
     struct run_options o;
@@ -368,6 +416,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_flags_defaults),
+        cmocka_unit_test(test_run_flags_external_token_file),
         cmocka_unit_test(test_run_flags_what_to_measure),
         cmocka_unit_test(test_run_flags_measurement_values),
         cmocka_unit_test(test_run_flags_output_forms),

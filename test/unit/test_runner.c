@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/testkind.h"
 #include "controller/backend.h"
@@ -89,6 +90,12 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
     *doc = fx_agent_doc(results, NULL);
     json_object_set_new(json_object_get(*doc, "params"), "reverse",
                         json_boolean(spec->group->reverse));
+    if (spec->group->scenario == SCENARIO_POD_TO_EXTERNAL) /* kperf-agent --server-facts */
+        json_object_set_new(*doc, "server_facts",
+                            json_pack("{s:s, s:s, s:i, s:{s:[{s:s, s:s, s:i}]}}", "hostname",
+                                      "ip-10-0-0-7", "kernel",
+                                      f->calls == 3 ? "6.1.0-first" : "6.1.0-later", "cpus", 8,
+                                      "net", "nics", "name", "ens5", "driver", "ena", "mtu", 9001));
     return 0;
 }
 
@@ -204,6 +211,7 @@ static void test_runner_one_client_per_test_in_plan_order(void **state)
     r.ro.scenarios = (1u << SCENARIO_POD_TO_SERVICE) | (1u << SCENARIO_POD_TO_EXTERNAL);
     r.ro.tests = (1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM);
     r.ro.samples = r.ro.samples_max = 2;
+    r.ro.external_name = kp_xstrdup("ec2.example");
     run(&r);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.f.log, "pod-to-service/same-node/TCP_RRx2;"
@@ -228,6 +236,17 @@ static void test_runner_one_client_per_test_in_plan_order(void **state)
     assert_string_equal(json_string_value(json_object_get(json_object_get(md, "cni"), "name")),
                         "fake");
     assert_int_equal(json_array_size(json_object_get(md, "nodes")), 1);
+    /* the external host's facts, from the first pod-to-external document, under the name given
+     * to --external-server */
+    const json_t *ext = json_object_get(md, "external");
+    assert_string_equal(json_string_value(json_object_get(ext, "name")), "ec2.example");
+    assert_string_equal(json_string_value(json_object_get(ext, "hostname")), "ip-10-0-0-7");
+    assert_string_equal(json_string_value(json_object_get(ext, "kernel")), "6.1.0-first");
+    assert_int_equal(json_integer_value(json_object_get(ext, "cpus")), 8);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(ext, "net"), "nics"), 0), "mtu")),
+        9001);
     run_free(&r);
 }
 

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "agent/token.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/token.h"
 
 static char dir[64];
 static char path[128];

@@ -2,7 +2,7 @@
 /* token.c - see token.h. The file is opened with O_NONBLOCK and checked with fstat before any
  * read, so a FIFO (which would block until a writer appears) or a device is refused at once;
  * the size comes from reading, not from st_size, so a file that grows is still capped. */
-#include "agent/token.h"
+#include "base/token.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
 /* token.h - reads the per-run secret from a token file, exactly: the bytes of the file, less
  * one trailing newline. Owns the checks on the file (regular file, size cap, no NUL bytes,
  * who else may read it); knows nothing of how the token is used (proto.h's MACs). */
-#ifndef KPERF_AGENT_TOKEN_H
-#define KPERF_AGENT_TOKEN_H
+#ifndef KPERF_BASE_TOKEN_H
+#define KPERF_BASE_TOKEN_H
 
 #include <stddef.h>
 
