@@ -60,6 +60,15 @@ KP_MUST_CHECK int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run
                                     struct kp_err *err);
 void k8s_client_abandon(struct k8s_backend *b, struct k8s_client_run *cr);
 
+/* The kubernetes.io/hostname label of the node called name (name itself when unknown). */
+const char *k8s_backend_node_hostname(const struct k8s_backend *b, const char *name);
+/* The client node (name) of group g, whose target is t. */
+const char *k8s_backend_client_node(const struct k8s_backend *b, const struct plan_group *g,
+                                    const struct k8s_group_target *t);
+/* The server address of target t in ip_family (NULL = the run's first), or NULL. Borrowed. */
+const char *k8s_backend_server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
+                                    const char *ip_family);
+
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
 
