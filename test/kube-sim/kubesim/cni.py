@@ -7,8 +7,8 @@ annotation in it), its pods are replaced node by node, in node order, one at
 a time (RollingUpdate, maxUnavailable 1): each node's CNI pod takes
 --cni-restart-time seconds, and for the first --cni-restart-outage seconds
 of it that node's pod traffic is dropped (an nftables "bridge" table
-"<p>cni" in the node's namespace, on the pod bridge kube-sim made: IPv4 and
-IPv6 frames entering it from pods or leaving it to pods; ARP passes, so
+"<p>cni" in the node's namespace, on the pod veths kube-sim made: IPv4 and
+IPv6 frames entering the bridge from pods or leaving it to pods; ARP passes, so
 neighbours stay resolved), and with --cni-conntrack-flush the node's
 conntrack table is flushed as the outage starts. The DaemonSet's status
 follows (updatedNumberScheduled, numberUnavailable, observedGeneration),
@@ -120,14 +120,16 @@ class Rollout:
             raise net.NetError("nft: %s" % p.stderr.strip())
 
     def drop(self, i):
-        br = self.net.bridge()
+        # the pods' veths on the node's bridge are "<p>v<k>": frames from a pod (prerouting:
+        # bridged to another pod or routed by the node) and frames to a pod (output)
+        veths = self.cfg.prefix + "v*"
         self._nft(i, (
             "table bridge %s {\n"
             " chain pre { type filter hook prerouting priority -200;\n"
-            "  meta ibrname \"%s\" ether type { ip, ip6 } drop; }\n"
+            "  iifname \"%s\" ether type { ip, ip6 } drop; }\n"
             " chain out { type filter hook output priority -200;\n"
-            "  meta obrname \"%s\" ether type { ip, ip6 } drop; }\n"
-            "}\n") % (self.table, br, br))
+            "  oifname \"%s\" ether type { ip, ip6 } drop; }\n"
+            "}\n") % (self.table, veths, veths))
 
     def undrop(self, i):
         self._nft(i, "delete table bridge %s\n" % self.table)
