@@ -148,12 +148,14 @@ class Rollout:
             flushed = False
             end = t0
             if self.outage_s > 0:
+                # recorded from before the rule goes in to after it is gone: the drop lies
+                # within [start_unix, end_unix] whatever nft's own time
                 self.drop(i)
-                t0 = time.time()
+                t_in = time.time()
                 if self.flush:
                     flushed = net.in_netns(self.net.node_ns(i),
                                            flush_conntrack)
-                time.sleep(max(0.0, t0 + self.outage_s - time.time()))
+                time.sleep(max(0.0, t_in + self.outage_s - time.time()))
                 self.undrop(i)
                 end = time.time()
             rec = {"node": node, "start_unix": round(t0, 4),
