@@ -98,7 +98,8 @@ def main():
         recs = [json.loads(x) for x in f]
     check("one record per node with start <= end",
           [x["node"] for x in recs] == ["node-1", "node-2", "node-3"] and
-          all(x["start_unix"] <= x["end_unix"] and not x["conntrack_flushed"]
+          all(x["before_unix"] <= x["start_unix"] <= x["end_unix"] and
+              not x["conntrack_flushed"]
               for x in recs), recs)
 
     # no outage configured: status still rolls, nothing is dropped

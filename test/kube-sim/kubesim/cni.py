@@ -15,7 +15,9 @@ follows (updatedNumberScheduled, numberUnavailable, observedGeneration),
 so `kubectl rollout status` works.
 What was injected is recorded: one JSON line per node in
 <state-dir>/cni-rollout.jsonl ({"node", "start_unix", "end_unix",
-"outage_s", "conntrack_flushed"}) and Events on the DaemonSet
+"outage_s", "before_unix", "conntrack_flushed"}: the drop is in place from
+about start_unix, when its nft command returned, and never before
+before_unix, when it was started) and Events on the DaemonSet
 (CniRestart / CniRestarted). The seeded DaemonSet has no pod objects (it
 stays kube-sim.io/static): the restart is simulated, not run.
 """
@@ -144,23 +146,24 @@ class Rollout:
             self.ctrl.event(ds, "Normal", "CniRestart",
                             "Restarting the CNI pod on node %s" % node,
                             "daemonset-controller")
-            t0 = time.time()
+            t0 = before = time.time()
             flushed = False
             end = t0
             if self.outage_s > 0:
-                # recorded from before the rule goes in to after it is gone: the drop lies
-                # within [start_unix, end_unix] whatever nft's own time
+                # the rule takes effect as nft commits, near the end of its run: the outage is
+                # from nft's return to the undrop nft's return; before_unix bounds it below
                 self.drop(i)
-                t_in = time.time()
+                t0 = time.time()
                 if self.flush:
                     flushed = net.in_netns(self.net.node_ns(i),
                                            flush_conntrack)
-                time.sleep(max(0.0, t_in + self.outage_s - time.time()))
+                time.sleep(max(0.0, t0 + self.outage_s - time.time()))
                 self.undrop(i)
                 end = time.time()
             rec = {"node": node, "start_unix": round(t0, 4),
                    "end_unix": round(end, 4),
                    "outage_s": round(end - t0, 4),
+                   "before_unix": round(before, 4),
                    "conntrack_flushed": flushed}
             with open(self.path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
