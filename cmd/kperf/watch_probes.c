@@ -95,6 +95,10 @@ static int start_one(struct watch_probes *wp, struct watch_path *p, const char *
         args[5] = p->out;
         return backend_local_spawn_probe(wp->b, p->g, args, p->log, &p->pid, err);
     }
+    /* a new pod's first SYN may go unanswered (its network still settling): 3 s covers its
+     * retransmission (a `kperf run` client allows 5 s); also the bound of each reconnect */
+    args[4] = "--connect-timeout";
+    args[5] = "3s";
     struct k8s_probe_opts ko = {.args = args, .deadline_s = o->deadline_s};
     p->log = kp_xasprintf("%s/probe-%zu.log", wp->dir, wp->n);
     ko.log_path = p->log;
