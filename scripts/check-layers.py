@@ -29,8 +29,10 @@ LAYERS = {
 }
 
 # Headers that name a concrete backend: only the files that pick the backend may include them.
-BACKEND_CHOOSERS = {"cmd/kperf/cmd_run.c", "cmd/kperf/cmd_watch.c"}
-BACKEND_HEADERS = {"controller/k8s/backend_k8s.h", "controller/local/backend_local.h"}
+BACKEND_CHOOSERS = {"cmd/kperf/cmd_run.c", "cmd/kperf/cmd_watch.c",
+                    "cmd/kperf/watch_probes.c"}
+BACKEND_HEADERS = {"controller/k8s/backend_k8s.h", "controller/local/backend_local.h",
+                   "controller/k8s/k8s_watch.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SCAN = ["base", "agent", "controller", "cmd"]

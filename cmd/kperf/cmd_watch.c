@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_watch.c - 'kperf watch': probes every path of the matrix at a low rate while something
  * happens (a command given after `--`, or just for --duration), then reports per path the
- * probes lost, outages, the longest gap, resets and latency (docs/watch.md). --local only for
- * now: builds the local cluster (backend_local), starts one `kperf-agent probe` per path in
- * the path's client namespace, stops them with SIGTERM and collects their kperf.probe/v1
- * documents into one kperf.watch/v1 document.
+ * probes lost, outages, the longest gap, resets and latency (docs/watch.md). Picks the backend
+ * (--local: the local cluster; else the cluster of the kubeconfig, deployed as `kperf run`
+ * does), starts one `kperf-agent probe` per path (watch_probes.h), stops them and collects
+ * their kperf.probe/v1 documents into one kperf.watch/v1 document.
  * Exit codes: 0 no outage above --max-outage, 3 one was, 1 error, 2 usage, 130/143 signal
  * (the partial report is still printed). The cluster is removed in every case. */
 #include <errno.h>
@@ -27,15 +27,16 @@
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
+#include "cmd/kperf/watch_probes.h"
 #include "cmd/kperf/watch_status.h"
 #include "controller/backend.h"
+#include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
 #include "controller/report/watch_render.h"
 #include "controller/run_options.h"
 
-#define MAX_PATHS   16
-#define PROBE_GRACE 5000 /* ms a probe may take to write its document after SIGTERM */
+#define JOB_DEADLINE_S 86400 /* a cluster probe Job's limit when the watch has no --duration */
 
 struct watch_flags {
     uint64_t settle_ms;
@@ -93,16 +94,18 @@ const struct flag *cmd_watch_flags(size_t *n)
 static const char usage_text[] =
     "kperf watch - what a disruption does to live pod traffic\n\n"
     "Usage:\n"
-    "  kperf watch --local [flags] [-- COMMAND [ARGS...]]\n\n"
+    "  kperf watch [flags] [-- COMMAND [ARGS...]]          a Kubernetes cluster\n"
+    "  kperf watch --local [flags] [-- COMMAND [ARGS...]]  the local cluster\n\n"
     "Probes every path (default: all scenarios, both placements) with UDP and TCP\n"
     "request/response at --rate per second and a fresh TCP connect every 100 ms, until\n"
     "--duration passes (default 10s without a command; no limit with one), Ctrl-C, or\n"
-    "COMMAND finishes plus --settle. COMMAND sees KPERF_LOCAL_RUN_ID and the namespaces\n"
+    "COMMAND finishes plus --settle. On a cluster, COMMAND sees KPERF_RUN_ID and\n"
+    "KPERF_NAMESPACE; with --local, KPERF_LOCAL_RUN_ID and the namespaces\n"
     "KPERF_LOCAL_NS_UNDERLAY, _NODE1, _NODE2, _EXTERNAL (docs/watch.md).\n"
     "Exit codes: 0 ok, 3 an outage longer than --max-outage, 1 error, 2 usage.\n";
 
 static const char *const watch_groups[] = {"Watch flags", "Run flags (scenarios, placements, "
-                                                          "output, local cluster)"};
+                                                          "output, cluster, local cluster)"};
 
 /* ---- signals ---- */
 
@@ -143,71 +146,6 @@ static bool flag_given(int argc, char **argv, const char *name)
     return false;
 }
 
-struct path {
-    const struct plan_group *g;
-    char *name; /* "pod-to-pod/same-node" */
-    char *out, *log;
-    pid_t pid;
-    bool ready;
-};
-
-/* The first line of path containing mark (or the last line when mark is NULL) into buf. */
-static bool log_line(const char *path, const char *mark, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    char line[512];
-    bool found = false;
-
-    if (!f)
-        return false;
-    while (fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (!mark || strstr(line, mark)) {
-            size_t n = strlen(line) < len ? strlen(line) : len - 1; /* truncated to fit buf */
-            memcpy(buf, line, n);
-            buf[n] = '\0';
-            found = true;
-            if (mark)
-                break;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
-/* Waits until every probe printed its "probing" line. */
-static int wait_probes(struct path *p, size_t n, uint64_t timeout_ms, struct kp_err *err)
-{
-    uint64_t end = clock_now_ms() + timeout_ms;
-    char line[512];
-
-    for (;;) {
-        bool all = true;
-        for (size_t i = 0; i < n; i++) {
-            if (p[i].ready)
-                continue;
-            p[i].ready = log_line(p[i].log, "kperf-agent: probing", line, sizeof(line));
-            if (p[i].ready)
-                continue;
-            if (!subproc_alive(p[i].pid)) {
-                p[i].pid = 0;
-                if (!log_line(p[i].log, NULL, line, sizeof(line)))
-                    snprintf(line, sizeof(line), "no output");
-                return kp_err_set(err, "probe of %s exited at start: %s", p[i].name, line);
-            }
-            all = false;
-        }
-        if (all)
-            return 0;
-        if (sig_first)
-            return kp_err_set(err, "interrupted");
-        if (clock_now_ms() >= end)
-            return kp_err_set(err, "probes not running after %llums",
-                              (unsigned long long)timeout_ms);
-        clock_sleep_ms(20);
-    }
-}
-
 /* Starts argv with env added; same process group, so a terminal's Ctrl-C reaches it too. Its
  * stdout goes to our stderr: our stdout carries the report only (-o json > file). */
 static pid_t start_command(char **argv, char **env, struct kp_err *err)
@@ -231,20 +169,6 @@ static pid_t start_command(char **argv, char **env, struct kp_err *err)
     return pid;
 }
 
-static json_t *load_probe(const struct path *p, char *why, size_t len)
-{
-    json_error_t jerr;
-    json_t *doc = json_load_file(p->out, 0, &jerr);
-
-    if (!doc) {
-        char line[400] = "";
-        if (!log_line(p->log, NULL, line, sizeof(line)))
-            snprintf(line, sizeof(line), "%s", jerr.text);
-        snprintf(why, len, "no probe document (%s)", line);
-    }
-    return doc;
-}
-
 static double unix_now(void)
 {
     struct timespec ts;
@@ -261,34 +185,22 @@ struct watch {
     uint64_t duration_ms; /* 0 = none */
     struct backend *b;
     struct plan *plan;
-    struct path paths[MAX_PATHS];
-    size_t n_paths;
+    struct watch_probes wp;
     json_t *command; /* {"argv": [...], "exit_code": N|null} */
 };
 
 static int start_probes(struct watch *w, struct kp_err *err)
 {
-    char rate[16];
-    const char *args[] = {"--rate", rate, "--status", "500ms", "--output", NULL, NULL};
+    struct watch_probe_opts o = {.rate = w->wf.rate,
+                                 .timeout_ms = w->ro.timeout_ms,
+                                 .deadline_s = JOB_DEADLINE_S,
+                                 .signal = &sig_first};
 
-    snprintf(rate, sizeof(rate), "%u", w->wf.rate);
-    for (size_t i = 0; i < plan_group_count(w->plan) && w->n_paths < MAX_PATHS; i++) {
-        const struct plan_group *g = plan_group_get(w->plan, i);
-        struct path *p = &w->paths[w->n_paths];
-        if (g->skipped || g->reverse || g->placement == PLACEMENT_NODE)
-            continue;
-        p->g = g;
-        p->name = kp_xasprintf("%s/%s", plan_scenario_name(g->scenario), g->placement_label);
-        p->out = kp_xasprintf("%s/probe-%zu.json", backend_local_run_dir(w->b), w->n_paths);
-        p->log = kp_xasprintf("%s/probe-%zu.log", backend_local_run_dir(w->b), w->n_paths);
-        args[5] = p->out;
-        w->n_paths++;
-        if (backend_local_spawn_probe(w->b, g, args, p->log, &p->pid, err) != 0)
-            return kp_err_prefix(err, "probe of %s", p->name);
-    }
-    if (w->n_paths == 0)
-        return kp_err_set(err, "no path to probe (every scenario was skipped)");
-    return wait_probes(w->paths, w->n_paths, w->ro.timeout_ms, err);
+    if (w->duration_ms) /* the Job ends on its own if kperf cannot stop it */
+        o.deadline_s = (w->duration_ms + 2 * w->ro.timeout_ms) / 1000 + 60;
+    w->wp.b = w->b;
+    w->wp.local = w->ro.local;
+    return watch_probes_start(&w->wp, w->plan, &o, err);
 }
 
 /* ---- the live status (a TTY only): one line per path, redrawn ---- */
@@ -304,11 +216,11 @@ static void draw_status(const struct watch *w, bool redraw, double elapsed_s)
     char st[160];
 
     if (redraw)
-        fprintf(stderr, "\033[%zuA", w->n_paths + 1);
+        fprintf(stderr, "\033[%zuA", w->wp.n + 1);
     fprintf(stderr, "\r\033[Kwatching for %.0f s\n", elapsed_s);
-    for (size_t i = 0; i < w->n_paths; i++) {
-        watch_status_phrase(w->paths[i].log, st, sizeof(st));
-        fprintf(stderr, "\r\033[K  %-26s %s\n", w->paths[i].name, st);
+    for (size_t i = 0; i < w->wp.n; i++) {
+        watch_status_phrase(w->wp.paths[i].log, st, sizeof(st));
+        fprintf(stderr, "\r\033[K  %-26s %s\n", w->wp.paths[i].name, st);
     }
     fflush(stderr);
 }
@@ -322,7 +234,7 @@ static int watch_loop(struct watch *w, struct kp_err *err)
     int status;
 
     if (w->cmd) {
-        char **env = backend_local_env(w->b);
+        char **env = watch_probes_env(&w->wp);
         json_t *argv = json_array();
         for (size_t i = 0; w->cmd[i]; i++)
             json_array_append_new(argv, json_string(w->cmd[i]));
@@ -355,12 +267,8 @@ static int watch_loop(struct watch *w, struct kp_err *err)
             drawn = true;
             next_draw = now + 500;
         }
-        for (size_t i = 0; i < w->n_paths; i++) {
-            if (w->paths[i].pid && !subproc_alive(w->paths[i].pid)) {
-                w->paths[i].pid = 0;
-                kp_log(KP_LOG_WARN, "the probe of %s ended early", w->paths[i].name);
-            }
-        }
+        for (size_t i = 0; i < w->wp.n; i++)
+            (void)watch_probes_alive(&w->wp, i);
         clock_sleep_ms(50);
     }
     if (cmd_pid > 0) { /* still running at the end: stop it */
@@ -376,19 +284,6 @@ static int watch_loop(struct watch *w, struct kp_err *err)
     return 0;
 }
 
-/* SIGTERM to every probe at once, then each is waited for (its document comes at the end). */
-static void stop_probes(struct watch *w)
-{
-    for (size_t i = 0; i < w->n_paths; i++)
-        if (w->paths[i].pid > 0)
-            kill(w->paths[i].pid, SIGTERM);
-    for (size_t i = 0; i < w->n_paths; i++) {
-        if (w->paths[i].pid > 0)
-            (void)subproc_stop(w->paths[i].pid, PROBE_GRACE);
-        w->paths[i].pid = 0;
-    }
-}
-
 static json_t *collect(struct watch *w, double start_unix, double end_unix)
 {
     json_t *paths = json_array();
@@ -396,15 +291,20 @@ static json_t *collect(struct watch *w, double start_unix, double end_unix)
     json_t *run_id = json_incref(json_object_get(facts, "run_id"));
 
     json_decref(facts);
-    for (size_t i = 0; i < w->n_paths; i++) {
-        const struct path *p = &w->paths[i];
+    for (size_t i = 0; i < w->wp.n; i++) {
+        const struct watch_path *p = &w->wp.paths[i];
         char why[512] = "";
-        json_t *doc = load_probe(p, why, sizeof(why));
-        json_array_append_new(paths,
-                              json_pack("{s:s, s:s, s:s, s:o, s:o}", "path", p->name, "scenario",
-                                        plan_scenario_name(p->g->scenario), "placement",
-                                        p->g->placement_label, "probe", doc ? doc : json_null(),
-                                        "error", doc ? json_null() : json_string(why)));
+        json_t *doc = watch_probes_doc(p, why, sizeof(why));
+        const char *cn = watch_probes_node(p, false), *sn = watch_probes_node(p, true);
+        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "path", p->name, "scenario",
+                              plan_scenario_name(p->g->scenario), "placement",
+                              p->g->placement_label, "probe", doc ? doc : json_null(), "error",
+                              doc ? json_null() : json_string(why));
+        if (cn) /* a cluster's nodes: which CNI restarts a path goes through */
+            json_object_set_new(o, "client_node", json_string(cn));
+        if (cn)
+            json_object_set_new(o, "server_node", sn ? json_string(sn) : json_null());
+        json_array_append_new(paths, o);
     }
     return json_pack("{s:s, s:o, s:f, s:f, s:f, s:I, s:o, s:o}", "schema", WATCH_SCHEMA, "run_id",
                      run_id ? run_id : json_null(), "start_unix_s", start_unix, "duration_s",
@@ -474,10 +374,6 @@ static int parse(struct watch *w, int argc, char **argv, struct kp_err *err)
     }
     if (rc != 0)
         return -1;
-    if (!w->ro.local) {
-        kp_err_set(err, "kperf watch needs --local for now (Kubernetes clusters: not yet)");
-        return flags_hint(&cmd, err);
-    }
     if (w->ro.output == RUN_OUTPUT_CSV) {
         kp_err_set(err, "--output: kperf watch prints table, markdown or json");
         return flags_hint(&cmd, err);
@@ -493,11 +389,7 @@ static int parse(struct watch *w, int argc, char **argv, struct kp_err *err)
 
 static void free_watch(struct watch *w)
 {
-    for (size_t i = 0; i < w->n_paths; i++) {
-        free(w->paths[i].name);
-        free(w->paths[i].out);
-        free(w->paths[i].log);
-    }
+    watch_probes_free(&w->wp);
     plan_free(w->plan);
     if (w->b)
         w->b->ops->destroy(w->b);
@@ -526,7 +418,7 @@ int cmd_watch(int argc, char **argv)
     kp_log_set_level(w.ro.verbose >= 2   ? KP_LOG_DEBUG
                      : w.ro.verbose == 1 ? KP_LOG_INFO
                                          : KP_LOG_WARN);
-    w.b = backend_local_new(&w.ro, &err);
+    w.b = w.ro.local ? backend_local_new(&w.ro, &err) : backend_k8s_new(&w.ro, &err);
     if (!w.b) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         free_watch(&w);
@@ -535,17 +427,17 @@ int cmd_watch(int argc, char **argv)
     plan_opts_from_run_options(&w.ro, &po);
     w.plan = plan_new(&po);
     signals_install(w.b);
-    kp_log(KP_LOG_INFO, "building the local cluster");
+    kp_log(KP_LOG_INFO, w.ro.local ? "building the local cluster" : "deploying the servers");
     rc = w.b->ops->prepare(w.b, w.plan, &err);
     if (rc == 0)
         rc = start_probes(&w, &err);
     if (rc == 0) {
-        fprintf(stderr, "kperf: watching %zu paths%s\n", w.n_paths,
+        fprintf(stderr, "kperf: watching %zu paths%s\n", w.wp.n,
                 w.cmd ? " while the command runs" : "");
         start_unix = unix_now();
         rc = watch_loop(&w, &err);
     }
-    stop_probes(&w);
+    watch_probes_stop(&w.wp);
     if (rc == 0)
         doc = collect(&w, start_unix, unix_now());
     else if (!sig_first)

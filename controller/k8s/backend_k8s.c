@@ -32,7 +32,7 @@ unsigned backend_k8s_requests(const struct backend *base)
     return b->kc ? (unsigned)kube_request_count(b->kc) : 0;
 }
 
-static const char *node_hostname_by_name(const struct k8s_backend *b, const char *name)
+const char *k8s_backend_node_hostname(const struct k8s_backend *b, const char *name)
 {
     size_t i;
     json_t *n;
@@ -45,9 +45,8 @@ static const char *node_hostname_by_name(const struct k8s_backend *b, const char
     return name;
 }
 
-/* the client node (name) of group g */
-static const char *client_node(const struct k8s_backend *b, const struct plan_group *g,
-                               const struct k8s_group_target *t)
+const char *k8s_backend_client_node(const struct k8s_backend *b, const struct plan_group *g,
+                                    const struct k8s_group_target *t)
 {
     if (g->placement == PLACEMENT_NODE && g->node)
         return g->node;
@@ -56,8 +55,8 @@ static const char *client_node(const struct k8s_backend *b, const struct plan_gr
     return k8s_facts_node_name(b->node_b);
 }
 
-static const char *server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
-                               const char *ip_family)
+const char *k8s_backend_server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
+                                    const char *ip_family)
 {
     int f = K8S_FAM(ip_family ? ip_family : b->ip_families[0]);
 
@@ -252,17 +251,18 @@ int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec,
     cr = kp_xcalloc(1, sizeof(*cr));
     cr->spec = *spec;
     k8s_objects_group_target(g, &cr->t);
-    cr->node = client_node(b, g, &cr->t);
+    cr->node = k8s_backend_client_node(b, g, &cr->t);
     cr->server = cr->t.via_service ? NULL : k8s_sweep_server(b, g, cr->t.server_network);
     if (!cr->server)
-        cr->server = server_addr(b, &cr->t, g->ip_family);
+        cr->server = k8s_backend_server_addr(b, &cr->t, g->ip_family);
     cr->port = cr->t.server_network ? b->ro->port : b->ro->external_port;
     if (!cr->server) {
         free(cr);
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
     }
-    cr->job = k8s_deploy_client_job(&b->d, spec, b->n_steps++, node_hostname_by_name(b, cr->node),
-                                    cr->server, cr->port, &cr->r.job);
+    cr->job =
+        k8s_deploy_client_job(&b->d, spec, b->n_steps++, k8s_backend_node_hostname(b, cr->node),
+                              cr->server, cr->port, &cr->r.job);
     cr->r.what = kp_xasprintf("client job %s on node %s", cr->r.job, cr->node);
     cr->kind = "client";
     cr->created_s = clock_unix_s();

@@ -71,6 +71,15 @@ const char *k8s_client_job_name(const struct k8s_client_run *cr);
 /* Stage times seen by a wait over several runs (k8s_churn.c): finish keeps them. */
 void k8s_client_set_times(struct k8s_client_run *cr, const struct k8s_pod_times *t);
 
+/* The kubernetes.io/hostname label of the node called name (name itself when unknown). */
+const char *k8s_backend_node_hostname(const struct k8s_backend *b, const char *name);
+/* The client node (name) of group g, whose target is t. */
+const char *k8s_backend_client_node(const struct k8s_backend *b, const struct plan_group *g,
+                                    const struct k8s_group_target *t);
+/* The server address of target t in ip_family (NULL = the run's first), or NULL. Borrowed. */
+const char *k8s_backend_server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
+                                    const char *ip_family);
+
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
 

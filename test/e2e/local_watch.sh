@@ -16,7 +16,8 @@ D=$(mktemp -d /tmp/kperf-watch-e2e.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 
 # --- 0. usage errors: one line, exit 2, before anything is built -----------------------------
-for args in "" "--local -o csv" "--local --rate 0" "--local --settle x" "--local --kubeconfig x"; do
+for args in "--local -o csv" "--local --rate 0" "--local --settle x" "--local --kubeconfig x" \
+    "--rate 0" "-o csv"; do
     # shellcheck disable=SC2086
     "$KPERF" watch $args > /dev/null 2> "$D/u.err"
     rc=$?

@@ -20,7 +20,8 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-token", "exec-token.tmp", "exec-credential.sh",
                "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
-               "config.json", "ready", "requests.log", "kube-sim.log"]
+               "config.json", "ready", "requests.log", "kube-sim.log",
+               "cni-rollout.jsonl"]
 
 
 class Cfg:
@@ -112,6 +113,16 @@ def cmd_up(a):
         print("kube-sim: --cni: one of %s" % ", ".join(sorted(CNIS)),
               file=sys.stderr)
         return 2
+    try:
+        from .faults import _dur
+        cni_restart = _dur(a.cni_restart_time)
+        cni_outage = _dur(a.cni_restart_outage)
+    except ValueError as e:
+        print("kube-sim: --cni-restart-time/--cni-restart-outage: %s" % e,
+              file=sys.stderr)
+        return 2
+    if cni_outage > cni_restart:
+        cni_restart = cni_outage
     if a.faults:
         from . import faults
         try:
@@ -132,6 +143,8 @@ def cmd_up(a):
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "gc_lag": max(0.0, a.gc_lag), "max_grace": max(0.0, a.max_grace),
            "ready_lag": max(0.0, a.ready_lag),
+           "cni_restart_time": cni_restart, "cni_restart_outage": cni_outage,
+           "cni_conntrack_flush": a.cni_conntrack_flush,
            "created_dir": created}
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -205,7 +218,7 @@ def serve(d):
     with open(os.path.join(d, "config.json")) as f:
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    from . import admission, api, auth, ctrl, faults, kubelet, net, store
+    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, store
     t0 = time.time()
     st = store.Store()
     fl = faults.Faults(cfg)
@@ -253,6 +266,8 @@ def serve(d):
         fl.add(cfg.faults)
     cm.start()
     kl.start()
+    cni.Rollout(cfg, st, cm, network,
+                lambda m: print(m, file=sys.stderr, flush=True)).start()
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     with open(os.path.join(d, "ready.tmp"), "w") as f:
         json.dump({"server": "https://127.0.0.1:%d" % cfg.port,
@@ -551,6 +566,15 @@ def main(argv=None):
     up.add_argument("--ip-family", choices=["ipv4", "ipv6", "dual"],
                     default="ipv4", help="pod, node and Service addresses: "
                     "IPv4, IPv6 (2001:2::/48) or both (IPv4 first)")
+    up.add_argument("--cni-restart-time", default="1s",
+                    help="with --cni: how long each node's CNI pod takes to "
+                    "restart in a rollout (default 1s; at least the outage)")
+    up.add_argument("--cni-restart-outage", default="0s",
+                    help="with --cni: how long a node's pod traffic is "
+                    "dropped while its CNI pod restarts (default 0s)")
+    up.add_argument("--cni-conntrack-flush", action="store_true",
+                    help="with --cni: flush the node's conntrack table as "
+                    "its CNI pod restarts")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

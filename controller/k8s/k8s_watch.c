@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* k8s_watch.c - the probe Jobs of `kperf watch` on a cluster and their log threads (see
+ * k8s_watch.h). */
+#include "controller/k8s/k8s_watch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_log.h"
+#include "controller/agent_args.h"
+#include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_wait.h"
+#include <time.h>
+
+struct k8s_probe {
+    char *job, *uid, *pod, *node, *ns;
+    char *server_node;      /* NULL: the external server */
+    struct kube_client *kc; /* the log thread's own client */
+    FILE *log;
+    pthread_t thread;
+    bool started;             /* the thread was created */
+    volatile int running;     /* the stream is open; written by the thread */
+    pthread_mutex_t mu;       /* guards running with cv */
+    pthread_cond_t cv;        /* signalled when the stream ends */
+    bool stopped;             /* stop() deleted the Job and the pod */
+    struct kp_err stream_err; /* why the stream ended, when it failed */
+};
+
+static int on_chunk(void *arg, const char *data, size_t len)
+{
+    struct k8s_probe *p = arg;
+
+    if (len && fwrite(data, 1, len, p->log) != len)
+        return 1;
+    fflush(p->log);
+    return 0;
+}
+
+static void *log_thread(void *arg)
+{
+    struct k8s_probe *p = arg;
+    struct kube_log_opts lo = {.container = "client", .follow = 1};
+
+    if (kube_pod_logs_stream(p->kc, p->ns, p->pod, &lo, on_chunk, p, &p->stream_err) != 0)
+        kp_log(KP_LOG_DEBUG, "log of probe pod %s: %s", p->pod, kp_err_msg(&p->stream_err));
+    pthread_mutex_lock(&p->mu);
+    p->running = 0;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* The probe Job of g: `probe --server T [--token-file F] args...` on g's client node. */
+static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
+                         const struct k8s_probe_opts *o, const char *node, char **name)
+{
+    struct k8s_group_target t;
+    struct k8s_objects_opts oo = b->d.obj;
+    const char *server;
+    char *hp;
+    size_t n = 0, i = 0;
+    json_t *job;
+
+    k8s_objects_group_target(g, &t);
+    server = k8s_backend_server_addr(b, &t, g->ip_family);
+    if (!server)
+        return NULL;
+    hp = agent_args_host_port(server, t.server_network ? b->ro->port : b->ro->external_port);
+    while (o->args && o->args[n])
+        n++;
+    const char **argv = kp_xcalloc(n + 6, sizeof(*argv));
+    argv[i++] = "probe";
+    argv[i++] = "--server";
+    argv[i++] = hp;
+    if (t.server_network) { /* the external server cannot know the run's token */
+        argv[i++] = "--token-file";
+        argv[i++] = K8S_TOKEN_FILE;
+    }
+    for (size_t k = 0; k < n; k++)
+        argv[i++] = o->args[k];
+    *name =
+        k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, 0, b->n_steps++);
+    struct k8s_client_job cj = {
+        .name = *name,
+        .node_hostname = k8s_backend_node_hostname(b, node),
+        .scenario = plan_scenario_name(g->scenario),
+        .placement = g->placement_label,
+        .host_network = t.client_host_network,
+        .args = argv,
+    };
+    oo.job_deadline_s = (int)o->deadline_s;
+    job = k8s_objects_client_job(&oo, &cj);
+    free(argv);
+    free(hp);
+    return job;
+}
+
+static int wait_ready(struct k8s_backend *b, struct k8s_probe *p, struct kp_err *err)
+{
+    char *sel = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, p->job);
+    char *what = kp_xasprintf("probe job %s on node %s", p->job, p->node);
+    struct k8s_wait_opts wo = {.ns = b->d.ns,
+                               .selector = sel,
+                               .owner = p->job,
+                               .owner_uid = p->uid,
+                               .what = what,
+                               .goal = K8S_WAIT_READY,
+                               .want = 1,
+                               .timeout_ms = b->ro->timeout_ms};
+    json_t *pods = NULL;
+    int rc = k8s_wait_pods(b->kc, &wo, &pods, err);
+
+    if (rc == 0) {
+        const json_t *md = json_object_get(json_array_get(pods, 0), "metadata");
+        const char *name = json_string_value(json_object_get(md, "name"));
+        if (name)
+            p->pod = kp_xstrdup(name);
+        else
+            rc = kp_err_set(err, "%s: its pod has no name", what);
+    }
+    json_decref(pods);
+    free(sel);
+    free(what);
+    return rc;
+}
+
+static int start_thread(struct k8s_backend *b, struct k8s_probe *p, const char *log_path,
+                        struct kp_err *err)
+{
+    struct kube_client_opts ko;
+
+    p->log = fopen(log_path, "w");
+    if (!p->log)
+        return kp_err_set(err, "cannot create %s: %s", log_path, strerror(errno));
+    k8s_backend_client_opts(b, &ko);
+    ko.ns = b->d.ns;
+    if (kube_client_new(&ko, &p->kc, err) != 0)
+        return -1;
+    p->running = 1;
+    if (pthread_create(&p->thread, NULL, log_thread, p) != 0) {
+        p->running = 0;
+        return kp_err_set(err, "cannot start a thread for the log of %s", p->pod);
+    }
+    p->started = true;
+    return 0;
+}
+
+int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
+                          const struct k8s_probe_opts *o, struct k8s_probe **out,
+                          struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_probe *p = kp_xcalloc(1, sizeof(*p));
+    struct k8s_group_target t;
+    json_t *job, *created = NULL;
+
+    *out = NULL;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    k8s_objects_group_target(g, &t);
+    p->node = kp_xstrdup(k8s_backend_client_node(b, g, &t));
+    p->ns = kp_xstrdup(b->d.ns);
+    if (t.server_network)
+        p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
+    job = probe_job(b, g, o, p->node, &p->job);
+    if (!job) {
+        k8s_watch_probe_free(p);
+        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
+    }
+    *out = p; /* from here the caller stops and frees it */
+    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, &created, err) != 0) {
+        json_decref(job);
+        return kp_err_prefix(err, "creating probe job %s on node %s", p->job, p->node);
+    }
+    json_decref(job);
+    const char *uid =
+        json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
+    p->uid = uid ? kp_xstrdup(uid) : NULL;
+    json_decref(created);
+    if (wait_ready(b, p, err) != 0)
+        return -1;
+    return start_thread(b, p, o->log_path, err);
+}
+
+bool k8s_watch_probe_running(struct k8s_probe *p)
+{
+    bool r;
+
+    pthread_mutex_lock(&p->mu);
+    r = p->running != 0;
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+const char *k8s_watch_probe_node(const struct k8s_probe *p, bool server)
+{
+    return server ? p->server_node : p->node;
+}
+
+void k8s_watch_probe_signal(struct backend *base, struct k8s_probe *p)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct kube_delete_opts orphan = {
+        .propagation = KUBE_PROPAGATION_ORPHAN, .grace_period_s = -1, .missing_ok = 1};
+    struct kube_delete_opts graceful = {.grace_period_s = -1, .missing_ok = 1};
+    struct kp_err derr;
+
+    if (p->stopped || !p->job)
+        return;
+    p->stopped = true;
+    kube_client_reset_abort(b->kc); /* stop even when interrupted */
+    /* the Job first (orphaning its pod), so that no controller replaces the pod */
+    if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, p->job, &orphan, NULL, &derr) != 0)
+        kp_log(KP_LOG_WARN, "deleting probe job %s: %s", p->job, kp_err_msg(&derr));
+    if (p->pod && kube_delete(b->kc, &KUBE_RES_PODS, b->d.ns, p->pod, &graceful, NULL, &derr) != 0)
+        kp_log(KP_LOG_WARN, "deleting probe pod %s: %s", p->pod, kp_err_msg(&derr));
+    if (b->stop)
+        kube_client_abort(b->kc);
+}
+
+int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms, struct kp_err *err)
+{
+    struct timespec until;
+    int rc = 0;
+
+    if (!p->started)
+        return 0;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(timeout_ms / 1000);
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (p->running && pthread_cond_timedwait(&p->cv, &p->mu, &until) != ETIMEDOUT)
+        ;
+    if (p->running)
+        rc = kp_err_set(err, "the log of probe pod %s did not end within %llums", p->pod,
+                        (unsigned long long)timeout_ms);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+void k8s_watch_probe_free(struct k8s_probe *p)
+{
+    if (!p)
+        return;
+    if (p->started) {
+        kube_client_abort(p->kc); /* ends a stream still open */
+        pthread_join(p->thread, NULL);
+    }
+    kube_client_free(p->kc);
+    if (p->log)
+        fclose(p->log);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->job);
+    free(p->uid);
+    free(p->pod);
+    free(p->node);
+    free(p->ns);
+    free(p->server_node);
+    free(p);
+}
+
+char **k8s_watch_env(struct backend *base)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    char **env = kp_xcalloc(3, sizeof(*env));
+
+    env[0] = kp_xasprintf("KPERF_RUN_ID=%s", b->d.run_id);
+    env[1] = kp_xasprintf("KPERF_NAMESPACE=%s", b->d.ns);
+    return env;
+}
