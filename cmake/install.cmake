@@ -3,16 +3,17 @@
 # named kubectl-<name> on PATH) runs `kubectl kperf ...` as kperf (which then prints its
 # command lines as "kubectl kperf ..."). The build tree gets the same link in its bin dir.
 include(GNUInstallDirs)
-install(TARGETS kperf kperf-agent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS kperf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kperf)
+install(TARGETS kperf-agent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT agent)
 # kubectl (1.26+) completes a plugin's arguments with kubectl_complete-<plugin> from PATH
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/cmd/kperf/kubectl_complete-kperf
-        DESTINATION ${CMAKE_INSTALL_BINDIR})
+        DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kperf)
 install(CODE "
   set(dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
   message(STATUS \"Installing: \${dir}/kubectl-kperf -> kperf\")
   file(REMOVE \"\${dir}/kubectl-kperf\")
   file(CREATE_LINK kperf \"\${dir}/kubectl-kperf\" SYMBOLIC)
-")
+" COMPONENT kperf)
 add_custom_command(TARGET kperf POST_BUILD
                    COMMAND ${CMAKE_COMMAND} -E create_symlink kperf
                            ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/kubectl-kperf
@@ -36,4 +37,18 @@ install(CODE "
   endforeach()
   file(REMOVE \"\${share}/bash-completion/completions/kubectl-kperf\")
   file(CREATE_LINK kperf \"\${share}/bash-completion/completions/kubectl-kperf\" SYMBOLIC)
-")
+" COMPONENT kperf)
+# Documentation: the README and docs/ for kperf, the README for kperf-agent.
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT kperf)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT kperf)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/kperf-agent
+        COMPONENT agent)
+# The agent's systemd unit for an external host (packaging/kperf-agent.service), with the
+# binary's path of this install (cpack installs with its packaging prefix, /usr).
+install(CODE "
+  file(READ \"${CMAKE_SOURCE_DIR}/packaging/kperf-agent.service\" unit)
+  string(REPLACE \"@BINDIR@\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\" unit \"\${unit}\")
+  set(f \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/kperf-agent.service\")
+  message(STATUS \"Installing: \${f}\")
+  file(WRITE \"\${f}\" \"\${unit}\")
+" COMPONENT agent)
