@@ -61,8 +61,9 @@ build() { # NAME DOCKERFILE
 build kperf-agent Dockerfile.agent
 build kperf Dockerfile.controller
 t2=$(date +%s)
-# podman leaves each old build's images behind, untagged: keep the layer cache, drop those
-podman image prune -f >/dev/null 2>&1
+# podman keeps each build's layers (the cache of the next build, e.g. the apt-get layer of
+# today's base image); drop only those older than two days
+podman image prune -f --filter until=48h >/dev/null 2>&1
 
 # 3. metadata and contents. Budgets: agent image <= 4 MB (one static binary + /etc), controller
 # <= 40 MB (kperf + its ldd closure + CA certificates; distroless/base is ~20 MB)
@@ -114,6 +115,7 @@ while kill -0 "$mpid" 2>/dev/null; do
         esac
         uid=$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null) || continue
         rootopt=$(awk '$5 == "/" {print $6}' "/proc/$p/mountinfo" 2>/dev/null | tail -1)
+        [ -n "$rootopt" ] || continue # exited between the reads
         if [ "$uid" = 65532 ] && [[ "$rootopt" == ro* ]]; then
             seen=$((seen + 1))
         elif [ -n "$uid" ]; then
