@@ -52,3 +52,21 @@ install(CODE "
   message(STATUS \"Installing: \${f}\")
   file(WRITE \"\${f}\" \"\${unit}\")
 " COMPONENT agent)
+# Man pages, written from each binary's --help (cmake/manpage.cmake).
+foreach(spec "kperf;kperf;Kubernetes pod-network performance"
+             "kperf-agent;agent;the kperf measurement engine (server, client, probe)")
+  list(GET spec 0 bin)
+  list(GET spec 1 comp)
+  list(GET spec 2 summary)
+  install(CODE "
+    set(man \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_MANDIR}/man1\")
+    file(MAKE_DIRECTORY \"\${man}\")
+    message(STATUS \"Installing: \${man}/${bin}.1\")
+    execute_process(COMMAND \"${CMAKE_COMMAND}\" \"-DBIN=$<TARGET_FILE:${bin}>\" -DNAME=${bin}
+                            \"-DSUMMARY=${summary}\" \"-DOUT=\${man}/${bin}.1\"
+                            -P \"${CMAKE_SOURCE_DIR}/cmake/manpage.cmake\" RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR \"man page of ${bin}: \${rc}\")
+    endif()
+  " COMPONENT ${comp})
+endforeach()

@@ -71,6 +71,9 @@ out=$(in_root kubectl-kperf version 2>&1) && pass "kubectl-kperf version: $out" 
     bad "kubectl-kperf version: $out"
 [ -s "$R/usr/share/bash-completion/completions/kperf" ] && pass "bash completion installed" ||
     bad "no bash completion"
+grep -q -- "--scenarios" "$R/usr/share/man/man1/kperf.1" &&
+    grep -q -- "--token-file" "$R/usr/share/man/man1/kperf-agent.1" &&
+    pass "man pages kperf.1, kperf-agent.1" || bad "man pages missing or short"
 port=$((20000 + RANDOM % 20000))
 printf 'deb-test-token' >"$R/tmp/token"
 chmod 0444 "$R/tmp/token"
@@ -114,7 +117,7 @@ fi
 # 5. removal leaves nothing of ours
 in_root apt-get purge -y -q kperf kperf-agent >>"$tmp/apt.log" 2>&1 || bad "apt-get purge"
 left=$(cd "$R" && ls -d usr/bin/kperf* usr/bin/kubectl*kperf usr/share/doc/kperf* "${U#/}" \
-    usr/share/bash-completion/completions/kperf 2>/dev/null)
+    usr/share/bash-completion/completions/kperf usr/share/man/man1/kperf* 2>/dev/null)
 [ -z "$left" ] && pass "purge removes every file" || bad "left after purge: $left"
 t3=$(date +%s)
 echo "figures: cpack $((t1 - t0))s, root + apt-get install $((t2 - t1))s, checks $((t3 - t2))s"
