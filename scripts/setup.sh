@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian bookworm machine lacks and builds kperf into build/.
+# Installs what a fresh Debian bookworm machine lacks to build kperf (test-only tools, e.g.
+# podman and debootstrap for the image and package tests, are in scripts/test.sh) and builds
+# kperf into build/.
 # Run as root (apt-get). Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,6 +9,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   zsh fish                          # zsh, fish: e2e.completion
   prometheus prometheus-pushgateway # e2e.prometheus_push (promtool comes with prometheus)
   chromium                          # e2e.compare_html, e2e.report_html (headless)
+  podman debootstrap                # e2e.k8s_podman_image (images), e2e.deb_install (packages)
 )
 missing=()
 for p in "${extra[@]}"; do

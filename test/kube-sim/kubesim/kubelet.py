@@ -8,6 +8,7 @@ deleted, node heartbeats, LogSource (CRI-like files under
 DIR/pods/<uid>/logs), and DIR/pids (every process started, with its start
 time, so `down` can kill exactly those).
 """
+import json
 import os
 import platform
 import sys
@@ -137,6 +138,15 @@ class Kubelet:
         self.node_index = {}       # node name -> i
         self.wake = threading.Event()
         store.subscribers.append(self._on_change)
+
+    def agent_image_config(self):
+        """The agent image's config (User, Entrypoint, Cmd, Env,
+        WorkingDir: `podman inspect`'s .Config) of --agent-image DIR, read
+        from DIR/config.json once."""
+        if getattr(self, "_image_conf", None) is None:
+            with open(os.path.join(self.cfg.agent_image, "config.json")) as f:
+                self._image_conf = json.load(f)
+        return self._image_conf
 
     def node_name(self, i):
         return "node-%d" % i

@@ -91,6 +91,12 @@ def cmd_up(a):
         os.unlink(os.path.join(d, "ready"))
     agent = a.agent_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
                                         "kperf-agent")
+    if a.agent_image and not (
+            os.path.isdir(os.path.join(a.agent_image, "rootfs")) and
+            os.path.isfile(os.path.join(a.agent_image, "config.json"))):
+        print("kube-sim: --agent-image %s: needs rootfs/ and config.json" %
+              a.agent_image, file=sys.stderr)
+        return 2
     taints = {}
     for t in a.taint or []:
         # node-2=key=value:NoSchedule or node-2=key:NoExecute
@@ -134,6 +140,8 @@ def cmd_up(a):
            "user": a.user, "groups": a.group or [],
            "rbac_files": [os.path.abspath(x) for x in a.rbac or []],
            "agent_bin": os.path.abspath(agent),
+           "agent_image": os.path.abspath(a.agent_image) if a.agent_image
+           else "",
            "host_images": (a.host_images or "kube-sim/host").split(","),
            "taints": taints, "faults": a.faults or "",
            "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
@@ -535,6 +543,11 @@ def main(argv=None):
                     help="extra group of the kubeconfig's user")
     up.add_argument("--agent-bin", help="binary for kperf-agent images "
                     "(default $KPERF_BIN/kperf-agent)")
+    up.add_argument("--agent-image", help="DIR with rootfs/ (an exported "
+                    "kperf-agent image) and config.json (its `podman "
+                    "inspect` .Config): kperf-agent containers run chrooted "
+                    "in a copy of it, as the image's user, instead of "
+                    "--agent-bin")
     up.add_argument("--host-images", help="comma-separated image names "
                     "whose command runs from the host (default "
                     "kube-sim/host)")

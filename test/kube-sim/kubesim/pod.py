@@ -8,6 +8,7 @@ container via nsenter, log capture, readiness probes, restarts with
 back-off, graceful termination), pod status and kubelet Events.
 """
 import base64
+import json
 import os
 import re
 import shutil
@@ -262,6 +263,8 @@ class Worker:
         """Write volumes, compute env. Returns an error text or None."""
         vdir = os.path.join(self.dir, "volumes")
         self.mounts = {}
+        fs_group = (self.pod["spec"].get("securityContext") or {}).get(
+            "fsGroup")
         for v in self.pod["spec"].get("volumes") or []:
             d = os.path.join(vdir, v["name"])
             os.makedirs(d, exist_ok=True)
@@ -315,6 +318,8 @@ class Worker:
                     f.write(content)
                 os.chmod(p, v.get("secret", {}).get("defaultMode", 0o644)
                          if "secret" in v else 0o644)
+                if fs_group is not None:
+                    os.chown(p, -1, fs_group)
             self.mounts[v["name"]] = d
         self.envs = {}
         for c in self.containers.values():
@@ -439,6 +444,15 @@ class Worker:
         cmd = [_expand(x, env) for x in cmd]
         args = [_expand(x, env) for x in args]
         img = spec.get("image", "")
+        if self.from_image(c):
+            # the image's ENTRYPOINT/CMD, as a runtime combines them with
+            # command/args; paths stay container paths (volumes are mounted)
+            conf = self.kl.agent_image_config()
+            if cmd:
+                return cmd + args, None
+            full = list(conf.get("Entrypoint") or []) + (
+                args or list(conf.get("Cmd") or []))
+            return (full, None) if full else (None, "no command specified")
         if not cmd:
             if "kperf-agent" in img:
                 cmd = [self.kl.cfg.agent_bin]
@@ -460,7 +474,10 @@ class Worker:
         cwd = self.map_path(c, wd) if wd else self.dir
         if not os.path.isdir(cwd):
             cwd = self.dir
-        if err is None:
+        if err is None and self.from_image(c):
+            argv, err = self.image_exec(c, argv)
+            cwd = self.dir
+        elif err is None:
             if argv[0] == self.kl.cfg.agent_bin and not os.access(
                     argv[0], os.X_OK):
                 err = ('exec: "%s": stat %s: no such file or directory: '
@@ -508,6 +525,76 @@ class Worker:
         c.probe_ok = c.probe_fail = 0
         self.phase = "Running"
         self.ev("Normal", "Started", "Started container %s" % c.name, c.name)
+
+    def from_image(self, c):
+        """True when the container runs from the agent image's exported
+        root (kube-sim up --agent-image) rather than a host binary."""
+        return bool(getattr(self.kl.cfg, "agent_image", "")) and \
+            "kperf-agent" in c.spec.get("image", "")
+
+    def image_exec(self, c, argv):
+        """A fresh copy of the image root for this start of container c
+        (its writable layer) and the chroot_exec.py command line that runs
+        argv in it; returns (argv, error)."""
+        conf = self.kl.agent_image_config()
+        root = os.path.join(self.dir, "rootfs", c.name)
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(os.path.dirname(root), exist_ok=True)
+        r = subprocess.run(["cp", "-a", os.path.join(
+            self.kl.cfg.agent_image, "rootfs"), root],
+            stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            return None, "copy of the image root: " + r.stderr.decode(
+                errors="replace").strip()
+        psc = self.pod["spec"].get("securityContext") or {}
+        csc = c.spec.get("securityContext") or {}
+        iuser, _, igroup = (conf.get("User") or "0").partition(":")
+        uid = csc.get("runAsUser", psc.get("runAsUser"))
+        gid = csc.get("runAsGroup", psc.get("runAsGroup"))
+        if uid is None:
+            if not iuser.isdigit():
+                return None, ("image has non-numeric user (%s), cannot "
+                              "verify user is non-root" % iuser)
+            uid = int(iuser)
+        if gid is None:
+            gid = int(igroup) if igroup.isdigit() else 0
+        if csc.get("runAsNonRoot", psc.get("runAsNonRoot")) and uid == 0:
+            return None, "container has runAsNonRoot and image will run " \
+                "as root"
+        groups = list(psc.get("supplementalGroups") or [])
+        if psc.get("fsGroup") is not None:
+            groups.append(psc["fsGroup"])
+        env = {}
+        for kv in conf.get("Env") or []:
+            k, _, v = kv.partition("=")
+            env[k] = v
+        explicit = {e.get("name") for e in c.spec.get("env") or []}
+        for k, v in self.envs.get(c.name, {}).items():
+            if k in ("PATH", "HOME") and k in env and k not in explicit:
+                continue  # kube-sim's host defaults; the image's win
+            env[k] = v
+        mounts = []
+        for m in c.spec.get("volumeMounts") or []:
+            src = self.mounts.get(m.get("name"))
+            if not src:
+                continue
+            if m.get("subPath"):
+                src = os.path.join(src, m["subPath"])
+            mounts.append({"src": src, "dst": m["mountPath"],
+                           "ro": bool(m.get("readOnly"))})
+        spec = {"root": root, "argv": argv, "env": env,
+                "cwd": c.spec.get("workingDir") or conf.get("WorkingDir")
+                or "/", "uid": uid, "gid": gid, "groups": groups,
+                "read_only": bool(csc.get("readOnlyRootFilesystem")),
+                "no_new_privs": csc.get("allowPrivilegeEscalation") is False,
+                "mounts": mounts}
+        sp = os.path.join(self.dir, "rootfs", c.name + ".json")
+        with open(sp, "w") as f:
+            json.dump(spec, f)
+        helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "chroot_exec.py")
+        return ["unshare", "--mount", "--propagation", "private",
+                sys.executable, helper, sp], None
 
     def uts_prefix(self):
         """Own UTS namespace with the pod's hostname (the node's name for

@@ -1,0 +1,35 @@
+# manpage.cmake - writes a man page from a binary's own --help, so it never disagrees with it.
+# cmake -DBIN=path/to/kperf -DNAME=kperf -DSUMMARY="..." -DOUT=kperf.1 -P manpage.cmake
+# The page holds `BIN --help` and, for each command listed under "Commands:", `BIN CMD --help`,
+# as preformatted text. Run by install.cmake at install time (cmake --install, cpack).
+function(roff_text in out)
+  string(REPLACE "\\" "\\e" t "${in}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" t "${t}")
+  set(${out} "${t}" PARENT_SCOPE)
+endfunction()
+function(help_of out)
+  execute_process(COMMAND ${BIN} ${ARGN} --help OUTPUT_VARIABLE o ERROR_VARIABLE e
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${BIN} ${ARGN} --help failed: ${rc}")
+  endif()
+  roff_text("${o}${e}" t)
+  set(${out} "${t}" PARENT_SCOPE)
+endfunction()
+help_of(top)
+string(TOUPPER "${NAME}" upper)
+set(page ".TH ${upper} 1 \"\" \"${NAME}\" \"User Commands\"\n.SH NAME\n${NAME} \\- ${SUMMARY}\n")
+string(APPEND page ".SH DESCRIPTION\n.nf\n${top}.fi\n")
+# commands: "  name   text" lines after "Commands:" up to the next blank line
+string(REGEX MATCH "Commands:\n([^\n]+\n)+" block "${top}")
+string(REGEX MATCHALL "\n  [a-z][a-z-]*" cmds "${block}")
+foreach(c IN LISTS cmds)
+  string(STRIP "${c}" c)
+  if(c STREQUAL "version" OR c STREQUAL "completion")
+    continue()
+  endif()
+  help_of(sub ${c})
+  string(APPEND page ".SH \"${upper} ${c}\"\n.nf\n${sub}.fi\n")
+endforeach()
+string(APPEND page ".SH SEE ALSO\nThe documentation in /usr/share/doc/kperf (README.md, docs/*.md).\n")
+file(WRITE "${OUT}" "${page}")
