@@ -377,12 +377,28 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
 {
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
+    bool *was_skipped = kp_xcalloc(n + 1, sizeof(bool));           /* ours: freed below */
 
+    for (size_t i = 0; i < n; i++)
+        was_skipped[i] = plan_group_get(plan, i)->skipped;
     for (size_t i = 0; i < n && !sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        if (!g->skipped)
+        if (!g->skipped) {
             run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out);
+        } else if (!was_skipped[i]) {
+            /* skipped by the backend while running (a sweep node that went NotReady) */
+            if (g->reverse)
+                for (size_t t = 0; t < g->n_tests; t++)
+                    report_group_skip_test(rgs[i], g->tests[t], g->skip_reason);
+            else
+                report_group_skip(rgs[i], g->skip_reason);
+            was_skipped[i] = true;
+        }
     }
+    for (size_t i = 0; i < n && sig_first; i++) /* skipped after the interrupt: listed too */
+        if (plan_group_get(plan, i)->skipped && !was_skipped[i])
+            report_group_skip(rgs[i], plan_group_get(plan, i)->skip_reason);
+    free(was_skipped);
     for (size_t i = 0; i < n && sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)

@@ -369,7 +369,8 @@ static int cleanup(struct backend *base, struct kp_err *err)
     rc = k8s_cleanup_run(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n, err);
     if (rc == 0) {
         b->created = 0;
-        kp_log(KP_LOG_INFO, "removed run %s (%u objects)", b->d.run_id, n);
+        kp_log(KP_LOG_INFO, "removed run %s (%u objects; %u API requests in all)", b->d.run_id, n,
+               (unsigned)kube_request_count(b->kc));
     }
     return rc;
 }

@@ -71,8 +71,8 @@ def cmd_up(a):
         print("kube-sim: already running in %s (kube-sim down first)" % d,
               file=sys.stderr)
         return 1
-    if not 1 <= a.nodes <= 200:
-        print("kube-sim: --nodes must be 1..200", file=sys.stderr)
+    if not 1 <= a.nodes <= 500:
+        print("kube-sim: --nodes must be 1..500", file=sys.stderr)
         return 2
     created = not os.path.exists(d)
     if not created and any(os.path.exists(os.path.join(d, f))
