@@ -406,10 +406,12 @@ static void mark_down(struct k8s_backend *b, const char *name, const char *why)
     for (i = 0; i < n; i++) {
         const struct plan_group *o = plan_group_get(st->plan, i);
         const char *server = o->placement == PLACEMENT_NODE && o->node ? partner(b, o->node) : NULL;
-        if (server && strcmp(server, name) == 0)
+        /* its pairs as client or server that were not started (the ones running end alone) */
+        if (server && !was_started(st, o) &&
+            (strcmp(server, name) == 0 || strcmp(o->node, name) == 0))
             extra[n_extra++] = i;
     }
-    skipped = plan_skip_node(st->plan, name, extra, n_extra, reason);
+    skipped = plan_skip_node(st->plan, NULL, extra, n_extra, reason);
     json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "nodes"), i, info)
     {
         const char *nm = json_string_value(json_object_get(info, "name"));
@@ -423,11 +425,13 @@ static void mark_down(struct k8s_backend *b, const char *name, const char *why)
 }
 
 /* After a pair failed: its two nodes, read once each (a node known down is not read again); a
- * NotReady one is marked down, and the pair's error says so. */
-static void check_pair_nodes(struct k8s_backend *b, const struct plan_group *g, struct kp_err *err)
+ * NotReady one is marked down. Returns what the pair's error should say first ("server node
+ * n-3 is NotReady (...)"), or NULL when both nodes are Ready. Caller frees. */
+static char *check_pair_nodes(struct k8s_backend *b, const struct plan_group *g)
 {
     struct k8s_sweep_state *st = b->sweep;
     const char *ends[2] = {g->node, g->node ? partner(b, g->node) : NULL};
+    char *note = NULL;
 
     if (!st->down)
         st->down = json_object();
@@ -445,10 +449,24 @@ static void check_pair_nodes(struct k8s_backend *b, const struct plan_group *g, 
                 mark_down(b, ends[k], why);
         }
         json_decref(n);
-        if (known || why)
-            kp_err_prefix(err, "%s node %s is NotReady (%s)", k == 0 ? "client" : "server", ends[k],
-                          known ? known : why);
+        if ((known || why) && !note)
+            note = kp_xasprintf("%s node %s is NotReady (%s)", k == 0 ? "client" : "server",
+                                ends[k], known ? known : why);
         free(why);
+    }
+    return note;
+}
+
+/* a measurement that ran but failed (the agent's errors in doc): each error starts with note */
+static void prefix_doc_errors(json_t *doc, const char *note)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "errors"), i, e)
+    {
+        const char *msg = json_string_value(json_object_get(e, "error"));
+        json_object_set_new(e, "error", json_sprintf("%s: %s", note, msg ? msg : ""));
     }
 }
 
@@ -459,9 +477,17 @@ int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, jso
                          struct kp_err *err)
 {
     int rc = run_client(b, spec, doc, err);
+    char *note = NULL;
 
-    if (rc != 0 && b->sweep && !b->stop && spec->group->placement == PLACEMENT_NODE)
-        check_pair_nodes(b, spec->group, err);
+    if (b->stop || !b->sweep || spec->group->placement != PLACEMENT_NODE)
+        return rc;
+    if (rc != 0 || json_array_size(json_object_get(*doc, "errors")) > 0)
+        note = check_pair_nodes(b, spec->group);
+    if (note && rc != 0 && !strstr(kp_err_msg(err), "is NotReady"))
+        kp_err_prefix(err, "%s", note);
+    else if (note)
+        prefix_doc_errors(*doc, note);
+    free(note);
     return rc;
 }
 
@@ -510,6 +536,17 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
         start_ahead(b, spec);
     }
     return k8s_client_finish(b, cr, doc, err);
+}
+
+json_t *k8s_sweep_down_nodes(const struct k8s_backend *b)
+{
+    json_t *out = json_array();
+    const char *k;
+    json_t *v;
+
+    if (b->sweep)
+        json_object_foreach(b->sweep->down, k, v) json_array_append_new(out, json_string(k));
+    return out;
 }
 
 void k8s_sweep_free(struct k8s_backend *b)

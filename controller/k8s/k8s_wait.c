@@ -190,12 +190,12 @@ static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, 
 
 struct pod_wait {
     const struct k8s_wait_opts *o;
-    json_t *node_checked; /* pod name -> true: its node was read once it turned not Ready */
-    char *suspect_node;   /* a running pod of it turned not Ready: read it (between streams) */
-    char *node_down;      /* "node n-2 is NotReady: ..." ends the wait */
-    json_t *pods;         /* name -> last state */
-    json_t *done;         /* result array */
-    char *fatal;          /* diagnosis that ends the wait */
+    json_t *was_ready;  /* pod name -> true: seen Ready (since its node was last read) */
+    char *suspect_node; /* a running pod of it turned not Ready: read it (between streams) */
+    char *node_down;    /* "node n-2 is NotReady: ..." ends the wait */
+    json_t *pods;       /* name -> last state */
+    json_t *done;       /* result array */
+    char *fatal;        /* diagnosis that ends the wait */
     char *fatal_pod;
     char *last_problem;
 };
@@ -243,14 +243,17 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
             json_array_append(w->done, p);
             return 1;
         }
+        if (pod_ready(p))
+            json_object_set_new(w->was_ready, k, json_true());
         if (w->o->goal == K8S_WAIT_FINISHED && strcmp(phase, "Running") == 0 && !pod_ready(p) &&
-            condition(p, "Ready") && !json_object_get(w->node_checked, k)) {
+            json_object_get(w->was_ready, k)) {
             /* a running client that stops being Ready (it has no readiness probe): what the
              * node lifecycle controller does to the pods of a node that stopped reporting.
              * One read of the node tells (after this stream: the client has one connection);
-             * the pod will never finish if it is down. */
+             * the pod will never finish if it is down. Read again only if it is Ready again
+             * and then not. */
             const char *node = or_empty(s_at(json_object_get(p, "spec"), "nodeName"));
-            json_object_set_new(w->node_checked, k, json_true());
+            json_object_del(w->was_ready, k);
             if (*node) {
                 free(problem);
                 w->suspect_node = kp_xstrdup(node);
@@ -285,7 +288,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
                   struct kp_err *err)
 {
     struct pod_wait w = {
-        .o = o, .node_checked = json_object(), .pods = json_object(), .done = json_array()};
+        .o = o, .was_ready = json_object(), .pods = json_object(), .done = json_array()};
     struct kube_watch_opts wo = {
         .label_selector = o->selector, .deadline_ms = o->timeout_ms, .stream_timeout_s = 60};
     uint64_t end = clock_now_ms() + o->timeout_ms;
@@ -348,7 +351,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     free(w.fatal);
     free(w.node_down);
     free(w.suspect_node);
-    json_decref(w.node_checked);
+    json_decref(w.was_ready);
     free(w.fatal_pod);
     free(w.last_problem);
     json_decref(w.done);

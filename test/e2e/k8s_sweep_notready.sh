@@ -73,9 +73,9 @@ else
     fail "node-3 not skipped: $(jq -c '.skipped' "$K8S_DIR/sweep.json" | cut -c1-400) $(rows node:node-3 | cut -c1-300)"
 fi
 if jq -e '[.results[] | select(.placement == "node:node-5")] | length == 1 and
-        (.[0].status == "failed") and (.[0].errors[0].error | test("client node node-5 is NotReady"))' \
+        (.[0].status == "failed") and (.[0].errors[0].error | test("node node-5 is NotReady: Ready=Unknown"))' \
     "$K8S_DIR/sweep.json" >/dev/null; then
-    pass "node-5's pair failed, naming its client node NotReady"
+    pass "node-5's pair failed, naming node-5 NotReady"
 else
     fail "node-5 row: $(rows node:node-5 | cut -c1-400)"
 fi

@@ -150,8 +150,10 @@ class Controllers(Workloads):
                 warnings.append(JOB_WARNING)
         pp = pp or "Background"
         dry = "All" in (opts.get("dryRun") or [])
-        if md.get("deletionTimestamp"):
-            return o
+        if md.get("deletionTimestamp") and not (
+                res.name == "pods" and md.get("deletionGracePeriodSeconds") and
+                str(opts.get("gracePeriodSeconds")) == "0"):
+            return o  # (a pod's grace period may still be cut to 0: --force)
         if dry:
             md["deletionTimestamp"] = now_iso()
             return o
