@@ -443,6 +443,8 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     add_skips(plan, rgs);
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
     run_groups(b, plan, rgs, pg, o, out);
+    if (json_object_get(report_metadata(rep), "sweep")) /* nodes found NotReady while running */
+        merge_describe(report_metadata(rep), b);
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");

@@ -8,7 +8,8 @@
 # (/usr/bin/time), rows measured, outliers. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
 # Then the linear fit of requests over nodes (least squares) and the largest relative residual.
 # Not part of the CI test command (500 nodes take minutes); docs/sweep-scale.md has the figures.
-# SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer.
+# SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer. SWEEP_SCALE_UP_ONLY=1:
+# kube-sim's start-up time and memory only (no sweep).
 set -uo pipefail
 export KPERF_SRC=${KPERF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 export KPERF_BIN=${KPERF_BIN:-$KPERF_SRC/build/bin}
@@ -28,6 +29,11 @@ for N in "$@"; do
         up=$(echo "$e - $s" | bc)
         ks_pid=$(awk '$3 == "kube-sim" {print $1}' "$K8S_DIR/pids" | tail -1)
         ks_up_mb=$(awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$ks_pid/status")
+        if [ -n "${SWEEP_SCALE_UP_ONLY:-}" ]; then
+            echo "nodes=$N kube_sim_up_s=$up kube_sim_rss_up_mib=$ks_up_mb" \
+                "netns=$(wc -l <"$K8S_DIR/netns.list")"
+            ks_finish >/dev/null
+        fi
         before=$(k8s_user_requests)
         s=$(date +%s.%N)
         /usr/bin/time -f '%M' -o "$K8S_DIR/rss" "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" \
