@@ -241,8 +241,9 @@ class Faults:
             text = "table inet %s {}\ndelete table inet %s\n" % (t, t)
         else:
             text = "table inet %s {\n" % t + "".join(
-                "  chain %s { type filter hook %s priority -10; policy drop; }\n"
-                % (h, h) for h in ("input", "forward", "output")) + "}\n"
+                "  chain %s { type filter hook %s priority -10; "
+                "policy drop; }\n" % (h, h)
+                for h in ("input", "forward", "output")) + "}\n"
         subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"],
                        input=text, capture_output=True, text=True)
 

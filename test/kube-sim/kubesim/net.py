@@ -250,7 +250,8 @@ class Network:
                 # their neighbour entry for the gateway would go stale for seconds
                 c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
             if v4:
-                c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i), br))
+                c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
+                                                      br))
             if v6:
                 c.append("addr add %s/64 dev %s nodad" % (pod_gw6(i), br))
             c.append("link set %s up" % br)
