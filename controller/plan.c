@@ -165,6 +165,25 @@ size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char 
     return n;
 }
 
+size_t plan_skip_node(struct plan *p, const char *node, const size_t *extra, size_t n_extra,
+                      const char *reason)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->n_groups; i++) {
+        struct plan_group *g = &p->groups[i];
+        bool hit = g->placement == PLACEMENT_NODE && g->node && node && strcmp(g->node, node) == 0;
+        for (size_t k = 0; k < n_extra && !hit; k++)
+            hit = extra[k] == i && g->placement == PLACEMENT_NODE;
+        if (!hit || g->skipped)
+            continue;
+        g->skipped = true;
+        g->skip_reason = kp_xstrdup(reason);
+        n++;
+    }
+    return n;
+}
+
 void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
 {
     struct plan_group *old = p->groups;

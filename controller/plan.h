@@ -110,6 +110,13 @@ const struct plan_group *plan_group_get(const struct plan *p, size_t i);
 size_t plan_skip(struct plan *p, enum scenario s, enum placement pl, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Sweep mode, while running: marks every not yet skipped sweep group (PLACEMENT_NODE) whose
+ * client node is `node`, or whose index is in `extra` (n_extra of them), skipped with reason
+ * (copied). The runner reports groups skipped mid-run when it reaches them. Returns how many
+ * were marked. */
+size_t plan_skip_node(struct plan *p, const char *node, const size_t *extra, size_t n_extra,
+                      const char *reason);
+
 /* Sweep mode: replaces the other-node groups of every scenario by one group per client node
  * (placement PLACEMENT_NODE, label "node:<name>"), then, when the group has stream tests, one
  * reverse group per node with those (the server sends: both directions of every pair). names

@@ -427,12 +427,28 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
 {
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
+    bool *was_skipped = kp_xcalloc(n + 1, sizeof(bool));           /* ours: freed below */
 
+    for (size_t i = 0; i < n; i++)
+        was_skipped[i] = plan_group_get(plan, i)->skipped;
     for (size_t i = 0; i < n && !sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        if (!g->skipped)
+        if (!g->skipped) {
             run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
+        } else if (!was_skipped[i]) {
+            /* skipped by the backend while running (a sweep node that went NotReady) */
+            if (g->reverse)
+                for (size_t t = 0; t < g->n_tests; t++)
+                    report_group_skip_test(rgs[i], g->tests[t], g->skip_reason);
+            else
+                report_group_skip(rgs[i], g->skip_reason);
+            was_skipped[i] = true;
+        }
     }
+    for (size_t i = 0; i < n && sig_first; i++) /* skipped after the interrupt: listed too */
+        if (plan_group_get(plan, i)->skipped && !was_skipped[i])
+            report_group_skip(rgs[i], plan_group_get(plan, i)->skip_reason);
+    free(was_skipped);
     for (size_t i = 0; i < n && sig_first; i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
@@ -478,6 +494,8 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
     run_groups(b, plan, rgs, pg, o, out, report_metadata(rep));
     add_readiness(report_metadata(rep), b);
+    if (json_object_get(report_metadata(rep), "sweep")) /* nodes found NotReady while running */
+        merge_describe(report_metadata(rep), b);
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");

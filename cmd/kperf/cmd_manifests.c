@@ -34,7 +34,9 @@ static const char usage_text[] =
     "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
     "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
     "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
-    "only at run time appear as SERVER-POD-IP). The Secret's token is a\n"
+    "only at run time appear as SERVER-POD-IP; with --all-nodes, the sweep's\n"
+    "server DaemonSets list their nodes as EVERY-ELIGIBLE-NODE-BUT-A and one\n"
+    "client Job stands for the per-node ones). The Secret's token is a\n"
     "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
     "--baseline-configmap prints ConfigMap kperf-baseline (namespace -n, default\n"
     "kperf) for the nightly job, or refuses a report over the 1 MiB ConfigMap limit.\n"
@@ -239,6 +241,14 @@ int cmd_manifests(int argc, char **argv)
     if (k8s_deploy_init(&d, &ro, plan, NULL, ro.node_a, &err) != 0)
         goto out;
     docs = k8s_deploy_server_objects(&d, NULL);
+    if (ro.all_nodes) { /* the sweep's servers: on every eligible node but A, known at run time */
+        json_t *hosts = json_pack("[s]", "EVERY-ELIGIBLE-NODE-BUT-A");
+        if (d.set.pod_network)
+            json_array_append_new(docs, k8s_deploy_sweep_daemonset(&d, "pod", hosts));
+        if (d.set.host_network)
+            json_array_append_new(docs, k8s_deploy_sweep_daemonset(&d, "host", hosts));
+        json_decref(hosts);
+    }
     jobs = client_jobs(&d, &ro, plan);
     json_array_extend(docs, jobs);
     if (print_docs(docs, mf.json, &err) != 0)

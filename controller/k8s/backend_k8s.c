@@ -359,7 +359,7 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     struct k8s_client_run *cr = NULL;
 
     *doc = NULL;
-    if (spec->group->placement == PLACEMENT_NODE && b->ro->parallel > 1)
+    if (spec->group->placement == PLACEMENT_NODE && b->sweep)
         return k8s_sweep_run_client(b, spec, doc, err);
     if (k8s_client_start(b, spec, &cr, err) != 0)
         return -1;
@@ -395,10 +395,15 @@ static int cleanup(struct backend *base, struct kp_err *err)
     unsigned n = 0;
     int rc;
 
+    json_t *down;
+
     b->cleaning = 1;
-    k8s_sweep_free(b); /* Jobs started ahead and never collected */
-    if (!b->kc || !b->created)
+    down = k8s_sweep_down_nodes(b); /* before k8s_sweep_free */
+    k8s_sweep_free(b);              /* Jobs started ahead and never collected */
+    if (!b->kc || !b->created) {
+        json_decref(down);
         return 0;
+    }
     kube_client_reset_abort(b->kc);
     /* stop renewing: from here the run ends; a cleanup that fails leaves a Lease that expires,
      * and the next run removes what is left. --keep: the objects stay on purpose, the Lease
@@ -406,6 +411,7 @@ static int cleanup(struct backend *base, struct kp_err *err)
     k8s_lease_release(b->lease, b->ro->keep ? b->kc : NULL);
     b->lease = NULL;
     if (b->ro->keep) {
+        json_decref(down);
         kp_log(
             KP_LOG_WARN,
             "--keep: left run %s in namespace %s. Remove it with 'kperf cleanup --run-id %s%s%s'",
@@ -413,10 +419,13 @@ static int cleanup(struct backend *base, struct kp_err *err)
             b->ns_created ? "" : b->d.ns);
         return 0;
     }
-    rc = k8s_cleanup_run(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n, err);
+    rc = k8s_cleanup_run_forcing(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n,
+                                 down, err);
+    json_decref(down);
     if (rc == 0) {
         b->created = 0;
-        kp_log(KP_LOG_INFO, "removed run %s (%u objects)", b->d.run_id, n);
+        kp_log(KP_LOG_INFO, "removed run %s (%u objects; %u API requests in all)", b->d.run_id, n,
+               (unsigned)kube_request_count(b->kc));
     }
     return rc;
 }

@@ -201,8 +201,34 @@ static int wait_gone(struct kube_client *kc, const struct kube_resource *res, co
     return rc;
 }
 
+/* 1 when the object's spec.nodeName is one of nodes (NULL: none) */
+static int on_nodes(const json_t *obj, const json_t *nodes)
+{
+    const char *node = json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(nodes, i, n)
+    {
+        if (node && json_string_value(n) && strcmp(node, json_string_value(n)) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int delete_all_forcing(struct kube_client *kc, const struct kube_resource *res,
+                              const char *ns, const char *sel, unsigned *n_deleted,
+                              const json_t *force_nodes, struct kp_err *err);
+
 static int delete_all(struct kube_client *kc, const struct kube_resource *res, const char *ns,
                       const char *sel, unsigned *n_deleted, struct kp_err *err)
+{
+    return delete_all_forcing(kc, res, ns, sel, n_deleted, NULL, err);
+}
+
+static int delete_all_forcing(struct kube_client *kc, const struct kube_resource *res,
+                              const char *ns, const char *sel, unsigned *n_deleted,
+                              const json_t *force_nodes, struct kp_err *err)
 {
     struct kube_list_opts lo = {.label_selector = sel};
     struct kube_delete_opts dopts = {
@@ -218,6 +244,7 @@ static int delete_all(struct kube_client *kc, const struct kube_resource *res, c
     json_array_foreach(items, i, it)
     {
         int gone = 0;
+        dopts.grace_period_s = on_nodes(it, force_nodes) ? 0 : 1;
         if (kube_delete(kc, res, ns, meta_str(it, "name"), &dopts, &gone, err) != 0) {
             kp_err_prefix(err, "deleting %s %s/%s", res->plural, ns, meta_str(it, "name"));
             rc = -1;
@@ -268,6 +295,13 @@ out:
 int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, int delete_ns,
                     uint64_t timeout_ms, unsigned *n_deleted, struct kp_err *err)
 {
+    return k8s_cleanup_run_forcing(kc, ns, run_id, delete_ns, timeout_ms, n_deleted, NULL, err);
+}
+
+int k8s_cleanup_run_forcing(struct kube_client *kc, const char *ns, const char *run_id,
+                            int delete_ns, uint64_t timeout_ms, unsigned *n_deleted,
+                            const json_t *force_nodes, struct kp_err *err)
+{
     static const struct kube_resource *const workloads[] = {&KUBE_RES_JOBS, &KUBE_RES_DAEMONSETS};
     static const struct kube_resource *const rest[] = {&KUBE_RES_SERVICES, &KUBE_RES_SECRETS,
                                                        &K8S_RES_SERVICEACCOUNTS};
@@ -280,7 +314,7 @@ int k8s_cleanup_run(struct kube_client *kc, const char *ns, const char *run_id, 
     }
     /* pods of Jobs deleted with orphan semantics elsewhere, or bare pods: delete them too;
      * without the right to, the garbage collector still removes the workloads' pods */
-    if (delete_all(kc, &KUBE_RES_PODS, ns, sel, n_deleted, err) != 0) {
+    if (delete_all_forcing(kc, &KUBE_RES_PODS, ns, sel, n_deleted, force_nodes, err) != 0) {
         if (kube_client_last(kc)->http_status != 403)
             goto out;
         kp_log(KP_LOG_INFO, "%s; waiting for the garbage collector instead", kp_err_msg(err));

@@ -49,4 +49,12 @@ KP_MUST_CHECK int k8s_cleanup_run(struct kube_client *kc, const char *ns, const 
                                   int delete_ns, uint64_t timeout_ms, unsigned *n_deleted,
                                   struct kp_err *err);
 
+/* k8s_cleanup_run, with the pods on the nodes named in force_nodes (array of strings, borrowed;
+ * NULL = none) deleted at once (grace period 0): nodes that went NotReady, whose kubelet will
+ * never confirm a graceful deletion (their pods would stay Terminating). */
+KP_MUST_CHECK int k8s_cleanup_run_forcing(struct kube_client *kc, const char *ns,
+                                          const char *run_id, int delete_ns, uint64_t timeout_ms,
+                                          unsigned *n_deleted, const json_t *force_nodes,
+                                          struct kp_err *err);
+
 #endif

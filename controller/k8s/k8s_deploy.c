@@ -8,6 +8,27 @@
 #include "base/kp_alloc.h"
 #include "controller/agent_args.h"
 
+json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *network,
+                                   const json_t *hosts)
+{
+    json_t *ds = k8s_objects_server_daemonset(&d->obj, network, "sweep", d->node_a_host);
+    json_t *terms = json_object_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_object_get(json_object_get(ds, "spec"), "template"),
+                                    "spec"),
+                    "affinity"),
+                "nodeAffinity"),
+            "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+
+    json_object_set_new(
+        json_array_get(json_object_get(json_array_get(terms, 0), "matchExpressions"), 0), "values",
+        json_deep_copy(hosts));
+    return ds;
+}
+
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n)
 {
     json_t *arr = json_array();

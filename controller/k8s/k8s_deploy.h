@@ -40,6 +40,12 @@ void k8s_deploy_cleanup(struct k8s_deploy *d);
  * array, caller releases. token NULL = placeholder text. */
 json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token);
 
+/* Sweep mode (--all-nodes): the server DaemonSet of `network` ("pod" or "host"), slot "sweep",
+ * on the nodes whose kubernetes.io/hostname is in hosts (array of strings, borrowed; node A's
+ * own servers serve A). New reference. */
+json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *network,
+                                   const json_t *hosts);
+
 /* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n);
 

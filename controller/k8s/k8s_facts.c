@@ -54,6 +54,24 @@ static int node_ready(const json_t *node)
     return 0;
 }
 
+char *k8s_facts_node_not_ready(const json_t *node)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(obj(obj(node, "status"), "conditions"), i, c)
+    {
+        if (strcmp(str(c, "type") ? str(c, "type") : "", "Ready") != 0)
+            continue;
+        if (strcmp(str(c, "status") ? str(c, "status") : "", "True") == 0)
+            return NULL;
+        return kp_xasprintf("Ready=%s (%s: %s)", str(c, "status") ? str(c, "status") : "?",
+                            str(c, "reason") ? str(c, "reason") : "no reason",
+                            str(c, "message") ? str(c, "message") : "no message");
+    }
+    return kp_xstrdup("no Ready condition");
+}
+
 static int tolerates(const json_t *tol, const json_t *taint)
 {
     const char *tkey = str(tol, "key");

@@ -25,6 +25,11 @@ struct k8s_node_filter {
  * --node-selector a=b". why_owned may be NULL (then the reason is dropped). */
 int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f, char **why_owned);
 
+/* NULL when the node (core/v1 Node, borrowed) is Ready; else why not, from its Ready condition:
+ * "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)", or "no Ready
+ * condition". Caller frees. */
+char *k8s_facts_node_not_ready(const json_t *node);
+
 /* The node's kubernetes.io/hostname label (borrowed), or its name when the label is missing. */
 const char *k8s_facts_node_hostname(const json_t *node);
 const char *k8s_facts_node_name(const json_t *node); /* borrowed; "" when missing */

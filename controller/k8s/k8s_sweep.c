@@ -23,7 +23,8 @@ struct ahead {
 };
 
 struct k8s_sweep_state {
-    const struct plan *plan;
+    struct plan *plan; /* the runner's: pairs of a node found NotReady are marked skipped */
+    json_t *down;      /* node name -> why it is not Ready (found after a pair failed) */
     struct ahead *ahead;
     size_t n_ahead;
     const struct plan_group **started; /* groups whose first Job was made (never again ahead) */
@@ -211,18 +212,7 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
 /* the DaemonSet of `network` on every eligible node but A (A's own servers serve A) */
 static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
 {
-    json_t *ds = k8s_objects_server_daemonset(&b->d.obj, network, "sweep", b->d.node_a_host);
-    json_t *terms = json_object_get(
-        json_object_get(
-            json_object_get(
-                json_object_get(
-                    json_object_get(json_object_get(json_object_get(ds, "spec"), "template"),
-                                    "spec"),
-                    "affinity"),
-                "nodeAffinity"),
-            "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
-    json_t *values = json_array();
+    json_t *values = json_array(), *ds;
     size_t i;
     json_t *node;
 
@@ -231,9 +221,8 @@ static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
         if (node != b->node_a)
             json_array_append_new(values, json_string(k8s_facts_node_hostname(node)));
     }
-    json_object_set_new(
-        json_array_get(json_object_get(json_array_get(terms, 0), "matchExpressions"), 0), "values",
-        values);
+    ds = k8s_deploy_sweep_daemonset(&b->d, network, values);
+    json_decref(values);
     return ds;
 }
 
@@ -404,8 +393,107 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
     }
 }
 
+/* Marks node `name` down: its pairs not run yet (as client or server) are skipped, and the
+ * sweep's node facts say why. */
+static void mark_down(struct k8s_backend *b, const char *name, const char *why)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    size_t n = plan_group_count(st->plan), n_extra = 0, i, skipped;
+    size_t *extra = kp_xcalloc(n + 1, sizeof(*extra));
+    char *reason = kp_xasprintf("node %s is NotReady: %s", name, why);
+    json_t *info;
+
+    json_object_set_new(st->down, name, json_string(why));
+    for (i = 0; i < n; i++) {
+        const struct plan_group *o = plan_group_get(st->plan, i);
+        const char *server = o->placement == PLACEMENT_NODE && o->node ? partner(b, o->node) : NULL;
+        /* its pairs as client or server that were not started (the ones running end alone) */
+        if (server && !was_started(st, o) &&
+            (strcmp(server, name) == 0 || strcmp(o->node, name) == 0))
+            extra[n_extra++] = i;
+    }
+    skipped = plan_skip_node(st->plan, NULL, extra, n_extra, reason);
+    json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "nodes"), i, info)
+    {
+        const char *nm = json_string_value(json_object_get(info, "name"));
+        if (nm && strcmp(nm, name) == 0)
+            json_object_set_new(info, "skipped", json_string(reason));
+    }
+    kp_log(KP_LOG_WARN, "sweep: %s; %zu of its pairs not run yet are skipped, the sweep goes on",
+           reason, skipped);
+    free(reason);
+    free(extra);
+}
+
+/* After a pair failed: its two nodes, read once each (a node known down is not read again); a
+ * NotReady one is marked down. Returns what the pair's error should say first ("server node
+ * n-3 is NotReady (...)"), or NULL when both nodes are Ready. Caller frees. */
+static char *check_pair_nodes(struct k8s_backend *b, const struct plan_group *g)
+{
+    struct k8s_sweep_state *st = b->sweep;
+    const char *ends[2] = {g->node, g->node ? partner(b, g->node) : NULL};
+    char *note = NULL;
+
+    if (!st->down)
+        st->down = json_object();
+    for (int k = 0; k < 2; k++) {
+        const char *known;
+        json_t *n = NULL;
+        struct kp_err ne;
+        char *why = NULL;
+        if (!ends[k])
+            continue;
+        known = json_string_value(json_object_get(st->down, ends[k]));
+        if (!known && kube_get(b->kc, &KUBE_RES_NODES, NULL, ends[k], &n, &ne) == 0) {
+            why = k8s_facts_node_not_ready(n);
+            if (why)
+                mark_down(b, ends[k], why);
+        }
+        json_decref(n);
+        if ((known || why) && !note)
+            note = kp_xasprintf("%s node %s is NotReady (%s)", k == 0 ? "client" : "server",
+                                ends[k], known ? known : why);
+        free(why);
+    }
+    return note;
+}
+
+/* a measurement that ran but failed (the agent's errors in doc): each error starts with note */
+static void prefix_doc_errors(json_t *doc, const char *note)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(doc, "errors"), i, e)
+    {
+        const char *msg = json_string_value(json_object_get(e, "error"));
+        json_object_set_new(e, "error", json_sprintf("%s: %s", note, msg ? msg : ""));
+    }
+}
+
+static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
+                      struct kp_err *err);
+
 int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
                          struct kp_err *err)
+{
+    int rc = run_client(b, spec, doc, err);
+    char *note = NULL;
+
+    if (b->stop || !b->sweep || spec->group->placement != PLACEMENT_NODE)
+        return rc;
+    if (rc != 0 || json_array_size(json_object_get(*doc, "errors")) > 0)
+        note = check_pair_nodes(b, spec->group);
+    if (note && rc != 0 && !strstr(kp_err_msg(err), "is NotReady"))
+        kp_err_prefix(err, "%s", note);
+    else if (note)
+        prefix_doc_errors(*doc, note);
+    free(note);
+    return rc;
+}
+
+static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
+                      struct kp_err *err)
 {
     struct k8s_sweep_state *st = b->sweep;
     struct k8s_client_run *cr = NULL;
@@ -451,6 +539,17 @@ int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, jso
     return k8s_client_finish(b, cr, doc, err);
 }
 
+json_t *k8s_sweep_down_nodes(const struct k8s_backend *b)
+{
+    json_t *out = json_array();
+    const char *k;
+    json_t *v;
+
+    if (b->sweep)
+        json_object_foreach(b->sweep->down, k, v) json_array_append_new(out, json_string(k));
+    return out;
+}
+
 void k8s_sweep_free(struct k8s_backend *b)
 {
     struct k8s_sweep_state *st = b->sweep;
@@ -464,6 +563,7 @@ void k8s_sweep_free(struct k8s_backend *b)
     }
     free(st->ahead);
     free(st->started);
+    json_decref(st->down);
     free(st);
     b->sweep = NULL;
 }

@@ -47,6 +47,9 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
 KP_MUST_CHECK int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec,
                                        json_t **doc, struct kp_err *err);
 
+/* The nodes found NotReady during the sweep (new array of names, maybe empty). */
+json_t *k8s_sweep_down_nodes(const struct k8s_backend *b);
+
 /* Deletes the Jobs started ahead and never collected and frees the sweep's run state. */
 void k8s_sweep_free(struct k8s_backend *b);
 

@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/kp_alloc.h"
+#include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
 
 static const char *s_at(const json_t *o, const char *k)
@@ -189,9 +190,12 @@ static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, 
 
 struct pod_wait {
     const struct k8s_wait_opts *o;
-    json_t *pods; /* name -> last state */
-    json_t *done; /* result array */
-    char *fatal;  /* diagnosis that ends the wait */
+    json_t *was_ready;  /* pod name -> true: seen Ready (since its node was last read) */
+    char *suspect_node; /* a running pod of it turned not Ready: read it (between streams) */
+    char *node_down;    /* "node n-2 is NotReady: ..." ends the wait */
+    json_t *pods;       /* name -> last state */
+    json_t *done;       /* result array */
+    char *fatal;        /* diagnosis that ends the wait */
     char *fatal_pod;
     char *last_problem;
 };
@@ -308,6 +312,23 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
             json_array_append(w->done, p);
             return 1;
         }
+        if (pod_ready(p))
+            json_object_set_new(w->was_ready, k, json_true());
+        if (w->o->goal == K8S_WAIT_FINISHED && strcmp(phase, "Running") == 0 && !pod_ready(p) &&
+            json_object_get(w->was_ready, k)) {
+            /* a running client that stops being Ready (it has no readiness probe): what the
+             * node lifecycle controller does to the pods of a node that stopped reporting.
+             * One read of the node tells (after this stream: the client has one connection);
+             * the pod will never finish if it is down. Read again only if it is Ready again
+             * and then not. */
+            const char *node = or_empty(s_at(json_object_get(p, "spec"), "nodeName"));
+            json_object_del(w->was_ready, k);
+            if (*node) {
+                free(problem);
+                w->suspect_node = kp_xstrdup(node);
+                return 1;
+            }
+        }
         if (problem && fatal && !(w->o->goal == K8S_WAIT_ALL_FINISHED && finished(p))) {
             w->fatal = problem;
             w->fatal_pod = kp_xstrdup(k);
@@ -340,13 +361,43 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
                   struct kp_err *err)
 {
-    struct pod_wait w = {.o = o, .pods = json_object(), .done = json_array()};
+    struct pod_wait w = {
+        .o = o, .was_ready = json_object(), .pods = json_object(), .done = json_array()};
     struct kube_watch_opts wo = {
         .label_selector = o->selector, .deadline_ms = o->timeout_ms, .stream_timeout_s = 60};
-    int rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
+    uint64_t end = clock_now_ms() + o->timeout_ms;
+    int rc;
     char *ev = NULL;
 
-    if (rc == 0 && w.fatal) {
+    for (;;) {
+        json_t *n = NULL;
+        struct kp_err ne;
+        uint64_t now;
+        rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
+        if (rc != 0 || !w.suspect_node)
+            break;
+        if (kube_get(kc, &KUBE_RES_NODES, NULL, w.suspect_node, &n, &ne) == 0) {
+            char *why = k8s_facts_node_not_ready(n);
+            if (why)
+                w.node_down = kp_xasprintf("node %s is NotReady: %s", w.suspect_node, why);
+            free(why);
+        }
+        json_decref(n);
+        free(w.suspect_node);
+        w.suspect_node = NULL;
+        now = clock_now_ms();
+        if (w.node_down || now >= end) {
+            rc = w.node_down ? 0 : 1;
+            break;
+        }
+        /* the node is fine: watch on (a fresh list; the pods already read are not re-read) */
+        wo.deadline_ms = end - now;
+    }
+
+    if (rc == 0 && w.node_down) {
+        kp_err_set(err, "%s: %s", o->what, w.node_down);
+        rc = -1;
+    } else if (rc == 0 && w.fatal) {
         char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal);
         ev = events_of(kc, o->ns, w.fatal_pod);
         kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
@@ -372,6 +423,9 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     }
     free(ev);
     free(w.fatal);
+    free(w.node_down);
+    free(w.suspect_node);
+    json_decref(w.was_ready);
     free(w.fatal_pod);
     free(w.last_problem);
     json_decref(w.done);

@@ -207,6 +207,10 @@ void outlier_annotate(json_t *metadata, const json_t *rows)
             judged += strcmp(str(m, "verdict"), "not judged") != 0;
             out += strcmp(str(m, "verdict"), "outlier") == 0;
         }
+        if (str(node, "skipped")) { /* went NotReady mid-sweep: its figures are not judged */
+            json_object_set_new(node, "verdict", json_string("skipped"));
+            continue;
+        }
         json_object_set_new(node, "verdict",
                             json_string(out      ? "outlier"
                                         : judged ? "ok"
@@ -249,6 +253,8 @@ void outlier_print(const json_t *metadata, bool markdown, FILE *out)
                 str(node, "kernel") ? str(node, "kernel") : "?");
         if (str(node, "cni_version"))
             fprintf(out, ", CNI %s", str(node, "cni_version"));
+        if (str(node, "skipped"))
+            fprintf(out, "; %s", str(node, "skipped"));
         json_object_foreach((json_t *)json_object_get(node, "metrics"), k, m)
         {
             if (strcmp(str(m, "verdict"), "outlier") == 0)

@@ -74,7 +74,8 @@ validate_queued() {
 i=0
 for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10:5201" \
     "--scenarios pod-to-pod,pod-to-service --tests all --samples 3 --image-pull-policy Always --image-pull-secret regcred --tolerations dedicated=perf:NoSchedule,gpu --image reg.example/kperf-agent:1" \
-    "--scenarios host-to-host -n kperf --port 6000"; do
+    "--scenarios host-to-host -n kperf --port 6000" \
+    "--scenarios pod-to-pod,host-to-host --all-nodes --parallel 4"; do
     i=$((i + 1))
     # shellcheck disable=SC2086
     "$KPERF" manifests --format json $flags >"$tmp/run-$i.ndjson"
@@ -105,6 +106,11 @@ jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kub
     "$tmp/run-1.ndjson" >/dev/null || { echo "FAIL: host network namespace not privileged"; fail=1; }
 jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kubernetes.io/enforce"] == "restricted"' \
     "$tmp/run-2.ndjson" >/dev/null || { echo "FAIL: pod network namespace not restricted"; fail=1; }
+# --all-nodes: the sweep's server DaemonSets too, one per network, on every eligible node but A
+jq -e -s '[.[] | select(.kind == "DaemonSet") | .metadata.name] | sort ==
+          ["kperf-server-host-a", "kperf-server-host-sweep", "kperf-server-pod-a",
+           "kperf-server-pod-sweep"]' "$tmp/run-4.ndjson" >/dev/null ||
+    { echo "FAIL: --all-nodes: sweep DaemonSets missing"; fail=1; }
 # -n NAME: no Namespace object
 if jq -e -s 'any(.[]; .kind == "Namespace")' "$tmp/run-3.ndjson" >/dev/null; then
     echo "FAIL: -n kperf still creates a Namespace"; fail=1

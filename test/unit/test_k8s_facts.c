@@ -150,6 +150,31 @@ static void test_k8s_facts_pair_prefers_one_zone(void **state)
     json_decref(doc);
 }
 
+static void test_k8s_facts_node_not_ready_reason(void **state)
+{
+    json_t *ready =
+        json_pack("{s:{s:[{s:s, s:s}, {s:s, s:s}]}}", "status", "conditions", "type",
+                  "MemoryPressure", "status", "False", "type", "Ready", "status", "True");
+    json_t *unknown = json_pack("{s:{s:[{s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
+                                "Ready", "status", "Unknown", "reason", "NodeStatusUnknown",
+                                "message", "Kubelet stopped posting node status.");
+    json_t *none = json_pack("{s:{}}", "status");
+    char *why;
+
+    (void)state;
+    assert_null(k8s_facts_node_not_ready(ready));
+    why = k8s_facts_node_not_ready(unknown);
+    assert_string_equal(why,
+                        "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)");
+    free(why);
+    why = k8s_facts_node_not_ready(none);
+    assert_string_equal(why, "no Ready condition");
+    free(why);
+    json_decref(ready);
+    json_decref(unknown);
+    json_decref(none);
+}
+
 static void test_k8s_facts_pair_across_zones_and_single_node(void **state)
 {
     json_t *doc = fixture("nodes.json");
@@ -488,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_k8s_facts_cilium_datapath_settings),
         cmocka_unit_test(test_k8s_facts_aws_vpc_cni_datapath_settings),
         cmocka_unit_test(test_k8s_facts_tke_variants),
+        cmocka_unit_test(test_k8s_facts_node_not_ready_reason),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

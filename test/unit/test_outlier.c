@@ -122,6 +122,42 @@ static void test_outlier_ring_attributes_the_slow_node(void **state)
     json_decref(md);
 }
 
+static void test_outlier_skipped_node_keeps_its_reason(void **state)
+{
+    /* n4 went NotReady: its verdict is "skipped" (not an outlier, even with slow figures) */
+    const char *names[] = {"n1", "n2", "n3", "n4", "n5", "n6"};
+    json_t *md = json_object(), *nodes = json_array(), *pairs = json_array(), *rows = json_array();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+
+    for (int i = 0; i < 6; i++) {
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s}", "name", names[i], "instance_type",
+                                               "m5.large", "zone", "z1"));
+        json_array_append_new(
+            pairs, json_pack("{s:s, s:s}", "client", names[i], "server", names[(i + 1) % 6]));
+        json_array_append_new(rows, rr_row(names[i], i == 3 ? 900.0 : 100.0 + i));
+    }
+    json_object_set_new(json_array_get(nodes, 3), "skipped",
+                        json_string("node n4 is NotReady: Ready=Unknown"));
+    json_object_set_new(
+        md, "sweep",
+        json_pack("{s:s, s:o, s:o}", "pairing", "ring", "pairs", pairs, "nodes", nodes));
+    outlier_annotate(md, rows);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, 3), "verdict")),
+                        "skipped");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(md, "sweep"), "outliers")), 0);
+    f = open_memstream(&buf, &len);
+    outlier_print(md, false, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "skipped    n4"));
+    assert_non_null(strstr(buf, "; node n4 is NotReady: Ready=Unknown"));
+    free(buf);
+    json_decref(rows);
+    json_decref(md);
+}
+
 static void test_outlier_no_sweep_is_a_no_op(void **state)
 {
     json_t *md = json_pack("{s:s}", "backend", "local"), *rows = json_array();
@@ -148,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_outlier_zero_mad),
         cmocka_unit_test(test_outlier_ring_attributes_the_slow_node),
         cmocka_unit_test(test_outlier_no_sweep_is_a_no_op),
+        cmocka_unit_test(test_outlier_skipped_node_keeps_its_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,32 @@ static void test_plan_sweep_one_group_per_node(void **state)
     plan_free(p);
 }
 
+static void test_plan_skip_node_client_and_extra(void **state)
+{
+    const char *nodes[] = {"n1", "n2", "n3"};
+    struct plan_opts o = opts_with(1u << SCENARIO_POD_TO_POD, PLACEMENT_BOTH_MASK,
+                                   (1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM), 1);
+    struct plan *p = plan_new(&o);
+    size_t extra[] = {0, 1}; /* same-node (not a sweep group: ignored) and n1's pair */
+
+    (void)state;
+    plan_expand_sweep(p, nodes, 3); /* same-node, n1..n3, n1..n3 reverse */
+    assert_int_equal(plan_group_count(p), 7);
+    /* n2 as client (forward and reverse), and n1's forward pair (whose server is n2) */
+    assert_int_equal(plan_skip_node(p, "n2", extra, 2, "node n2 is NotReady"), 3);
+    assert_false(plan_group_get(p, 0)->skipped);
+    assert_true(plan_group_get(p, 1)->skipped);
+    assert_true(plan_group_get(p, 2)->skipped);
+    assert_false(plan_group_get(p, 3)->skipped);
+    assert_false(plan_group_get(p, 4)->skipped);
+    assert_true(plan_group_get(p, 5)->skipped);
+    assert_string_equal(plan_group_get(p, 5)->skip_reason, "node n2 is NotReady");
+    /* already skipped groups keep their first reason */
+    assert_int_equal(plan_skip_node(p, "n2", NULL, 0, "again"), 0);
+    assert_string_equal(plan_group_get(p, 2)->skip_reason, "node n2 is NotReady");
+    plan_free(p);
+}
+
 static void test_plan_sweep_streams_both_directions(void **state)
 {
     const char *nodes[] = {"n1", "n2"};
@@ -276,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_plan_expected_time_counts_omit),
         cmocka_unit_test(test_plan_sweep_one_group_per_node),
         cmocka_unit_test(test_plan_sweep_streams_both_directions),
+        cmocka_unit_test(test_plan_skip_node_client_and_extra),
         cmocka_unit_test(test_plan_names_round_trip),
         cmocka_unit_test(test_plan_families),
     };

@@ -51,6 +51,7 @@ class Controllers(Workloads):
         self.sched_msg = {}         # pod uid -> last FailedScheduling text
         self.dangling = {}          # uid -> when its owners were first gone
         self.svc_rules = None
+        self.event_names = {}       # (ns, uid, reason, message) -> event
         self.stop = False
         store.subscribers.append(lambda *a: self.wake.set())
 
@@ -75,19 +76,18 @@ class Controllers(Workloads):
         md = obj["metadata"]
         ns = md.get("namespace") or "default"
         st = self.store
+        # (object uid, reason, message) -> event name: the event to count
+        # again is found at once, not by scanning the namespace's events
+        # (which made a 250-node sweep quadratic); a deleted event is a miss
+        key = (ns, md.get("uid"), reason, msg)
         with st.lock:
-            for e in st.list_refs("events", ns):
-                io = e.get("involvedObject") or {}
-                if io.get("uid") == md.get("uid") and \
-                        e.get("reason") == reason and \
-                        e.get("message") == msg:
-                    name = e["metadata"]["name"]
-
-                    def bump(x):
-                        x["count"] = x.get("count", 1) + 1
-                        x["lastTimestamp"] = now_iso()
-                    st.mutate("events", ns, name, bump)
-                    return
+            name = self.event_names.get(key)
+            if name and st.get("events", ns, name) is not None:
+                def bump(x):
+                    x["count"] = x.get("count", 1) + 1
+                    x["lastTimestamp"] = now_iso()
+                st.mutate("events", ns, name, bump)
+                return
             io = {"kind": obj.get("kind"), "namespace": md.get("namespace"),
                   "name": md["name"], "uid": md.get("uid"),
                   "apiVersion": obj.get("apiVersion"),
@@ -110,6 +110,7 @@ class Controllers(Workloads):
                 ev.pop("eventTime")
             try:
                 st.create("events", ev)
+                self.event_names[key] = ev["metadata"]["name"]
             except Exception:
                 pass
 
@@ -150,8 +151,10 @@ class Controllers(Workloads):
                 warnings.append(JOB_WARNING)
         pp = pp or "Background"
         dry = "All" in (opts.get("dryRun") or [])
-        if md.get("deletionTimestamp"):
-            return o
+        if md.get("deletionTimestamp") and not (
+                res.name == "pods" and md.get("deletionGracePeriodSeconds") and
+                str(opts.get("gracePeriodSeconds")) == "0"):
+            return o  # (a pod's grace period may still be cut to 0: --force)
         if dry:
             md["deletionTimestamp"] = now_iso()
             return o

@@ -208,6 +208,48 @@ class Faults:
                 (self.down_nodes.add if on else self.down_nodes.discard)(
                     name)
         self.store.mutate("nodes", "", name, edit)
+        if kind == "node-notready":
+            self._pods_ready(name, not on)
+            self._node_network(name, not on)
+
+    def _pods_ready(self, node, ready):
+        """What the node lifecycle controller does when a node stops
+        reporting (MarkPodsNotReady): the Ready condition of each running
+        pod on it turns False; back to True when the fault is cleared."""
+        pods = [p for p in self.store.list("pods")[0]
+                if p["spec"].get("nodeName") == node and
+                (p.get("status") or {}).get("phase") == "Running"]
+
+        def edit(p):
+            for c in p["status"].get("conditions") or []:
+                if c.get("type") == "Ready" and \
+                        c.get("status") != ("True" if ready else "False"):
+                    c["status"] = "True" if ready else "False"
+                    c["lastTransitionTime"] = now_iso()
+        for p in pods:
+            try:
+                self.store.mutate("pods", p["metadata"]["namespace"],
+                                  p["metadata"]["name"], edit)
+            except Exception:
+                pass  # gone meanwhile
+
+    def _node_network(self, node, up):
+        """An unreachable node: every packet to, from or through its
+        namespace is dropped (nftables table <p>down), its pods' too."""
+        m = re.match(r"^node-([0-9]+)$", node)
+        if not m or not self.cfg.prefix:
+            return
+        ns = "%sn%d" % (self.cfg.prefix, int(m.group(1)))
+        t = self.cfg.prefix + "down"
+        if up:
+            text = "table inet %s {}\ndelete table inet %s\n" % (t, t)
+        else:
+            text = "table inet %s {\n" % t + "".join(
+                "  chain %s { type filter hook %s priority -10; "
+                "policy drop; }\n" % (h, h)
+                for h in ("input", "forward", "output")) + "}\n"
+        subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"],
+                       input=text, capture_output=True, text=True)
 
     def control(self, app, req):
         if req.method == "GET":

@@ -24,12 +24,12 @@ import subprocess
 import threading
 
 CLONE_NEWNET = 0x40000000
-UNDERLAY_NET = "198.19.0.0/24"
+UNDERLAY_NET = "198.19.0.0/20"
 SERVICE_NET = "198.19.240.0/20"
 UNDERLAY_NET6 = "2001:2:0:100::/64"
 SERVICE_NET6 = "2001:2:0:f00::/108"
 SERVICE_NETS = {"IPv4": SERVICE_NET, "IPv6": SERVICE_NET6}
-MAX_NODES = 200
+MAX_NODES = 500
 IP_FAMILY_MODES = {"ipv4": ["IPv4"], "ipv6": ["IPv6"],
                    "dual": ["IPv4", "IPv6"]}
 # the cluster's families, the first one primary (podIP, node address, the
@@ -49,9 +49,31 @@ def _ip(fam, v4, v6):
     return v4 if fam == "IPv4" else v6
 
 
+def _v4_block(i):
+    """Node i's IPv4 pod block: (first three octets, first host octet,
+    prefix length). Nodes 1..223: 198.19.(16+i).0/24; nodes 224..500 (past
+    the /24s below the Service range): /25s from 198.18.0.0/16."""
+    if i <= 223:
+        return "198.19.%d" % (16 + i), 0, 24
+    k = i - 224
+    return "198.18.%d" % (k >> 1), (k & 1) * 128, 25
+
+
+def pod_hosts(i):
+    """The last octets (IPv6: host numbers) a pod of node i may take."""
+    _, base, plen = _v4_block(i)
+    return set(range(base + 2, base + (1 << (32 - plen)) - 1))
+
+
+def pod_plen(i):
+    return _v4_block(i)[2]
+
+
 def node_ips(i):
-    return [_ip(f, "198.19.0.%d" % (10 + i), "2001:2:0:100::%x" % (10 + i))
-            for f in FAMILIES]
+    # underlay 198.19.0.0/20: node i = 198.19.0.0 + 10 + i (198.19.0.(10+i)
+    # for i <= 245)
+    return [_ip(f, "198.19.%d.%d" % ((10 + i) >> 8, (10 + i) & 0xff),
+                "2001:2:0:100::%x" % (10 + i)) for f in FAMILIES]
 
 
 def node_ip(i):
@@ -59,7 +81,8 @@ def node_ip(i):
 
 
 def pod_cidrs(i):
-    return [_ip(f, "198.19.%d.0/24" % (16 + i),
+    pfx, base, plen = _v4_block(i)
+    return [_ip(f, "%s.%d/%d" % (pfx, base, plen),
                 "2001:2:0:%x::/64" % (0x200 + i)) for f in FAMILIES]
 
 
@@ -68,7 +91,8 @@ def pod_cidr(i):
 
 
 def pod_gw(i):
-    return "198.19.%d.1" % (16 + i)
+    pfx, base, _ = _v4_block(i)
+    return "%s.%d" % (pfx, base + 1)
 
 
 def pod_gw6(i):
@@ -76,7 +100,7 @@ def pod_gw6(i):
 
 
 def pod_ips(i, host):
-    return [_ip(f, "198.19.%d.%d" % (16 + i, host),
+    return [_ip(f, "%s.%d" % (_v4_block(i)[0], host),
                 "2001:2:0:%x::%x" % (0x200 + i, host)) for f in FAMILIES]
 
 
@@ -217,7 +241,7 @@ class Network:
                 c.append("addr add 2001:2:0:100::%x/64 dev eth0 nodad" %
                          (10 + i))
             if v4:
-                c.append("addr add 198.19.0.%d/24 dev eth0" % (10 + i))
+                c.append("addr add %s/20 dev eth0" % node_ip(i))
             c += ["link set eth0 up",
                   "link add %s type bridge" % br]
             if v6:
@@ -226,7 +250,8 @@ class Network:
                 # their neighbour entry for the gateway would go stale for seconds
                 c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
             if v4:
-                c.append("addr add %s/24 dev %s" % (pod_gw(i), br))
+                c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
+                                                      br))
             if v6:
                 c.append("addr add %s/64 dev %s nodad" % (pod_gw6(i), br))
             c.append("link set %s up" % br)
@@ -269,7 +294,7 @@ class Network:
         if errs:
             raise errs[0]
         for i in range(1, self.nnodes + 1):
-            self.free_ips[i] = set(range(2, 255))
+            self.free_ips[i] = pod_hosts(i)
 
     def add_pod(self, node_i):
         """Create a pod namespace on node node_i. Returns (ns, ips): one
@@ -300,7 +325,7 @@ class Network:
                 if ":" in ip:
                     c += "addr add %s/64 dev eth0 nodad\n" % ip
                 else:
-                    c += "addr add %s/24 dev eth0\n" % ip
+                    c += "addr add %s/%d dev eth0\n" % (ip, pod_plen(node_i))
             c += "link set eth0 up\n"
             for ip in ips:
                 if ":" in ip:
