@@ -81,6 +81,6 @@ rc=$?
 jq -e '(.paths | length == 6) and all(.paths[]; .error == null and
         ([.probe.probes[] | .outages_total] | add) == 0 and .probe.probes.udp.sent > 100)' \
     "$K8S_DIR/q.json" >/dev/null && pass "quiet: no outage on 6 paths" ||
-    fail "quiet: $(jq -c '[.paths[] | {path, error, o: [.probe.probes[]?.outages_total]}]' "$K8S_DIR/q.json")"
+    fail "quiet: $(jq -c '[.paths[] | {path, error, o: [.probe.probes[]? | {outages_total, outages}], start: .probe.start_unix_s}]' "$K8S_DIR/q.json")"
 k8s_nothing_left "quiet"
 ks_finish
