@@ -368,9 +368,9 @@ static int apply_cpu(const struct local_fault *f, int index, struct localnet *ln
     }
     snprintf(text + len, cap - len,
              "  }\n"
-             "  chain fwd { type filter hook forward priority -10; jump burn; }\n"
-             "  chain in { type filter hook input priority -10; jump burn; }\n"
-             "  chain out { type filter hook output priority -10; jump burn; }\n"
+             "  chain kp_fwd { type filter hook forward priority -10; jump burn; }\n"
+             "  chain kp_in { type filter hook input priority -10; jump burn; }\n"
+             "  chain kp_out { type filter hook output priority -10; jump burn; }\n"
              "}\n");
     rc = nft_load(ln, f->node, index, text, err);
     free(text);

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# local_regression.sh - `kperf compare` catches real regressions injected into the local
+# cluster with the test-only `kperf run --local --local-fault SPEC` (docs/local-backend.md):
+#  * two identical runs compare with exit 0;
+#  * a 200 Mbit/s token bucket on node 2's link (vs several Gbit/s): exit 3 naming Mb/s, both
+#    as BASE NEW and with --baseline (a history of the two identical runs); the reverse
+#    direction is an improvement, exit 0;
+#  * 2% loss on the same link, UDP_STREAM at 100 Mbit/s: loss% regression, Mb/s within noise;
+#  * 1000 never-matching nftables rules on node 2's paths, UDP_STREAM at 100 Mbit/s: CPU per
+#    Gbit/s regression, Mb/s within noise;
+#  * delay (netem) is refused with a clear message when the kernel has no sch_netem.
+# The machine is a shared 2-vCPU VM: identical runs differ by up to ~40% in TCP Mb/s and CPU,
+# so the gate's thresholds here (THR) sit between that noise and the injected effects (-90%
+# Mb/s, +2pp loss, about 2x agent CPU per Gbit/s). Runtime about 90 s.
+set -u
+. "$(dirname "$0")/lib/local_common.sh"
+local_preconditions
+D=$(mktemp -d /tmp/kperf-local-regr.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+THR="latency=100%,p999=300%,ops=50%,throughput=50%,retransmits=1000000,loss=1pp,jitter=500%,node_cpu=50%,agent_cpu=50%"
+# other-node pod-to-pod only (node 2's link carries it), 3 samples of 2 s
+COMMON=(--local --scenarios pod-to-pod --other-node --duration 2s --samples 3 --udp-rate 100M -o json)
+
+run() { # NAME ARGS...: a run into $D/NAME.json; stderr in $D/NAME.err
+    local name=$1
+    shift
+    "$KPERF" run "${COMMON[@]}" "$@" >"$D/$name.json" 2>"$D/$name.err"
+    local rc=$?
+    [ "$rc" = 0 ] || fail "run $name exited $rc: $(tail -n 3 "$D/$name.err")"
+    local id
+    id=$(run_id_of "$D/$name.json")
+    [ -n "$id" ] && assert_clean "$id" "run $name"
+}
+cmp_expect() { # WANT NAME ARGS...: kperf compare ARGS, exit WANT; output in $D/NAME.out
+    local want=$1 name=$2
+    shift 2
+    "$KPERF" compare --threshold "$THR" "$@" >"$D/$name.out" 2>"$D/$name.err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        fail "compare $name: exit $rc, want $want: $(cat "$D/$name.err")"
+        grep -E "REGRESSION|improvement" "$D/$name.out" | head -n 8
+        return 1
+    fi
+    echo "ok: compare $name: exit $rc"
+}
+# verdict OUT TEST METRIC WANT: the line of METRIC in TEST's row of a compare table says WANT
+verdict() {
+    local line
+    line=$(grep -E "\| $2 +\| $3 +\|" "$1" | head -n 1)
+    case "$line" in
+    *"$4"*) echo "ok: $2 $3: $(echo "$line" | tr -s ' ')" ;;
+    *) fail "$1: $2 $3 is not '$4': ${line:-no such line}" ;;
+    esac
+}
+
+# bad specs are usage errors before anything is built; delay is refused without netem
+"$KPERF" run --local --local-fault 'loss:link=node9,pct=2' >/dev/null 2>"$D/bad.err"
+[ $? = 2 ] && grep -q "unknown link 'node9'" "$D/bad.err" || fail "bad link: $(cat "$D/bad.err")"
+"$KPERF" run --local-fault 'loss:link=node2,pct=2' >/dev/null 2>"$D/bad.err"
+[ $? = 2 ] && grep -q "applies to --local only" "$D/bad.err" || fail "without --local: $(cat "$D/bad.err")"
+"$KPERF" run "${COMMON[@]}" --tests TCP_RR --duration 1s --samples 1 \
+    --local-fault 'delay:link=node2,ms=5' >"$D/delay.json" 2>"$D/delay.err"
+rc=$?
+if [ "$rc" = 0 ]; then
+    echo "note: this kernel has netem: the delay fault ran"
+else
+    grep -q "delay needs the netem qdisc (sch_netem), which this kernel does not have" "$D/delay.err" &&
+        [ "$rc" = 1 ] && echo "ok: delay refused: $(tail -n 1 "$D/delay.err")" ||
+        fail "delay without netem: exit $rc: $(tail -n 2 "$D/delay.err")"
+fi
+id=$(grep -o 'kpl[0-9a-f]\{6\}' "$D/delay.err" | head -n 1)
+[ -n "$id" ] && assert_clean "$id" "the refused delay run"
+
+run base1 --tests TCP_STREAM,UDP_STREAM
+run base2 --tests TCP_STREAM,UDP_STREAM
+run rate --tests TCP_STREAM,UDP_STREAM --local-fault 'rate:link=node2,rate=200mbit'
+run loss --tests UDP_STREAM --local-fault 'loss:link=node2,pct=2'
+run cpu --tests UDP_STREAM --local-fault 'cpu:node=node2,rules=1000'
+
+# identical runs
+cmp_expect 0 identical "$D/base1.json" "$D/base2.json"
+# the token bucket, both ways; the provenance names the fault first
+cmp_expect 3 rate "$D/base1.json" "$D/rate.json" && verdict "$D/rate.out" TCP_STREAM "Mb/s" REGRESSION
+grep -q "Likely explanation: cni.settings.test_faults" "$D/rate.out" ||
+    fail "the fault is not the likely explanation: $(grep -m1 -A2 Provenance "$D/rate.out")"
+verdict "$D/rate.out" UDP_STREAM "Mb/s" "within noise"
+cmp_expect 0 rate-reverse "$D/rate.json" "$D/base1.json" &&
+    verdict "$D/rate-reverse.out" TCP_STREAM "Mb/s" improvement
+# against a history of the two identical runs (the spread between runs)
+"$KPERF" history add "$D/h" "$D/base1.json" >/dev/null && "$KPERF" history add "$D/h" "$D/base2.json" >/dev/null ||
+    fail "history add"
+cmp_expect 3 rate-history --baseline "$D/h" "$D/rate.json" &&
+    verdict "$D/rate-history.out" TCP_STREAM "Mb/s" REGRESSION
+grep -q "against 2 earlier runs" "$D/rate-history.err" || fail "history: $(cat "$D/rate-history.err")"
+# loss only
+cmp_expect 3 loss "$D/base1.json" "$D/loss.json" && verdict "$D/loss.out" UDP_STREAM "loss%" REGRESSION
+verdict "$D/loss.out" UDP_STREAM "Mb/s" "within noise"
+# CPU only: agent or node CPU per Gbit/s, not Mb/s
+cmp_expect 3 cpu "$D/base1.json" "$D/cpu.json"
+grep -E "\| UDP_STREAM +\| (agent CPU/Gbit|node CPU/Gbps) +\|.*REGRESSION" "$D/cpu.out" >/dev/null &&
+    echo "ok: CPU-only: $(grep -E "\| UDP_STREAM +\| (agent CPU/Gbit|node CPU/Gbps) " "$D/cpu.out" | tr -s ' ' | tr '\n' ' ')" ||
+    fail "CPU-only regression not called: $(grep -E "\| UDP_STREAM " "$D/cpu.out")"
+verdict "$D/cpu.out" UDP_STREAM "Mb/s" "within noise"
+finish
