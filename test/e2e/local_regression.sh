@@ -3,9 +3,10 @@
 # local_regression.sh - `kperf compare` catches real regressions injected into the local
 # cluster with the test-only `kperf run --local --local-fault SPEC` (docs/local-backend.md):
 #  * two identical runs compare with exit 0;
-#  * a 200 Mbit/s token bucket on node 2's link (vs several Gbit/s): exit 3 naming Mb/s, both
-#    as BASE NEW and with --baseline (a history of the two identical runs); the reverse
-#    direction is an improvement, exit 0;
+#  * a 200 Mbit/s token bucket on node 2's link (vs several Gbit/s): exit 3 naming Mb/s; the
+#    reverse direction is an improvement, exit 0 (--baseline is not used here: a history of
+#    two real runs of this VM, 1690 and 3180 Mb/s, put even -92% at z=-1.7; the nightly test
+#    k8s_nightly.sh and compare_cli.sh cover --baseline);
 #  * 2% loss on the same link, UDP_STREAM at 50 Mbit/s: loss% regression, Mb/s within noise;
 #  * 3000 never-matching nftables rules on node 2's paths, UDP_STREAM at 50 Mbit/s: CPU per
 #    Gbit/s regression (gate 25%, 5 samples a side), Mb/s within noise;
@@ -91,12 +92,6 @@ grep -q "Likely explanation: cni.settings.test_faults" "$D/rate.out" ||
 verdict "$D/rate.out" UDP_STREAM "Mb/s" "within noise"
 cmp_expect 0 rate-reverse "$D/rate.json" "$D/base1.json" &&
     verdict "$D/rate-reverse.out" TCP_STREAM "Mb/s" improvement
-# against a history of the two identical runs (the spread between runs)
-"$KPERF" history add "$D/h" "$D/base1.json" >/dev/null && "$KPERF" history add "$D/h" "$D/base2.json" >/dev/null ||
-    fail "history add"
-cmp_expect 3 rate-history --baseline "$D/h" "$D/rate.json" &&
-    verdict "$D/rate-history.out" TCP_STREAM "Mb/s" REGRESSION
-grep -q "against 2 earlier runs" "$D/rate-history.err" || fail "history: $(cat "$D/rate-history.err")"
 # loss only
 cmp_expect 3 loss "$D/base50.json" "$D/loss.json" && verdict "$D/loss.out" UDP_STREAM "loss%" REGRESSION
 verdict "$D/loss.out" UDP_STREAM "Mb/s" "within noise"
