@@ -154,7 +154,7 @@ kept=$(cd "$H/nights" && ls -d 2*Z 2>/dev/null | tr '\n' ' ')
 [ "${#nights[@]}" = 3 ] && [ "${nights[0]}" != "${nights[1]}" ] && [ "${nights[1]}" != "${nights[2]}" ] &&
     [ "$kept" = "${nights[0]} ${nights[1]} ${nights[2]} " ] && [ "$(readlink "$H/nights/latest")" = "${nights[2]}" ] &&
     jq -e '.results | length > 0' "$H/nights/latest/report.json" >/dev/null &&
-    [ "$("$KPERF" history list "$H/runs" | grep -c .)" = 3 ] &&
+    [ "$("$KPERF" history list "$H/runs" | grep -c "\.json$")" = 3 ] &&
     pass "cronjob-pvc.yaml: 3 nights kept (${kept}), latest -> ${nights[2]}, 3 runs in the history" ||
     fail "PVC history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/nights/latest"), history: $("$KPERF" history list "$H/runs" | tr '\n' ' ')"
 
