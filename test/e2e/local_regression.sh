@@ -11,10 +11,11 @@
 #  * 3000 never-matching nftables rules on node 2's paths, UDP_STREAM at 50 Mbit/s: CPU per
 #    Gbit/s regression (gate 25%, 5 samples a side), Mb/s within noise;
 #  * delay (netem) is refused with a clear message when the kernel has no sch_netem.
-# The machine is a shared 2-vCPU VM: identical runs differ by up to ~40% in TCP Mb/s and CPU,
-# so the gate's thresholds here (THR) sit between that noise and the injected effects (-90%
-# Mb/s or more, +2pp loss, +55% to +150% agent CPU per Gbit/s). Runtime about 3 to 4 minutes on the
-# loaded VM (7 local clusters built and removed).
+# The machine is a shared 2-vCPU VM: identical runs differ by 40% to 2x in TCP Mb/s (with the
+# load of other jobs) and so in CPU per Gbit/s, so the gate's thresholds here (THR) sit between
+# that noise and the injected effects (-90% Mb/s or more, +2pp loss, +55% to +150% agent CPU
+# per Gbit/s). Runtime 80 s on a quiet VM, about 3 minutes on a loaded one (7 local clusters
+# built and removed).
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
