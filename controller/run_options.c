@@ -62,6 +62,9 @@ void run_options_cleanup(struct run_options *o)
     free(o->external_name);
     free(o->external_token_file);
     kp_free_secret(o->external_token);
+    for (size_t i = 0; i < o->n_local_faults; i++)
+        free(o->local_faults[i]);
+    free(o->local_faults);
     memset(o, 0, sizeof(*o));
 }
 
@@ -69,15 +72,17 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
 {
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
+    if (!o->local && o->n_local_faults > 0)
+        return kp_err_set(err, "--local-fault applies to --local only");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->keep_runs > 0) {
         const char *last = o->output_dir ? strrchr(o->output_dir, '/') : NULL;
 
         last = last ? last + 1 : o->output_dir;
-        if (!last || strcmp(last, "{time}") != 0)
+        if (last ? strcmp(last, "{time}") != 0 : !o->history_dir)
             return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
-                                   "run, named after its start time)");
+                                   "run, named after its start time) or --history DIR");
     }
     if (o->external_token_file && !o->external_host && !o->local)
         return kp_err_set(err, "--external-token-file needs --external-server (or --local, whose "

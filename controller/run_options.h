@@ -68,12 +68,15 @@ struct run_options {
     char *history_dir;      /* --history; owned; NULL = none (controller/report/history.h) */
     char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
     char *cluster_name;     /* --cluster-name: metadata.cluster; owned; NULL = none */
-    unsigned keep_runs;     /* --keep-runs: with --output-dir DIR/{time}; 0 = keep all */
+    unsigned keep_runs;     /* --keep-runs: with --output-dir DIR/{time} (0 = keep all) and/or
+                               --history (0 = HISTORY_DEFAULT_KEEP runs per version folder) */
     int verbose;            /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */
     int mtu;                      /* --mtu, default 1500 (local only; 576..65000) */
     enum run_ip_family ip_family; /* --ip-family (run_ip_families_choose) */
+    char **local_faults;          /* --local-fault SPEC, test-only (local_fault.h); owned */
+    size_t n_local_faults;
     /* Kubernetes backend (consumed by backend_k8s) */
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */

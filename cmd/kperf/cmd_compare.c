@@ -2,6 +2,7 @@
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
  * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "base/flags.h"
 #include "base/kp_err.h"
+#include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
 #include "controller/report/compare.h"
 #include "controller/report/history.h"
@@ -17,7 +19,7 @@
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
     "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
-    "       kperf compare --baseline DIR [--runs 5] NEW.json\n\n"
+    "       kperf compare --baseline DIR [--runs 5] [--first-run-ok] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
     "marks it regression, improvement or within noise, decided from the samples, or with\n"
@@ -32,6 +34,7 @@ struct compare_flags {
     const char *baseline; /* --baseline DIR: NEW.json only */
     const char *cluster;  /* --cluster NAME, the history key */
     long runs;            /* --runs N */
+    bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
 };
 
 static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -118,6 +121,10 @@ static const struct flag flag_table[] = {
      .arg = "N",
      .help = "with --baseline: how many earlier comparable runs (default 5)",
      .fn = set_runs},
+    {.name = "first-run-ok",
+     .help = "with --baseline: no comparable run in DIR yet (the first\nnight) is exit 0, not 1",
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct compare_flags, first_run_ok)},
     {.name = "cluster",
      .arg = "NAME",
      .help = "with --baseline: the cluster name of the history key (default: the report's)",
@@ -165,6 +172,10 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
         kp_err_set(err, "'kperf compare' takes BASE.json and NEW.json");
         return flags_hint(&cmd, err);
     }
+    if (rc == 0 && f->first_run_ok && !f->baseline) {
+        kp_err_set(err, "--first-run-ok applies to --baseline DIR only");
+        return flags_hint(&cmd, err);
+    }
     if (rc == 0 && f->baseline && f->n_files != 1) {
         kp_err_set(err, "'kperf compare --baseline DIR' takes NEW.json only");
         return flags_hint(&cmd, err);
@@ -174,7 +185,7 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
 
 /* --baseline DIR NEW.json: the last f->runs comparable runs of the history, oldest first. */
 static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
-                                       struct kp_err *err)
+                                       bool *first_run, struct kp_err *err)
 {
     char **paths = NULL;
     long n = history_comparable(f->baseline, cur, f->cluster, &paths, err), first;
@@ -186,6 +197,14 @@ static struct compare *against_history(const struct compare_flags *f, const stru
     if (n < 0)
         return NULL;
     key = history_key(cur, f->cluster);
+    if (n == 0 && f->first_run_ok) {
+        fprintf(stderr,
+                "kperf: %s has no earlier run comparable with %s yet (%.*s): the first run, "
+                "nothing to judge\n",
+                f->baseline, f->files[0], (int)(strrchr(key, '/') - key), key);
+        *first_run = true;
+        goto out;
+    }
     if (n == 0) {
         kp_err_set(
             err, "%s has no earlier run comparable with %s (same cluster, node pair and CNI: %.*s)",
@@ -200,8 +219,14 @@ static struct compare *against_history(const struct compare_flags *f, const stru
             goto out;
         hist[k++] = r;
     }
-    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s\n", f->files[0], k,
+    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s:", f->files[0], k,
             k == 1 ? "" : "s", (int)(strrchr(key, '/') - key), key, f->baseline);
+    for (long i = first; i < n; i++) { /* which runs, oldest first: a bad night can be found */
+        char safe[256];
+        const char *slash = strrchr(paths[i], '/');
+        fprintf(stderr, " %s", textsafe(slash ? slash + 1 : paths[i], safe, sizeof(safe)));
+    }
+    fputc('\n', stderr);
     cmp = compare_history(hist, k, cur, &f->opts, err);
 out:
     for (size_t i = 0; i < k; i++)
@@ -233,7 +258,12 @@ int cmd_compare(int argc, char **argv)
                     kp_err_msg(&err));
             goto out;
         }
-        if (!(cmp = against_history(&f, cur, &err))) {
+        bool first_run = false;
+        if (!(cmp = against_history(&f, cur, &first_run, &err))) {
+            if (first_run) {
+                rc = 0;
+                goto out;
+            }
             fprintf(stderr, "kperf: error: --baseline: %s\n", kp_err_msg(&err));
             goto out;
         }

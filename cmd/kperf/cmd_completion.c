@@ -106,8 +106,8 @@ static void each_flag(const struct sub *s,
         for (size_t i = 0; i < ns[t]; i++) {
             const struct flag *f = &tabs[t][i];
             bool seen = false;
-            if (!f->name && !f->short_name)
-                continue; /* the positional row */
+            if ((!f->name && !f->short_name) || !f->help)
+                continue; /* the positional row; a test-only flag left out of --help */
             for (int u = 0; u <= t && !seen; u++) {
                 for (size_t j = 0; j < (u == t ? i : ns[u]) && !seen; j++) {
                     const struct flag *g = &tabs[u][j];

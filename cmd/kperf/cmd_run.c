@@ -15,6 +15,7 @@
 #include "controller/backend.h"
 #include "controller/k8s/backend_k8s.h"
 #include "controller/local/backend_local.h"
+#include "controller/local/local_fault.h"
 #include "controller/plan.h"
 #include "controller/report/history.h"
 #include "controller/report/pushgw.h"
@@ -101,7 +102,8 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
     }
     if (ro->history_dir) {
         char *path = NULL;
-        if (history_add(ro->history_dir, rep, NULL, HISTORY_DEFAULT_KEEP, &path, &err) != 0) {
+        if (history_add(ro->history_dir, rep, NULL,
+                        ro->keep_runs ? ro->keep_runs : HISTORY_DEFAULT_KEEP, &path, &err) != 0) {
             fprintf(stderr, "kperf: error: --history %s: %s\n", ro->history_dir, kp_err_msg(&err));
             rc = -1;
         } else {
@@ -147,6 +149,15 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         run_options_cleanup(&ro);
         return 2;
+    }
+    for (size_t i = 0; i < ro.n_local_faults; i++) { /* a bad SPEC is a usage error */
+        struct local_fault *lf = local_fault_parse(ro.local_faults[i], &err);
+        if (!lf) {
+            fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+            run_options_cleanup(&ro);
+            return 2;
+        }
+        local_fault_free(lf);
     }
     kp_log_set_level(ro.verbose >= 2 ? KP_LOG_DEBUG : ro.verbose == 1 ? KP_LOG_INFO : KP_LOG_WARN);
     b = backend_for(&ro, &err);

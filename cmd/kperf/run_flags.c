@@ -43,6 +43,7 @@ enum flag_id {
     F_LOCAL,
     F_MTU,
     F_IP_FAMILY,
+    F_LOCAL_FAULT,
     F_KUBECONFIG,
     F_CONTEXT,
     F_NAMESPACE,
@@ -407,6 +408,14 @@ static int handle_local(struct run_parse *p, const struct flag *f, const char *v
             return kp_err_set(err, "--ip-family: unknown family '%s' (ipv4, ipv6 or both)", v);
         return 0;
     }
+    if (f->id == F_LOCAL_FAULT) { /* checked by local_fault_parse when the backend starts */
+        if (o->n_local_faults >= 16)
+            return kp_err_set(err, "--local-fault: at most 16");
+        o->local_faults =
+            kp_xrealloc(o->local_faults, (o->n_local_faults + 1) * sizeof(*o->local_faults));
+        o->local_faults[o->n_local_faults++] = kp_xstrdup(v);
+        return 0;
+    }
     if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
         return -1;
     o->mtu = (int)n;
@@ -586,7 +595,8 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_OUTPUT, F_KEEP_RUNS, "keep-runs", 0, "N",
              "with --output-dir DIR/{time} (a folder per run, named\n"
              "after its start): keep the newest N run folders of DIR\n"
-             "and point DIR/latest at this run"),
+             "and point DIR/latest at this run; with --history DIR,\n"
+             "keep N runs per CNI version folder (default 30)"),
     RUN_FLAG(G_OUTPUT, F_PUSH_GATEWAY, "push-gateway", 0, "URL",
              "also PUT the metrics (OpenMetrics) to this Prometheus\n"
              "Pushgateway, job kperf, instance = the cluster name"),
@@ -608,6 +618,8 @@ static const struct flag run_flags[] = {
              "ipv4, ipv6 or both: the address families measured\n"
              "(default: every family of the cluster; ipv4 with --local,\n"
              "whose cluster is dual-stack, IPv6 from 2001:2::/48)"),
+    /* test-only, not in --help: docs/local-backend.md "Injected faults" */
+    RUN_FLAG(G_LOCAL, F_LOCAL_FAULT, "local-fault", 0, "SPEC", NULL),
     RUN_FLAG(G_K8S, F_KUBECONFIG, "kubeconfig", 0, "FILE",
              "kubeconfig (default $KUBECONFIG, ~/.kube/config)"),
     RUN_FLAG(G_K8S, F_CONTEXT, "context", 0, "NAME",

@@ -19,6 +19,7 @@
 #include "base/kp_log.h"
 #include "base/subproc.h"
 #include "controller/agent_args.h"
+#include "controller/local/local_fault.h"
 #include "controller/local/localnet.h"
 #include "controller/run_options.h"
 
@@ -60,6 +61,8 @@ struct backend_local {
     char *server_log[SRV_COUNT]; /* owned */
     volatile sig_atomic_t interrupted;
     volatile pid_t client_pid;
+    struct local_fault **faults; /* owned: --local-fault, put in place after the topology */
+    size_t n_faults;
 };
 
 /* ---- where a group runs ---- */
@@ -279,6 +282,11 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
     }
     if (localnet_create(bl->ln, &bl->interrupted, err) != 0)
         return -1;
+    for (size_t i = 0; i < bl->n_faults; i++) {
+        if (local_fault_apply(bl->faults[i], (int)i, bl->ln, err) != 0)
+            return -1;
+        kp_log(KP_LOG_WARN, "test-only fault in place: %s", local_fault_spec(bl->faults[i]));
+    }
     bl->token_path = kp_xasprintf("%s/token", localnet_run_dir(bl->ln));
     if (write_token(bl->token_path, err) != 0)
         return -1;
@@ -447,6 +455,16 @@ static json_t *local_describe(struct backend *b)
                     "SNAT (masquerade) at the node for destinations outside 198.18.0.0/22 and "
                     "2001:2::/62",
                     "mtu", mtu);
+    if (cni && bl->n_faults > 0) { /* a setting: compare's provenance names it first */
+        char *tf = kp_xstrdup(local_fault_spec(bl->faults[0]));
+        for (size_t i = 1; i < bl->n_faults; i++) {
+            char *t = kp_xasprintf("%s; %s", tf, local_fault_spec(bl->faults[i]));
+            free(tf);
+            tf = t;
+        }
+        json_object_set_new(json_object_get(cni, "settings"), "test_faults", json_string(tf));
+        free(tf);
+    }
     snprintf(ext, sizeof(ext), bl->family == LOCALNET_IPV6 ? "[%s]:%d" : "%s:%d",
              localnet_addr(LA_EXTERNAL, bl->family), LOCALNET_PORT);
     d = json_pack("{s:o, s:o, s:s, s:s, s:{s:i, s:i}, s:s, s:[s,s], s:s}", "nodes", nodes, "cni",
@@ -494,6 +512,9 @@ static void local_destroy(struct backend *b)
         return;
     for (int s = 0; s < SRV_COUNT; s++)
         free(bl->server_log[s]);
+    for (size_t i = 0; i < bl->n_faults; i++)
+        local_fault_free(bl->faults[i]);
+    free(bl->faults);
     localnet_free(bl->ln);
     free(bl->token_path);
     free(bl->ext_token_path);
@@ -534,6 +555,16 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->both = opts->ip_family == RUN_IP_BOTH;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
+    if (opts->n_local_faults > 0)
+        bl->faults = kp_xcalloc(opts->n_local_faults, sizeof(*bl->faults));
+    for (size_t i = 0; i < opts->n_local_faults; i++) {
+        bl->faults[i] = local_fault_parse(opts->local_faults[i], err);
+        if (!bl->faults[i]) {
+            local_destroy(&bl->base);
+            return NULL;
+        }
+        bl->n_faults++;
+    }
     return &bl->base;
 }
 

@@ -153,8 +153,8 @@ struct report *report_load(const char *path, struct kp_err *err);
 KP_MUST_CHECK int report_render(const struct report *rep, enum report_format fmt, FILE *out,
                                 struct kp_err *err);
 
-/* Writes report.json, report.md, report.csv and report.html into dir (created if missing,
- * mode 0755), each atomically (temp file + rename). Returns 0 or -1 with err. */
+/* Writes report.json, report.md, report.csv and report.html into dir (created with its missing
+ * parents, mode 0755), each atomically (temp file + rename). Returns 0 or -1 with err. */
 KP_MUST_CHECK int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err);
 
 /* Read access to rows (for compare and renderers). Rows are kperf.report/v1 results[]

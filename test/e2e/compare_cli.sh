@@ -131,6 +131,17 @@ grep -q "^e2e/node-b_node-a/cilium/1.16.1/2026-11-05T02-00-00Z.json$" "$D/out" |
 ls -a "$D/h/e2e/node-b_node-a/cilium/1.16.1" | grep -q "^\.tmp" && fail "temporary file left"
 expect 3 "$KPERF" compare --baseline "$D/h" "$D/g/run-05.json"
 grep -q "TCP_STREAM | Mb/s .*| REGRESSION .*5 runs" "$D/out" || fail "10% drop against history not named"
+# stderr names the runs judged against, oldest first
+grep -q "against 5 earlier runs of e2e/node-b_node-a/cilium in $D/h: 2026-11-01T02-00-00Z.json .* 2026-11-05T02-00-00Z.json$" "$D/err" ||
+    fail "runs not named: $(cat "$D/err")"
+# the first night of a new history: --first-run-ok passes with a note, without it exit 1
+mkdir -p "$D/empty-h"
+expect 0 "$KPERF" compare --baseline "$D/empty-h" --first-run-ok "$D/g/run-05.json"
+grep -q "has no earlier run comparable with .* yet (e2e/node-b_node-a/cilium): the first run, nothing to judge" "$D/err" &&
+    [ ! -s "$D/out" ] || fail "--first-run-ok: $(cat "$D/err")"
+expect 1 "$KPERF" compare --baseline "$D/empty-h" "$D/g/run-05.json"
+expect 2 "$KPERF" compare --first-run-ok "$D/base.json" "$D/base.json"
+grep -q "first-run-ok applies to --baseline DIR only" "$D/err" || fail "unclear: $(cat "$D/err")"
 expect 0 "$KPERF" compare --baseline "$D/h" "$D/s/run-05.json"
 expect 0 "$KPERF" compare --baseline "$D/h" --runs 2 "$D/s/run-05.json" -o json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["baseline_runs"]==2, d["baseline_runs"]' "$D/out" || fail "--runs 2"

@@ -79,7 +79,8 @@ queue() {
 
 # check_args CRONJOB.json WHAT: this kperf accepts the job's kperf run flags (kperf manifests
 # takes every run flag; --nodes-from is left out: its report exists only in the cluster) and its
-# kperf compare flags (missing files give exit 1, a bad flag 2)
+# kperf compare flags (missing files give exit 1, a bad flag 2; with a history volume NEW is
+# /history/nights/latest/report.json)
 check_args() {
     local -a run cmp
     mapfile -t run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' "$1")
@@ -99,7 +100,7 @@ check_args() {
     [ "${cmp[0]}" = compare ] || bad "$2: second container does not run 'kperf compare'"
     local rc=0
     "$KPERF" "${cmp[@]}" >/dev/null 2>"$tmp/err" || rc=$?
-    [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json' "$tmp/err" ||
+    [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json\|cannot read /history/nights/latest/report.json' "$tmp/err" ||
         bad "$2: kperf ${cmp[*]}: exit $rc: $(cat "$tmp/err")"
 }
 

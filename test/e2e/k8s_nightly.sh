@@ -108,33 +108,55 @@ rc=$?
     pass "a $(stat -c %s "$K8S_DIR/big.json")-byte baseline is refused before the API server: $(cut -c1-120 "$K8S_DIR/big.err")" ||
     fail "big baseline: exit $rc: $(cat "$K8S_DIR/big.err")"
 
-# cronjob-pvc.yaml: three nights (time compressed) on a history volume, keeping 2 run folders
+# cronjob-pvc.yaml: three nights (time compressed) on a history volume. Each night runs the
+# "run" then the "compare" container's args as in the pod, /history mapped to a directory:
+# night 1 has nothing to judge against (--first-run-ok: exit 0), night 2 is judged against
+# night 1, night 3 against nights 1 and 2 from the history (named on compare's stderr).
+# --keep-runs 30 becomes 3 (retention: the run history and the night folders keep 3).
 "$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob-pvc.yaml" >"$K8S_DIR/cronjob-pvc.json" ||
     fail "cronjob-pvc.yaml does not parse"
 H="$K8S_DIR/history"
 mkdir -p "$H"
 mapfile -t pvc_run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' \
-    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#" -e 's#^30$#2#')
+    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#" -e 's#^30$#3#')
 mapfile -t pvc_cmp < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' \
     "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#")
 printf '%s\n' "${pvc_run[@]}" | grep -qx -- --keep-runs || fail "cronjob-pvc.yaml: no --keep-runs"
-nights=()
+printf '%s\n' "${pvc_run[@]}" | grep -qx -- --history || fail "cronjob-pvc.yaml: run has no --history"
+printf '%s\n' "${pvc_cmp[@]}" | grep -qx -- --baseline || fail "cronjob-pvc.yaml: compare has no --baseline"
+nights=() hfiles=()
 for night in 1 2 3; do
+    before=$(find "$H/runs" -name '*.json' 2>/dev/null | sort)
     in_cluster "${pvc_run[@]}" "${short[@]}" --scenarios pod-to-pod >/dev/null 2>"$K8S_DIR/pvc-run.err" ||
         { fail "PVC night $night: run failed"; tail -3 "$K8S_DIR/pvc-run.err"; }
-    nights+=("$(readlink "$H/latest")")
-    in_cluster "${pvc_cmp[@]}" >/dev/null 2>"$K8S_DIR/pvc-cmp.err"
+    nights+=("$(readlink "$H/nights/latest")")
+    added=$(comm -13 <(echo "$before") <(find "$H/runs" -name '*.json' | sort))
+    [ "$(echo "$added" | grep -c .)" = 1 ] || fail "PVC night $night: --history added [$added]"
+    hfiles+=("$(basename "$added")")
+    in_cluster "${pvc_cmp[@]}" >"$K8S_DIR/pvc-cmp$night.out" 2>"$K8S_DIR/pvc-cmp$night.err"
     rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 3 ] || { fail "PVC night $night: compare exit $rc"; tail -3 "$K8S_DIR/pvc-cmp.err"; }
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] ||
+        { fail "PVC night $night: compare exit $rc"; tail -3 "$K8S_DIR/pvc-cmp$night.err"; }
     # the next night starts in a later second: its folder name differs
     while [ "$(date -u +%Y%m%dT%H%M%SZ)" = "${nights[-1]}" ]; do sleep 0.2; done
 done
-kept=$(cd "$H" && ls -d 2*Z 2>/dev/null | tr '\n' ' ')
+grep -q "the first run, nothing to judge" "$K8S_DIR/pvc-cmp1.err" && [ ! -s "$K8S_DIR/pvc-cmp1.out" ] &&
+    pass "PVC night 1: nothing in the history yet, compare passes: $(cat "$K8S_DIR/pvc-cmp1.err")" ||
+    fail "PVC night 1: $(cat "$K8S_DIR/pvc-cmp1.err")"
+grep -q "against 1 earlier run of .*: ${hfiles[0]}\$" "$K8S_DIR/pvc-cmp2.err" &&
+    pass "PVC night 2 judged against night 1 (${hfiles[0]})" ||
+    fail "PVC night 2: $(cat "$K8S_DIR/pvc-cmp2.err")"
+grep -q "against 2 earlier runs of .*: ${hfiles[0]} ${hfiles[1]}\$" "$K8S_DIR/pvc-cmp3.err" &&
+    grep -q "judged against the last 2 comparable runs" "$K8S_DIR/pvc-cmp3.out" &&
+    pass "PVC night 3 judged against nights 1 and 2 from the history: $(grep -m1 judging "$K8S_DIR/pvc-cmp3.err")" ||
+    fail "PVC night 3: $(cat "$K8S_DIR/pvc-cmp3.err"; head -2 "$K8S_DIR/pvc-cmp3.out")"
+kept=$(cd "$H/nights" && ls -d 2*Z 2>/dev/null | tr '\n' ' ')
 [ "${#nights[@]}" = 3 ] && [ "${nights[0]}" != "${nights[1]}" ] && [ "${nights[1]}" != "${nights[2]}" ] &&
-    [ "$kept" = "${nights[1]} ${nights[2]} " ] && [ "$(readlink "$H/latest")" = "${nights[2]}" ] &&
-    jq -e '.results | length > 0' "$H/latest/report.json" >/dev/null &&
-    pass "cronjob-pvc.yaml: 3 nights, --keep-runs 2 kept ${kept}(night 1 ${nights[0]} removed), latest -> ${nights[2]}" ||
-    fail "PVC history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/latest")"
+    [ "$kept" = "${nights[0]} ${nights[1]} ${nights[2]} " ] && [ "$(readlink "$H/nights/latest")" = "${nights[2]}" ] &&
+    jq -e '.results | length > 0' "$H/nights/latest/report.json" >/dev/null &&
+    [ "$("$KPERF" history list "$H/runs" | grep -c "\.json$")" = 3 ] &&
+    pass "cronjob-pvc.yaml: 3 nights kept (${kept}), latest -> ${nights[2]}, 3 runs in the history" ||
+    fail "PVC history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/nights/latest"), history: $("$KPERF" history list "$H/runs" | tr '\n' ' ')"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own
 in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_local_fault.c - the SPEC syntax of --local-fault: every kind parses with its keys, and
+ * each kind of bad input gets a one-line message naming the bad part. Applying a fault needs
+ * root and a built cluster: e2e.local_regression does that. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/kp_err.h"
+#include "controller/local/local_fault.h"
+
+static void test_local_fault_kinds_parse(void **state)
+{
+    static const char *const ok[] = {
+        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit", "rate:rate=1G,link=client",
+        "loss:link=server2,pct=2",   "loss:link=ext,pct=0.5",        "delay:link=node2,ms=5",
+        "cpu:node=node2,rules=1000",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        struct kp_err err = {{0}};
+        struct local_fault *f = local_fault_parse(ok[i], &err);
+        if (!f)
+            fail_msg("%s: %s", ok[i], kp_err_msg(&err));
+        assert_string_equal(local_fault_spec(f), ok[i]);
+        local_fault_free(f);
+    }
+    local_fault_free(NULL);
+}
+
+static void expect_error(const char *spec, const char *want)
+{
+    struct kp_err err = {{0}};
+    struct local_fault *f = local_fault_parse(spec, &err);
+
+    if (f) {
+        local_fault_free(f);
+        fail_msg("'%s' was accepted", spec);
+    }
+    if (!strstr(kp_err_msg(&err), want))
+        fail_msg("'%s': '%s' does not say '%s'", spec, kp_err_msg(&err), want);
+    if (!strstr(kp_err_msg(&err), "--local-fault '"))
+        fail_msg("'%s': '%s' does not name the flag", spec, kp_err_msg(&err));
+}
+
+static void test_local_fault_bad_specs(void **state)
+{
+    (void)state;
+    expect_error("", "unknown kind ''");
+    expect_error("netem:link=node1", "unknown kind 'netem' (mtu, rate, loss, delay or cpu)");
+    expect_error("loss", "loss needs every key of loss:link=L,pct=N");
+    expect_error("loss:link=node2", "needs every key");
+    expect_error("loss:link=node3,pct=2", "unknown link 'node3'");
+    expect_error("loss:link=node2,pct=0", "pct '0' is not a percentage in [0.1, 99.9]");
+    expect_error("loss:link=node2,pct=100", "is not a percentage");
+    expect_error("loss:link=node2,pct=2x", "is not a percentage");
+    expect_error("loss:link=node2,pct=2,pct=3", "key 'pct' given twice");
+    expect_error("loss:link=node2,rate=1G", "loss takes no key 'rate'");
+    expect_error("loss:link=node2,bogus=1", "loss takes no key 'bogus'");
+    expect_error("loss:link=node2,pct", "'pct' is not KEY=VALUE");
+    expect_error("loss:link=,pct=2", "'link=' is not KEY=VALUE");
+    expect_error("mtu:link=node1,mtu=100", "mtu '100' is not a whole number in [576, 65000]");
+    expect_error("rate:link=node1,rate=5x", "rate '5x' is not a rate");
+    expect_error("rate:link=node1,rate=10k", "is not a rate in [1M, 100G]");
+    expect_error("delay:link=node1,ms=0", "ms '0' is not a whole number");
+    expect_error("cpu:node=node3,rules=10", "unknown node 'node3' (node1 or node2)");
+    expect_error("cpu:node=node1,rules=1000000", "rules '1000000' is not a whole number");
+    expect_error("cpu:link=node1,rules=10", "cpu takes no key 'link'");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_local_fault_kinds_parse),
+        cmocka_unit_test(test_local_fault_bad_specs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
