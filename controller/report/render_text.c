@@ -694,13 +694,13 @@ void render_text_csv(const struct report *rep, FILE *out)
                                          "udp_loss_pct",
                                          "udp_jitter_us",
                                          "udp_out_of_order",
-                                         "note",
-                                         "node_verdict",
                                          "load_mbps",
                                          "idle_p50_us",
                                          "idle_p99_us",
                                          "latency_increase_p50_us",
                                          "latency_increase_p99_us",
+                                         "note",
+                                         "node_verdict",
                                          NULL};
     static const char *const lat[] = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
     char b[CELL];
@@ -738,12 +738,12 @@ void render_text_csv(const struct report *rep, FILE *out)
         csv_field(json_is_array(ci) ? b : "-", false, out);
         csv_field(json_is_true(json_object_get(row, "noisy")) ? "true" : "false", false, out);
         csv_udp(row, out);
-        csv_field(note ? note : "", false, out);
-        csv_field(node_verdict(report_metadata_const(rep), row), false, out);
         csv_field(render_num(agg, "load", "throughput_mbps", 3, b, sizeof(b)), false, out);
         csv_field(render_num(agg, "idle_latency_us", "p50", 3, b, sizeof(b)), false, out);
         csv_field(render_num(agg, "idle_latency_us", "p99", 3, b, sizeof(b)), false, out);
         csv_field(render_num(agg, "latency_increase_us", "p50", 3, b, sizeof(b)), false, out);
-        csv_field(render_num(agg, "latency_increase_us", "p99", 3, b, sizeof(b)), true, out);
+        csv_field(render_num(agg, "latency_increase_us", "p99", 3, b, sizeof(b)), false, out);
+        csv_field(note ? note : "", false, out);
+        csv_field(node_verdict(report_metadata_const(rep), row), true, out);
     }
 }

@@ -8,7 +8,8 @@
 # (/usr/bin/time), rows measured, outliers. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
 # Then the linear fit of requests over nodes (least squares) and the largest relative residual.
 # Not part of the CI test command (500 nodes take minutes); docs/sweep-scale.md has the figures.
-# SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer. SWEEP_SCALE_UP_ONLY=1:
+# SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer. SWEEP_SCALE_TIMEOUT
+# (default 600s): kperf --timeout (500 server pods start in minutes on 2 loaded CPUs). SWEEP_SCALE_UP_ONLY=1:
 # kube-sim's start-up time and memory only (no sweep).
 set -uo pipefail
 export KPERF_SRC=${KPERF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,7 +39,7 @@ for N in "$@"; do
         s=$(date +%s.%N)
         /usr/bin/time -f '%M' -o "$K8S_DIR/rss" "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" \
             --image kperf-agent:e2e --scenarios pod-to-pod --tests TCP_RR --duration 300ms \
-            --omit 0s --all-nodes --parallel 8 -o json -v >"$K8S_DIR/s.json" 2>"$K8S_DIR/s.err"
+            --omit 0s --all-nodes --parallel 8 --timeout "${SWEEP_SCALE_TIMEOUT:-600s}" -o json -v >"$K8S_DIR/s.json" 2>"$K8S_DIR/s.err"
         rc=$?
         e=$(date +%s.%N)
         after=$(k8s_user_requests)
@@ -49,10 +50,10 @@ for N in "$@"; do
         echo "nodes=$N rc=$rc kube_sim_up_s=$up kube_sim_rss_up_mib=$ks_up_mb" \
             "kube_sim_peak_mib=$ks_peak_mb wall_s=$wall requests=$req kperf_count=${own:-?}" \
             "per_node=$(echo "scale=2; $req / $N" | bc)" \
-            "kperf_peak_rss_mib=$(( $(cat "$K8S_DIR/rss") / 1024 ))" \
+            "kperf_peak_rss_mib=$(( $(tail -1 "$K8S_DIR/rss") / 1024 ))" \
             "ok_rows=$(jq '[.results[]|select(.status=="ok")]|length' "$K8S_DIR/s.json")" \
             "outliers=$(jq '.metadata.sweep.outliers|length' "$K8S_DIR/s.json")" | tee -a "$OUT"
-        [ "$rc" = 0 ] || tail -3 "$K8S_DIR/s.err"
+        [ "$rc" = 0 ] || { tail -3 "$K8S_DIR/s.err"; cp "$K8S_DIR/s.err" "/tmp/kperf-sweep-scale-$N.err"; }
         ok=$(echo "$wall <= $BOUND" | bc)
         [ "$rc" = 0 ] && [ "$ok" = 1 ] || exit 1
         ks_finish >/dev/null

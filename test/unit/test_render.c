@@ -236,8 +236,9 @@ static void test_render_latency_under_load(void **state)
     assert_non_null(line_with(t, "| pod-to-pod", inc, "9100.00 |"));
     free(t);
     t = render(rep, REPORT_CSV);
-    assert_non_null(line_with(t, ",node_verdict,load_mbps,idle_p50_us,idle_p99_us,",
-                              "latency_increase_p50_us,latency_increase_p99_us", NULL));
+    assert_non_null(line_with(t, ",load_mbps,idle_p50_us,idle_p99_us,",
+                              "latency_increase_p50_us,latency_increase_p99_us,note,node_verdict",
+                              NULL));
     snprintf(csv, sizeof(csv), ",9100.000,%.3f,",
              json_number_value(json_object_get(json_object_get(agg, "idle_latency_us"), "p50")));
     assert_non_null(
@@ -396,7 +397,7 @@ static void test_render_udp_columns(void **state)
     c = render(rep, REPORT_CSV);
     assert_non_null(line_with(c,
                               ",noisy,ip_family,udp_sent,udp_lost,udp_loss_pct,udp_jitter_us,"
-                              "udp_out_of_order,note,node_verdict",
+                              "udp_out_of_order,load_mbps,",
                               NULL, NULL));
     assert_non_null(
         line_with(c, "pod-to-pod,other-node,UDP_STREAM,", ",IPv6,1000,10,1.000,12.250,7,,", NULL));
