@@ -271,6 +271,12 @@ class Network:
                     stdin="\n".join(c) + "\n")
                 if v4:
                     sysctl_in(ns, "net.ipv4.ip_forward", 1)
+                    # no ICMP redirects: a same-node Service packet leaves by the bridge it came
+                    # in on (DNAT to a pod there), so the node would tell the client pod to send
+                    # the ClusterIP straight to the endpoint pod (pods accept redirects), and
+                    # that pod's traffic to the Service would bypass the DNAT and be lost
+                    for dev in ("all", br):
+                        sysctl_in(ns, "net.ipv4.conf.%s.send_redirects" % dev, 0)
                 if v6:
                     sysctl_in(ns, "net.ipv6.conf.all.forwarding", 1)
             except (NetError, OSError) as e:
