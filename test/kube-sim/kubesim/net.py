@@ -244,11 +244,12 @@ class Network:
                 c.append("addr add %s/20 dev eth0" % node_ip(i))
             c += ["link set eth0 up",
                   "link add %s type bridge" % br]
-            if v6:
-                # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as
-                # pods come, and IPv6 (unlike IPv4's gratuitous ARP) does not tell the pods:
-                # their neighbour entry for the gateway would go stale for seconds
-                c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
+            # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as pods
+            # come and go, and nothing tells the pods (IPv4 sends no gratuitous ARP unless
+            # arp_notify is set; IPv6 sends no NA): their neighbour entry for the gateway
+            # keeps the old MAC, and whatever they route (to another node, to a Service, or
+            # replies to a masqueraded client) is lost until it is resolved again, seconds later
+            c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
             if v4:
                 c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
                                                       br))
@@ -270,6 +271,12 @@ class Network:
                     stdin="\n".join(c) + "\n")
                 if v4:
                     sysctl_in(ns, "net.ipv4.ip_forward", 1)
+                    # no ICMP redirects: a same-node Service packet leaves by the bridge it came
+                    # in on (DNAT to a pod there), so the node would tell the client pod to send
+                    # the ClusterIP straight to the endpoint pod (pods accept redirects), and
+                    # that pod's traffic to the Service would bypass the DNAT and be lost
+                    for dev in ("all", br):
+                        sysctl_in(ns, "net.ipv4.conf.%s.send_redirects" % dev, 0)
                 if v6:
                     sysctl_in(ns, "net.ipv6.conf.all.forwarding", 1)
             except (NetError, OSError) as e:
