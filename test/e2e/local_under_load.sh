@@ -72,7 +72,7 @@ done
 grep -q "### Latency under load" "$D/out/report.md" || fail "markdown has no under-load section"
 head -1 "$D/out/report.csv" | grep -q ",load_mbps,idle_p50_us,idle_p99_us,latency_increase_p50_us,latency_increase_p99_us,note,node_verdict$" ||
     fail "CSV header: $(head -1 "$D/out/report.csv")"
-grep -Eq "^pod-to-pod,other-node,TCP_RR_LOADED,false,latency,ok,1,.*,[0-9]+\.[0-9]{3},[0-9.]+,[0-9.]+,-?[0-9.]+,-?[0-9.]+$" \
+grep -Eq "^pod-to-pod,other-node,TCP_RR_LOADED,false,latency,ok,1,.*,[0-9]+\.[0-9]{3},[0-9.]+,[0-9.]+,-?[0-9.]+,-?[0-9.]+,[^,]*,[^,]*$" \
     "$D/out/report.csv" || fail "CSV loaded row: $(grep LOADED "$D/out/report.csv")"
 
 # compare matches the loaded rows and judges their increase
