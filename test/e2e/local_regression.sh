@@ -21,7 +21,10 @@ set -u
 local_preconditions
 D=$(mktemp -d /tmp/kperf-local-regr.XXXXXX)
 trap 'rm -rf "$D"' EXIT
-THR="latency=100%,p999=300%,ops=50%,throughput=75%,retransmits=1000000,loss=1pp,jitter=500%,node_cpu=150%,agent_cpu=100%"
+THR="latency=100%,p999=300%,ops=50%,throughput=75%,retransmits=1000000,loss=1pp,jitter=500%,node_cpu=400%,agent_cpu=100%"
+# node CPU is /proc/stat of the whole machine: at 50 Mbit/s whatever else runs on the VM moves it
+# by 2-3x (+178% seen in the rate-reverse pair while a 500-node kube-sim ran beside); the
+# CPU-only check below sets its own 25% gates on runs made for it
 # other-node pod-to-pod only (node 2's link carries it), 5 samples of 1 s: the rank test, which
 # one wild sample cannot sway (3 samples use Welch's interval: a base of 2000 to 20000 Mb/s
 # made even -98% "within noise")
