@@ -121,8 +121,10 @@ static void as_file(const uint8_t *data, size_t size, const json_t *doc)
         check_err(&err);
     kp_err_clear(&err);
     ref = doc ? report_from_json(doc, &err) : NULL;
-    if (!rep != !ref)
-        __builtin_trap(); /* the file loader and the document reader disagree */
+    /* the file loader and the document reader must agree, except that jansson's json_loadb
+     * lets a NUL byte between tokens pass where the loader (rightly: RFC 8259) refuses it */
+    if (!rep != !ref && !(ref && memchr(data, 0, size)))
+        __builtin_trap();
     if (rep)
         render_all(rep);
     report_free(rep);
