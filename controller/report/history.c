@@ -17,6 +17,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "controller/report/report.h"
+#include "controller/report/report_file.h"
 
 #define DEPTH 4 /* cluster/pair/cni/version */
 
@@ -114,26 +115,6 @@ static char *file_name(const struct report *rep)
     return name;
 }
 
-static int mkdirs(const char *dir, struct kp_err *err)
-{
-    char *p = kp_xstrdup(dir);
-    int rc = 0;
-
-    for (char *s = p + 1; rc == 0; s++) {
-        bool end = *s == 0;
-        if (*s != '/' && !end)
-            continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
-            rc = kp_err_set(err, "cannot create %s: %s", p, strerror(errno));
-        if (end)
-            break;
-        *s = '/';
-    }
-    free(p);
-    return rc;
-}
-
 static bool is_report_name(const char *n)
 {
     size_t len = strlen(n);
@@ -191,7 +172,7 @@ int history_add(const char *dir, const struct report *rep, const char *cluster, 
 
     if (keep < 1)
         keep = 1;
-    if (mkdirs(folder, err) != 0)
+    if (report_make_dirs(folder, err) != 0)
         goto out;
     if ((fd = mkstemp(tmp)) < 0) {
         kp_err_set(err, "cannot write in %s: %s", folder, strerror(errno));

@@ -782,27 +782,6 @@ out:
     return rc;
 }
 
-/* mkdir -p: dir and every missing parent (a fresh volume has no /history/nights yet). */
-static int make_dirs(const char *dir, struct kp_err *err)
-{
-    char *p = kp_xstrdup(dir);
-    int rc = 0;
-
-    for (char *s = p + 1; rc == 0; s++) {
-        bool end = *s == 0;
-        if (*s != '/' && !end)
-            continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
-            rc = kp_err_set(err, "cannot create directory %s: %s", p, strerror(errno));
-        if (end)
-            break;
-        *s = '/';
-    }
-    free(p);
-    return rc;
-}
-
 int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err)
 {
     static const struct {
@@ -813,7 +792,7 @@ int report_write_dir(const struct report *rep, const char *dir, struct kp_err *e
                  {"report.csv", REPORT_CSV},
                  {"report.html", REPORT_HTML}};
 
-    if (!*dir || make_dirs(dir, err) != 0)
+    if (!*dir || report_make_dirs(dir, err) != 0)
         return *dir ? -1 : kp_err_set(err, "cannot create directory ''");
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         if (write_one(rep, dir, files[i].name, files[i].fmt, err) != 0)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,4 +85,24 @@ fail:
     close(fd);
     free(b);
     return -1;
+}
+
+int report_make_dirs(const char *dir, struct kp_err *err)
+{
+    char *p = kp_xstrdup(dir);
+    int rc = 0;
+
+    for (char *s = p + 1; rc == 0; s++) {
+        bool end = *s == 0;
+        if (*s != '/' && !end)
+            continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            rc = kp_err_set(err, "cannot create directory %s: %s", p, strerror(errno));
+        if (end)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return rc;
 }

@@ -22,4 +22,8 @@ struct kp_err;
 KP_MUST_CHECK int report_file_read(const char *path, size_t cap, char **buf, size_t *len,
                                    struct kp_err *err);
 
+/* mkdir -p: dir and every missing parent, 0755 (a fresh volume has no /history/nights
+ * yet). 0, or -1 with err naming the folder that could not be made. */
+KP_MUST_CHECK int report_make_dirs(const char *dir, struct kp_err *err);
+
 #endif
