@@ -26,6 +26,7 @@ void run_options_init(struct run_options *o)
     o->timeout_ms = 120000;
     o->lease_ms = 30000;
     o->parallel = 4;
+    o->confirm_outliers = 8;
     o->output = RUN_OUTPUT_TABLE;
     o->mtu = 1500;
     o->port = 5201;

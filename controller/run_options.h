@@ -105,6 +105,8 @@ struct run_options {
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
     bool all_nodes;         /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
     int parallel;           /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
+    int confirm_outliers;   /* --confirm-outliers: sweep nodes flagged that are re-measured
+                               alone before the verdict, 0..64 (0 = off) */
     int pod_churn;          /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off) */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;

@@ -457,6 +457,106 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
     free(measured);
 }
 
+/* ---- a second look at a sweep's outliers ---- */
+
+static bool in_names(const json_t *names, const char *name)
+{
+    size_t i;
+    const json_t *v;
+
+    json_array_foreach(names, i, v)
+    {
+        if (name && json_string_value(v) && strcmp(json_string_value(v), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* the nodes to look at again: the first `cap` outliers of the verdict so far (new array) */
+static json_t *outliers_to_confirm(struct report *rep, int cap)
+{
+    const json_t *sweep = json_object_get(report_metadata(rep), "sweep");
+    const json_t *outliers;
+    json_t *names = json_array();
+    struct kp_err err = {{0}};
+    size_t i;
+    const json_t *v;
+
+    if (report_finish(rep, &err) != 0) { /* the verdict cannot be made: the cmd says why */
+        kp_log(KP_LOG_DEBUG, "sweep: no second look: %s", kp_err_msg(&err));
+        return names;
+    }
+    outliers = json_object_get(sweep, "outliers");
+    json_array_foreach(outliers, i, v)
+    {
+        if (json_array_size(names) < (size_t)cap)
+            json_array_append(names, (json_t *)v);
+    }
+    return names;
+}
+
+/* true when group g's pair has a node of `names` at one end (metadata.sweep.pairs) */
+static bool pair_touches(const json_t *pairs, const struct plan_group *g, const json_t *names)
+{
+    size_t i;
+    const json_t *p;
+
+    if (g->skipped || g->placement != PLACEMENT_NODE || !g->node)
+        return false;
+    if (in_names(names, g->node))
+        return true;
+    json_array_foreach(pairs, i, p)
+    {
+        const char *c = json_string_value(json_object_get(p, "client"));
+        if (c && strcmp(c, g->node) == 0 &&
+            in_names(names, json_string_value(json_object_get(p, "server"))))
+            return true;
+    }
+    return false;
+}
+
+/* A sweep's verdict from one short measurement per pair flags nodes whose pairs only shared
+ * CPUs, links or a noisy moment with other pairs. So before the verdict the two pairs of each
+ * flagged node (up to --confirm-outliers nodes) are measured once more, one pair at a time with
+ * nothing else of kperf running, and the sample joins the row (latency histograms merge,
+ * scalars take the median of samples: report.h). A slow node is slow again and stays flagged;
+ * a node slow only the first time is no longer an outlier. The nodes looked at again are listed
+ * in metadata.sweep.confirmed (returned: a new array, NULL outside a sweep). */
+static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
+                                struct report_group *const *rgs, struct report *rep,
+                                struct progress *pg, const struct runner_opts *o,
+                                struct runner_outcome *out)
+{
+    json_t *sweep = json_object_get(report_metadata(rep), "sweep");
+    const json_t *pairs = json_object_get(sweep, "pairs");
+    size_t n = plan_group_count(plan);
+    json_t *names;
+    bool *measured;
+
+    if (!sweep || sig_first || o->ro->confirm_outliers <= 0)
+        return sweep ? json_array() : NULL;
+    names = outliers_to_confirm(rep, o->ro->confirm_outliers);
+    if (json_array_size(names) == 0)
+        return names;
+    progress_phase(pg, "sweep: a second look at %zu flagged node%s, one pair at a time",
+                   json_array_size(names), json_array_size(names) == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (pair_touches(pairs, g, names))
+            progress_add_total(pg, g->n_tests * (size_t)o->ro->samples,
+                               (o->ro->duration_ms + o->ro->omit_ms) * g->n_tests *
+                                   (uint64_t)o->ro->samples);
+    }
+    measured = kp_xcalloc(TEST_COUNT, sizeof(bool)); /* the first pass marked them already */
+    for (size_t i = 0; i < n && !sig_first; i++) {
+        const struct plan_group *g = plan_group_get(plan, i);
+        if (pair_touches(pairs, g, names))
+            run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep));
+    }
+    free(measured);
+    return names;
+}
+
 static struct progress *progress_for(const struct plan *plan, const struct runner_opts *o)
 {
     struct progress_opts po = {
@@ -493,9 +593,14 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     add_skips(plan, rgs);
     progress_set_total(pg, plan_measurement_count(plan), plan_expected_ms(plan)); /* skips */
     run_groups(b, plan, rgs, pg, o, out, report_metadata(rep));
-    add_readiness(report_metadata(rep), b);
-    if (json_object_get(report_metadata(rep), "sweep")) /* nodes found NotReady while running */
+    if (json_object_get(report_metadata(rep), "sweep")) { /* nodes found NotReady while running */
+        json_t *confirmed;
         merge_describe(report_metadata(rep), b);
+        confirmed = confirm_outliers(b, plan, rgs, rep, pg, o, out);
+        merge_describe(report_metadata(rep), b); /* and during the second look */
+        json_object_set_new(json_object_get(report_metadata(rep), "sweep"), "confirmed", confirmed);
+    }
+    add_readiness(report_metadata(rep), b);
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");

@@ -42,6 +42,8 @@ cmake -S . -B build-asan -DKPERF_WERROR=ON -DKPERF_SANITIZE=address,undefined \
 cmake --build build-asan -j"$(nproc)" >/dev/null
 ctest --test-dir build-asan -L unit --output-on-failure
 
+# A fixed seed makes this stage repeat what it did on the last run (a gate, not a search); a
+# search for new inputs is KPERF_FUZZ_SEED=0 (random) with a longer KPERF_FUZZ_SECONDS.
 echo "== fuzz targets (bounded)"
 CC=clang cmake -S . -B build-fuzz -DKPERF_FUZZ=ON -DKPERF_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-fuzz -j"$(nproc)" >/dev/null
@@ -50,8 +52,8 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
   name=$(basename "$f")
   corpus="test/fuzz/corpus/${name#fuzz_}"
   mkdir -p "build-fuzz/corpus-$name"
-  echo "fuzz: $name for ${KPERF_FUZZ_SECONDS:-30}s"
-  "$f" -max_total_time="${KPERF_FUZZ_SECONDS:-30}" -print_final_stats=0 \
+  echo "fuzz: $name for ${KPERF_FUZZ_SECONDS:-30}s (seed ${KPERF_FUZZ_SEED:-1})"
+  "$f" -max_total_time="${KPERF_FUZZ_SECONDS:-30}" -seed="${KPERF_FUZZ_SEED:-1}" -print_final_stats=0 \
     "build-fuzz/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) 2>&1 | tail -2
 done
 echo "all tests passed"

@@ -62,6 +62,7 @@ enum flag_id {
     F_LEASE_DURATION,
     F_ALL_NODES,
     F_PARALLEL,
+    F_CONFIRM_OUTLIERS,
     F_POD_CHURN,
 };
 
@@ -514,6 +515,11 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
             return -1;
         o->parallel = (int)n;
         return 0;
+    case F_CONFIRM_OUTLIERS:
+        if (parse_int(v, 0, 64, &n, f->name, err) != 0)
+            return -1;
+        o->confirm_outliers = (int)n;
+        return 0;
     case F_POD_CHURN:
         if (parse_int(v, 0, 100, &n, f->name, err) != 0)
             return -1;
@@ -661,6 +667,10 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_K8S, F_PARALLEL, "parallel", 0, "N",
              "sweep: node-disjoint pairs measured at once\n"
              "(1..64, default 4)"),
+    RUN_FLAG(G_K8S, F_CONFIRM_OUTLIERS, "confirm-outliers", 0, "N",
+             "sweep: re-measure the pairs of up to N flagged\n"
+             "nodes, one pair at a time, before the verdict\n"
+             "(0..64, default 8; 0 = no second look)"),
     RUN_FLAG(G_K8S, F_POD_CHURN, "pod-churn", 0, "N",
              "pod network readiness under a burst: N short-\n"
              "lived client pods per node at once (0..100,\n"

@@ -51,26 +51,47 @@ static const char *str(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-/* the key figure of a row: p50 latency for RR tests, throughput for streams; NAN if absent */
+/* a finite number at key k of o, or NAN */
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+
+    return json_is_number(v) && isfinite(json_number_value(v)) ? json_number_value(v) : NAN;
+}
+
+/* The key figure of a row: p50 latency for RR tests, throughput for streams; NAN if absent. The
+ * best of the row's samples (lowest p50, highest throughput), as a node's value is the better
+ * of its pairs: a node is judged on the best it showed, so it is an outlier only when it was
+ * slow every time it was measured (the runner's second look adds a sample). */
 static double row_value(const json_t *row, bool *higher_better, const char **what)
 {
-    const json_t *agg = json_object_get(row, "aggregate");
-    const json_t *lat = json_object_get(json_object_get(agg, "latency_us"), "p50");
-    const json_t *tp = json_object_get(agg, "throughput_mbps");
+    const json_t *agg = json_object_get(row, "aggregate"), *s;
+    double tp = num(agg, "throughput_mbps");
+    double lat = num(json_object_get(agg, "latency_us"), "p50");
+    double best;
+    size_t i;
 
     if (strcmp(str(row, "status") ? str(row, "status") : "", "failed") == 0)
         return NAN;
-    if (json_is_number(tp) && json_number_value(tp) > 0) {
+    if (tp > 0) {
         *higher_better = true;
         *what = "Mb/s";
-        return json_number_value(tp);
-    }
-    if (json_is_number(lat)) {
+        best = tp;
+    } else if (!isnan(lat)) {
         *higher_better = false;
         *what = "p50 us";
-        return json_number_value(lat);
+        best = lat;
+    } else {
+        return NAN;
     }
-    return NAN;
+    json_array_foreach(json_object_get(row, "samples"), i, s)
+    {
+        double x = *higher_better ? num(s, "throughput_mbps")
+                                  : num(json_object_get(s, "latency_us"), "p50");
+        if (!isnan(x) && x > 0 && (*higher_better ? x > best : x < best))
+            best = x;
+    }
+    return best;
 }
 
 static int node_index(const json_t *nodes, const char *name)

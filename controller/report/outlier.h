@@ -6,7 +6,9 @@
  * OUTLIER_MIN_REL of the median (so the sub-percent jitter of identical nodes, where the MAD is
  * tiny, is never flagged). Groups of fewer than OUTLIER_MIN_GROUP nodes are not judged. A node is
  * client of one ring pair and server of another; its value is the better of those two pairs, so
- * a slow node (both of its pairs slow) stands out and its neighbours (one good pair each) do not.
+ * a slow node (both of its pairs slow) stands out and its neighbours (one good pair each) do not;
+ * and the best sample of each pair, so a node the runner measured again (its second look at the
+ * outliers, runner.c) stays an outlier only when it was slow both times.
  * Knows nothing of how the figures were measured. */
 #ifndef KPERF_REPORT_OUTLIER_H
 #define KPERF_REPORT_OUTLIER_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_runner.c - the runner against a scripted fake backend: call order, one client per test
  * or per group, skips and errors reaching the report, --samples auto, a failed prepare, and
- * SIGINT in the middle of a measurement (cleanup still runs, the rest is listed as not run). */
+ * SIGINT in the middle of a measurement (cleanup still runs, the rest is listed as not run), and
+ * a sweep's second look at its outliers (a node slow once is cleared, a slow node stays). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +31,10 @@ struct fake {
     int fail_call;      /* run_client call number that fails (1-based), 0 = none */
     int interrupt_call; /* run_client call number during which SIGINT arrives, 0 = none */
     bool constant;      /* identical figures each sample (auto stops early) */
+    bool sweep;         /* prepare expands the plan into a ring of SWEEP_NODES nodes */
+    int slow;           /* sweep: node index (1-based) whose pairs are 3x slower; 0 = none */
+    bool slow_once;     /* ... only the first time each of its pairs runs */
+    int pair_runs[8];   /* sweep: run_client calls per client node index */
     int calls;
     int cleanups;
     int interrupts;
@@ -37,23 +42,51 @@ struct fake {
     uint64_t rng;
 };
 
+#define SWEEP_NODES 6
+static const char *const sweep_names[SWEEP_NODES] = {"n1", "n2", "n3", "n4", "n5", "n6"};
+
 static int fake_prepare(struct backend *b, struct plan *plan, struct kp_err *err)
 {
     struct fake *f = (struct fake *)b;
 
     if (f->fail_prepare)
         return kp_err_set(err, "no cluster here");
+    if (f->sweep)
+        plan_expand_sweep(plan, sweep_names, SWEEP_NODES);
     plan_skip(plan, SCENARIO_POD_TO_SERVICE, PLACEMENT_OTHER_NODE, "no second node");
     return 0;
 }
 
-static json_t *sample_for(struct fake *f, enum test_kind t, int sample, bool reverse)
+/* sweep: the index of a node name (0-based), -1 when not a sweep node */
+static int sweep_index(const char *name)
+{
+    for (int i = 0; name && i < SWEEP_NODES; i++)
+        if (strcmp(sweep_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* sweep: 3 when the pair of client node index c touches the slow node (and is slow this time) */
+static double sweep_factor(struct fake *f, const struct plan_group *g)
+{
+    int c = sweep_index(g->node), slow = f->slow - 1;
+
+    if (c < 0)
+        return 1;
+    f->pair_runs[c]++;
+    if (slow < 0 || (c != slow && (c + 1) % SWEEP_NODES != slow))
+        return 1;
+    return f->slow_once && f->pair_runs[c] > 1 ? 1 : 3;
+}
+
+static json_t *sample_for(struct fake *f, enum test_kind t, int sample, bool reverse, double factor)
 {
     double jitter = f->constant ? 0 : 400 * fx_uniform(&f->rng);
 
     if (testkind_get(t)->latency) {
         uint64_t rng = f->constant ? 7 : fx_next(&f->rng);
-        return fx_latency_sample(testkind_name(t), sample, &rng, 20 + jitter / 10, 200, NULL, NULL);
+        return fx_latency_sample(testkind_name(t), sample, &rng, (20 + jitter / 10) * factor, 200,
+                                 NULL, NULL);
     }
     return fx_stream_sample(testkind_name(t), sample, reverse, 900 + jitter, 0);
 }
@@ -64,6 +97,7 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
     struct fake *f = (struct fake *)b;
     size_t off = strlen(f->log);
     json_t *results = json_array();
+    double factor = sweep_factor(f, spec->group);
 
     f->calls++;
     off +=
@@ -86,7 +120,8 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
     }
     for (size_t i = 0; i < spec->n_tests; i++)
         for (int s = 0; s < spec->samples; s++)
-            json_array_append_new(results, sample_for(f, spec->tests[i], s, spec->group->reverse));
+            json_array_append_new(results,
+                                  sample_for(f, spec->tests[i], s, spec->group->reverse, factor));
     *doc = fx_agent_doc(results, NULL);
     json_object_set_new(json_object_get(*doc, "params"), "reverse",
                         json_boolean(spec->group->reverse));
@@ -101,8 +136,23 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
 
 static json_t *fake_describe(struct backend *b)
 {
-    (void)b;
-    return json_pack("{s:[{s:s}], s:{s:s}}", "nodes", "name", "fake-node", "cni", "name", "fake");
+    json_t *d =
+        json_pack("{s:[{s:s}], s:{s:s}}", "nodes", "name", "fake-node", "cni", "name", "fake");
+    json_t *pairs = json_array(), *nodes = json_array();
+
+    if (!((struct fake *)b)->sweep)
+        return d;
+    for (int i = 0; i < SWEEP_NODES; i++) {
+        json_array_append_new(pairs,
+                              json_pack("{s:s, s:s, s:i}", "client", sweep_names[i], "server",
+                                        sweep_names[(i + 1) % SWEEP_NODES], "round", i % 2));
+        json_array_append_new(
+            nodes, json_pack("{s:s, s:s}", "name", sweep_names[i], "instance_type", "m5"));
+    }
+    json_object_set_new(
+        d, "sweep",
+        json_pack("{s:s, s:o, s:o}", "pairing", "ring", "pairs", pairs, "nodes", nodes));
+    return d;
 }
 
 static void fake_interrupt(struct backend *b)
@@ -366,6 +416,75 @@ static void test_runner_samples_auto_bounded(void **state)
     run_free(&noisy);
 }
 
+/* a sweep with node n3 slow (its pairs n2->n3 and n3->n4 3x slower): the verdict's outliers */
+static json_t *sweep_run(struct run *r, bool slow_once, int confirm)
+{
+    struct kp_err err = {{0}};
+    json_t *sweep;
+
+    run_options_init(&r->ro);
+    r->ro.scenarios = 1u << SCENARIO_POD_TO_POD;
+    r->ro.tests = 1u << TEST_TCP_RR;
+    r->ro.all_nodes = true;
+    r->ro.placements = 1u << PLACEMENT_OTHER_NODE; /* the sweep's groups replace it */
+    r->ro.confirm_outliers = confirm;
+    r->f.sweep = true;
+    r->f.constant = true; /* the same histogram for every healthy pair */
+    r->f.slow = 3;
+    r->f.slow_once = slow_once;
+    run(r);
+    assert_int_equal(r->rc, 0);
+    assert_int_equal(report_finish(r->rep, &err), 0);
+    sweep = json_object_get(report_metadata(r->rep), "sweep");
+    assert_non_null(sweep);
+    return json_object_get(sweep, "outliers");
+}
+
+static void test_runner_sweep_second_look_clears_a_node_slow_once(void **state)
+{
+    struct run r = {0};
+    const json_t *outliers = sweep_run(&r, true, 8);
+
+    (void)state;
+    /* 6 pairs, then n3's two pairs again (client n2 and client n3), nothing else */
+    assert_int_equal(r.f.calls, 8);
+    assert_int_equal(r.f.pair_runs[1], 2);
+    assert_int_equal(r.f.pair_runs[2], 2);
+    assert_int_equal(r.f.pair_runs[0] + r.f.pair_runs[3] + r.f.pair_runs[4] + r.f.pair_runs[5], 4);
+    assert_int_equal(json_array_size(outliers), 0);
+    assert_string_equal(
+        json_string_value(json_array_get(
+            json_object_get(json_object_get(report_metadata(r.rep), "sweep"), "confirmed"), 0)),
+        "n3");
+    assert_int_equal(n_samples(row(r.rep, "pod-to-pod", "node:n3", "TCP_RR", false)), 2);
+    assert_int_equal(n_samples(row(r.rep, "pod-to-pod", "node:n1", "TCP_RR", false)), 1);
+    run_free(&r);
+}
+
+static void test_runner_sweep_second_look_keeps_a_slow_node(void **state)
+{
+    struct run r = {0};
+    const json_t *outliers = sweep_run(&r, false, 8);
+
+    (void)state;
+    assert_int_equal(r.f.calls, 8);
+    assert_int_equal(json_array_size(outliers), 1);
+    assert_string_equal(json_string_value(json_array_get(outliers, 0)), "n3");
+    run_free(&r);
+}
+
+static void test_runner_sweep_without_second_look(void **state)
+{
+    struct run r = {0};
+    const json_t *outliers = sweep_run(&r, true, 0);
+
+    (void)state;
+    assert_int_equal(r.f.calls, 6); /* --confirm-outliers 0: one pass */
+    assert_int_equal(json_array_size(outliers), 1);
+    assert_string_equal(json_string_value(json_array_get(outliers, 0)), "n3");
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +494,9 @@ int main(void)
         cmocka_unit_test(test_runner_failed_prepare_still_cleans_up),
         cmocka_unit_test(test_runner_sigint_stops_cleans_up_and_lists_the_rest),
         cmocka_unit_test(test_runner_samples_auto_bounded),
+        cmocka_unit_test(test_runner_sweep_second_look_clears_a_node_slow_once),
+        cmocka_unit_test(test_runner_sweep_second_look_keeps_a_slow_node),
+        cmocka_unit_test(test_runner_sweep_without_second_look),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
