@@ -12,6 +12,7 @@
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/judge_flags.h"
 #include "controller/report/compare.h"
 #include "controller/report/history.h"
 #include "controller/report/report.h"
@@ -27,43 +28,14 @@ static const char usage_text[] =
     "nodes, kernel, MTU and versions are listed first.\n";
 
 struct compare_flags {
-    struct compare_opts opts;
+    struct judge_flags judge; /* first: the shared setters' context (judge_flags.h) */
     enum report_format fmt;
     const char *files[2]; /* BASE.json, NEW.json; borrowed from argv */
     int n_files;
     const char *baseline; /* --baseline DIR: NEW.json only */
     const char *cluster;  /* --cluster NAME, the history key */
-    long runs;            /* --runs N */
     bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
 };
-
-static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct compare_flags *f = ctx;
-    char *end;
-
-    (void)fl;
-    f->runs = strtol(v, &end, 10);
-    if (*end || end == v || f->runs < 1 || f->runs > 1000)
-        return kp_err_set(err, "--runs: '%s' is not a number of runs from 1 to 1000", v);
-    return 0;
-}
-
-static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct compare_flags *f = ctx;
-
-    (void)fl;
-    return cmp_thresholds_parse(v, f->opts.th, err);
-}
-
-static int set_thresholds_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct compare_flags *f = ctx;
-
-    (void)fl;
-    return cmp_thresholds_load(v, f->opts.th, err);
-}
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -71,8 +43,8 @@ static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_
     char *end;
 
     (void)fl;
-    f->opts.alpha = strtod(v, &end);
-    if (*end || !(f->opts.alpha > 0 && f->opts.alpha < 1))
+    f->judge.opts.alpha = strtod(v, &end);
+    if (*end || !(f->judge.opts.alpha > 0 && f->judge.opts.alpha < 1))
         return kp_err_set(err, "--alpha: '%s' is not a number between 0 and 1", v);
     return 0;
 }
@@ -107,11 +79,11 @@ static const struct flag flag_table[] = {
      .arg = "SPEC",
      .help = "smallest change that counts: 5% for all, or latency=5%,loss=0.1pp,... "
              "(defaults: docs/compare.md)",
-     .fn = set_threshold},
+     .fn = judge_set_threshold},
     {.name = "thresholds",
      .arg = "FILE",
      .help = "thresholds from a YAML mapping (latency: 5%)",
-     .fn = set_thresholds_file},
+     .fn = judge_set_thresholds_file},
     {.name = "baseline",
      .arg = "DIR",
      .help = "judge NEW.json against the last runs in a history directory (kperf history)",
@@ -120,7 +92,7 @@ static const struct flag flag_table[] = {
     {.name = "runs",
      .arg = "N",
      .help = "with --baseline: how many earlier comparable runs (default 5)",
-     .fn = set_runs},
+     .fn = judge_set_runs},
     {.name = "first-run-ok",
      .help = "with --baseline: no comparable run in DIR yet (the first\nnight) is exit 0, not 1",
      .kind = FLAG_BOOL,
@@ -183,7 +155,7 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
     return rc;
 }
 
-/* --baseline DIR NEW.json: the last f->runs comparable runs of the history, oldest first. */
+/* --baseline DIR NEW.json: the last f->judge.runs comparable runs of the history, oldest first. */
 static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
                                        bool *first_run, struct kp_err *err)
 {
@@ -211,7 +183,7 @@ static struct compare *against_history(const struct compare_flags *f, const stru
             f->baseline, f->files[0], (int)(strrchr(key, '/') - key), key);
         goto out;
     }
-    first = n > f->runs ? n - f->runs : 0;
+    first = n > f->judge.runs ? n - f->judge.runs : 0;
     hist = calloc((size_t)(n - first), sizeof(*hist));
     for (long i = first; i < n; i++) {
         struct report *r = report_load(paths[i], err);
@@ -227,7 +199,7 @@ static struct compare *against_history(const struct compare_flags *f, const stru
         fprintf(stderr, " %s", textsafe(slash ? slash + 1 : paths[i], safe, sizeof(safe)));
     }
     fputc('\n', stderr);
-    cmp = compare_history(hist, k, cur, &f->opts, err);
+    cmp = compare_history(hist, k, cur, &f->judge.opts, err);
 out:
     for (size_t i = 0; i < k; i++)
         report_free((struct report *)hist[i]);
@@ -239,13 +211,13 @@ out:
 
 int cmd_compare(int argc, char **argv)
 {
-    struct compare_flags f = {.fmt = REPORT_TABLE, .runs = 5};
+    struct compare_flags f = {.fmt = REPORT_TABLE, .judge.runs = 5};
     struct kp_err err = {{0}};
     struct report *base = NULL, *cur = NULL;
     struct compare *cmp = NULL;
     int rc;
 
-    compare_opts_init(&f.opts);
+    compare_opts_init(&f.judge.opts);
     rc = parse_flags(argc, argv, &f, &err);
     if (rc < 0)
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
@@ -274,7 +246,7 @@ int cmd_compare(int argc, char **argv)
                 kp_err_msg(&err));
         goto out;
     }
-    cmp = compare_reports(base, cur, &f.opts, &err);
+    cmp = compare_reports(base, cur, &f.judge.opts, &err);
     if (!cmp) {
         fprintf(stderr, "kperf: error: comparing %s with %s: %s\n", f.files[0], f.files[1],
                 kp_err_msg(&err));

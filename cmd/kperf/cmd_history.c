@@ -13,6 +13,7 @@
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/judge_flags.h"
 #include "controller/report/compare.h"
 #include "controller/report/history.h"
 #include "controller/report/history_html.h"
@@ -28,41 +29,12 @@ static const char usage_text[] =
     "every metric of every row over the runs, regressions by the same rule marked.\n";
 
 struct history_flags {
-    const char *args[3]; /* add DIR FILE / list DIR; borrowed from argv */
+    struct judge_flags judge; /* first: the shared setters' context; report only */
+    const char *args[3];      /* add DIR FILE / list DIR; borrowed from argv */
     int n_args;
     const char *cluster;
     long keep;
-    long runs;                /* report: earlier runs each run is judged against */
-    struct compare_opts opts; /* report: thresholds */
 };
-
-static int set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct history_flags *f = ctx;
-    char *end;
-
-    (void)fl;
-    f->runs = strtol(v, &end, 10);
-    if (*end || end == v || f->runs < 1 || f->runs > 1000)
-        return kp_err_set(err, "--runs: '%s' is not a number of runs from 1 to 1000", v);
-    return 0;
-}
-
-static int set_threshold(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct history_flags *f = ctx;
-
-    (void)fl;
-    return cmp_thresholds_parse(v, f->opts.th, err);
-}
-
-static int set_thresholds_file(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
-{
-    struct history_flags *f = ctx;
-
-    (void)fl;
-    return cmp_thresholds_load(v, f->opts.th, err);
-}
 
 static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -108,15 +80,15 @@ static const struct flag flag_table[] = {
     {.name = "runs",
      .arg = "N",
      .help = "report: judge each run against the N before it (default 5)",
-     .fn = set_runs},
+     .fn = judge_set_runs},
     {.name = "threshold",
      .arg = "SPEC",
      .help = "report: thresholds as in kperf compare (latency=5%,loss=0.1pp)",
-     .fn = set_threshold},
+     .fn = judge_set_threshold},
     {.name = "thresholds",
      .arg = "FILE",
      .help = "report: thresholds from a YAML mapping (latency: 5%)",
-     .fn = set_thresholds_file},
+     .fn = judge_set_thresholds_file},
     {.name = "output",
      .short_name = 'o',
      .arg = "FORMAT",
@@ -178,7 +150,7 @@ static int add(const struct history_flags *f)
 static int trend(const struct history_flags *f)
 {
     struct kp_err err = {{0}};
-    struct history_trend_opts o = {.compare = &f->opts, .runs = (size_t)f->runs};
+    struct history_trend_opts o = {.compare = &f->judge.opts, .runs = (size_t)f->judge.runs};
 
     if (history_trend_html(f->args[1], &o, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: history report %s: %s\n", f->args[1], kp_err_msg(&err));
@@ -193,7 +165,7 @@ static int trend(const struct history_flags *f)
 
 int cmd_history(int argc, char **argv)
 {
-    struct history_flags f = {.keep = HISTORY_DEFAULT_KEEP, .runs = 5};
+    struct history_flags f = {.keep = HISTORY_DEFAULT_KEEP, .judge.runs = 5};
     struct flags_cmd cmd = {
         .name = "kperf history",
         .usage = usage_text,
@@ -205,7 +177,7 @@ int cmd_history(int argc, char **argv)
     struct kp_err err = {{0}};
     int rc;
 
-    compare_opts_init(&f.opts);
+    compare_opts_init(&f.judge.opts);
     rc = flags_parse(&cmd, argc, argv, NULL, &err);
 
     if (rc == 1) {
