@@ -15,25 +15,12 @@ k8s_up --nodes 2
 EXT_IP=198.19.0.250
 EXT_PORT=5302
 EXT_NAME=ext-agent.kperf.test
-ul=$(grep -- '-ul$' "$K8S_DIR/netns.list")
-br=$(ip netns exec "$ul" ip -br link | awk '/-ub[ @]/{print $1}')
-[ -n "$ul" ] && [ -n "$br" ] || { fail "no underlay namespace/bridge"; ks_finish; }
-ext_pid=
-stop_ext() { [ -n "$ext_pid" ] && kill "$ext_pid" 2>/dev/null && wait "$ext_pid" 2>/dev/null; }
-trap 'stop_ext; k8s_on_exit' EXIT
-ip netns exec "$ul" ip addr add "$EXT_IP/24" dev "$br"
-for n in node-1 node-2; do
-    cidr=$(kadmin get node $n -o jsonpath='{.spec.podCIDR}')
-    ip=$(kadmin get node $n -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
-    ip netns exec "$ul" ip route add "$cidr" via "$ip"
-done
+k8s_external_host "$EXT_IP" node-1 node-2
 umask 077
 printf 'ext-secret-%s\n' "$RANDOM$RANDOM" >"$K8S_DIR/ext.token"
 printf 'not-the-token\n' >"$K8S_DIR/wrong.token"
 printf '127.0.0.1 localhost\n%s %s\n' "$EXT_IP" "$EXT_NAME" >"$K8S_DIR/hosts"
-ip netns exec "$ul" "$KPERF_BIN/kperf-agent" server --port $EXT_PORT --bind $EXT_IP \
-    --token-file "$K8S_DIR/ext.token" >"$K8S_DIR/ext.log" 2>&1 &
-ext_pid=$!
+k8s_external_start --port $EXT_PORT --bind $EXT_IP --token-file "$K8S_DIR/ext.token"
 
 # kperf with $EXT_NAME in its resolver only (a private /etc/hosts)
 kperf_named() {
@@ -78,11 +65,11 @@ if grep -q "$tok" "$K8S_DIR/pods.jsonl" "$K8S_DIR/ok.json" "$K8S_DIR/ok.err"; th
 else
     pass "the token is in no pod spec, report or log"
 fi
-if jq -e --arg k "$(uname -r)" --arg br "$br" --argjson n "$(nproc)" '.metadata.external |
+if jq -e --arg k "$(uname -r)" --arg br "$BR" --argjson n "$(nproc)" '.metadata.external |
         .name == "ext-agent.kperf.test" and .address == "198.19.0.250" and .kernel == $k and
         .cpus == $n and .interface == $br and .net.nics[0].name == $br and
         (.net.nics[0].mtu | type == "number")' "$K8S_DIR/ok.json" >/dev/null; then
-    pass "provenance: the external host's name, address, kernel, CPUs and NIC ($br)"
+    pass "provenance: the external host's name, address, kernel, CPUs and NIC ($BR)"
 else
     fail "metadata.external: $(jq -c '.metadata.external' "$K8S_DIR/ok.json")"
 fi
@@ -90,7 +77,7 @@ python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schem
     "$K8S_DIR/ok.json" >/dev/null && pass "report matches docs/report-schema.json" ||
     fail "report does not match docs/report-schema.json"
 "$KPERF" report "$K8S_DIR/ok.json" >"$K8S_DIR/ok.txt" 2>&1
-grep -q "^external host ext-agent.kperf.test (198.19.0.250, kernel $(uname -r), .*NIC $br" \
+grep -q "^external host ext-agent.kperf.test (198.19.0.250, kernel $(uname -r), .*NIC $BR" \
     "$K8S_DIR/ok.txt" && pass "the table shows the external host" ||
     fail "table: $(grep -m1 'external' "$K8S_DIR/ok.txt")"
 "$KPERF" report -o markdown "$K8S_DIR/ok.json" | grep -q "^- external host ext-agent.kperf.test" &&

@@ -14,21 +14,8 @@ ks_need_root
 k8s_up --nodes 2 --gc-lag 6
 EXT_IP=198.19.0.251
 EXT_PORT=5302
-ul=$(grep -- '-ul$' "$K8S_DIR/netns.list")
-br=$(ip netns exec "$ul" ip -br link | awk '/-ub[ @]/{print $1}')
-[ -n "$ul" ] && [ -n "$br" ] || { fail "no underlay namespace/bridge"; ks_finish; }
-ext_pid=
-stop_ext() { [ -n "$ext_pid" ] && kill "$ext_pid" 2>/dev/null && wait "$ext_pid" 2>/dev/null; }
-trap 'stop_ext; k8s_on_exit' EXIT
-ip netns exec "$ul" ip addr add "$EXT_IP/24" dev "$br"
-for n in node-1 node-2; do
-    cidr=$(kadmin get node $n -o jsonpath='{.spec.podCIDR}')
-    ip=$(kadmin get node $n -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
-    ip netns exec "$ul" ip route add "$cidr" via "$ip"
-done
-ip netns exec "$ul" "$KPERF_BIN/kperf-agent" server --port $EXT_PORT --bind $EXT_IP \
-    >"$K8S_DIR/ext.log" 2>&1 &
-ext_pid=$!
+k8s_external_host "$EXT_IP" node-1 node-2
+k8s_external_start --port $EXT_PORT --bind $EXT_IP
 
 # kperf manifests: the forward and reverse Jobs have distinct names
 names=$("$KPERF" manifests --scenarios pod-to-external --external-server "$EXT_IP:$EXT_PORT" \

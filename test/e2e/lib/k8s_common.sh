@@ -2,7 +2,8 @@
 # k8s_common.sh - helpers for test/e2e/k8s_*.sh (sourced): a kube-sim cluster per test,
 # a pod recorder (kubectl watch of kperf pods during a run), and "nothing left" checks.
 # Needs: KPERF_BIN, KPERF_SRC. Provides: K8S_DIR, KPERF, k8s_up ARGS, kperf_k8s ARGS,
-# k8s_nothing_left, k8s_record_pods_start FILE, k8s_record_pods_stop, k8s_user_requests.
+# k8s_nothing_left, k8s_record_pods_start FILE, k8s_record_pods_stop, k8s_user_requests,
+# k8s_external_host IP NODE... and k8s_external_start ARGS (an agent on the underlay).
 source "${KPERF_SRC:?}/test/kube-sim/testlib.sh"
 KPERF="${KPERF_BIN:?}/kperf"
 export KPERF_BIN
@@ -70,4 +71,29 @@ k8s_record_pods_stop() {
 # API requests kperf's user sent (admin/kubectl requests excluded)
 k8s_user_requests() {
     grep -vc ' kube-sim-admin ' "$K8S_DIR/requests.log"
+}
+
+# k8s_external_host IP NODE...: an "external" host on kube-sim's underlay: IP on the underlay
+# bridge (sets UL, the underlay namespace, and BR, its bridge), routes back to each NODE's pod
+# CIDR through its InternalIP, and k8s_external_start ARGS... to run a kperf-agent server there
+# (its PID in EXT_PID, stopped on exit with the cluster).
+EXT_PID=
+k8s_external_stop() { [ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null && wait "$EXT_PID" 2>/dev/null; }
+k8s_external_host() {
+    local ip=$1 n cidr nip
+    shift
+    UL=$(grep -- '-ul$' "$K8S_DIR/netns.list")
+    BR=$(ip netns exec "$UL" ip -br link | awk '/-ub[ @]/{print $1}')
+    [ -n "$UL" ] && [ -n "$BR" ] || { fail "no underlay namespace/bridge"; ks_finish; }
+    trap 'k8s_external_stop; k8s_on_exit' EXIT
+    ip netns exec "$UL" ip addr add "$ip/24" dev "$BR"
+    for n in "$@"; do
+        cidr=$(kadmin get node "$n" -o jsonpath='{.spec.podCIDR}')
+        nip=$(kadmin get node "$n" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+        ip netns exec "$UL" ip route add "$cidr" via "$nip"
+    done
+}
+k8s_external_start() {
+    ip netns exec "$UL" "$KPERF_BIN/kperf-agent" server "$@" >"$K8S_DIR/ext.log" 2>&1 &
+    EXT_PID=$!
 }
