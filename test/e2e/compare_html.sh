@@ -8,18 +8,8 @@
 # page (the page itself has no scripts; the test checks that too). The screenshot is kept as
 # build/test/compare_html.png. Runtime about 15 s.
 set -u
-KPERF="$KPERF_BIN/kperf"
-GEN="$KPERF_BIN/../test/unit/test_compare"
-[ -x "$KPERF" ] && [ -x "$GEN" ] || { echo "skip: kperf or test_compare not built"; exit 77; }
-command -v chromium >/dev/null || { echo "FAIL: chromium missing (scripts/test.sh installs it)"; exit 1; }
-D=$(mktemp -d /tmp/kperf-compare-html.XXXXXX)
-trap 'rm -rf "$D"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-browse() { # ARGS...: headless chromium, bounded, quiet
-    timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
-        --user-data-dir="$D/profile" "$@" 2>>"$D/chromium.err"
-}
+BROWSER_TEST_NAME=compare-html
+source "$(dirname "$0")/lib/browser.sh"
 
 KPERF_WRITE_FIXTURES="$D" "$GEN" >/dev/null 2>&1 || fail "test_compare did not run"
 # a hostile scenario name on both sides: it must come out as text
@@ -33,10 +23,7 @@ rc=$?
 grep -qi "<script" "$D/page.html" && fail "the page has a script"
 grep -q "<img" "$D/page.html" && fail "a report field was written as HTML"
 
-cp "$D/page.html" "$D/probe.html"
-cat >>"$D/probe.html" <<'JS'
-<script>
-const out = {};
+probe=$(probe "$D/page.html" <<'JS'
 const reg = [...document.querySelectorAll('tr.metric[data-verdict="regression"]')];
 out.regressions = reg.map(r => r.dataset.metric);
 if (reg.length) {
@@ -50,15 +37,9 @@ out.tables = document.querySelectorAll('table.row').length;
 out.summary = document.getElementById('summary').dataset.regressions;
 out.hostile_text = [...document.querySelectorAll('h2.row')].some(h => h.textContent.includes('<img src=x'));
 out.imgs = document.images.length;
-const pre = document.createElement('pre');
-pre.id = 'probe';
-pre.textContent = JSON.stringify(out);
-document.body.appendChild(pre);
-</script>
 JS
-browse --dump-dom "file://$D/probe.html" >"$D/dom.html"
-probe=$(python3 -c 'import re,sys,html; m=re.search(r"<pre id=\"probe\">(.*?)</pre>", open(sys.argv[1]).read(), re.S); print(html.unescape(m.group(1)) if m else "")' "$D/dom.html")
-[ -n "$probe" ] || { fail "no probe output in the DOM ($(tail -2 "$D/chromium.err"))"; probe='{}'; }
+)
+[ "$probe" != "{}" ] || { fail "no probe output in the DOM ($(tail -2 "$D/chromium.err"))"; }
 echo "DOM probe: $probe"
 rows=$("$KPERF" compare "$D/h-base.json" "$D/h-regressed.json" -o json | jq '.rows | length')
 want_reg=$("$KPERF" compare "$D/h-base.json" "$D/h-regressed.json" -o json | jq -c '[.rows[].metrics[] | select(.verdict == "regression") | .metric]')

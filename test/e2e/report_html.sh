@@ -14,27 +14,8 @@
 # Screenshots are kept as build/test/report_html_run.png and build/test/report_html_trend.png.
 # Runtime about 20 s.
 set -u
-KPERF="$KPERF_BIN/kperf"
-GEN="$KPERF_BIN/../test/unit/test_compare"
-[ -x "$KPERF" ] && [ -x "$GEN" ] || { echo "skip: kperf or test_compare not built"; exit 77; }
-command -v chromium >/dev/null || { echo "FAIL: chromium missing (scripts/test.sh installs it)"; exit 1; }
-D=$(mktemp -d /tmp/kperf-report-html.XXXXXX)
-trap 'rm -rf "$D"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-browse() { # ARGS...: headless chromium, bounded, quiet
-    timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
-        --user-data-dir="$D/profile" "$@" 2>>"$D/chromium.err"
-}
-# probe PAGE JS: PAGE with JS appended (it fills out{}), rendered; prints the JSON of out
-probe() {
-    cp "$1" "$D/probe.html"
-    { echo "<script>const out = {};"; cat; echo "const pre = document.createElement('pre');"
-      echo "pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);</script>"
-    } >>"$D/probe.html"
-    browse --dump-dom "file://$D/probe.html" >"$D/dom.html"
-    python3 -c 'import re,sys,html; m=re.search(r"<pre id=\"probe\">(.*?)</pre>", open(sys.argv[1]).read(), re.S); print(html.unescape(m.group(1)) if m else "{}")' "$D/dom.html"
-}
+BROWSER_TEST_NAME=report-html
+source "$(dirname "$0")/lib/browser.sh"
 shot() { # PAGE NAME
     local png="$KPERF_BIN/../test/report_html_$2.png"
     browse --screenshot="$png" --window-size=1200,1600 "file://$1" >/dev/null
