@@ -210,10 +210,15 @@ json_t *watch_probes_doc(const struct watch_path *p, char *why, size_t len)
         snprintf(jerr.text, sizeof(jerr.text), "not a kperf.probe/v1 document");
     }
     if (!doc) {
-        char line[400] = "";
+        char line[300] = "", who[300];
         if (!log_line(p->log, NULL, line, sizeof(line)))
             snprintf(line, sizeof(line), "%s", jerr.text);
-        snprintf(why, len, "no probe document (%s)", line);
+        if (p->kp) { /* which pod, and whether its log is complete */
+            k8s_watch_probe_describe(p->kp, who, sizeof(who));
+            snprintf(why, len, "no probe document from %s (the log's last line: %s)", who, line);
+        } else {
+            snprintf(why, len, "no probe document (%s)", line);
+        }
     }
     return doc;
 }

@@ -28,6 +28,8 @@ struct k8s_probe {
     pthread_mutex_t mu;       /* guards running with cv */
     pthread_cond_t cv;        /* signalled when the stream ends */
     bool stopped;             /* stop() deleted the Job and the pod */
+    bool wait_timed_out;      /* wait() gave up before the stream ended */
+    int stream_rc;            /* the stream's result: != 0 with stream_err; written by the thread */
     struct kp_err stream_err; /* why the stream ended, when it failed */
 };
 
@@ -46,9 +48,12 @@ static void *log_thread(void *arg)
     struct k8s_probe *p = arg;
     struct kube_log_opts lo = {.container = "client", .follow = 1};
 
-    if (kube_pod_logs_stream(p->kc, p->ns, p->pod, &lo, on_chunk, p, &p->stream_err) != 0)
+    int rc = kube_pod_logs_stream(p->kc, p->ns, p->pod, &lo, on_chunk, p, &p->stream_err);
+
+    if (rc != 0)
         kp_log(KP_LOG_DEBUG, "log of probe pod %s: %s", p->pod, kp_err_msg(&p->stream_err));
     pthread_mutex_lock(&p->mu);
+    p->stream_rc = rc;
     p->running = 0;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
@@ -240,11 +245,28 @@ int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms, struct kp_err
     pthread_mutex_lock(&p->mu);
     while (p->running && pthread_cond_timedwait(&p->cv, &p->mu, &until) != ETIMEDOUT)
         ;
-    if (p->running)
+    if (p->running) {
+        p->wait_timed_out = true;
         rc = kp_err_set(err, "the log of probe pod %s did not end within %llums", p->pod,
                         (unsigned long long)timeout_ms);
+    }
     pthread_mutex_unlock(&p->mu);
     return rc;
+}
+
+void k8s_watch_probe_describe(struct k8s_probe *p, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "probe pod %s on node %s", p->pod ? p->pod : p->job, p->node);
+
+    if (n < 0 || (size_t)n >= len)
+        return;
+    pthread_mutex_lock(&p->mu);
+    if (p->wait_timed_out)
+        snprintf(buf + n, len - (size_t)n, ", its log still open after the stop");
+    else if (p->stream_rc != 0)
+        snprintf(buf + n, len - (size_t)n, ", its log stream failed: %s",
+                 kp_err_msg(&p->stream_err));
+    pthread_mutex_unlock(&p->mu);
 }
 
 void k8s_watch_probe_free(struct k8s_probe *p)

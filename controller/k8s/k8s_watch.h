@@ -45,6 +45,11 @@ void k8s_watch_probe_signal(struct backend *b, struct k8s_probe *p);
 KP_MUST_CHECK int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms,
                                        struct kp_err *err);
 
+/* For an error about the probe's log (no document in it): "probe pod NAME on node N", then
+ * why its log may be incomplete when known (the stream failed, or was still open when
+ * k8s_watch_probe_wait gave up), into buf. */
+void k8s_watch_probe_describe(struct k8s_probe *p, char *buf, size_t len);
+
 /* The name of the probe's client node, or (server) of its server's node: NULL for the
  * external server. Borrowed, valid until free. */
 const char *k8s_watch_probe_node(const struct k8s_probe *p, bool server);

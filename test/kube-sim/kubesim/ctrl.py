@@ -165,6 +165,14 @@ class Controllers(Workloads):
             self.wake.set()
             return st.mutate("namespaces", "", name, term)
         if pp == "Orphan":
+            # marked first (as the real API server's "orphan" finalizer does):
+            # a controller that sees the dependents without their owner
+            # reference then also sees their owner going
+            # (a pod's own deletion below sets its timestamp, grace included)
+            def going(x):
+                x["metadata"]["deletionTimestamp"] = now_iso()
+            if res.name != "pods":
+                o = st.mutate(res.name, ns, name, going) or o
             self.orphan(md["uid"])
         if pp == "Foreground":
             def fg(x):

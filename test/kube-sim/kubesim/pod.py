@@ -772,12 +772,19 @@ class Worker:
                 self.ev("Normal", "Killing", "Stopping container %s" %
                         c.name, c.name)
                 _signal(c.proc, signal.SIGTERM)
-            end = time.time() + grace
+            t0 = time.time()
+            end = t0 + grace
             while time.time() < end and any(c.proc.poll() is None
                                               for c in live):
                 time.sleep(0.05)
             for c in live:
                 if c.proc.poll() is None:
+                    # in kube-sim.log: a container that ignored its SIGTERM
+                    sys.stderr.write(
+                        "kube-sim: pod %s/%s container %s still running "
+                        "%.1f s after SIGTERM (grace %ss): SIGKILL\n" % (
+                            self.ns, self.name, c.name, time.time() - t0,
+                            grace))
                     _signal(c.proc, signal.SIGKILL)
                     c.proc.wait()
                 _signal(c.proc, signal.SIGKILL)  # stragglers in the group

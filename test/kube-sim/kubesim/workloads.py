@@ -275,6 +275,18 @@ class Workloads:
             except Rejected:
                 pass
 
+    def _job_live(self, job):
+        """True while the Job of this (listed) copy is still there and not
+        being deleted. Checked right before creating a pod: a Job deleted
+        since the list (kperf deletes its probe Jobs with propagationPolicy
+        Orphan, which marks the Job and then drops its pods' owner
+        references) has no owned pods, which must not read as "start a new
+        one" (a real job controller drops the deleted Job from its queue)."""
+        cur = self.store.get("jobs", job["metadata"]["namespace"],
+                             job["metadata"]["name"])
+        return bool(cur) and cur["metadata"]["uid"] == job["metadata"][
+            "uid"] and not cur["metadata"].get("deletionTimestamp")
+
     def job(self, job):
         st = self.store
         md, spec = job["metadata"], job["spec"]
@@ -367,7 +379,7 @@ class Workloads:
                 want = min(spec.get("parallelism", 1),
                            spec.get("completions", 1) - status["succeeded"])
                 if len(active) < want and now >= self.job_next.get(
-                        md["uid"], 0):
+                        md["uid"], 0) and self._job_live(job):
                     if status["failed"]:
                         d = min(self.cfg.job_backoff * 2 ** (
                             status["failed"] - 1), 360)
