@@ -22,7 +22,10 @@ struct client_opts {
     uint64_t omit_ms;
     uint64_t interval_ms; /* 0 = no interval series */
     unsigned samples;
-    unsigned streams;  /* TCP_STREAM_MULTI */
+    unsigned streams; /* TCP_STREAM_MULTI */
+    /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
+     * its sockets; 0 = a blocking thread per stream */
+    unsigned stream_threads;
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;
     int reverse;       /* stream tests: the server sends */

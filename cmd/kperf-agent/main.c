@@ -335,6 +335,16 @@ static int cli_streams(void *p, const struct flag *f, const char *v, struct kp_e
     return 0;
 }
 
+static int cli_stream_threads(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0)
+        return kp_err_set(e, "--stream-threads must be in [0, %u]", PROTO_MAX_STREAMS);
+    ((struct client_cli *)p)->o.stream_threads = (unsigned)n;
+    return 0;
+}
+
 static int cli_msg_size(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -413,6 +423,9 @@ static const struct flag client_flags[] = {
     CLI("interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"),
     CLI("samples", "N", cli_samples, "repetitions of each test (1)"),
     CLI("streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"),
+    CLI("stream-threads", "T", cli_stream_threads,
+        "TCP stream tests: T threads share the streams, each an epoll loop (0: one blocking "
+        "thread per stream)"),
     CLI("msg-size", "N", cli_msg_size,
         "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"),
     CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),
