@@ -15,6 +15,7 @@
 #include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "agent/streampool.h"
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -138,6 +139,16 @@ static int srv_max_conns_per_addr(void *p, const struct flag *f, const char *v, 
     return 0;
 }
 
+static int srv_stream_pool(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, STREAMPOOL_MAX_THREADS, &n, e) != 0)
+        return kp_err_set(e, "--stream-pool must be in [0, %u]", STREAMPOOL_MAX_THREADS);
+    ((struct server_cli *)p)->o.stream_pool = (unsigned)n;
+    return 0;
+}
+
 static int srv_stream_threads(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -202,6 +213,8 @@ static const struct flag server_flags[] = {
     SRV("stream-threads", "N", srv_stream_threads,
         "most stream connections on threads of their own, over all tests; more share the "
         "event loop (128)"),
+    SRV("stream-pool", "T", srv_stream_pool,
+        "those stream connections share T epoll threads instead of a thread each (0: off)"),
     {.short_name = 'v',
      .help = "more logging (repeat for debug)",
      .group = G_SERVER,
