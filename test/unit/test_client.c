@@ -174,7 +174,7 @@ static const char *first_error(json_t *doc, const char **test)
 }
 
 /* TCP_STREAM_MULTI with 2 streams (reverse: the server sends) for 100 ms. */
-static json_t *run_streams(int reverse, unsigned *failed)
+static json_t *run_streams_on(int reverse, unsigned stream_threads, unsigned *failed)
 {
     struct client_opts o;
 
@@ -185,8 +185,14 @@ static json_t *run_streams(int reverse, unsigned *failed)
     o.ntests = 1;
     o.streams = 2;
     o.reverse = reverse;
+    o.stream_threads = stream_threads;
     o.duration_ms = 100;
     return client_run(&o, failed);
+}
+
+static json_t *run_streams(int reverse, unsigned *failed)
+{
+    return run_streams_on(reverse, 0, failed);
 }
 
 /* Each stream of doc's only result: bytes arrived, the client's thread figures are there, and
@@ -229,6 +235,36 @@ static void test_client_streams_on_server_threads(void **state)
         assert_stream_threads(doc, 1);
         json_decref(doc);
     }
+}
+
+/* The client's multiplexed engine (client_mux.c), both ways: one epoll thread for both
+ * streams, whose CPU time each stream reports half of; two threads (and more asked than
+ * there are streams: one per stream). */
+static void test_client_streams_multiplexed(void **state)
+{
+    static const unsigned threads[] = {1, 2, 9};
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    for (int reverse = 0; reverse < 2; reverse++)
+        for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+            json_t *streams;
+            double a, b;
+            doc = run_streams_on(reverse, threads[t], &failed);
+            assert_int_equal(failed, 0);
+            assert_stream_threads(doc, 1);
+            streams =
+                json_object_get(json_array_get(json_object_get(doc, "results"), 0), "streams");
+            a = json_real_value(json_object_get(
+                json_object_get(json_array_get(streams, 0), "cpu_seconds"), "client"));
+            b = json_real_value(json_object_get(
+                json_object_get(json_array_get(streams, 1), "cpu_seconds"), "client"));
+            assert_true(a > 0 && b > 0);
+            if (threads[t] == 1)
+                assert_true(a == b); /* one thread's time, shared evenly */
+            json_decref(doc);
+        }
 }
 
 /* The hand-off to a thread fails (its socket timeouts cannot be set): the streams stay on the
@@ -458,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_client_server_drops_only_that_connection),
         cmocka_unit_test(test_client_mutual_auth_with_the_same_token),
         cmocka_unit_test(test_client_streams_on_server_threads),
+        cmocka_unit_test(test_client_streams_multiplexed),
         cmocka_unit_test(test_client_streams_stay_on_the_loop_without_a_thread),
         cmocka_unit_test(test_client_wrong_or_missing_token_refused_by_the_server),
         cmocka_unit_test(test_client_with_token_refuses_a_server_without_one),
