@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,31 @@ void client_opts_default(struct client_opts *o)
     o->streams = 4;
     o->udp_rate_bps = 1000ull * 1000 * 1000;
     o->connect_timeout_ms = 5000;
+    o->stream_threads = CLIENT_STREAM_THREADS_AUTO;
+}
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+static unsigned usable_cpus(void)
+{
+    cpu_set_t set;
+    long n;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The threads of the multiplexed stream engine for s's test (0: a thread per worker). */
+static unsigned stream_thread_count(const struct sample *s)
+{
+    int t = s->o->stream_threads;
+    unsigned n;
+
+    if (!proto_test_is_stream(s->req.test) || proto_test_is_udp(s->req.test) || t == 0)
+        return 0;
+    n = t < 0 ? usable_cpus() : (unsigned)t;
+    return n < s->nworkers ? n : s->nworkers;
 }
 
 /* --- control messages --------------------------------------------------------------------- */
@@ -381,11 +407,7 @@ static int setup(struct sample *s, struct kp_err *err)
         return -1;
     s->mtu = sysinfo_socket_mtu(s->ctrl);
     s->nworkers = worker_count(&s->req);
-    s->nthreads = proto_test_is_stream(s->req.test) && !proto_test_is_udp(s->req.test)
-                      ? s->o->stream_threads
-                      : 0;
-    if (s->nthreads > s->nworkers)
-        s->nthreads = s->nworkers;
+    s->nthreads = stream_thread_count(s);
     s->workers = kp_xcalloc(s->nworkers, sizeof(*s->workers));
     for (unsigned i = 0; i < s->nworkers; i++)
         atomic_init(&s->workers[i].cpu, -1);

@@ -11,7 +11,8 @@
 
 #include <jansson.h>
 
-#define CLIENT_MAX_TESTS 32
+#define CLIENT_MAX_TESTS           32
+#define CLIENT_STREAM_THREADS_AUTO (-1)
 
 struct client_opts {
     const char *host; /* borrowed */
@@ -24,8 +25,9 @@ struct client_opts {
     unsigned samples;
     unsigned streams; /* TCP_STREAM_MULTI */
     /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
-     * its sockets; 0 = a blocking thread per stream */
-    unsigned stream_threads;
+     * its sockets: CLIENT_STREAM_THREADS_AUTO (the default) = min(streams, CPUs this process
+     * may run on); 0 = a blocking thread per stream (client_loops.c); T > 0 = T threads */
+    int stream_threads;
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;
     int reverse;       /* stream tests: the server sends */

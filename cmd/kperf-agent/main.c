@@ -352,9 +352,13 @@ static int cli_stream_threads(void *p, const struct flag *f, const char *v, stru
 {
     uint64_t n = 0;
     (void)f;
+    if (strcmp(v, "auto") == 0) {
+        ((struct client_cli *)p)->o.stream_threads = CLIENT_STREAM_THREADS_AUTO;
+        return 0;
+    }
     if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0)
-        return kp_err_set(e, "--stream-threads must be in [0, %u]", PROTO_MAX_STREAMS);
-    ((struct client_cli *)p)->o.stream_threads = (unsigned)n;
+        return kp_err_set(e, "--stream-threads must be auto or in [0, %u]", PROTO_MAX_STREAMS);
+    ((struct client_cli *)p)->o.stream_threads = (int)n;
     return 0;
 }
 
@@ -437,8 +441,8 @@ static const struct flag client_flags[] = {
     CLI("samples", "N", cli_samples, "repetitions of each test (1)"),
     CLI("streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"),
     CLI("stream-threads", "T", cli_stream_threads,
-        "TCP stream tests: T threads share the streams, each an epoll loop (0: one blocking "
-        "thread per stream)"),
+        "TCP stream tests: T threads share the streams, each an epoll loop; auto: one per "
+        "usable CPU, at most one per stream; 0: a blocking thread per stream (auto)"),
     CLI("msg-size", "N", cli_msg_size,
         "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"),
     CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),

@@ -179,7 +179,7 @@ static const char *first_error(json_t *doc, const char **test)
 }
 
 /* TCP_STREAM_MULTI with 2 streams (reverse: the server sends) for 100 ms. */
-static json_t *run_streams_at(uint16_t port, int reverse, unsigned stream_threads, unsigned *failed)
+static json_t *run_streams_at(uint16_t port, int reverse, int stream_threads, unsigned *failed)
 {
     struct client_opts o;
 
@@ -195,7 +195,7 @@ static json_t *run_streams_at(uint16_t port, int reverse, unsigned stream_thread
     return client_run(&o, failed);
 }
 
-static json_t *run_streams_on(int reverse, unsigned stream_threads, unsigned *failed)
+static json_t *run_streams_on(int reverse, int stream_threads, unsigned *failed)
 {
     return run_streams_at(server_port, reverse, stream_threads, failed);
 }
@@ -252,7 +252,7 @@ static void test_client_streams_on_server_threads(void **state)
  * there are streams: one per stream). */
 static void test_client_streams_multiplexed(void **state)
 {
-    static const unsigned threads[] = {1, 2, 9};
+    static const int threads[] = {1, 2, 9, CLIENT_STREAM_THREADS_AUTO};
     unsigned failed = 9;
     json_t *doc;
 
