@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client.h - the kperf-agent client: runs a list of tests against a server, each for a number
- * of samples, and returns one kperf.result/v1 document. Latency and stream loops run on
- * dedicated threads with blocking sockets; the calling thread keeps time (warm-up, intervals,
- * CPU). Prints nothing. */
+ * of samples, and returns one kperf.result/v1 document. Latency and UDP loops run on
+ * dedicated threads with blocking sockets, TCP streams on a few epoll threads
+ * (stream_threads); the calling thread keeps time (warm-up, intervals, CPU). Prints nothing. */
 #ifndef KPERF_AGENT_CLIENT_H
 #define KPERF_AGENT_CLIENT_H
 
