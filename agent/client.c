@@ -36,7 +36,7 @@ void client_opts_default(struct client_opts *o)
     o->streams = 4;
     o->udp_rate_bps = 1000ull * 1000 * 1000;
     o->connect_timeout_ms = 5000;
-    o->stream_threads = CLIENT_STREAM_THREADS_AUTO;
+    o->stream_threads = 0; /* see docs/benchmark.md, "Multiplexed streams" */
 }
 
 /* The CPUs this process may run on (its affinity mask), at least 1. */

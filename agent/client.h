@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client.h - the kperf-agent client: runs a list of tests against a server, each for a number
  * of samples, and returns one kperf.result/v1 document. Latency and UDP loops run on
- * dedicated threads with blocking sockets, TCP streams on a few epoll threads
- * (stream_threads); the calling thread keeps time (warm-up, intervals, CPU). Prints nothing. */
+ * dedicated threads with blocking sockets, TCP streams too unless stream_threads puts
+ * them on a few epoll threads; the calling thread keeps time (warm-up, intervals, CPU). Prints
+ * nothing. */
 #ifndef KPERF_AGENT_CLIENT_H
 #define KPERF_AGENT_CLIENT_H
 
@@ -25,8 +26,8 @@ struct client_opts {
     unsigned samples;
     unsigned streams; /* TCP_STREAM_MULTI */
     /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
-     * its sockets: CLIENT_STREAM_THREADS_AUTO (the default) = min(streams, CPUs this process
-     * may run on); 0 = a blocking thread per stream (client_loops.c); T > 0 = T threads */
+     * its sockets: CLIENT_STREAM_THREADS_AUTO = min(streams, CPUs this process may run on);
+     * 0 (the default) = a blocking thread per stream (client_loops.c); T > 0 = T threads */
     int stream_threads;
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;
