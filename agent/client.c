@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,31 @@ void client_opts_default(struct client_opts *o)
     o->streams = 4;
     o->udp_rate_bps = 1000ull * 1000 * 1000;
     o->connect_timeout_ms = 5000;
+    o->stream_threads = 0; /* see docs/benchmark.md, "Multiplexed streams" */
+}
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+static unsigned usable_cpus(void)
+{
+    cpu_set_t set;
+    long n;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The threads of the multiplexed stream engine for s's test (0: a thread per worker). */
+static unsigned stream_thread_count(const struct sample *s)
+{
+    int t = s->o->stream_threads;
+    unsigned n;
+
+    if (!proto_test_is_stream(s->req.test) || proto_test_is_udp(s->req.test) || t == 0)
+        return 0;
+    n = t < 0 ? usable_cpus() : (unsigned)t;
+    return n < s->nworkers ? n : s->nworkers;
 }
 
 /* --- control messages --------------------------------------------------------------------- */
@@ -381,6 +407,7 @@ static int setup(struct sample *s, struct kp_err *err)
         return -1;
     s->mtu = sysinfo_socket_mtu(s->ctrl);
     s->nworkers = worker_count(&s->req);
+    s->nthreads = stream_thread_count(s);
     s->workers = kp_xcalloc(s->nworkers, sizeof(*s->workers));
     for (unsigned i = 0; i < s->nworkers; i++)
         atomic_init(&s->workers[i].cpu, -1);
@@ -389,6 +416,8 @@ static int setup(struct sample *s, struct kp_err *err)
         w->smp = s;
         w->index = i;
         w->fd = -1;
+        w->cpu_share =
+            s->nthreads ? (s->nworkers - i % s->nthreads + s->nthreads - 1) / s->nthreads : 1;
         w->hist = proto_test_is_stream(s->req.test) ? NULL : hist_new();
     }
     for (unsigned i = 0; i < s->nworkers; i++) {
@@ -440,7 +469,7 @@ int client_run_sample(struct sample *s, struct kp_err *err)
 {
     const struct client_opts *o = s->o;
     struct proto_msg m;
-    unsigned started = 0;
+    unsigned started = 0, nthreads = 0;
     int have_result = 0;
     int rc = -1;
     int set_up = setup(s, err) == 0;
@@ -470,21 +499,29 @@ int client_run_sample(struct sample *s, struct kp_err *err)
     s->udp_grace_end_ns = UINT64_MAX;
     if (o->omit_ms == 0)
         take_mark(s);
-    for (; started < s->nworkers; started++) {
-        if (pthread_create(&s->workers[started].thread, NULL, client_worker_main,
-                           &s->workers[started]) != 0) {
-            kp_err_set(err, "cannot start a thread: %s", strerror(errno));
+    nthreads = s->nthreads ? s->nthreads : s->nworkers;
+    for (; started < nthreads; started++) {
+        int e = pthread_create(&s->workers[started].thread, NULL,
+                               s->nthreads ? client_mux_main : client_worker_main,
+                               &s->workers[started]);
+        if (e != 0) {
+            kp_err_set(err, "cannot start a thread: %s", strerror(e));
             s->t_deadline_ns = 0; /* stop the ones running */
             break;
         }
         s->workers[started].running = 1;
     }
+    /* a multiplexed stream's CPU clock is its thread's (take_mark) */
+    for (unsigned i = nthreads; started == nthreads && i < s->nworkers; i++) {
+        s->workers[i].thread = s->workers[i % nthreads].thread;
+        s->workers[i].running = 1;
+    }
     if (s->gate && s->is_load)
-        load_gate_load_started(s->gate, started == s->nworkers);
-    if (started == s->nworkers)
+        load_gate_load_started(s->gate, started == nthreads);
+    if (started == nthreads)
         keep_time(s);
     /* reverse streams run until the server stops sending */
-    if (s->reverse && started == s->nworkers) {
+    if (s->reverse && started == nthreads) {
         memset(&m, 0, sizeof(m));
         m.type = PROTO_STOP;
         if (ctrl_send(s->ctrl, &m, err) != 0)
@@ -495,7 +532,7 @@ int client_run_sample(struct sample *s, struct kp_err *err)
     for (unsigned i = 0; i < started; i++)
         pthread_join(s->workers[i].thread, NULL);
     s->t_end_ns = sysinfo_now_ns();
-    if (started < s->nworkers || kp_err_is_set(err))
+    if (started < nthreads || kp_err_is_set(err))
         goto out;
     for (unsigned i = 0; i < s->nworkers; i++)
         if (s->workers[i].err[0]) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client.h - the kperf-agent client: runs a list of tests against a server, each for a number
- * of samples, and returns one kperf.result/v1 document. Latency and stream loops run on
- * dedicated threads with blocking sockets; the calling thread keeps time (warm-up, intervals,
- * CPU). Prints nothing. */
+ * of samples, and returns one kperf.result/v1 document. Latency and UDP loops run on
+ * dedicated threads with blocking sockets, TCP streams too unless stream_threads puts
+ * them on a few epoll threads; the calling thread keeps time (warm-up, intervals, CPU). Prints
+ * nothing. */
 #ifndef KPERF_AGENT_CLIENT_H
 #define KPERF_AGENT_CLIENT_H
 
@@ -11,7 +12,8 @@
 
 #include <jansson.h>
 
-#define CLIENT_MAX_TESTS 32
+#define CLIENT_MAX_TESTS           32
+#define CLIENT_STREAM_THREADS_AUTO (-1)
 
 struct client_opts {
     const char *host; /* borrowed */
@@ -22,7 +24,11 @@ struct client_opts {
     uint64_t omit_ms;
     uint64_t interval_ms; /* 0 = no interval series */
     unsigned samples;
-    unsigned streams;  /* TCP_STREAM_MULTI */
+    unsigned streams; /* TCP_STREAM_MULTI */
+    /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
+     * its sockets: CLIENT_STREAM_THREADS_AUTO = min(streams, CPUs this process may run on);
+     * 0 (the default) = a blocking thread per stream (client_loops.c); T > 0 = T threads */
+    int stream_threads;
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;
     int reverse;       /* stream tests: the server sends */

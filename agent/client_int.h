@@ -37,8 +37,9 @@ struct worker {
      * thread's CPU time at its end (set before it returns) and at the warm-up mark */
     atomic_int cpu;
     uint64_t cpu_ns, cpu_mark_ns;
-    int running;   /* the thread was created (the main thread's view) */
-    char err[256]; /* set by the thread on failure */
+    unsigned cpu_share; /* streams sharing the thread (client_mux.c): cpu_ns is divided by it */
+    int running;        /* the thread was created (the main thread's view) */
+    char err[256];      /* set by the thread on failure */
 };
 
 struct interval {
@@ -64,6 +65,9 @@ struct sample {
     int reverse;
     unsigned nworkers;
     struct worker *workers; /* ours */
+    /* TCP stream tests on the multiplexed engine (client_mux.c): its threads, worker t runs
+     * the loop of workers t, t + nthreads, ...; 0 = a thread per worker (client_loops.c) */
+    unsigned nthreads;
     uint64_t t_start_ns, t_mark_ns, t_end_ns;
     _Atomic uint64_t t_deadline_ns; /* workers stop here; 0 stops them early */
     /* reverse UDP_STREAM: datagrams the server sent, and when to stop waiting for them */
@@ -100,6 +104,8 @@ void load_gate_load_started(struct load_gate *g, int ok);
 KP_MUST_CHECK int client_run_loaded(const struct client_opts *o, const struct sample *base,
                                     unsigned index, json_t **out, struct kp_err *err);
 
+/* client_mux.c: the thread body of worker t < nthreads of a multiplexed stream test. */
+void *client_mux_main(void *arg);
 /* client_loops.c: the thread body for the sample's test. */
 void *client_worker_main(void *arg);
 /* Connects a TCP socket to the server within timeout_ms. Returns the fd or -1 with err. */

@@ -54,9 +54,11 @@ static void add_stream_cpu(json_t *st, const struct worker *w, const struct prot
     json_t *cpu = json_object();
     int c = atomic_load(&w->cpu);
 
-    json_object_set_new(
-        secs, "client",
-        json_real(w->cpu_ns > w->cpu_mark_ns ? (double)(w->cpu_ns - w->cpu_mark_ns) / 1e9 : 0.0));
+    json_object_set_new(secs, "client",
+                        json_real(w->cpu_ns > w->cpu_mark_ns
+                                      ? (double)(w->cpu_ns - w->cpu_mark_ns) / 1e9 /
+                                            (w->cpu_share ? w->cpu_share : 1)
+                                      : 0.0));
     if (c >= 0)
         json_object_set_new(cpu, "client", json_integer(c));
     if (sv && sv->cpu != PROTO_CPU_UNKNOWN) {

@@ -18,6 +18,7 @@
 #include "agent/peeraddr.h"
 #include "agent/server_int.h"
 #include "agent/sha256.h"
+#include "agent/streampool.h"
 #include "agent/sysinfo.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -1004,6 +1005,8 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->tx_buf = kp_xcalloc(1, PROTO_MAX_MSG_SIZE);
     srv->udp_buf = kp_xmalloc(SERVER_UDP_BUF);
     srv->per_src = srclimit_new(srv->o.max_conns < 65536 ? srv->o.max_conns : 65536);
+    if (o->stream_pool && streampool_new(o->stream_pool, &srv->pool, err) != 0)
+        goto out;
     if (init_handles(srv, err) != 0 || bind_all(srv, err) != 0)
         goto out;
     if (start_signals(srv, err) != 0)
@@ -1028,6 +1031,7 @@ out:
     free(srv->tx_buf);
     free(srv->udp_buf);
     srclimit_free(srv->per_src);
+    streampool_free(srv->pool); /* every stream was stopped when its connection closed */
     free(srv);
     return rc;
 }

@@ -53,6 +53,8 @@ struct server_opts {
     uint64_t max_rate_bps;         /* cap on a UDP_STREAM rate */
     unsigned stream_threads;       /* most streams on threads of their own (streamer.h), over
                                     * all tests; more share the loop; 0 = none */
+    unsigned stream_pool;          /* > 0: those streams share this many epoll threads
+                                    * (streampool.h) instead of a thread each; 0 = off */
 };
 
 /* Fills o with the SERVER_DEFAULT_* values (128 streams; no token; all addresses). */

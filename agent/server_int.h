@@ -123,6 +123,7 @@ struct server {
     uv_async_t streams_done;  /* a streamer's thread ended: session_streams_done */
     unsigned nstreamers;      /* streamer threads running, at most max_streamers */
     unsigned max_streamers;   /* o.stream_threads: more streams stay on the loop */
+    struct streampool *pool;  /* o.stream_pool threads, or NULL; ours */
     uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared by the loop's data connections */
     uint8_t *tx_buf;          /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
     uint8_t *udp_buf;         /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */

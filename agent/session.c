@@ -333,6 +333,7 @@ static void stream_hand_off(struct conn *c)
     p.bytes = p.mode == STREAMER_SOURCE ? &c->tx_bytes : &c->rx_bytes;
     p.on_end = streamer_ended_cb;
     p.arg = &srv->streams_done;
+    p.pool = srv->pool;
     uv_read_stop((uv_stream_t *)&c->tcp);
     kp_err_clear(&err);
     if (streamer_start(&p, &c->streamer, &err) != 0) {

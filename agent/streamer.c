@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 
+#include "agent/streampool.h"
 #include "agent/sysinfo.h"
 #include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
@@ -27,7 +28,8 @@ struct streamer {
     _Atomic uint64_t cpu_mark_ns;
     uint64_t cpu_ns, end_ns; /* written by the thread before ended */
     int eof, err_no;
-    uint8_t *buf; /* sink: STREAMER_BUF bytes; ours */
+    uint8_t *buf;               /* sink: STREAMER_BUF bytes; ours */
+    struct streampool_one *one; /* on a pool (p.pool): the pool's stream, and nothing above */
 };
 
 static int stopping(struct streamer *s)
@@ -114,6 +116,15 @@ int streamer_start(const struct streamer_params *p, struct streamer **out, struc
     *out = NULL;
     if (p->mode == STREAMER_SOURCE && (!p->block || p->block_len == 0))
         return kp_err_set(err, "streamer: a source needs a block to send");
+    if (p->pool) {
+        s = kp_xcalloc(1, sizeof(*s));
+        if (streampool_add(p->pool, p, &s->one, err) != 0) {
+            free(s);
+            return -1;
+        }
+        *out = s;
+        return 0;
+    }
     flags = fcntl(p->fd, F_GETFL);
     if (flags < 0)
         return kp_err_set(err, "fcntl F_GETFL: %s", strerror(errno));
@@ -152,6 +163,8 @@ int streamer_start(const struct streamer_params *p, struct streamer **out, struc
 
 int streamer_ended(const struct streamer *s)
 {
+    if (s->one)
+        return streampool_ended(s->one);
     return atomic_load_explicit(&s->ended, memory_order_acquire);
 }
 
@@ -160,6 +173,10 @@ void streamer_mark(struct streamer *s)
     uint64_t ns;
     struct kp_err err;
 
+    if (s->one) {
+        streampool_mark(s->one);
+        return;
+    }
     /* a thread that already ended has no clock any more: its total is the mark */
     if (streamer_ended(s)) {
         atomic_store(&s->cpu_mark_ns, s->cpu_ns);
@@ -174,6 +191,10 @@ void streamer_mark(struct streamer *s)
 
 void streamer_request_stop(struct streamer *s)
 {
+    if (s && s->one) {
+        streampool_request_stop(s->one);
+        return;
+    }
     if (!s || atomic_exchange(&s->stop, 1))
         return;
     if (s->p.mode == STREAMER_SINK)
@@ -184,6 +205,11 @@ void streamer_stop(struct streamer *s, struct streamer_stats *st)
 {
     if (!s)
         return;
+    if (s->one) {
+        streampool_stop(s->one, st);
+        free(s);
+        return;
+    }
     streamer_request_stop(s);
     pthread_join(s->thread, NULL);
     /* best effort: the loop's calls are non-blocking whatever the timeouts say */

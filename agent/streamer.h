@@ -20,7 +20,8 @@
 #define STREAMER_IOV     4            /* a source writes this many blocks per writev */
 #define STREAMER_WAKE_MS 100          /* blocking calls time out this often to look at stop */
 
-struct streamer; /* opaque */
+struct streamer;   /* opaque */
+struct streampool; /* streampool.h */
 
 enum streamer_mode {
     STREAMER_SINK,   /* receive and count until EOF */
@@ -39,6 +40,9 @@ struct streamer_params {
     _Atomic uint64_t *bytes; /* received (sink) or accepted by send (source); borrowed */
     streamer_end_fn *on_end; /* may be NULL */
     void *arg;
+    /* non-NULL: the stream joins this pool's epoll threads (streampool.h) instead of a thread
+     * of its own; the calls below behave the same, the descriptor stays non-blocking */
+    struct streampool *pool;
 };
 
 /* What a stopped streamer did. */

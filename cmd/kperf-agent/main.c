@@ -15,6 +15,7 @@
 #include "agent/probe.h"
 #include "agent/proto.h"
 #include "agent/server.h"
+#include "agent/streampool.h"
 #include "base/flags.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -138,6 +139,16 @@ static int srv_max_conns_per_addr(void *p, const struct flag *f, const char *v, 
     return 0;
 }
 
+static int srv_stream_pool(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (parse_u32(v, STREAMPOOL_MAX_THREADS, &n, e) != 0)
+        return kp_err_set(e, "--stream-pool must be in [0, %u]", STREAMPOOL_MAX_THREADS);
+    ((struct server_cli *)p)->o.stream_pool = (unsigned)n;
+    return 0;
+}
+
 static int srv_stream_threads(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -202,6 +213,8 @@ static const struct flag server_flags[] = {
     SRV("stream-threads", "N", srv_stream_threads,
         "most stream connections on threads of their own, over all tests; more share the "
         "event loop (128)"),
+    SRV("stream-pool", "T", srv_stream_pool,
+        "those stream connections share T epoll threads instead of a thread each (0: off)"),
     {.short_name = 'v',
      .help = "more logging (repeat for debug)",
      .group = G_SERVER,
@@ -335,6 +348,20 @@ static int cli_streams(void *p, const struct flag *f, const char *v, struct kp_e
     return 0;
 }
 
+static int cli_stream_threads(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    uint64_t n = 0;
+    (void)f;
+    if (strcmp(v, "auto") == 0) {
+        ((struct client_cli *)p)->o.stream_threads = CLIENT_STREAM_THREADS_AUTO;
+        return 0;
+    }
+    if (parse_u32(v, PROTO_MAX_STREAMS, &n, e) != 0)
+        return kp_err_set(e, "--stream-threads must be auto or in [0, %u]", PROTO_MAX_STREAMS);
+    ((struct client_cli *)p)->o.stream_threads = (int)n;
+    return 0;
+}
+
 static int cli_msg_size(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     uint64_t n = 0;
@@ -413,6 +440,9 @@ static const struct flag client_flags[] = {
     CLI("interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"),
     CLI("samples", "N", cli_samples, "repetitions of each test (1)"),
     CLI("streams", "N", cli_streams, "parallel connections of TCP_STREAM_MULTI (4)"),
+    CLI("stream-threads", "T", cli_stream_threads,
+        "TCP stream tests: T threads share the streams, each an epoll loop; auto: one per "
+        "usable CPU, at most one per stream; 0: a blocking thread per stream (0)"),
     CLI("msg-size", "N", cli_msg_size,
         "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"),
     CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),

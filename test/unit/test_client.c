@@ -62,7 +62,8 @@ static void arm(int level, int opt, int server_only)
 #define TOKEN "s3cret-token"
 
 struct test_server {
-    const char *token; /* NULL: a server without authentication */
+    const char *token;    /* NULL: a server without authentication */
+    unsigned stream_pool; /* server_opts.stream_pool */
     pthread_t *thread;
     uint16_t port;
     int rc;
@@ -70,9 +71,11 @@ struct test_server {
 
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
-static pthread_t token_server_thread;
+static pthread_t token_server_thread, pool_server_thread;
 static struct test_server plain = {.thread = &server_thread, .rc = -2};
 static struct test_server with_token = {.token = TOKEN, .thread = &token_server_thread, .rc = -2};
+/* a plain server whose streams share two epoll threads (streampool.h) */
+static struct test_server pooled = {.stream_pool = 2, .thread = &pool_server_thread, .rc = -2};
 static uint16_t server_port; /* plain's */
 
 static void on_ready(const char *addr, uint16_t port, void *arg)
@@ -99,6 +102,7 @@ static void *server_main(void *arg)
     o.port = 0;
     o.token = ts->token;
     o.token_len = ts->token ? strlen(ts->token) : 0;
+    o.stream_pool = ts->stream_pool;
     rc = server_run(&o, on_ready, ts, &err);
     pthread_mutex_lock(&ready_lock);
     ts->rc = rc;
@@ -123,7 +127,7 @@ static int start_server(void **state)
     (void)state;
     /* as kperf-agent's main does: libuv writes with write(2) */
     signal(SIGPIPE, SIG_IGN);
-    if (start_one(&plain) != 0 || start_one(&with_token) != 0)
+    if (start_one(&plain) != 0 || start_one(&with_token) != 0 || start_one(&pooled) != 0)
         return -1;
     server_port = plain.port;
     return 0;
@@ -136,7 +140,8 @@ static int stop_server(void **state)
     kill(getpid(), SIGTERM);
     pthread_join(server_thread, NULL);
     pthread_join(token_server_thread, NULL);
-    return plain.rc == 0 && with_token.rc == 0 ? 0 : -1;
+    pthread_join(pool_server_thread, NULL);
+    return plain.rc == 0 && with_token.rc == 0 && pooled.rc == 0 ? 0 : -1;
 }
 
 /* --- helpers ----------------------------------------------------------------------------- */
@@ -174,19 +179,30 @@ static const char *first_error(json_t *doc, const char **test)
 }
 
 /* TCP_STREAM_MULTI with 2 streams (reverse: the server sends) for 100 ms. */
-static json_t *run_streams(int reverse, unsigned *failed)
+static json_t *run_streams_at(uint16_t port, int reverse, int stream_threads, unsigned *failed)
 {
     struct client_opts o;
 
     client_opts_default(&o);
     o.host = "127.0.0.1";
-    o.port = server_port;
+    o.port = port;
     o.tests[0] = PROTO_TCP_STREAM_MULTI;
     o.ntests = 1;
     o.streams = 2;
     o.reverse = reverse;
+    o.stream_threads = stream_threads;
     o.duration_ms = 100;
     return client_run(&o, failed);
+}
+
+static json_t *run_streams_on(int reverse, int stream_threads, unsigned *failed)
+{
+    return run_streams_at(server_port, reverse, stream_threads, failed);
+}
+
+static json_t *run_streams(int reverse, unsigned *failed)
+{
+    return run_streams_on(reverse, 0, failed);
 }
 
 /* Each stream of doc's only result: bytes arrived, the client's thread figures are there, and
@@ -225,6 +241,52 @@ static void test_client_streams_on_server_threads(void **state)
     (void)state;
     for (int reverse = 0; reverse < 2; reverse++) {
         doc = run_streams(reverse, &failed);
+        assert_int_equal(failed, 0);
+        assert_stream_threads(doc, 1);
+        json_decref(doc);
+    }
+}
+
+/* The client's multiplexed engine (client_mux.c), both ways: one epoll thread for both
+ * streams, whose CPU time each stream reports half of; two threads (and more asked than
+ * there are streams: one per stream). */
+static void test_client_streams_multiplexed(void **state)
+{
+    static const int threads[] = {1, 2, 9, CLIENT_STREAM_THREADS_AUTO};
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    for (int reverse = 0; reverse < 2; reverse++)
+        for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+            json_t *streams;
+            double a, b;
+            doc = run_streams_on(reverse, threads[t], &failed);
+            assert_int_equal(failed, 0);
+            assert_stream_threads(doc, 1);
+            streams =
+                json_object_get(json_array_get(json_object_get(doc, "results"), 0), "streams");
+            a = json_real_value(json_object_get(
+                json_object_get(json_array_get(streams, 0), "cpu_seconds"), "client"));
+            b = json_real_value(json_object_get(
+                json_object_get(json_array_get(streams, 1), "cpu_seconds"), "client"));
+            assert_true(a > 0 && b > 0);
+            if (threads[t] == 1)
+                assert_true(a == b); /* one thread's time, shared evenly */
+            json_decref(doc);
+        }
+}
+
+/* A server with --stream-pool 2: both ways, the streams report the pool's per-stream CPU
+ * time and CPU; a second run on the same pool works (streams leave it cleanly). */
+static void test_client_streams_on_a_server_pool(void **state)
+{
+    unsigned failed = 9;
+    json_t *doc;
+
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        doc = run_streams_at(pooled.port, i % 2, i / 2, &failed);
         assert_int_equal(failed, 0);
         assert_stream_threads(doc, 1);
         json_decref(doc);
@@ -458,6 +520,8 @@ int main(void)
         cmocka_unit_test(test_client_server_drops_only_that_connection),
         cmocka_unit_test(test_client_mutual_auth_with_the_same_token),
         cmocka_unit_test(test_client_streams_on_server_threads),
+        cmocka_unit_test(test_client_streams_multiplexed),
+        cmocka_unit_test(test_client_streams_on_a_server_pool),
         cmocka_unit_test(test_client_streams_stay_on_the_loop_without_a_thread),
         cmocka_unit_test(test_client_wrong_or_missing_token_refused_by_the_server),
         cmocka_unit_test(test_client_with_token_refuses_a_server_without_one),

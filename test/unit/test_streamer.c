@@ -2,7 +2,9 @@
 /* test_streamer.c - the hand-off of one data stream to its own thread: a sink counts every byte
  * up to EOF and tells its owner; a source's count is exactly what reaches the peer; a stop ends
  * a silent or stalled stream; the descriptor comes back non-blocking; bad parameters fail
- * without touching it. */
+ * without touching it. Every test runs twice: on a thread of its own, then on a stream pool
+ * of one epoll thread (streampool.h) that the streams of a test share; then many streams on
+ * a pool of two, and the pool's bad sizes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -18,10 +20,12 @@
 #include <cmocka.h>
 
 #include "agent/streamer.h"
+#include "agent/streampool.h"
 #include "base/kp_err.h"
 #include "test/unit/test_assert.h"
 
 static sem_t ended;
+static struct streampool *pool; /* the group's: NULL = a thread per stream */
 
 static void on_end(void *arg)
 {
@@ -48,6 +52,7 @@ static void params(struct streamer_params *p, int fd, enum streamer_mode mode,
     p->bytes = bytes;
     p->on_end = on_end;
     p->arg = &ended;
+    p->pool = pool;
 }
 
 static void assert_cpu_allowed(int cpu)
@@ -68,6 +73,23 @@ static int teardown(void **state)
 {
     (void)state;
     return sem_destroy(&ended);
+}
+
+static int setup_pool(void **state)
+{
+    struct kp_err err;
+
+    kp_err_clear(&err);
+    if (streampool_new(1, &pool, &err) != 0)
+        return -1;
+    return setup(state);
+}
+
+static int teardown_pool(void **state)
+{
+    streampool_free(pool);
+    pool = NULL;
+    return teardown(state);
 }
 
 static void test_sink_counts_to_eof(void **state)
@@ -225,6 +247,63 @@ static void test_bad_params_leave_the_fd(void **state)
     close(sv[1]);
 }
 
+/* 16 sinks on two pool threads: each counts exactly its own bytes and sees its own EOF. */
+static void test_pool_many_streams(void **state)
+{
+    static uint8_t chunk[32 * 1024];
+    enum { N = 16 };
+    _Atomic uint64_t bytes[N];
+    struct streamer_params p;
+    struct streamer_stats st;
+    struct streamer *s[N];
+    struct kp_err err;
+    int sv[N][2];
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(sem_init(&ended, 0, 0), 0);
+    assert_int_equal(streampool_new(2, &pool, &err), 0);
+    for (int i = 0; i < N; i++) {
+        atomic_init(&bytes[i], 0);
+        pair(sv[i]);
+        params(&p, sv[i][0], STREAMER_SINK, &bytes[i]);
+        assert_int_equal(streamer_start(&p, &s[i], &err), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k <= i; k++)
+            assert_int_equal(write(sv[i][1], chunk, sizeof(chunk)), (ssize_t)sizeof(chunk));
+        shutdown(sv[i][1], SHUT_WR);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(sem_wait(&ended), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(streamer_ended(s[i]));
+        streamer_stop(s[i], &st);
+        assert_int_equal(st.eof, 1);
+        assert_int_equal(atomic_load(&bytes[i]), (uint64_t)(i + 1) * sizeof(chunk));
+        assert_cpu_allowed(st.cpu);
+        close(sv[i][0]);
+        close(sv[i][1]);
+    }
+    streampool_free(pool);
+    pool = NULL;
+    assert_int_equal(sem_destroy(&ended), 0);
+}
+
+static void test_pool_sizes(void **state)
+{
+    struct streampool *pl = (struct streampool *)&pl;
+    struct kp_err err;
+    (void)state;
+
+    kp_err_clear(&err);
+    assert_int_equal(streampool_new(0, &pl, &err), -1);
+    assert_null(pl);
+    assert_non_null(strstr(kp_err_msg(&err), "0 threads"));
+    assert_int_equal(streampool_new(STREAMPOOL_MAX_THREADS + 1, &pl, &err), -1);
+    streampool_free(NULL); /* a no-op */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,5 +313,12 @@ int main(void)
         cmocka_unit_test(test_peer_gone_is_an_error),
         cmocka_unit_test(test_bad_params_leave_the_fd),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest pool_only[] = {
+        cmocka_unit_test(test_pool_many_streams),
+        cmocka_unit_test(test_pool_sizes),
+    };
+    int failed = cmocka_run_group_tests_name("own thread", tests, setup, teardown);
+
+    failed += cmocka_run_group_tests_name("stream pool", tests, setup_pool, teardown_pool);
+    return failed + cmocka_run_group_tests_name("pool only", pool_only, NULL, NULL);
 }
