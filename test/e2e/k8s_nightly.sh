@@ -71,33 +71,21 @@ metadata:
 stringData: {token: x}
 YAML
 
-# the claim, then the CronJob as shipped but for the run's length and retention
-kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
-"$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob-pvc.yaml" >"$K8S_DIR/cronjob-pvc.json" ||
-    fail "cronjob-pvc.yaml does not parse"
-jq '.spec.jobTemplate.spec.template.spec.initContainers[0].args |= (. as $a |
-        {"--duration": "1s", "--samples": "1", "--scenarios": "pod-to-pod", "--keep-runs": "3"} as $m |
-        [range(0; length) as $i | ($m[if $i > 0 then $a[$i - 1] else "" end] // $a[$i])] +
-        ["--tests", "TCP_RR"])' \
-    "$K8S_DIR/cronjob-pvc.json" >"$K8S_DIR/cronjob-short.json"
-# nothing but those args differs from the manifest
-[ "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$K8S_DIR/cronjob-pvc.json")" = \
-    "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$K8S_DIR/cronjob-short.json")" ] &&
-    jq -e '.spec.schedule == "17 2 * * *" and .spec.concurrencyPolicy == "Forbid"' "$K8S_DIR/cronjob-short.json" >/dev/null ||
-    fail "the shortened CronJob differs from cronjob-pvc.yaml beyond the run's args"
-kadmin apply -f "$K8S_DIR/cronjob-short.json" >/dev/null || fail "applying cronjob-pvc.yaml"
-pvdir=
-for _ in $(seq 1 50); do
-    pv=$(kadmin get pvc kperf-history -n kperf -o jsonpath='{.status.phase} {.spec.volumeName}' 2>/dev/null)
-    [ "${pv%% *}" = Bound ] && break
-    sleep 0.2
-done
-pvdir=$(kadmin get pv "${pv#* }" -o jsonpath='{.spec.hostPath.path}' 2>/dev/null)
-[ "${pv%% *}" = Bound ] && [ -d "$pvdir" ] &&
-    pass "claim kperf-history Bound to ${pv#* } (kube-sim's provisioner: $pvdir)" ||
-    fail "claim not bound: [$pv] [$pvdir]"
-H=$pvdir
-
+# a CronJob manifest as shipped but for the run's length and retention: FILE.yaml -> FILE-short.json
+shorten() {
+    local b=$K8S_DIR/$(basename "$1" .yaml)
+    "$KPERF" manifests --from-yaml "$1" >"$b.json" || fail "$1 does not parse"
+    jq '.spec.jobTemplate.spec.template.spec.initContainers[0].args |= (. as $a |
+            {"--duration": "1s", "--samples": "1", "--scenarios": "pod-to-pod", "--keep-runs": "3"} as $m |
+            [range(0; length) as $i | ($m[if $i > 0 then $a[$i - 1] else "" end] // $a[$i])] +
+            ["--tests", "TCP_RR"])' "$b.json" >"$b-short.json"
+    # nothing but those args differs from the manifest
+    [ "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$b.json")" = \
+        "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$b-short.json")" ] &&
+        jq -e '.spec.schedule == "17 2 * * *" and .spec.concurrencyPolicy == "Forbid"' "$b-short.json" >/dev/null ||
+        fail "the shortened $1 differs from the manifest beyond the run's args"
+    kadmin apply -f "$b-short.json" >/dev/null || fail "applying $1"
+}
 # one night: the clock jumps to the next 02:17, the controller creates the Job, it runs to the end
 night() {
     local n=$1 out now st pod
@@ -127,6 +115,39 @@ night() {
     fi
 }
 
+# night 0: manifests/cronjob.yaml (an emptyDir for the results, compare against the baseline
+# ConfigMap); its run first removes what the killed earlier run left
+shorten "$KPERF_SRC/manifests/cronjob.yaml"
+night 0
+grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run0.log" &&
+    [ -z "$(kadmin get secrets,leases -n kperf -l "kperf.io/run-id=$dead" -o name)" ] &&
+    pass "night 0's run first removed the killed run $dead (expired Lease)" ||
+    fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run0.log"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
+uid0=$(jq -r .metadata.uid "$K8S_DIR/pod0.json")
+jq -e '.results | length > 0' "$K8S_DIR/pods/$uid0/volumes/results/report.json" >/dev/null &&
+    grep -q '"schema": *"kperf.report/v1"' "$K8S_DIR/run0.log" &&
+    jq -e '.spec.serviceAccountName == "kperf" and
+        ([.spec.initContainers[0].volumeMounts[].mountPath] | index("/var/run/secrets/kubernetes.io/serviceaccount") != null) and
+        .metadata.ownerReferences[0].kind == "Job"' "$K8S_DIR/pod0.json" >/dev/null &&
+    pass "cronjob.yaml: the report in the pod's log and its results volume; ServiceAccount kperf, token automounted" ||
+    fail "cronjob.yaml night: $(jq -c '.spec | {serviceAccountName, volumes}' "$K8S_DIR/pod0.json")"
+# instead of cronjob.yaml: the claim and cronjob-pvc.yaml
+kadmin delete cronjob kperf-nightly -n kperf >/dev/null || fail "deleting the cronjob.yaml CronJob"
+kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
+pvdir=
+for _ in $(seq 1 50); do
+    pv=$(kadmin get pvc kperf-history -n kperf -o jsonpath='{.status.phase} {.spec.volumeName}' 2>/dev/null)
+    [ "${pv%% *}" = Bound ] && break
+    sleep 0.2
+done
+pvdir=$(kadmin get pv "${pv#* }" -o jsonpath='{.spec.hostPath.path}' 2>/dev/null)
+[ "${pv%% *}" = Bound ] && [ -d "$pvdir" ] &&
+    pass "claim kperf-history Bound to ${pv#* } (kube-sim's provisioner: $pvdir)" ||
+    fail "claim not bound: [$pv] [$pvdir]"
+H=$pvdir
+
+shorten "$KPERF_SRC/manifests/cronjob-pvc.yaml"
+
 nights=() hfiles=()
 for n in 1 2 3; do
     before=$(find "$H/runs" -name '*.json' 2>/dev/null | sort)
@@ -135,20 +156,12 @@ for n in 1 2 3; do
     added=$(comm -13 <(echo "$before") <(find "$H/runs" -name '*.json' 2>/dev/null | sort))
     [ "$(echo "$added" | grep -c .)" = 1 ] || fail "night $n: --history added [$added]"
     hfiles+=("$(basename "$added")")
-    if [ "$n" = 1 ]; then
-        # the pod: a kperf binary for the kperf image, in-cluster credentials, the claim
-        jq -e '.spec.serviceAccountName == "kperf" and
-            ([.spec.volumes[] | select(.persistentVolumeClaim.claimName == "kperf-history")] | length == 1) and
-            ([.spec.initContainers[0].volumeMounts[].mountPath] | index("/var/run/secrets/kubernetes.io/serviceaccount") != null) and
-            .metadata.ownerReferences[0].kind == "Job"' "$K8S_DIR/pod1.json" >/dev/null &&
-            pass "night 1's pod: ServiceAccount kperf, token automounted, claim kperf-history" ||
-            fail "night 1's pod spec: $(jq -c '.spec | {serviceAccountName, volumes}' "$K8S_DIR/pod1.json")"
-        grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run1.log" &&
-            [ -z "$(kadmin get secrets,leases -n kperf -l "kperf.io/run-id=$dead" -o name)" ] &&
-            pass "night 1's run first removed the killed run $dead (expired Lease)" ||
-            fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run1.log"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
-    fi
 done
+jq -e '[.spec.volumes[] | select(.persistentVolumeClaim.claimName == "kperf-history")] | length == 1' \
+    "$K8S_DIR/pod1.json" >/dev/null && [ "$(jq -r .metadata.uid "$K8S_DIR/pod1.json")" != \
+    "$(jq -r .metadata.uid "$K8S_DIR/pod3.json")" ] &&
+    pass "the nights' pods mount claim kperf-history; each night is a new pod" ||
+    fail "the nights' pods: $(jq -c '.spec.volumes' "$K8S_DIR/pod1.json")"
 grep -q "the first run, nothing to judge" "$K8S_DIR/cmp1.log" &&
     pass "night 1: nothing in the history yet, compare passes: $(grep -m1 "nothing to judge" "$K8S_DIR/cmp1.log")" ||
     fail "night 1: $(cat "$K8S_DIR/cmp1.log")"
@@ -170,10 +183,10 @@ jq -e --slurpfile b "$K8S_DIR/baseline/report.json" \
     '[.metadata.nodes[].name] == [$b[0].metadata.nodes[].name]' "$H/nights/latest/report.json" >/dev/null &&
     pass "--nodes-from /baseline/report.json: the nights measured the baseline's nodes" || fail "node pair differs"
 kadmin get cronjob kperf-nightly -n kperf -o json >"$K8S_DIR/cj.json"
-jq -e '.status.lastScheduleTime == "2026-12-03T02:17:00Z" and (.status.active // [] | length == 0)' \
+jq -e '.status.lastScheduleTime == "2026-12-04T02:17:00Z" and (.status.active // [] | length == 0)' \
     "$K8S_DIR/cj.json" >/dev/null &&
     [ "$(kadmin get jobs -n kperf -o json | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "CronJob")] | length')" = 3 ] &&
-    pass "CronJob status: lastScheduleTime 2026-12-03T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
+    pass "CronJob status: lastScheduleTime 2026-12-04T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
     fail "CronJob status: $(jq -c .status "$K8S_DIR/cj.json")"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own
