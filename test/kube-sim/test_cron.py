@@ -23,6 +23,7 @@ from kubesim.schema import Rejected  # noqa: E402
 from kubesim.util import parse_iso  # noqa: E402
 
 FAILS = []
+CFG_DIR = []
 
 
 def check(name, cond, detail=""):
@@ -133,6 +134,7 @@ def finish(st, job, kind):
 
 def controller():
     d = tempfile.mkdtemp(prefix="kubesim-cron-")
+    CFG_DIR.append(d)
     cfg = Cfg(d)
     st = store.Store()
     fl = faults.Faults(cfg)
@@ -243,6 +245,8 @@ def controller():
 def main():
     syntax()
     controller()
+    import shutil
+    shutil.rmtree(CFG_DIR[0], ignore_errors=True)
     if FAILS:
         print("%d failed: %s" % (len(FAILS), ", ".join(FAILS)))
         return 1
