@@ -27,10 +27,10 @@ mkdir -p "$K8S_DIR/baseline"
 in_cluster() {
     env HOME="$K8S_DIR" KUBECONFIG="$K8S_DIR/kubeconfig" "$KPERF" "$@"
 }
-short=(--duration 1s --samples 1 --tests TCP_RR,TCP_STREAM --image kperf-agent:e2e)
+short=(--duration 1s --samples 1 --tests TCP_RR --image kperf-agent:e2e)
 
 # the baseline a person would take first (same identity, same namespace)
-in_cluster run -n kperf --scenarios pod-to-pod,host-to-host "${short[@]}" -o json \
+in_cluster run -n kperf --scenarios pod-to-pod "${short[@]}" -o json \
     >"$K8S_DIR/baseline/report.json" 2>"$K8S_DIR/base.err" &&
     pass "baseline run with the kperf ServiceAccount's rights (rbac.yaml)" ||
     { fail "baseline run"; tail -5 "$K8S_DIR/base.err"; }
@@ -88,7 +88,7 @@ shorten() {
 }
 # one night: the clock jumps to the next 02:17, the controller creates the Job, it runs to the end
 night() {
-    local n=$1 out now st pod
+    local n=$1 out now st pod t0=$SECONDS
     out=$("$KS" cron --state-dir "$K8S_DIR" --next) || { fail "night $n: kube-sim cron --next"; return 1; }
     now=$(jq -r .now <<<"$out")
     JOB=kperf-nightly-$(($(date -ud "$now" +%s) / 60))
@@ -104,11 +104,19 @@ night() {
     kadmin logs -n kperf "$pod" -c run >"$K8S_DIR/run$n.log" 2>&1
     kadmin logs -n kperf "$pod" -c compare >"$K8S_DIR/cmp$n.log" 2>&1
     kadmin get -n kperf "$pod" -o json >"$K8S_DIR/pod$n.json"
+    # seconds: Job created -> run started, run, compare (pod timestamps, real time)
+    times=$(jq -r --slurpfile j <(kadmin get job "$JOB" -n kperf -o json) '
+        def s: sub("\\.[0-9]+"; "") | fromdate;
+        (.status.initContainerStatuses[0].state.terminated // {}) as $r |
+        (.status.containerStatuses[0].state.terminated // {}) as $c |
+        if $r.startedAt and $c.finishedAt then
+            "start \(($r.startedAt | s) - ($j[0].metadata.creationTimestamp | s)) s, run \(($r.finishedAt | s) - ($r.startedAt | s)) s, compare \(($c.finishedAt | s) - ($c.startedAt | s)) s"
+        else "no times" end' "$K8S_DIR/pod$n.json" 2>/dev/null)
     runrc=$(jq -r '.status.initContainerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
     cmprc=$(jq -r '.status.containerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
     if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ]; } &&
         { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" = 3 ]; }; }; then
-        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job)"
+        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job); $times; $((SECONDS - t0)) s in all"
     else
         fail "night $n ($now): Job $JOB [$st], run exit $runrc, compare exit $cmprc"
         tail -5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
@@ -202,4 +210,5 @@ wait_for 20 none_left &&
     pass "CronJob deleted: its Jobs and pods are gone, the history stays on the claim" ||
     fail "after deleting the CronJob: $(kadmin get jobs,pods -n kperf -o name | tr '\n' ' ')"
 k8s_nothing_left "nightly"
+echo "e2e.k8s_nightly: $SECONDS s"
 ks_finish
