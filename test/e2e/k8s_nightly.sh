@@ -211,4 +211,13 @@ wait_for 20 none_left &&
     fail "after deleting the CronJob: $(kadmin get jobs,pods -n kperf -o name | tr '\n' ' ')"
 k8s_nothing_left "nightly"
 echo "e2e.k8s_nightly: $SECONDS s"
+# KPERF_NIGHTLY_KEEP=DIR: keep the nights' logs and pods (and kube-sim's log) there
+if [ -n "${KPERF_NIGHTLY_KEEP:-}" ]; then
+    mkdir -p "$KPERF_NIGHTLY_KEEP" &&
+        cp "$K8S_DIR"/run*.log "$K8S_DIR"/cmp*.log "$K8S_DIR"/pod*.json "$K8S_DIR/kube-sim.log" \
+            "$K8S_DIR/requests.log" "$KPERF_NIGHTLY_KEEP/" 2>/dev/null
+    for d in "$K8S_DIR"/pods/*/logs; do
+        cp -r "$d" "$KPERF_NIGHTLY_KEEP/$(basename "$(dirname "$d")")"
+    done
+fi
 ks_finish
