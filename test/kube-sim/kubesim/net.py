@@ -342,6 +342,13 @@ class Network:
         ips = pod_ips(node_i, host)
         self.names.record(ns)
         try:
+            # the node may still hold a neighbour entry for this address with
+            # the MAC of the pod that had it before: a pod that only listens
+            # (sends no ARP) would be unreachable from its node (readiness
+            # probes, Services) until that entry fails, ~10 s later
+            for ip in ips:
+                run(["ip", "-n", self.node_ns(node_i), "neigh", "flush", "to",
+                     ip], check=False)
             run(["ip", "netns", "add", ns])
             if "IPv6" in FAMILIES:
                 ipv6_sysctls(ns)
