@@ -1,51 +1,55 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The nightly CronJob's pod spec (manifests/cronjob.yaml) against kube-sim, with in-cluster
-# style credentials and the least-privilege RBAC of manifests/rbac.yaml enforced: kube-sim runs
-# with --rbac manifests/rbac.yaml for the user system:serviceaccount:kperf:kperf; kperf gets
-# KUBERNETES_SERVICE_HOST/PORT and a service-account directory (token, ca.crt, namespace), no
-# kubeconfig; the "run" init container's args then the "compare" container's args run as in
-# the pod (paths /baseline and /results mapped to temporary directories, a shorter duration),
-# after planting what a killed earlier night left in namespace kperf: the run removes it first.
+# The nightly CronJob (manifests/cronjob-pvc.yaml with its claim, manifests/history-pvc.yaml) run
+# BY kube-sim for three nights, time compressed: kube-sim's CronJob controller starts each night's
+# Job at 02:17 of the simulated clock (kube-sim cron --next jumps to it), the pod's init container
+# "run" and container "compare" are the real kperf binary with in-cluster credentials (the
+# ServiceAccount token, ca.crt and namespace at /var/run/secrets/kubernetes.io/serviceaccount,
+# the API through the kubernetes Service), the least-privilege RBAC of manifests/rbac.yaml
+# enforced, and the history on a PersistentVolumeClaim bound by kube-sim's provisioner that
+# outlives each pod. The manifest is applied as shipped except the run's length (1 s, 1 sample,
+# pod-to-pod TCP_RR) and --keep-runs 30 -> 3. Before night 1 the objects of a killed earlier run
+# are planted in namespace kperf: night 1's run removes them first. Night 1 has nothing to judge
+# against; night 2 is judged against night 1; night 3 against nights 1 and 2 from the history.
+# Also: the baseline ConfigMap from kperf manifests (and its 1 MiB limit), least privilege
+# outside -n kperf.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
-k8s_up --nodes 3 --rbac "$KPERF_SRC/manifests/rbac.yaml" --user system:serviceaccount:kperf:kperf
+export KUBECTL=${KUBECTL:-$(bash "$KPERF_SRC/test/tools/get-kubectl.sh")}
+k8s_up --nodes 3 --rbac "$KPERF_SRC/manifests/rbac.yaml" --user system:serviceaccount:kperf:kperf \
+    --cron-start 2026-12-01T00:00:00Z --gc-lag 0
 kadmin apply -f "$KPERF_SRC/manifests/namespace.yaml" >/dev/null || fail "namespace.yaml"
 kadmin apply -f "$KPERF_SRC/manifests/rbac.yaml" >/dev/null || fail "rbac.yaml"
-
-# in-cluster credentials: the kubeconfig's token and CA as a service-account mount
-sa="$K8S_DIR/sa"
-mkdir -p "$sa" "$K8S_DIR/baseline" "$K8S_DIR/results"
-kc="$K8S_DIR/kubeconfig"
-"$KUBECTL" --kubeconfig "$kc" config view --raw -o jsonpath='{.users[0].user.token}' >"$sa/token"
-"$KUBECTL" --kubeconfig "$kc" config view --raw \
-    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$sa/ca.crt"
-printf kperf >"$sa/namespace"
-server=$("$KUBECTL" --kubeconfig "$kc" config view --raw -o jsonpath='{.clusters[0].cluster.server}')
-hostport=${server#https://}
-[ -s "$sa/token" ] && [ -s "$sa/ca.crt" ] || { fail "no token/CA in the kubeconfig"; ks_finish; }
-
-# the containers' args, from the manifest itself
-"$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob.yaml" >"$K8S_DIR/cronjob.json" ||
-    fail "cronjob.yaml does not parse"
-mapfile -t run_args < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' \
-    "$K8S_DIR/cronjob.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/results#$K8S_DIR/results#")
-mapfile -t cmp_args < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' \
-    "$K8S_DIR/cronjob.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/results#$K8S_DIR/results#")
-[ "${run_args[0]}" = run ] && [ "${cmp_args[0]}" = compare ] || fail "unexpected container args"
-
+mkdir -p "$K8S_DIR/baseline"
+# a person's own runs from the host: the kubeconfig of the same identity
+# (system:serviceaccount:kperf:kperf, RBAC enforced)
 in_cluster() {
-    env -u KUBECONFIG HOME="$K8S_DIR" KUBERNETES_SERVICE_HOST="${hostport%:*}" \
-        KUBERNETES_SERVICE_PORT="${hostport##*:}" KPERF_INCLUSTER_ROOT="$sa" "$KPERF" "$@"
+    env HOME="$K8S_DIR" KUBECONFIG="$K8S_DIR/kubeconfig" "$KPERF" "$@"
 }
-short=(--duration 1s --samples 1 --tests TCP_RR,TCP_STREAM --image kperf-agent:e2e)
+short=(--duration 1s --samples 1 --tests TCP_RR --image kperf-agent:e2e)
 
 # the baseline a person would take first (same identity, same namespace)
-in_cluster run -n kperf --scenarios pod-to-pod,host-to-host "${short[@]}" -o json \
+in_cluster run -n kperf --scenarios pod-to-pod "${short[@]}" -o json \
     >"$K8S_DIR/baseline/report.json" 2>"$K8S_DIR/base.err" &&
-    pass "baseline run with in-cluster credentials and rbac.yaml" ||
+    pass "baseline run with the kperf ServiceAccount's rights (rbac.yaml)" ||
     { fail "baseline run"; tail -5 "$K8S_DIR/base.err"; }
+
+# the baseline ConfigMap from kperf itself: applies; a report over 1 MiB is refused by kperf
+"$KPERF" manifests --baseline-configmap "$K8S_DIR/baseline/report.json" -n kperf >"$K8S_DIR/cm.yaml" &&
+    kadmin apply -f "$K8S_DIR/cm.yaml" >/dev/null &&
+    kadmin get configmap kperf-baseline -n kperf -o json | jq -e '.data["report.json"] | fromjson |
+        .schema == "kperf.report/v1"' >/dev/null &&
+    pass "manifests --baseline-configmap: ConfigMap kperf-baseline applied, report.json intact" ||
+    fail "baseline ConfigMap from kperf manifests"
+jq '.results[0].samples as $s | .results[0].samples = [range(0; 400) as $i | ($s[0] | .sample = $i)]' \
+    "$K8S_DIR/baseline/report.json" >"$K8S_DIR/big.json"
+"$KPERF" manifests --baseline-configmap "$K8S_DIR/big.json" >/dev/null 2>"$K8S_DIR/big.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "over the 1048576-byte (1 MiB) limit of a ConfigMap: keep it on a volume" "$K8S_DIR/big.err" &&
+    pass "a $(stat -c %s "$K8S_DIR/big.json")-byte baseline is refused before the API server: $(cut -c1-120 "$K8S_DIR/big.err")" ||
+    fail "big baseline: exit $rc: $(cat "$K8S_DIR/big.err")"
+
 # what a killed earlier night left in namespace kperf: its objects and a Lease nobody renews
 dead=20261130-020000-dead01
 cat <<YAML | kadmin apply -f - >/dev/null || fail "planting a crashed run"
@@ -66,102 +70,154 @@ metadata:
   labels: {app.kubernetes.io/managed-by: kperf, app.kubernetes.io/name: kperf, kperf.io/run-id: "$dead"}
 stringData: {token: x}
 YAML
-# the init container, as in the pod (plus the shorter duration)
-in_cluster "${run_args[@]}" "${short[@]}" >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err"
-rc=$?
-grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run.err" &&
+
+# a CronJob manifest as shipped but for the run's length and retention: FILE.yaml -> FILE-short.json
+shorten() {
+    local b=$K8S_DIR/$(basename "$1" .yaml)
+    "$KPERF" manifests --from-yaml "$1" >"$b.json" || fail "$1 does not parse"
+    jq '.spec.jobTemplate.spec.template.spec.initContainers[0].args |= (. as $a |
+            {"--duration": "1s", "--samples": "1", "--scenarios": "pod-to-pod", "--keep-runs": "3"} as $m |
+            [range(0; length) as $i | ($m[if $i > 0 then $a[$i - 1] else "" end] // $a[$i])] +
+            ["--tests", "TCP_RR"])' "$b.json" >"$b-short.json"
+    # nothing but those args differs from the manifest
+    [ "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$b.json")" = \
+        "$(jq -S 'del(.spec.jobTemplate.spec.template.spec.initContainers[0].args)' "$b-short.json")" ] &&
+        jq -e '.spec.schedule == "17 2 * * *" and .spec.concurrencyPolicy == "Forbid"' "$b-short.json" >/dev/null ||
+        fail "the shortened $1 differs from the manifest beyond the run's args"
+    kadmin apply -f "$b-short.json" >/dev/null || fail "applying $1"
+}
+# one night: the clock jumps to the next 02:17, the controller creates the Job, it runs to the end
+night() {
+    local n=$1 out now st pod t0=$SECONDS
+    out=$("$KS" cron --state-dir "$K8S_DIR" --next) || { fail "night $n: kube-sim cron --next"; return 1; }
+    now=$(jq -r .now <<<"$out")
+    JOB=kperf-nightly-$(($(date -ud "$now" +%s) / 60))
+    st=
+    for _ in $(seq 1 120); do
+        st=$(kadmin get job "$JOB" -n kperf -o json 2>/dev/null |
+            jq -r '[.status.conditions[]? | select(.status == "True" and
+                    (.type == "Complete" or .type == "Failed")) | .type][0] // empty')
+        [ -n "$st" ] && break
+        sleep 0.5
+    done
+    pod=$(kadmin get pods -n kperf -l "job-name=$JOB" -o name | head -1)
+    kadmin logs -n kperf "$pod" -c run >"$K8S_DIR/run$n.log" 2>&1
+    kadmin logs -n kperf "$pod" -c compare >"$K8S_DIR/cmp$n.log" 2>&1
+    kadmin get -n kperf "$pod" -o json >"$K8S_DIR/pod$n.json"
+    # seconds: Job created -> run started, run, compare (pod timestamps, real time)
+    times=$(jq -r --slurpfile j <(kadmin get job "$JOB" -n kperf -o json) '
+        def s: sub("\\.[0-9]+"; "") | fromdate;
+        (.status.initContainerStatuses[0].state.terminated // {}) as $r |
+        (.status.containerStatuses[0].state.terminated // {}) as $c |
+        if $r.startedAt and $c.finishedAt then
+            "start \(($r.startedAt | s) - ($j[0].metadata.creationTimestamp | s)) s, run \(($r.finishedAt | s) - ($r.startedAt | s)) s, compare \(($c.finishedAt | s) - ($c.startedAt | s)) s"
+        else "no times" end' "$K8S_DIR/pod$n.json" 2>/dev/null)
+    runrc=$(jq -r '.status.initContainerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
+    cmprc=$(jq -r '.status.containerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
+    if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ]; } &&
+        { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" = 3 ]; }; }; then
+        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job); $times; $((SECONDS - t0)) s in all"
+    else
+        fail "night $n ($now): Job $JOB [$st], run exit $runrc, compare exit $cmprc"
+        tail -5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
+    fi
+}
+
+# night 0: manifests/cronjob.yaml (an emptyDir for the results, compare against the baseline
+# ConfigMap); its run first removes what the killed earlier run left
+shorten "$KPERF_SRC/manifests/cronjob.yaml"
+night 0
+grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run0.log" &&
     [ -z "$(kadmin get secrets,leases -n kperf -l "kperf.io/run-id=$dead" -o name)" ] &&
-    pass "the nightly run first removed the killed run $dead (expired Lease)" ||
-    fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run.err"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
-if [ "$rc" = 0 ] && [ -s "$K8S_DIR/results/report.json" ] &&
-    jq -e '.results | length > 0' "$K8S_DIR/run.json" >/dev/null; then
-    pass "CronJob 'run' container: report on stdout and in the results volume"
-else
-    fail "CronJob 'run' container: rc=$rc"; tail -5 "$K8S_DIR/run.err"
-fi
-jq -e --slurpfile b "$K8S_DIR/baseline/report.json" \
-    '[.metadata.nodes[].name] == [$b[0].metadata.nodes[].name]' "$K8S_DIR/run.json" >/dev/null &&
-    pass "--nodes-from: the nightly run measured the baseline's nodes" || fail "node pair differs"
-in_cluster "${cmp_args[@]}" >"$K8S_DIR/compare.out" 2>"$K8S_DIR/compare.err"
-rc=$?
-if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
-    pass "CronJob 'compare' container: exit $rc (3 = regression fails the Job)"
-else
-    fail "compare: rc=$rc"; tail -5 "$K8S_DIR/compare.err"
-    keep=/tmp/kperf-nightly-failed; rm -rf "$keep"; mkdir -p "$keep"
-    cp "$K8S_DIR/baseline/report.json" "$keep/base.json"; cp "$K8S_DIR/results/report.json" "$keep/new.json"
-    echo "reports kept in $keep"
-fi
-
-# the baseline ConfigMap from kperf itself: applies; a report over 1 MiB is refused by kperf
-"$KPERF" manifests --baseline-configmap "$K8S_DIR/baseline/report.json" -n kperf >"$K8S_DIR/cm.yaml" &&
-    kadmin apply -f "$K8S_DIR/cm.yaml" >/dev/null &&
-    kadmin get configmap kperf-baseline -n kperf -o json | jq -e '.data["report.json"] | fromjson |
-        .schema == "kperf.report/v1"' >/dev/null &&
-    pass "manifests --baseline-configmap: ConfigMap kperf-baseline applied, report.json intact" ||
-    fail "baseline ConfigMap from kperf manifests"
-jq '.results[0].samples as $s | .results[0].samples = [range(0; 400) as $i | ($s[0] | .sample = $i)]' \
-    "$K8S_DIR/baseline/report.json" >"$K8S_DIR/big.json"
-"$KPERF" manifests --baseline-configmap "$K8S_DIR/big.json" >/dev/null 2>"$K8S_DIR/big.err"
-rc=$?
-[ "$rc" = 1 ] && grep -q "over the 1048576-byte (1 MiB) limit of a ConfigMap: keep it on a volume" "$K8S_DIR/big.err" &&
-    pass "a $(stat -c %s "$K8S_DIR/big.json")-byte baseline is refused before the API server: $(cut -c1-120 "$K8S_DIR/big.err")" ||
-    fail "big baseline: exit $rc: $(cat "$K8S_DIR/big.err")"
-
-# cronjob-pvc.yaml: three nights (time compressed) on a history volume. Each night runs the
-# "run" then the "compare" container's args as in the pod, /history mapped to a directory:
-# night 1 has nothing to judge against (--first-run-ok: exit 0), night 2 is judged against
-# night 1, night 3 against nights 1 and 2 from the history (named on compare's stderr).
-# --keep-runs 30 becomes 3 (retention: the run history and the night folders keep 3).
-"$KPERF" manifests --from-yaml "$KPERF_SRC/manifests/cronjob-pvc.yaml" >"$K8S_DIR/cronjob-pvc.json" ||
-    fail "cronjob-pvc.yaml does not parse"
-H="$K8S_DIR/history"
-mkdir -p "$H"
-mapfile -t pvc_run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' \
-    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#" -e 's#^30$#3#')
-mapfile -t pvc_cmp < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' \
-    "$K8S_DIR/cronjob-pvc.json" | sed -e "s#^/baseline#$K8S_DIR/baseline#" -e "s#^/history#$H#")
-printf '%s\n' "${pvc_run[@]}" | grep -qx -- --keep-runs || fail "cronjob-pvc.yaml: no --keep-runs"
-printf '%s\n' "${pvc_run[@]}" | grep -qx -- --history || fail "cronjob-pvc.yaml: run has no --history"
-printf '%s\n' "${pvc_cmp[@]}" | grep -qx -- --baseline || fail "cronjob-pvc.yaml: compare has no --baseline"
-nights=() hfiles=()
-for night in 1 2 3; do
-    before=$(find "$H/runs" -name '*.json' 2>/dev/null | sort)
-    in_cluster "${pvc_run[@]}" "${short[@]}" --scenarios pod-to-pod >/dev/null 2>"$K8S_DIR/pvc-run.err" ||
-        { fail "PVC night $night: run failed"; tail -3 "$K8S_DIR/pvc-run.err"; }
-    nights+=("$(readlink "$H/nights/latest")")
-    added=$(comm -13 <(echo "$before") <(find "$H/runs" -name '*.json' | sort))
-    [ "$(echo "$added" | grep -c .)" = 1 ] || fail "PVC night $night: --history added [$added]"
-    hfiles+=("$(basename "$added")")
-    in_cluster "${pvc_cmp[@]}" >"$K8S_DIR/pvc-cmp$night.out" 2>"$K8S_DIR/pvc-cmp$night.err"
-    rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 3 ] ||
-        { fail "PVC night $night: compare exit $rc"; tail -3 "$K8S_DIR/pvc-cmp$night.err"; }
-    # the next night starts in a later second: its folder name differs
-    while [ "$(date -u +%Y%m%dT%H%M%SZ)" = "${nights[-1]}" ]; do sleep 0.2; done
+    pass "night 0's run first removed the killed run $dead (expired Lease)" ||
+    fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run0.log"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
+uid0=$(jq -r .metadata.uid "$K8S_DIR/pod0.json")
+jq -e '.results | length > 0' "$K8S_DIR/pods/$uid0/volumes/results/report.json" >/dev/null &&
+    grep -q '"schema": *"kperf.report/v1"' "$K8S_DIR/run0.log" &&
+    jq -e '.spec.serviceAccountName == "kperf" and
+        ([.spec.initContainers[0].volumeMounts[].mountPath] | index("/var/run/secrets/kubernetes.io/serviceaccount") != null) and
+        .metadata.ownerReferences[0].kind == "Job"' "$K8S_DIR/pod0.json" >/dev/null &&
+    pass "cronjob.yaml: the report in the pod's log and its results volume; ServiceAccount kperf, token automounted" ||
+    fail "cronjob.yaml night: $(jq -c '.spec | {serviceAccountName, volumes}' "$K8S_DIR/pod0.json")"
+# instead of cronjob.yaml: the claim and cronjob-pvc.yaml
+kadmin delete cronjob kperf-nightly -n kperf >/dev/null || fail "deleting the cronjob.yaml CronJob"
+kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
+pvdir=
+for _ in $(seq 1 50); do
+    pv=$(kadmin get pvc kperf-history -n kperf -o jsonpath='{.status.phase} {.spec.volumeName}' 2>/dev/null)
+    [ "${pv%% *}" = Bound ] && break
+    sleep 0.2
 done
-grep -q "the first run, nothing to judge" "$K8S_DIR/pvc-cmp1.err" && [ ! -s "$K8S_DIR/pvc-cmp1.out" ] &&
-    pass "PVC night 1: nothing in the history yet, compare passes: $(cat "$K8S_DIR/pvc-cmp1.err")" ||
-    fail "PVC night 1: $(cat "$K8S_DIR/pvc-cmp1.err")"
-grep -q "against 1 earlier run of .*: ${hfiles[0]}\$" "$K8S_DIR/pvc-cmp2.err" &&
-    pass "PVC night 2 judged against night 1 (${hfiles[0]})" ||
-    fail "PVC night 2: $(cat "$K8S_DIR/pvc-cmp2.err")"
-grep -q "against 2 earlier runs of .*: ${hfiles[0]} ${hfiles[1]}\$" "$K8S_DIR/pvc-cmp3.err" &&
-    grep -q "judged against the last 2 comparable runs" "$K8S_DIR/pvc-cmp3.out" &&
-    pass "PVC night 3 judged against nights 1 and 2 from the history: $(grep -m1 judging "$K8S_DIR/pvc-cmp3.err")" ||
-    fail "PVC night 3: $(cat "$K8S_DIR/pvc-cmp3.err"; head -2 "$K8S_DIR/pvc-cmp3.out")"
+pvdir=$(kadmin get pv "${pv#* }" -o jsonpath='{.spec.hostPath.path}' 2>/dev/null)
+[ "${pv%% *}" = Bound ] && [ -d "$pvdir" ] &&
+    pass "claim kperf-history Bound to ${pv#* } (kube-sim's provisioner: $pvdir)" ||
+    fail "claim not bound: [$pv] [$pvdir]"
+H=$pvdir
+
+shorten "$KPERF_SRC/manifests/cronjob-pvc.yaml"
+
+nights=() hfiles=()
+for n in 1 2 3; do
+    before=$(find "$H/runs" -name '*.json' 2>/dev/null | sort)
+    night "$n"
+    nights+=("$(readlink "$H/nights/latest")")
+    added=$(comm -13 <(echo "$before") <(find "$H/runs" -name '*.json' 2>/dev/null | sort))
+    [ "$(echo "$added" | grep -c .)" = 1 ] || fail "night $n: --history added [$added]"
+    hfiles+=("$(basename "$added")")
+done
+jq -e '[.spec.volumes[] | select(.persistentVolumeClaim.claimName == "kperf-history")] | length == 1' \
+    "$K8S_DIR/pod1.json" >/dev/null && [ "$(jq -r .metadata.uid "$K8S_DIR/pod1.json")" != \
+    "$(jq -r .metadata.uid "$K8S_DIR/pod3.json")" ] &&
+    pass "the nights' pods mount claim kperf-history; each night is a new pod" ||
+    fail "the nights' pods: $(jq -c '.spec.volumes' "$K8S_DIR/pod1.json")"
+grep -q "the first run, nothing to judge" "$K8S_DIR/cmp1.log" &&
+    pass "night 1: nothing in the history yet, compare passes: $(grep -m1 "nothing to judge" "$K8S_DIR/cmp1.log")" ||
+    fail "night 1: $(cat "$K8S_DIR/cmp1.log")"
+grep -q "against 1 earlier run of .*: ${hfiles[0]}\$" "$K8S_DIR/cmp2.log" &&
+    pass "night 2 judged against night 1 (${hfiles[0]})" ||
+    fail "night 2: $(head -3 "$K8S_DIR/cmp2.log")"
+grep -q "against 2 earlier runs of .*: ${hfiles[0]} ${hfiles[1]}\$" "$K8S_DIR/cmp3.log" &&
+    grep -q "judged against the last 2 comparable runs" "$K8S_DIR/cmp3.log" &&
+    pass "night 3 judged against nights 1 and 2 from the history on the claim: $(grep -m1 judging "$K8S_DIR/cmp3.log")" ||
+    fail "night 3: $(head -3 "$K8S_DIR/cmp3.log")"
 kept=$(cd "$H/nights" && ls -d 2*Z 2>/dev/null | tr '\n' ' ')
 [ "${#nights[@]}" = 3 ] && [ "${nights[0]}" != "${nights[1]}" ] && [ "${nights[1]}" != "${nights[2]}" ] &&
     [ "$kept" = "${nights[0]} ${nights[1]} ${nights[2]} " ] && [ "$(readlink "$H/nights/latest")" = "${nights[2]}" ] &&
     jq -e '.results | length > 0' "$H/nights/latest/report.json" >/dev/null &&
     [ "$("$KPERF" history list "$H/runs" | grep -c "\.json$")" = 3 ] &&
-    pass "cronjob-pvc.yaml: 3 nights kept (${kept}), latest -> ${nights[2]}, 3 runs in the history" ||
-    fail "PVC history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/nights/latest"), history: $("$KPERF" history list "$H/runs" | tr '\n' ' ')"
+    pass "the volume: 3 nights kept (${kept}), latest -> ${nights[2]}, 3 runs in the history" ||
+    fail "history: nights ${nights[*]}, kept [$kept], latest $(readlink "$H/nights/latest"), history: $("$KPERF" history list "$H/runs" | tr '\n' ' ')"
+jq -e --slurpfile b "$K8S_DIR/baseline/report.json" \
+    '[.metadata.nodes[].name] == [$b[0].metadata.nodes[].name]' "$H/nights/latest/report.json" >/dev/null &&
+    pass "--nodes-from /baseline/report.json: the nights measured the baseline's nodes" || fail "node pair differs"
+kadmin get cronjob kperf-nightly -n kperf -o json >"$K8S_DIR/cj.json"
+jq -e '.status.lastScheduleTime == "2026-12-04T02:17:00Z" and (.status.active // [] | length == 0)' \
+    "$K8S_DIR/cj.json" >/dev/null &&
+    [ "$(kadmin get jobs -n kperf -o json | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "CronJob")] | length')" = 3 ] &&
+    pass "CronJob status: lastScheduleTime 2026-12-04T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
+    fail "CronJob status: $(jq -c .status "$K8S_DIR/cj.json")"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own
 in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"
 grep -q "missing permissions" "$K8S_DIR/denied.err" &&
     pass "least privilege: runs outside -n kperf are refused at preflight: $(grep -m1 "missing permissions" "$K8S_DIR/denied.err" | cut -c1-200)" ||
     { fail "preflight did not report missing permissions"; tail -3 "$K8S_DIR/denied.err"; }
+# deleting the CronJob takes its Jobs and pods (owner references); the claim keeps the history
+kadmin delete cronjob kperf-nightly -n kperf >/dev/null
+none_left() { [ -z "$(kadmin get jobs,pods -n kperf -o name 2>/dev/null)" ]; }
+wait_for 20 none_left &&
+    [ -s "$H/nights/latest/report.json" ] &&
+    pass "CronJob deleted: its Jobs and pods are gone, the history stays on the claim" ||
+    fail "after deleting the CronJob: $(kadmin get jobs,pods -n kperf -o name | tr '\n' ' ')"
 k8s_nothing_left "nightly"
+echo "e2e.k8s_nightly: $SECONDS s"
+# KPERF_NIGHTLY_KEEP=DIR: keep the nights' logs and pods (and kube-sim's log) there
+if [ -n "${KPERF_NIGHTLY_KEEP:-}" ]; then
+    mkdir -p "$KPERF_NIGHTLY_KEEP" &&
+        cp "$K8S_DIR"/run*.log "$K8S_DIR"/cmp*.log "$K8S_DIR"/pod*.json "$K8S_DIR/kube-sim.log" \
+            "$K8S_DIR/requests.log" "$KPERF_NIGHTLY_KEEP/" 2>/dev/null
+    for d in "$K8S_DIR"/pods/*/logs; do
+        cp -r "$d" "$KPERF_NIGHTLY_KEEP/$(basename "$(dirname "$d")")"
+    done
+fi
 ks_finish

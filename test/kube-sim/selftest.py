@@ -543,10 +543,180 @@ def t_jobs():
     check("exec readiness probe", r)
 
 
+def t_volumes():
+    """A claim bound by the provisioner; an init container and the main
+    container write to it, a later pod reads both lines; a pod reads its
+    service-account directory at the real path (a private mount
+    namespace) and calls the API through the kubernetes Service as
+    system:serviceaccount:st:default."""
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {
+        "name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                                  "resources": {"requests": {
+                                      "storage": "1Gi"}}}}
+    r = call("POST", NS + "/persistentvolumeclaims", pvc)
+    check("create pvc", r.status == 201, r.raw[:300])
+    c = wait(lambda: (call("GET", NS + "/persistentvolumeclaims/data").json.get(
+        "status") or {}).get("phase") == "Bound", 10)
+    got = call("GET", NS + "/persistentvolumeclaims/data").json
+    vol = got["spec"].get("volumeName", "")
+    pv = call("GET", "/api/v1/persistentvolumes/" + vol).json or {}
+    path = ((pv.get("spec") or {}).get("hostPath") or {}).get("path", "")
+    check("pvc Bound to pv-<uid>, a directory in the state dir", c and
+          vol == "pvc-" + got["metadata"]["uid"] and
+          (pv.get("status") or {}).get("phase") == "Bound" and
+          pv["spec"]["claimRef"]["name"] == "data" and
+          os.path.realpath(path).startswith(os.path.realpath(D) + "/") and
+          os.path.isdir(path),
+          (got, pv))
+    r = call("POST", NS + "/persistentvolumeclaims", dict(pvc, metadata={
+        "name": "nosize"}, spec={"accessModes": ["ReadWriteOnce"]}))
+    check("pvc without a storage request: 422", r.status == 422 and
+          "spec.resources[storage]: Required value" in r.json["message"],
+          r.raw[:300])
+    w = pod("writer", ["sh", "-c", "echo main >> /data/log"],
+            volumes=[{"name": "d", "persistentVolumeClaim": {
+                "claimName": "data"}}])
+    w["spec"]["containers"][0]["volumeMounts"] = [{"name": "d",
+                                                   "mountPath": "/data"}]
+    w["spec"]["initContainers"] = [{
+        "name": "first", "image": "kube-sim/host", "command": [
+            "sh", "-c", "echo init >> /data/log; sleep 1"],
+        "volumeMounts": [{"name": "d", "mountPath": "/data"}]}]
+    r = call("POST", NS + "/pods", w)
+    check("create pod with an init container and the claim", r.status == 201,
+          r.raw[:300])
+    seen = set()
+
+    def phase():
+        st = call("GET", NS + "/pods/writer").json.get("status") or {}
+        seen.add((st.get("phase"), tuple(
+            (c["type"], c["status"]) for c in st.get("conditions") or []
+            if c["type"] == "Initialized")))
+        return st.get("phase") in ("Succeeded", "Failed") and st
+    st = wait(phase, 20)
+    ist = (st or {}).get("initContainerStatuses") or [{}]
+    check("init container first (Pending, Initialized False), then the "
+          "container: Succeeded", st and st["phase"] == "Succeeded" and
+          ("Pending", (("Initialized", "False"),)) in seen and
+          ist[0].get("state", {}).get("terminated", {}).get("reason") ==
+          "Completed", (seen, st))
+    r = call("GET", NS + "/pods/writer/log?container=first")
+    check("log of the init container", r.status == 200, r.raw[:200])
+    rd = pod("reader", ["cat", "/data/log"], volumes=[{
+        "name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    rd["spec"]["containers"][0]["volumeMounts"] = [{"name": "d",
+                                                    "mountPath": "/data"}]
+    call("POST", NS + "/pods", rd)
+    wait(lambda: (call("GET", NS + "/pods/reader").json.get("status") or
+                  {}).get("phase") == "Succeeded", 20)
+    r = call("GET", NS + "/pods/reader/log")
+    check("a later pod reads what both wrote: the volume persists",
+          r.raw == b"init\nmain\n", r.raw)
+    fail = pod("initfail", ["true"])
+    fail["spec"]["initContainers"] = [{"name": "bad", "image":
+                                       "kube-sim/host",
+                                       "command": ["sh", "-c", "exit 4"]}]
+    call("POST", NS + "/pods", fail)
+    st = wait(lambda: (lambda s: s.get("phase") == "Failed" and s)(
+        call("GET", NS + "/pods/initfail").json.get("status") or {}), 20)
+    check("a failed init container fails a restartPolicy Never pod; the "
+          "container never starts", st and
+          st["initContainerStatuses"][0]["state"]["terminated"][
+              "exitCode"] == 4 and "waiting" in st["containerStatuses"][0][
+                  "state"], st)
+    r = call("DELETE", NS + "/persistentvolumeclaims/data")
+    gone = wait(lambda: call("GET", NS + "/persistentvolumeclaims/data"
+                             ).status == 404 and not os.path.exists(path), 10)
+    check("claim deleted (no pod running uses it): volume and directory "
+          "gone", gone and call("GET", "/api/v1/persistentvolumes/" +
+                                vol).status == 404, r.raw[:200])
+    # in-cluster access: the path is built at run time, so only the
+    # mount namespace (not argv rewriting) can make it work
+    code = ("import json,os,ssl,http.client as h\n"
+            "d='/var/run/secrets/'+'kubernetes.io/serviceaccount'\n"
+            "t=open(d+'/token').read();ns=open(d+'/namespace').read()\n"
+            "c=h.HTTPSConnection(os.environ['KUBERNETES_SERVICE_HOST'],"
+            "int(os.environ['KUBERNETES_SERVICE_PORT']),context="
+            "ssl.create_default_context(cafile=d+'/ca.crt'))\n"
+            "c.request('GET','/api/v1/namespaces/'+ns+'/serviceaccounts/"
+            "default',headers={'Authorization':'Bearer '+t})\n"
+            "r=c.getresponse();print(ns,r.status,json.load(r)['metadata']"
+            "['name'])\n")
+    call("POST", NS + "/pods", pod("incluster", ["python3", "-c", code]))
+    st = wait(lambda: (lambda s: s.get("phase") in ("Succeeded", "Failed")
+                       and s)(call("GET", NS + "/pods/incluster").json.get(
+                           "status") or {}), 20)
+    r = call("GET", NS + "/pods/incluster/log")
+    p = call("GET", NS + "/pods/incluster").json
+    mounts = p["spec"]["containers"][0].get("volumeMounts") or []
+    check("automounted kube-api-access volume at the service-account path",
+          [m["mountPath"] for m in mounts] ==
+          ["/var/run/secrets/kubernetes.io/serviceaccount"] and
+          mounts[0]["name"].startswith("kube-api-access-"), mounts)
+    with open(os.path.join(D, "requests.log")) as f:
+        sa_lines = [ln for ln in f if "system:serviceaccount:st:default" in ln
+                    and "/serviceaccounts/default" in ln]
+    check("in a pod: token, ca.crt and namespace at the real path, the API "
+          "through KUBERNETES_SERVICE_HOST as the ServiceAccount",
+          st and st["phase"] == "Succeeded" and r.raw == b"st 200 default\n"
+          and sa_lines, (st and st.get("phase"), r.raw))
+    check("the host's /run is untouched",
+          not os.path.exists("/run/secrets/kubernetes.io"))
+
+
+def t_cronjobs():
+    """The controller on the running cluster: the clock jumps to the next
+    schedule time (kube-sim cron --next), the Job and its pod run, the
+    CronJob's status follows; a bad schedule is a 422."""
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {
+        "name": "tick"}, "spec": {
+        "schedule": "30 4 * * *", "concurrencyPolicy": "Forbid",
+        "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{
+                "name": "c", "image": "kube-sim/host",
+                "command": ["true"]}]}}}}}}
+    base = "/apis/batch/v1/namespaces/st/cronjobs"
+    r = call("POST", base, cj)
+    check("create cronjob", r.status == 201, r.raw[:300])
+    bad = json.loads(json.dumps(cj))
+    bad["metadata"]["name"] = "bad"
+    bad["spec"]["schedule"] = "30 4 * *"
+    r = call("POST", base, bad)
+    check("bad schedule: 422 with the parser's words", r.status == 422 and
+          "spec.schedule: Invalid value: \"30 4 * *\": expected exactly 5 "
+          "fields, found 4" in r.json["message"], r.raw[:300])
+    out = subprocess.run([KS, "cron", "--state-dir", D, "--next"],
+                         capture_output=True, text=True)
+    j = json.loads(out.stdout or "{}")
+    check("kube-sim cron --next: the clock at 04:30", out.returncode == 0 and
+          j.get("now", "").endswith("T04:30:00Z") or
+          j.get("now", "")[11:16] == "04:30", (out.stdout, out.stderr))
+
+    def done():
+        st = call("GET", base + "/tick").json.get("status") or {}
+        return st.get("lastSuccessfulTime") and st
+    st = wait(done, 30)
+    jobs = call("GET", "/apis/batch/v1/namespaces/st/jobs").json["items"]
+    mine = [x for x in jobs if x["metadata"]["name"].startswith("tick-")]
+    check("a Job ran to completion; lastScheduleTime 04:30, "
+          "lastSuccessfulTime set, nothing active", st and
+          st.get("lastScheduleTime", "")[11:] == "04:30:00Z" and
+          not st.get("active") and len(mine) == 1 and
+          mine[0]["metadata"]["ownerReferences"][0]["kind"] == "CronJob",
+          (st, [x["metadata"]["name"] for x in mine]))
+    call("DELETE", base + "/tick?propagationPolicy=Background")
+    gone = wait(lambda: not [x for x in call(
+        "GET", "/apis/batch/v1/namespaces/st/jobs").json["items"]
+        if x["metadata"]["name"].startswith("tick-")], 15)
+    check("deleting the CronJob removes its Jobs (owner references, GC)",
+          gone)
+
+
 NODES = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 GROUPS = [g for g in sys.argv[3:]] or ["basics", "validation", "list_watch",
                                        "delete", "ssar", "logs", "psa",
-                                       "jobs", "faults"]
+                                       "jobs", "volumes", "cronjobs",
+                                       "faults"]
 for g in GROUPS:
     print("== %s" % g)
     globals()["t_" + g]()

@@ -27,6 +27,7 @@ SERVICE_RANGES = {
              "2001:2:0:f00::/108")}
 POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 PSA = "pod-security.kubernetes.io/"
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 LEVELS = {"privileged": 0, "baseline": 1, "restricted": 2}
 BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID",
                  "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID",
@@ -204,6 +205,35 @@ class Admission:
                 for p in c.get("ports") or []:
                     p.setdefault("hostPort", p.get("containerPort"))
 
+    def automount_token(self, spec, sa_obj):
+        """The ServiceAccount admission plugin: unless the pod or (when
+        the pod does not say) its ServiceAccount sets
+        automountServiceAccountToken false, a projected volume
+        kube-api-access-<5 chars> (token, ca.crt, namespace) mounted
+        read-only at SA_DIR in every container and init container."""
+        auto = spec.get("automountServiceAccountToken")
+        if auto is None:
+            auto = sa_obj.get("automountServiceAccountToken")
+        if auto is False:
+            return
+        ctrs = _ctrs(spec)
+        if any(m.get("mountPath") == SA_DIR for c in ctrs
+               for m in c.get("volumeMounts") or []):
+            return
+        name = "kube-api-access-" + rand_suffix()
+        spec.setdefault("volumes", []).append({"name": name, "projected": {
+            "defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607,
+                                         "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [
+                    {"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"fieldRef": {
+                    "apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                    "path": "namespace"}]}}]}})
+        for c in ctrs:
+            c.setdefault("volumeMounts", []).append({
+                "name": name, "readOnly": True, "mountPath": SA_DIR})
+
     def default_tolerations(self, spec):
         tol = spec.setdefault("tolerations", [])
         keys = {(t.get("key"), t.get("effect")) for t in tol}
@@ -253,6 +283,21 @@ class Admission:
                     t["metadata"].setdefault("labels", {}).update(lab)
                     md.setdefault("labels", {}).update(lab)
                 obj["status"] = {}
+        elif res == "cronjobs":
+            for k, v in (("concurrencyPolicy", "Allow"), ("suspend", False),
+                         ("successfulJobsHistoryLimit", 3),
+                         ("failedJobsHistoryLimit", 1)):
+                spec.setdefault(k, v)
+            js = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+            t = js.setdefault("template", {})
+            t.setdefault("metadata", {})
+            self.default_pod_spec(t.setdefault("spec", {}))
+            obj["status"] = {}
+        elif res == "persistentvolumeclaims":
+            spec.setdefault("volumeMode", "Filesystem")
+            md.setdefault("finalizers", []).append(
+                "kubernetes.io/pvc-protection")
+            obj["status"] = {"phase": "Pending"}
         elif res == "namespaces":
             obj["spec"] = {"finalizers": ["kubernetes"]}
             obj["status"] = {"phase": "Active"}
@@ -421,6 +466,9 @@ class Admission:
         elif res.name in ("daemonsets", "jobs"):
             self.psa(ns_obj, obj["spec"]["template"]["spec"], res.name,
                      md["name"], warnings, False)
+        elif res.name == "cronjobs":
+            self.psa(ns_obj, obj["spec"]["jobTemplate"]["spec"]["template"][
+                "spec"], res.name, md["name"], warnings, False)
         elif res.name == "services" and obj["spec"].get("type") != \
                 "ExternalName":
             exists = self.store.get(res.name, md.get("namespace"),
@@ -434,13 +482,15 @@ class Admission:
             return obj
         if res.name == "pods":
             sa = obj["spec"].get("serviceAccountName") or "default"
-            if self.store.get("serviceaccounts", md["namespace"], sa) is None:
+            sa_obj = self.store.get("serviceaccounts", md["namespace"], sa)
+            if sa_obj is None:
                 shown = md["generateName"] if gen else md["name"]
                 raise Rejected(403, "Forbidden", 'pods "%s" is forbidden: '
                                'error looking up service account %s/%s: '
                                'serviceaccount "%s" not found' % (
                                    shown, md["namespace"], sa, sa),
                                {"name": shown, "kind": "pods"})
+            self.automount_token(obj["spec"], sa_obj)
         for _ in range(5):
             try:
                 out = self.store.create(res.name, obj)

@@ -150,6 +150,8 @@ class App:
             req.user = self.auth.authenticate(req.h)
             if req.user is None or not req.user.admin:
                 raise Rejected(401, "Unauthorized", "Unauthorized")
+            if p == "/kube-sim/cron":
+                return self.ctrl.cron_control(self, req)
             return self.faults.control(self, req)
         if p in ("/livez", "/readyz", "/healthz"):
             return self.send(req, 200, "ok", "text/plain; charset=utf-8")
@@ -654,15 +656,18 @@ class App:
         if pod is None:
             raise not_found(R.BY_GR[("", "pods")], name)
         ctrs = [c["name"] for c in pod["spec"].get("containers") or []]
+        inits = [c["name"] for c in pod["spec"].get("initContainers") or []]
         c = req.q.get("container")
         if not c:
             if len(ctrs) != 1:
                 raise Rejected(400, "BadRequest",
                                "a container name must be specified for pod "
-                               "%s, choose one of: [%s]" % (name,
-                                                            " ".join(ctrs)))
+                               "%s, choose one of: [%s]%s" % (
+                                   name, " ".join(ctrs),
+                                   " or one of the init containers: [%s]" %
+                                   " ".join(inits) if inits else ""))
             c = ctrs[0]
-        elif c not in ctrs:
+        elif c not in ctrs + inits:
             raise Rejected(400, "BadRequest",
                            "container %s is not valid for pod %s" % (c, name))
         src = self.kubelet.log_source(pod, c, req.qbool("previous"))
@@ -728,8 +733,10 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, app, port, sslctx):
-        super().__init__(("127.0.0.1", port), Handler)
+    def __init__(self, app, port, sslctx, host="127.0.0.1"):
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), Handler)
         self.app = app
         self.sslctx = sslctx
 

@@ -52,8 +52,9 @@ def _issue(d, base, subj, exts):
     _openssl(args, d)
 
 
-def make_certs(d, user, groups):
-    """CA, server (127.0.0.1/localhost), user and admin client certs."""
+def make_certs(d, user, groups, ips=()):
+    """CA, server (127.0.0.1/localhost, the kubernetes Service's names and
+    the addresses in ips), user and admin client certs."""
     os.makedirs(d, exist_ok=True)
     _openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt",
               "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
@@ -66,7 +67,9 @@ def make_certs(d, user, groups):
     subj = "".join("/O=%s" % g for g in groups) + "/CN=%s" % user
     jobs = [("server", "/CN=kube-apiserver", [
         "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,"
-        "DNS:kubernetes.default.svc", "extendedKeyUsage=serverAuth",
+        "DNS:kubernetes.default,DNS:kubernetes.default.svc,"
+        "DNS:kubernetes.default.svc.cluster.local" +
+        "".join(",IP:" + ip for ip in ips), "extendedKeyUsage=serverAuth",
         "basicConstraints=CA:FALSE",
         "keyUsage=critical,digitalSignature,keyEncipherment"]),
         ("user", subj, client),
@@ -142,12 +145,15 @@ class Auth:
         self.user = User(cfg.user, cfg.groups)
         self.admin = User(ADMIN_USER, ["system:masters"])
         self.tok_path = os.path.join(d, "tokens")
+        self.sa_tokens = {}     # token -> User of a ServiceAccount
+        self.sa_lock = threading.Lock()
 
-    def setup(self, port):
-        """Make certs, tokens and kubeconfigs. Called once by `up`."""
+    def setup(self, port, ips=()):
+        """Make certs, tokens and kubeconfigs. Called once by `up`; ips:
+        the in-cluster addresses of the API server (certificate SANs)."""
         cfg, d = self.cfg, self.cfg.state_dir
         pki = os.path.join(d, "pki")
-        make_certs(pki, cfg.user, cfg.groups)
+        make_certs(pki, cfg.user, cfg.groups, ips)
         server = "https://127.0.0.1:%d" % port
         ca = os.path.join(pki, "ca.crt")
         user_tok, admin_tok = rand_token(), rand_token()
@@ -214,10 +220,24 @@ class Auth:
             time.sleep(self.cfg.exec_expiry)
             self.rotate_exec_token()
 
+    def sa_token(self, ns, name):
+        """The bearer token of ServiceAccount ns/name (what the kubelet
+        projects into a pod): one per account, valid while kube-sim runs;
+        the user is system:serviceaccount:NS:NAME."""
+        user = "system:serviceaccount:%s:%s" % (ns, name)
+        with self.sa_lock:
+            for t, u in self.sa_tokens.items():
+                if u.name == user:
+                    return t
+            t = rand_token()
+            self.sa_tokens[t] = User(user, [])
+            return t
+
     def authenticate(self, h):
         a = h.headers.get("Authorization") or ""
         if a.startswith("Bearer "):
-            return self.tokens.get(a[7:].strip())
+            t = a[7:].strip()
+            return self.tokens.get(t) or self.sa_tokens.get(t)
         try:
             cert = h.connection.getpeercert()
         except (AttributeError, ValueError):

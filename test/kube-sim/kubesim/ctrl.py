@@ -3,8 +3,9 @@
 
 Owns: deletion semantics (propagation policies, finalizers, graceful pod
 deletion hand-off to the kubelet), the garbage collector, the namespace
-lifecycle controller, the scheduler, the DaemonSet and Job controllers, the
-endpoints controller feeding the per-node nftables Service rules, and
+lifecycle controller, the scheduler, the DaemonSet, Job and CronJob
+(cron.py) controllers, the volume provisioner (storage.py), the endpoints
+controller feeding the per-node nftables Service rules, and
 Events. Everything is level-triggered: one loop re-reads the store when it
 changes (or every half second) and converges. Pods are created through
 admission, so Pod Security rejections become FailedCreate events.
@@ -15,7 +16,9 @@ import time
 import traceback
 
 from . import resources as R
+from .cron import CronJobs
 from .schema import Rejected
+from .storage import Storage
 from .util import now_iso
 from .workloads import Workloads, node_matches, tolerates
 
@@ -40,7 +43,7 @@ def terminal(p):
     return (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-class Controllers(Workloads):
+class Controllers(Workloads, CronJobs, Storage):
     def __init__(self, cfg, store, adm, net, faults):
         self.cfg, self.store, self.adm, self.net = cfg, store, adm, net
         self.faults = faults
@@ -53,6 +56,7 @@ class Controllers(Workloads):
         self.svc_rules = None
         self.event_names = {}       # (ns, uid, reason, message) -> event
         self.stop = False
+        self.cron_init(cfg)
         store.subscribers.append(lambda *a: self.wake.set())
 
     def start(self):
@@ -63,8 +67,9 @@ class Controllers(Workloads):
         while not self.stop:
             self.wake.wait(0.5)
             self.wake.clear()
-            for fn in (self.namespaces, self.gc, self.daemonsets, self.jobs,
-                       self.schedule, self.endpoints):
+            for fn in (self.namespaces, self.gc, self.daemonsets,
+                       self.cronjobs, self.jobs, self.volumes, self.schedule,
+                       self.endpoints):
                 try:
                     fn()
                 except Exception:

@@ -290,8 +290,10 @@ class Kubelet:
         """A LogSource, or an error text for a 400 answer."""
         uid = pod["metadata"]["uid"]
         w = self.workers.get(uid)
-        cs = {c["name"]: c for c in pod["status"].get("containerStatuses")
-              or []}.get(cname) or {}
+        cs = {c["name"]: c for c in (pod["status"].get("containerStatuses")
+                                     or []) + (pod["status"].get(
+                                         "initContainerStatuses") or [])
+              }.get(cname) or {}
         n = cs.get("restartCount", 0)
         if previous:
             n -= 1
@@ -307,7 +309,7 @@ class Kubelet:
                 cname, pod["metadata"]["name"], reason)
 
         def alive():
-            c = w.containers.get(cname) if w else None
+            c = w.containers.get(cname) or w.inits.get(cname) if w else None
             return bool(c and c.proc and c.proc.poll() is None and
                         c.restarts == n) or bool(c and c.readers_alive())
         return LogSource(path, alive)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """main - the kube-sim command: up (daemonize, wait until ready), serve (the
 daemon itself), down (remove everything recorded in the state dir, also
-after SIGKILL), fault (change faults at runtime), status.
+after SIGKILL), fault (change faults at runtime), cron (the CronJob clock),
+status.
 """
 import argparse
 import hashlib
@@ -21,7 +22,7 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log",
-               "cni-rollout.jsonl"]
+               "cni-rollout.jsonl", "volumes"]
 
 
 class Cfg:
@@ -91,6 +92,18 @@ def cmd_up(a):
         os.unlink(os.path.join(d, "ready"))
     agent = a.agent_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
                                         "kperf-agent")
+    kperf = a.kperf_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
+                                        "kperf")
+    if a.cron_minute_seconds <= 0:
+        print("kube-sim: --cron-minute-seconds must be > 0", file=sys.stderr)
+        return 2
+    if a.cron_start:
+        from .util import parse_iso
+        if parse_iso(a.cron_start) is None:
+            print("kube-sim: --cron-start: an RFC 3339 time expected "
+                  "(2026-12-01T02:00:00Z), got %r" % a.cron_start,
+                  file=sys.stderr)
+            return 2
     if a.agent_image and not (
             os.path.isdir(os.path.join(a.agent_image, "rootfs")) and
             os.path.isfile(os.path.join(a.agent_image, "config.json"))):
@@ -140,6 +153,9 @@ def cmd_up(a):
            "user": a.user, "groups": a.group or [],
            "rbac_files": [os.path.abspath(x) for x in a.rbac or []],
            "agent_bin": os.path.abspath(agent),
+           "kperf_bin": os.path.abspath(kperf),
+           "cron_minute_seconds": a.cron_minute_seconds,
+           "cron_start": a.cron_start or "",
            "agent_image": os.path.abspath(a.agent_image) if a.agent_image
            else "",
            "host_images": (a.host_images or "kube-sim/host").split(","),
@@ -255,7 +271,9 @@ def serve(d):
     # bind first (port 0 = any), then write certs and kubeconfig
     srv = api.Server(app, cfg.port or 0, None)
     cfg.port = srv.server_address[1]
-    au.setup(cfg.port)
+    au.setup(cfg.port, sorted(set(net.api_ips() + net.kube_service_ips() + [
+        "198.19.0.1", "198.19.240.1", "2001:2:0:100::1", "2001:2:0:f00::1"])))
+    kl.auth = au
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     pki = os.path.join(d, "pki")
     ctx.load_cert_chain(os.path.join(pki, "server.crt"),
@@ -269,6 +287,12 @@ def serve(d):
     tn.join()
     if err:
         raise err[0]
+    # the in-cluster address (default/kubernetes): a listener made inside
+    # the underlay namespace, serving the same API
+    for ip in net.api_ips():
+        isrv = net.in_netns(network.ul, lambda ip=ip: api.Server(
+            app, net.API_PORT, ctx, host=ip))
+        threading.Thread(target=isrv.serve_forever, daemon=True).start()
     kl.register_nodes()
     if cfg.faults:
         fl.add(cfg.faults)
@@ -330,8 +354,7 @@ def seed(st, adm, cfg):
     from . import net
     from . import resources as R
     # the API server's Service: the first address of the primary range
-    kube_ips = ["198.19.240.1" if f == "IPv4" else "2001:2:0:f00::1"
-                for f in net.FAMILIES]
+    kube_ips = net.kube_service_ips()
     from .util import yaml_load_all
     for n in ("default", "kube-system", "kube-public", "kube-node-lease"):
         adm.create(R.BY_GR[("", "namespaces")], {
@@ -520,14 +543,14 @@ def cmd_down(a):
 
 
 # ---------------------------------------------------------------- fault
-def _admin_call(d, method, body=None):
+def _admin_call(d, method, body=None, path="/kube-sim/faults"):
     with open(os.path.join(d, "ready")) as f:
         server = json.load(f)["server"]
     with open(os.path.join(d, "tokens")) as f:
         admin_tok = f.read().split()[1]
     ctx = ssl.create_default_context(cafile=os.path.join(d, "pki",
                                                          "ca.crt"))
-    req = urllib.request.Request(server + "/kube-sim/faults", method=method,
+    req = urllib.request.Request(server + path, method=method,
                                  data=body.encode() if body else None,
                                  headers={"Authorization":
                                           "Bearer " + admin_tok})
@@ -535,7 +558,9 @@ def _admin_call(d, method, body=None):
         with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
             return json.loads(r.read())
     except urllib.error.HTTPError as e:
-        raise SystemExit("kube-sim fault: %s" % e.read().decode())
+        raise SystemExit("kube-sim %s: %s" % (
+            "fault" if path.endswith("faults") else "cron",
+            e.read().decode()))
 
 
 def cmd_fault(a):
@@ -547,6 +572,18 @@ def cmd_fault(a):
         print(json.dumps(out["added"]))
     if a.list or not (a.clear or a.spec):
         print(json.dumps(_admin_call(d, "GET"), indent=1))
+    return 0
+
+
+def cmd_cron(a):
+    d = os.path.abspath(a.state_dir)
+    body = None
+    if a.next:
+        body = json.dumps({"next": True})
+    elif a.set:
+        body = json.dumps({"set": a.set})
+    out = _admin_call(d, "POST" if body else "GET", body, "/kube-sim/cron")
+    print(json.dumps(out))
     return 0
 
 
@@ -586,6 +623,14 @@ def main(argv=None):
                     "inspect` .Config): kperf-agent containers run chrooted "
                     "in a copy of it, as the image's user, instead of "
                     "--agent-bin")
+    up.add_argument("--kperf-bin", help="binary for kperf (controller) "
+                    "images, e.g. ghcr.io/kperf/kperf:0.1.0 (default "
+                    "$KPERF_BIN/kperf)")
+    up.add_argument("--cron-minute-seconds", type=float, default=60.0,
+                    help="real seconds per minute of the CronJob clock "
+                    "(default 60: real time; 0.5 = a day in 12 minutes)")
+    up.add_argument("--cron-start", help="RFC 3339 time the CronJob clock "
+                    "starts at (default: now)")
     up.add_argument("--host-images", help="comma-separated image names "
                     "whose command runs from the host (default "
                     "kube-sim/host)")
@@ -637,8 +682,15 @@ def main(argv=None):
     fa.add_argument("--clear", action="store_true")
     fa.add_argument("--list", action="store_true")
     fa.add_argument("spec", nargs="?")
+    cr = sub.add_parser("cron", help="show or move the CronJob clock")
+    cr.add_argument("--state-dir", required=True)
+    g = cr.add_mutually_exclusive_group()
+    g.add_argument("--next", action="store_true", help="jump to the next "
+                   "schedule time of any CronJob (its Jobs start at once)")
+    g.add_argument("--set", metavar="TIME", help="set the clock (RFC 3339)")
     ss = sub.add_parser("status")
     ss.add_argument("--state-dir", required=True)
     a = ap.parse_args(argv)
     return {"up": cmd_up, "down": cmd_down, "serve": cmd_serve,
-            "fault": cmd_fault, "status": cmd_status}[a.cmd](a)
+            "fault": cmd_fault, "cron": cmd_cron,
+            "status": cmd_status}[a.cmd](a)

@@ -13,6 +13,10 @@ underlay 2001:2:0:100::/64 (node i = ::(10+i) in hex), pod CIDR of node i
 Services 2001:2:0:f00::/108; the table is then "inet" (ip and ip6 rules).
 IPv6 addresses are added without DAD and no interface takes router
 advertisements, so an address works the moment it is added.
+The API server's in-cluster address is on the underlay bridge: 198.19.0.1
+(2001:2:0:100::1), port 6443 (api_ips(); the daemon listens there through a
+socket made in the underlay namespace), with routes back to every node's pod
+CIDR, so pods reach it through the default/kubernetes Service's ClusterIP.
 <p> is "ks<id>-". Nothing is created in the root namespace; every name is
 recorded in the state dir (record_name) before it is created, so `down`
 can delete exactly those.
@@ -30,6 +34,7 @@ UNDERLAY_NET6 = "2001:2:0:100::/64"
 SERVICE_NET6 = "2001:2:0:f00::/108"
 SERVICE_NETS = {"IPv4": SERVICE_NET, "IPv6": SERVICE_NET6}
 MAX_NODES = 500
+API_PORT = 6443
 IP_FAMILY_MODES = {"ipv4": ["IPv4"], "ipv6": ["IPv6"],
                    "dual": ["IPv4", "IPv6"]}
 # the cluster's families, the first one primary (podIP, node address, the
@@ -74,6 +79,16 @@ def node_ips(i):
     # for i <= 245)
     return [_ip(f, "198.19.%d.%d" % ((10 + i) >> 8, (10 + i) & 0xff),
                 "2001:2:0:100::%x" % (10 + i)) for f in FAMILIES]
+
+
+def api_ips():
+    """The API server's addresses on the underlay, one per family."""
+    return [_ip(f, "198.19.0.1", "2001:2:0:100::1") for f in FAMILIES]
+
+
+def kube_service_ips():
+    """ClusterIPs of default/kubernetes: the first of each Service range."""
+    return [_ip(f, "198.19.240.1", "2001:2:0:f00::1") for f in FAMILIES]
 
 
 def node_ip(i):
@@ -227,6 +242,14 @@ class Network:
             cmds.append("link add %su%d type veth peer name eth0 netns %s" %
                         (p, i, self.node_ns(i)))
             cmds.append("link set %su%d master %sub up" % (p, i, p))
+        # the API server's in-cluster address, and the way back to pods
+        for ip in api_ips():
+            cmds.append("addr add %s/%s dev %sub%s" % (
+                ip, "64" if ":" in ip else "20", p,
+                " nodad" if ":" in ip else ""))
+        for i in range(1, self.nnodes + 1):
+            for cidr, via in zip(pod_cidrs(i), node_ips(i)):
+                cmds.append("route add %s via %s" % (cidr, via))
         if "IPv6" in FAMILIES:
             ipv6_sysctls(self.ul)
         run(["ip", "-n", self.ul, "-batch", "-"], stdin="\n".join(cmds) + "\n")
@@ -319,6 +342,13 @@ class Network:
         ips = pod_ips(node_i, host)
         self.names.record(ns)
         try:
+            # the node may still hold a neighbour entry for this address with
+            # the MAC of the pod that had it before: a pod that only listens
+            # (sends no ARP) would be unreachable from its node (readiness
+            # probes, Services) until that entry fails, ~10 s later
+            for ip in ips:
+                run(["ip", "-n", self.node_ns(node_i), "neigh", "flush", "to",
+                     ip], check=False)
             run(["ip", "netns", "add", ns])
             if "IPv6" in FAMILIES:
                 ipv6_sysctls(ns)

@@ -2,10 +2,12 @@
 """pod - one pod on one node, as a kubelet runs it (used by kubelet.py).
 
 Owns: the pod lifecycle (image "pull", secrets and volumes written under
-DIR/pods/<uid>/volumes with container paths rewritten to them, env, the
-pod's network namespace or its node's for hostNetwork, a real process per
-container via nsenter, log capture, readiness probes, restarts with
-back-off, graceful termination), pod status and kubelet Events.
+DIR/pods/<uid>/volumes with container paths rewritten to them, claims
+mounted from their volume's host directory, the service-account token,
+env, the pod's network namespace or its node's for hostNetwork, init
+containers one after another, a real process per container via nsenter,
+log capture, readiness probes, restarts with back-off, graceful
+termination), pod status and kubelet Events.
 """
 import base64
 import json
@@ -21,17 +23,27 @@ import time
 import traceback
 
 from .ctrl import set_cond
-from .net import in_netns, node_ip, node_ips
+from .net import in_netns, kube_service_ips, node_ip, node_ips
 from .util import dcopy, now_iso, rand_token
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# mount paths a program opens by a built-in name (no argument to rewrite):
+# bind-mounted in a private mount namespace instead (hostns_exec.py)
+HOST_MOUNT_PREFIXES = ("/var/run/secrets/", "/run/secrets/")
+
+
+def image_name(img):
+    """The repository's last path element: ghcr.io/kperf/kperf:0.1.0 ->
+    kperf."""
+    return img.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
 
 
 class Ctr:
     """One container's runtime state inside a Worker."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, init=False):
         self.spec = spec
+        self.init = init
         self.name = spec["name"]
         self.proc = None
         self.restarts = 0
@@ -64,6 +76,11 @@ class Worker:
         self.deleting = threading.Event()
         self.containers = {c["name"]: Ctr(c)
                            for c in pod["spec"].get("containers") or []}
+        self.inits = {c["name"]: Ctr(c, True)
+                      for c in pod["spec"].get("initContainers") or []}
+        if self.inits:
+            for c in self.containers.values():
+                c.state = {"waiting": {"reason": "PodInitializing"}}
         self.netns = None
         self.ip = None  # the primary address (podIP)
         self.ips = []  # one per cluster family (podIPs)
@@ -83,9 +100,9 @@ class Worker:
     def push(self):
         """Write pod status from the containers' state."""
         hostip = node_ip(self.node_i)
-        cstat = []
+        cstat, istat = [], []
         all_ready = True
-        for c in self.containers.values():
+        for c in list(self.inits.values()) + list(self.containers.values()):
             img = c.spec.get("image", "")
             s = {"name": c.name, "state": dcopy(c.state),
                  "lastState": dcopy(c.last), "ready": c.ready,
@@ -95,8 +112,14 @@ class Worker:
                 s["containerID"] = "containerd://" + c.cid
                 s["imageID"] = "docker.io/library/%s@sha256:%s" % (
                     img.rsplit("/", 1)[-1].split(":")[0], "0" * 64)
+            if c.init:
+                istat.append(s)
+                continue
             cstat.append(s)
             all_ready = all_ready and c.ready
+        pending = [c.name for c in self.inits.values() if not (
+            "terminated" in c.state and
+            c.state["terminated"].get("exitCode") == 0)]
         phase = self.phase
 
         def upd(x):
@@ -111,9 +134,16 @@ class Worker:
                 st["podIP"] = self.ip
                 st["podIPs"] = [{"ip": a} for a in self.ips]
             st["containerStatuses"] = cstat
+            if istat:
+                st["initContainerStatuses"] = istat
             set_cond(x, "PodReadyToStartContainers",
                      "True" if self.ip else "False", None, None)
-            set_cond(x, "Initialized", "True", None, None)
+            if pending:
+                set_cond(x, "Initialized", "False", "ContainersNotInitialized",
+                         "containers with incomplete status: [%s]" %
+                         " ".join(pending))
+            else:
+                set_cond(x, "Initialized", "True", None, None)
             if phase in ("Succeeded", "Failed"):
                 r = "PodCompleted"
                 set_cond(x, "ContainersReady", "False", r, None)
@@ -179,6 +209,10 @@ class Worker:
         if self.deleting.is_set():
             return
         self.push()
+        if self.inits and not self.run_inits():
+            if self.phase == "Failed":
+                self.deleting.wait()   # keep the pod; wait for its deletion
+            return
         for c in self.containers.values():
             self.start(c)
         self.push()
@@ -195,20 +229,59 @@ class Worker:
                 self.deleting.wait()
                 return
 
+    def run_inits(self):
+        """Init containers one after another, each to completion. Returns
+        True when all succeeded; False on deletion or when one failed and
+        restartPolicy Never made the pod Failed (others restart it with
+        back-off)."""
+        for c in self.inits.values():
+            while True:
+                self.start(c)
+                self.push()
+                while c.proc is not None and not self.deleting.wait(0.2):
+                    rc = c.proc.poll()
+                    if rc is not None:
+                        for t in c.readers:
+                            t.join(2)
+                        self.term_state(c, rc)
+                if self.deleting.is_set():
+                    return False
+                code = c.state["terminated"]["exitCode"]
+                if code == 0:
+                    break
+                if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+                    self.phase = "Failed"
+                    self.push()
+                    return False
+                c.backoff = min(c.backoff * 2 if c.backoff else 10, 300) \
+                    if c.restarts else self.kl.cfg.crash_backoff
+                c.last = {"terminated": c.state["terminated"]}
+                c.state = {"waiting": {"reason": "CrashLoopBackOff", "message": (
+                    "back-off %ds restarting failed container=%s pod=%s_%s(%s)"
+                    % (c.backoff, c.name, self.name, self.ns, self.uid))}}
+                self.ev("Warning", "BackOff", "Back-off restarting failed "
+                        "container %s in pod %s_%s(%s)" % (
+                            c.name, self.name, self.ns, self.uid), c.name)
+                self.push()
+                if self.deleting.wait(c.backoff):
+                    return False
+                c.restarts += 1
+        return True
+
     # ------------------------------------------------------------ images
     def runnable(self, image):
         if self.kl.faults.pull_fails(image):
             return False
-        if "kperf-agent" in image:
+        if "kperf-agent" in image or image_name(image) == "kperf":
             return True
         base = image.split("@")[0]
         return any(base == h or base.startswith(h + ":") or
                    base.startswith(h + "/") for h in self.kl.cfg.host_images)
 
     def pull_images(self):
-        bad = [c for c in self.containers.values()
-               if not self.runnable(c.spec.get("image", ""))]
-        for c in self.containers.values():
+        allc = list(self.inits.values()) + list(self.containers.values())
+        bad = [c for c in allc if not self.runnable(c.spec.get("image", ""))]
+        for c in allc:
             if c not in bad:
                 self.ev("Normal", "Pulled", 'Container image "%s" already '
                         'present on machine' % c.spec.get("image"), c.name)
@@ -266,6 +339,13 @@ class Worker:
         fs_group = (self.pod["spec"].get("securityContext") or {}).get(
             "fsGroup")
         for v in self.pod["spec"].get("volumes") or []:
+            if "persistentVolumeClaim" in v:
+                path, err = self.claim_dir(v["persistentVolumeClaim"].get(
+                    "claimName"), fs_group)
+                if err:
+                    return err
+                self.mounts[v["name"]] = path
+                continue
             d = os.path.join(vdir, v["name"])
             os.makedirs(d, exist_ok=True)
             files = {}
@@ -294,7 +374,7 @@ class Worker:
                 for src in v["projected"].get("sources") or []:
                     if "serviceAccountToken" in src:
                         files[src["serviceAccountToken"].get(
-                            "path", "token")] = b"kube-sim-not-a-token"
+                            "path", "token")] = self.token()
                     if "secret" in src:
                         s = self.secret(src["secret"].get("name"))
                         if s:
@@ -322,12 +402,16 @@ class Worker:
                     os.chown(p, -1, fs_group)
             self.mounts[v["name"]] = d
         self.envs = {}
-        for c in self.containers.values():
+        home = os.path.join(self.dir, "home")
+        os.makedirs(home, exist_ok=True)
+        for c in list(self.inits.values()) + list(self.containers.values()):
             env = {"PATH": PATH, "HOSTNAME": self.node if self.pod[
                 "spec"].get("hostNetwork") else self.name,
-                "KUBERNETES_SERVICE_HOST": "198.19.240.1",
+                "KUBERNETES_SERVICE_HOST": kube_service_ips()[0],
                 "KUBERNETES_SERVICE_PORT": "443",
-                "HOME": "/root"}
+                # the pod's own (empty) home, not the host's: no ~/.kube
+                # of this machine takes precedence over in-cluster access
+                "HOME": home}
             for ef in c.spec.get("envFrom") or []:
                 pre = ef.get("prefix", "")
                 if "secretRef" in ef:
@@ -387,6 +471,36 @@ class Worker:
                     env[e["name"]] = "0"
             self.envs[c.name] = env
         return None
+
+    def token(self):
+        """The pod's ServiceAccount token (auth.py), which the API server
+        takes as system:serviceaccount:NS:NAME."""
+        auth = getattr(self.kl, "auth", None)
+        if auth is None:
+            return b"kube-sim-not-a-token"
+        return auth.sa_token(self.ns, self.pod["spec"].get(
+            "serviceAccountName") or "default").encode()
+
+    def claim_dir(self, claim, fs_group):
+        """(host directory, None) of a bound claim's volume, or (None,
+        error text) while it is missing or unbound."""
+        pvc = self.kl.store.get("persistentvolumeclaims", self.ns, claim)
+        if pvc is None:
+            return None, 'persistentvolumeclaim "%s" not found' % claim
+        if (pvc.get("status") or {}).get("phase") != "Bound":
+            return None, 'persistentvolumeclaim "%s" is not bound' % claim
+        pv = self.kl.store.get("persistentvolumes", "", pvc["spec"].get(
+            "volumeName"))
+        path = ((pv or {}).get("spec") or {}).get("hostPath", {}).get("path")
+        if not path or not os.path.isdir(path):
+            return None, 'volume "%s" of persistentvolumeclaim "%s" has no ' \
+                'directory' % (pvc["spec"].get("volumeName"), claim)
+        if fs_group is not None:
+            # like the kubelet's volume ownership management: the group
+            # owns the volume, new files inherit it (setgid)
+            os.chown(path, -1, fs_group)
+            os.chmod(path, 0o2777)
+        return path, None
 
     def field(self, fp):
         p = self.kl.store.get("pods", self.ns, self.name) or self.pod
@@ -453,15 +567,21 @@ class Worker:
             full = list(conf.get("Entrypoint") or []) + (
                 args or list(conf.get("Cmd") or []))
             return (full, None) if full else (None, "no command specified")
+        kperf = getattr(self.kl.cfg, "kperf_bin", "")
         if not cmd:
             if "kperf-agent" in img:
                 cmd = [self.kl.cfg.agent_bin]
+            elif image_name(img) == "kperf" and kperf:
+                cmd = [kperf]   # the controller image's ENTRYPOINT
             elif args:
                 cmd, args = args[:1], args[1:]
             else:
                 return None, "no command specified"
         if os.path.basename(cmd[0]) == "kperf-agent":
             cmd[0] = self.kl.cfg.agent_bin
+        elif os.path.basename(cmd[0]) == "kperf" and kperf and \
+                image_name(img) == "kperf":
+            cmd[0] = kperf
         argv = [self.map_path(c, a) for a in cmd + args]
         return argv, None
 
@@ -478,10 +598,13 @@ class Worker:
             argv, err = self.image_exec(c, argv)
             cwd = self.dir
         elif err is None:
-            if argv[0] == self.kl.cfg.agent_bin and not os.access(
+            if argv[0] in (self.kl.cfg.agent_bin, getattr(
+                    self.kl.cfg, "kperf_bin", None)) and not os.access(
                     argv[0], os.X_OK):
                 err = ('exec: "%s": stat %s: no such file or directory: '
                        'unknown' % (argv[0], argv[0]))
+            else:
+                argv = self.host_mounts(c, argv)
         if err is None:
             try:
                 proc = subprocess.Popen(
@@ -523,7 +646,8 @@ class Worker:
         pr = c.spec.get("readinessProbe")
         c.next_probe = time.time() + (pr or {}).get("initialDelaySeconds", 0)
         c.probe_ok = c.probe_fail = 0
-        self.phase = "Running"
+        if not c.init:   # a pod is Pending while it initializes
+            self.phase = "Running"
         self.ev("Normal", "Started", "Started container %s" % c.name, c.name)
 
     def from_image(self, c):
@@ -572,6 +696,8 @@ class Worker:
         for k, v in self.envs.get(c.name, {}).items():
             if k in ("PATH", "HOME") and k in env and k not in explicit:
                 continue  # kube-sim's host defaults; the image's win
+            if k == "HOME" and k not in explicit:
+                v = "/root"   # the host-side pod home is not in the image
             env[k] = v
         mounts = []
         for m in c.spec.get("volumeMounts") or []:
@@ -595,6 +721,34 @@ class Worker:
                               "chroot_exec.py")
         return ["unshare", "--mount", "--propagation", "private",
                 sys.executable, helper, sp], None
+
+    def host_mounts(self, c, argv):
+        """argv, prefixed to run in a private mount namespace where the
+        volumes mounted at HOST_MOUNT_PREFIXES paths (the service-account
+        token) appear at their mountPath (hostns_exec.py); argv itself when
+        there are none."""
+        mounts = []
+        for m in c.spec.get("volumeMounts") or []:
+            src = self.mounts.get(m.get("name"))
+            mp = m.get("mountPath", "")
+            if not src or not mp.startswith(HOST_MOUNT_PREFIXES) and \
+                    mp.rstrip("/") + "/" not in HOST_MOUNT_PREFIXES:
+                continue
+            if m.get("subPath"):
+                src = os.path.join(src, m["subPath"])
+            mounts.append({"src": src, "dst": mp,
+                           "ro": bool(m.get("readOnly"))})
+        if not mounts or not shutil.which("unshare"):
+            return argv
+        spec = {"argv": argv, "env": self.envs.get(c.name) or {},
+                "mounts": mounts, "stash": os.path.join(self.dir, "stash")}
+        sp = os.path.join(self.dir, "hostns-%s.json" % c.name)
+        with open(sp, "w") as f:
+            json.dump(spec, f)
+        helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "hostns_exec.py")
+        return ["unshare", "--mount", "--propagation", "private",
+                sys.executable, "-I", helper, sp]
 
     def uts_prefix(self):
         """Own UTS namespace with the pod's hostname (the node's name for
@@ -678,19 +832,23 @@ class Worker:
             return c.ready != was
         return False
 
-    def exited(self, c, rc, already=False):
+    def term_state(self, c, rc):
+        """c exited with status rc (negative: killed by a signal)."""
         t = now_iso()
+        sig = -rc if rc < 0 else 0
+        code = 128 + sig if sig else rc
+        term = {"exitCode": code, "reason": "Completed" if code == 0
+                else "Error", "startedAt": c.state.get("running", {}).get(
+                    "startedAt", t), "finishedAt": t,
+                "containerID": "containerd://" + (c.cid or "")}
+        if sig:
+            term["signal"] = sig
+        c.state = {"terminated": term}
+        c.proc = None
+
+    def exited(self, c, rc, already=False):
         if not already:
-            sig = -rc if rc < 0 else 0
-            code = 128 + sig if sig else rc
-            term = {"exitCode": code, "reason": "Completed" if code == 0
-                    else "Error", "startedAt": c.state.get("running", {}).get(
-                        "startedAt", t), "finishedAt": t,
-                    "containerID": "containerd://" + (c.cid or "")}
-            if sig:
-                term["signal"] = sig
-            c.state = {"terminated": term}
-            c.proc = None
+            self.term_state(c, rc)
         code = c.state["terminated"]["exitCode"]
         c.ready = False
         rp = self.pod["spec"].get("restartPolicy", "Always")
@@ -766,7 +924,8 @@ class Worker:
         if grace is None:
             grace = self.pod["spec"].get("terminationGracePeriodSeconds", 30)
         grace = min(grace, getattr(self.kl.cfg, "max_grace", grace))
-        live = [c for c in self.containers.values() if c.proc]
+        live = [c for c in list(self.inits.values()) +
+                list(self.containers.values()) if c.proc]
         if live:
             for c in live:
                 self.ev("Normal", "Killing", "Stopping container %s" %

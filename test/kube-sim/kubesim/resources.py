@@ -52,6 +52,13 @@ RESOURCES = [
         categories=["all"]),
     Res("jobs", "batch", "Job", True, "io.k8s.api.batch.v1.Job",
         subs=["status"], categories=["all"]),
+    Res("cronjobs", "batch", "CronJob", True, "io.k8s.api.batch.v1.CronJob",
+        ["cj"], subs=["status"], categories=["all"]),
+    Res("persistentvolumeclaims", "", "PersistentVolumeClaim", True,
+        V + "PersistentVolumeClaim", ["pvc"], subs=["status"]),
+    # made by the provisioner only (storage.py): no schema of our own
+    Res("persistentvolumes", "", "PersistentVolume", False, None, ["pv"],
+        ["get", "list", "watch"]),
     Res("leases", "coordination.k8s.io", "Lease", True,
         "io.k8s.api.coordination.v1.Lease"),
     Res("selfsubjectaccessreviews", "authorization.k8s.io",
@@ -197,6 +204,20 @@ def pod_status_reason(p):
             running += 1
     if reason == "Completed" and has_running:
         reason = "Running"
+    inits = st.get("initContainerStatuses") or []
+    for i, cs in enumerate(inits):
+        s = cs.get("state") or {}
+        t = s.get("terminated")
+        if t and t.get("exitCode") == 0:
+            continue
+        w = (s.get("waiting") or {}).get("reason")
+        if t:
+            reason = "Init:" + (t.get("reason") or "Error")
+        elif w and w != "PodInitializing":
+            reason = "Init:" + w
+        else:
+            reason = "Init:%d/%d" % (i, len(inits))
+        break
     if p["metadata"].get("deletionTimestamp"):
         reason = "Terminating"
     return reason, ready, restarts
@@ -311,7 +332,63 @@ def _ev_row(e):
             e["metadata"]["name"]]
 
 
+def _cj_row(c):
+    sp, st = c.get("spec") or {}, c.get("status") or {}
+    cs, im = _ctr_cols((sp.get("jobTemplate") or {}).get("spec", {}).get(
+        "template"))
+    last = st.get("lastScheduleTime")
+    return [c["metadata"]["name"], sp.get("schedule", ""),
+            sp.get("timeZone") or "<none>", bool(sp.get("suspend")),
+            len(st.get("active") or []),
+            human_age(last) if last else "<none>",
+            human_age(c["metadata"].get("creationTimestamp")), cs, im]
+
+
+def _pvc_row(c):
+    sp, st = c.get("spec") or {}, c.get("status") or {}
+    return [c["metadata"]["name"], st.get("phase", "Pending"),
+            sp.get("volumeName", ""), (st.get("capacity") or {}).get(
+                "storage", ""), ",".join(_MODES.get(m, m) for m in
+                                         st.get("accessModes") or []),
+            sp.get("storageClassName") or "<unset>", "<unset>",
+            human_age(c["metadata"].get("creationTimestamp")),
+            sp.get("volumeMode", "Filesystem")]
+
+
+def _pv_row(v):
+    sp, st = v.get("spec") or {}, v.get("status") or {}
+    ref = sp.get("claimRef") or {}
+    return [v["metadata"]["name"], (sp.get("capacity") or {}).get(
+        "storage", ""), ",".join(_MODES.get(m, m) for m in
+                                 sp.get("accessModes") or []),
+            sp.get("persistentVolumeReclaimPolicy", ""),
+            st.get("phase", ""), "%s/%s" % (ref.get("namespace"),
+                                             ref.get("name")) if ref else "",
+            sp.get("storageClassName", ""), "<unset>", st.get("reason", ""),
+            human_age(v["metadata"].get("creationTimestamp")),
+            sp.get("volumeMode", "Filesystem")]
+
+
+_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX",
+          "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
+
 TABLES = {
+    "cronjobs": ([_col("Name", fmt="name"), _col("Schedule"),
+                  _col("Timezone"), _col("Suspend", "boolean"),
+                  _col("Active", "integer"), _col("Last Schedule"),
+                  _col("Age"), _col("Containers", prio=1),
+                  _col("Images", prio=1)], _cj_row),
+    "persistentvolumeclaims": ([_col("Name", fmt="name"), _col("Status"),
+                                _col("Volume"), _col("Capacity"),
+                                _col("Access Modes"), _col("StorageClass"),
+                                _col("VolumeAttributesClass"), _col("Age"),
+                                _col("VolumeMode", prio=1)], _pvc_row),
+    "persistentvolumes": ([_col("Name", fmt="name"), _col("Capacity"),
+                           _col("Access Modes"), _col("Reclaim Policy"),
+                           _col("Status"), _col("Claim"),
+                           _col("StorageClass"),
+                           _col("VolumeAttributesClass"), _col("Reason"),
+                           _col("Age"), _col("VolumeMode", prio=1)], _pv_row),
     "pods": ([_col("Name", fmt="name"), _col("Ready"), _col("Status"),
               _col("Restarts", "string"), _col("Age"), _col("IP", prio=1),
               _col("Node", prio=1), _col("Nominated Node", prio=1),

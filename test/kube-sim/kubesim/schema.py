@@ -397,6 +397,36 @@ def semantic(res, obj):
         cs += check_pod_spec(tmpl.get("spec") or {}, "spec.template.spec",
                              ["Always"] if res == "daemonsets" else
                              ["OnFailure", "Never"])
+    elif res == "cronjobs" and isinstance(spec, dict):
+        from . import cron
+        if name and len(name) > 52:
+            cs.append(cause("FieldValueInvalid", "metadata.name",
+                            'Invalid value: "%s": must be no more than 52 '
+                            'characters' % name))
+        if not spec.get("schedule"):
+            cs.append(cause("FieldValueRequired", "spec.schedule",
+                            "Required value"))
+        for field, msg in cron.validate(spec):
+            cs.append(cause("FieldValueNotSupported" if "Unsupported" in msg
+                            else "FieldValueInvalid", field, msg))
+        tmpl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get(
+            "template") or {}
+        tl = (tmpl.get("metadata") or {}).get("labels")
+        if isinstance(tl, dict):
+            cs += check_labels(tl, "spec.jobTemplate.spec.template.metadata."
+                               "labels")
+        cs += check_pod_spec(tmpl.get("spec") or {},
+                             "spec.jobTemplate.spec.template.spec",
+                             ["OnFailure", "Never"])
+    elif res == "persistentvolumeclaims" and isinstance(spec, dict):
+        if not spec.get("accessModes"):
+            cs.append(cause("FieldValueRequired", "spec.accessModes",
+                            "Required value: at least 1 access mode is "
+                            "required"))
+        req = (spec.get("resources") or {}).get("requests") or {}
+        if "storage" not in req:
+            cs.append(cause("FieldValueRequired", "spec.resources[storage]",
+                            "Required value"))
     elif res == "services":
         st = spec.get("type") or "ClusterIP"
         if st != "ExternalName" and not spec.get("ports"):

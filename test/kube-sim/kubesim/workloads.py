@@ -14,6 +14,7 @@ import sys
 import time
 
 from . import resources as R
+from .net import API_PORT, api_ips
 from .schema import Rejected
 from .util import dcopy, label_match, now_iso, parse_iso, selector_to_reqs
 
@@ -460,6 +461,8 @@ class Workloads:
                     (ready if _ready(p) else notready).append(p)
             subsets = []
             ep_ports = []
+            api_svc = (md["namespace"], md["name"]) == ("default",
+                                                         "kubernetes")
             for port in sp.get("ports") or []:
                 ep_ports.append({"name": port.get("name"), "port": port.get(
                     "targetPort"), "protocol": port.get("protocol", "TCP")})
@@ -473,6 +476,10 @@ class Workloads:
                         ip = _ip_of_family(p, ":" in cip)
                         if tp and ip:
                             eps.append((ip, tp))
+                    if api_svc:
+                        # the API server's in-cluster address (net.py)
+                        eps = [(ip, API_PORT) for ip in api_ips()
+                               if (":" in ip) == (":" in cip)]
                     rules.append((cip, port.get("protocol", "TCP"),
                                   port["port"], eps))
             if sel and (ready or notready):
@@ -495,7 +502,11 @@ class Workloads:
                 if notready:
                     sub["notReadyAddresses"] = [addr(p) for p in notready]
                 subsets = [sub]
-            if sel:
+            if api_svc:
+                subsets = [{"addresses": [{"ip": ip} for ip in api_ips()[:1]],
+                            "ports": [{"name": "https", "port": API_PORT,
+                                       "protocol": "TCP"}]}]
+            if sel or api_svc:
                 ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
                     "name": md["name"], "namespace": md["namespace"],
                     "labels": md.get("labels") or {}}, "subsets": subsets}
