@@ -138,10 +138,12 @@ static json_t *fake_describe(struct backend *b)
 {
     json_t *d =
         json_pack("{s:[{s:s}], s:{s:s}}", "nodes", "name", "fake-node", "cni", "name", "fake");
-    json_t *pairs = json_array(), *nodes = json_array();
+    json_t *pairs, *nodes;
 
     if (!((struct fake *)b)->sweep)
         return d;
+    pairs = json_array();
+    nodes = json_array();
     for (int i = 0; i < SWEEP_NODES; i++) {
         json_array_append_new(pairs,
                               json_pack("{s:s, s:s, s:i}", "client", sweep_names[i], "server",
