@@ -68,6 +68,13 @@ static int watcher_cb(void *arg, enum kube_event_type type, json_t *pod, struct 
     problem = k8s_wait_pod_problem(pod, &fatal);
     pthread_mutex_lock(&rw->mu);
     e = json_object_get(rw->seen, job);
+    if (!e && json_object_get(md, "deletionTimestamp")) {
+        /* a pod going away after its Job was judged and forgotten: not remembered again, so
+         * that hours of watching keep `seen` to the pods in flight */
+        pthread_mutex_unlock(&rw->mu);
+        free(problem);
+        return rw->stop != 0;
+    }
     if (!e) {
         e = json_object();
         json_object_set_new(rw->seen, job, e);
