@@ -84,7 +84,8 @@ static int watcher_cb(void *arg, enum kube_event_type type, json_t *pod, struct 
     k8s_wait_observe(&t, pod);
     json_object_set_new(e, "s", json_real(t.scheduled_s));
     json_object_set_new(e, "r", json_real(t.running_s));
-    json_object_set(e, "pod", json_object_get(md, "name"));
+    /* a copy: the event's objects are the watcher's, `seen` is shared */
+    json_object_set_new(e, "pod", json_string(json_string_value(json_object_get(md, "name"))));
     json_object_set_new(
         e, "done",
         json_boolean(phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)));
