@@ -135,6 +135,8 @@ static void delete_job(struct kube_client *kc, const char *ns, const char *job)
 /* ends the slot's pod: its Job deleted, its sightings forgotten */
 static void slot_end(struct k8s_ready_watch *rw, struct slot *s)
 {
+    if (rw->stop)
+        return; /* the driver's client is aborted: k8s_watch_ready_stop deletes s->job */
     if (!rw->b->ro->keep)
         delete_job(rw->dkc, rw->b->d.ns, s->job);
     pthread_mutex_lock(&rw->mu);
