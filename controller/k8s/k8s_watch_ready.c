@@ -224,6 +224,7 @@ static void slot_check(struct k8s_ready_watch *rw, struct slot *s, double now)
             kp_log(KP_LOG_INFO, "readiness on %s: %.3f s", s->node,
                    json_number_value(json_object_get(r, "total_s")));
             json_array_append_new(rw->records, r);
+            json_decref(doc);
         } else {
             record_error(rw, s, why);
         }
