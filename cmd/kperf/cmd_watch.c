@@ -31,8 +31,10 @@
 #include "cmd/kperf/watch_status.h"
 #include "controller/backend.h"
 #include "controller/k8s/backend_k8s.h"
+#include "controller/k8s/k8s_watch_ready.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
+#include "controller/report/watch_readiness.h"
 #include "controller/report/watch_render.h"
 #include "controller/run_options.h"
 
@@ -42,6 +44,7 @@ struct watch_flags {
     uint64_t settle_ms;
     uint64_t max_outage_ms;
     unsigned rate;
+    uint64_t readiness_every_ms; /* 0 = no readiness pods */
 };
 
 static int set_settle(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
@@ -54,6 +57,19 @@ static int set_max_outage(void *ctx, const struct flag *f, const char *v, struct
 {
     (void)f;
     return units_parse_duration_ms(v, &((struct watch_flags *)ctx)->max_outage_ms, err);
+}
+
+static int set_readiness_every(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
+{
+    uint64_t ms;
+    (void)f;
+
+    if (units_parse_duration_ms(v, &ms, err) != 0)
+        return kp_err_prefix(err, "--readiness-every");
+    if (ms != 0 && ms < 1000)
+        return kp_err_set(err, "--readiness-every: '%s' is under 1s (0 turns it off)", v);
+    ((struct watch_flags *)ctx)->readiness_every_ms = ms;
+    return 0;
 }
 
 static int set_rate(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
@@ -83,6 +99,11 @@ static const struct flag own_flags[] = {
      .arg = "N",
      .help = "UDP and TCP request/response probes per second per path (default 100)",
      .fn = set_rate},
+    {.name = "readiness-every",
+     .arg = "DUR",
+     .help = "a new pod per node every DUR, timed until its network answers (cluster only; "
+             "default 0: off)",
+     .fn = set_readiness_every},
 };
 
 const struct flag *cmd_watch_flags(size_t *n)
@@ -186,7 +207,8 @@ struct watch {
     struct backend *b;
     struct plan *plan;
     struct watch_probes wp;
-    json_t *command; /* {"argv": [...], "exit_code": N|null} */
+    struct k8s_ready_watch *ready; /* --readiness-every */
+    json_t *command;               /* {"argv": [...], "exit_code": N|null} */
 };
 
 static int start_probes(struct watch *w, struct kp_err *err)
@@ -384,6 +406,10 @@ static int parse(struct watch *w, int argc, char **argv, struct kp_err *err)
      * --duration is given */
     if (!w->cmd || flag_given(nflags, argv, "--duration"))
         w->duration_ms = w->ro.duration_ms;
+    if (w->ro.local && w->wf.readiness_every_ms) {
+        kp_err_set(err, "--readiness-every: a Kubernetes cluster only (not with --local)");
+        return flags_hint(&cmd, err);
+    }
     return 0;
 }
 
@@ -401,7 +427,7 @@ int cmd_watch(int argc, char **argv)
     struct watch w;
     struct plan_opts po;
     struct kp_err err = {{0}}, cerr = {{0}};
-    json_t *doc = NULL;
+    json_t *doc = NULL, *ready;
     double start_unix = 0;
     int rc, code = 1;
 
@@ -435,13 +461,24 @@ int cmd_watch(int argc, char **argv)
         fprintf(stderr, "kperf: watching %zu paths%s\n", w.wp.n,
                 w.cmd ? " while the command runs" : "");
         start_unix = unix_now();
-        rc = watch_loop(&w, &err);
+        if (w.wf.readiness_every_ms)
+            rc = k8s_watch_ready_start(w.b, w.wf.readiness_every_ms, &w.ready, &err);
+        if (rc == 0)
+            rc = watch_loop(&w, &err);
     }
+    ready = k8s_watch_ready_stop(w.ready); /* before the probes: it uses the main client */
+    w.ready = NULL;
     watch_probes_stop(&w.wp);
     if (rc == 0)
         doc = collect(&w, start_unix, unix_now());
     else if (!sig_first)
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+    if (doc && ready)
+        json_object_set_new(doc, "readiness",
+                            watch_readiness_build(ready, start_unix,
+                                                  (double)w.wf.readiness_every_ms / 1000.0,
+                                                  (double)w.ro.timeout_ms / 1000.0));
+    json_decref(ready);
     if (w.b->ops->cleanup(w.b, &cerr) != 0)
         fprintf(stderr, "kperf: error: cleanup: %s\n", kp_err_msg(&cerr));
     sig_backend = NULL;

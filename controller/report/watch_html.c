@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "controller/report/html_util.h"
+#include "controller/report/watch_readiness.h"
 #include "controller/report/watch_render.h"
 
 #define LABEL_W 230 /* px for lane labels */
@@ -15,6 +16,7 @@
 #define KIND_H  8   /* px per kind bar */
 #define LANE_H  (3 * KIND_H + 14)
 #define TOP     30
+#define READY_H 18 /* px per readiness row (watch_readiness.h) */
 
 static const char *const kinds[] = {"udp", "tcp", "connect"};
 static const char *const kind_color[] = {"#4c78a8", "#72b7b2", "#9d755d"};
@@ -95,7 +97,9 @@ static void timeline(const json_t *doc, FILE *out)
     const json_t *cmd = json_object_get(doc, "command");
     double span = num(doc, "duration_s"), step;
     size_t n = json_array_size(paths), i;
-    double h = TOP + (double)n * LANE_H + 40;
+    double ready_h = (double)watch_readiness_rows(doc) * READY_H;
+    double h = TOP + (double)n * LANE_H + ready_h + 40;
+    struct watch_readiness_axis ax = {LABEL_W, PLOT_W, span > 0 ? span : 1, LABEL_W - 8};
 
     if (span <= 0)
         span = 1;
@@ -118,11 +122,13 @@ static void timeline(const json_t *doc, FILE *out)
                 x, x, TOP - 6, TOP + (double)n * LANE_H, x, TOP - 10, t);
     }
     json_array_foreach(paths, i, p) lane(doc, p, i, span, out);
-    fprintf(out, "<text x=\"%d\" y=\"%.0f\">", LABEL_W, TOP + (double)n * LANE_H + 20);
+    watch_readiness_svg(doc, &ax, TOP + (double)n * LANE_H, READY_H, out);
+    fprintf(out, "<text x=\"%d\" y=\"%.0f\">", LABEL_W, TOP + (double)n * LANE_H + ready_h + 20);
     for (size_t k = 0; k < 3; k++)
         fprintf(out, "<tspan fill=\"%s\">&#9632; %s</tspan> ", kind_color[k], kinds[k]);
     fputs("<tspan fill=\"#d62728\">&#9632; outage</tspan> "
           "<tspan fill=\"#c9bf94\">&#9632; command running</tspan> "
+          "<tspan fill=\"#2ca02c\">&#9679; pod ready</tspan> "
           "seconds from the start of the watch</text>\n</svg>\n",
           out);
 }

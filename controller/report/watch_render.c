@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "controller/report/watch_readiness.h"
+
 static const char *const kinds[] = {"udp", "tcp", "connect"};
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -128,6 +130,7 @@ void watch_render(const json_t *doc, enum watch_format fmt, FILE *f)
         }
     }
     outages(doc, f, md);
+    watch_readiness_print(doc, md, f);
     fprintf(f, "%sLongest outage %.3f s (limit %.3f s): %s\n", md ? "\n" : "",
             watch_longest_outage(doc), num(doc, "max_outage_s"),
             watch_longest_outage(doc) > num(doc, "max_outage_s") ? "EXCEEDED" : "ok");
