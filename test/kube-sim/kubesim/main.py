@@ -307,7 +307,7 @@ def _sample_forever(path):
     seen = {}                     # native id -> (class, last CPU s)
     tick = os.sysconf("SC_CLK_TCK")
     idle = {"wait", "sleep", "select", "accept", "_wait_for_tstate_lock",
-            "readinto", "recv_into", "poll", "read", "get"}
+            "readinto", "recv_into", "poll", "read", "get", "pump"}
     last = time.time()
 
     def thread_cpu():
