@@ -290,6 +290,17 @@ def serve(d):
 
 
 def _sample_forever(path):
+    """The profiler below, which must never end the daemon it runs in."""
+    while True:
+        try:
+            _sample(path)
+        except Exception:
+            import traceback
+            traceback.print_exc()
+            time.sleep(1)
+
+
+def _sample(path):
     """KUBESIM_PROFILE=FILE: a poor man's sampling profiler (no py-spy
     needed). Every 100 ms (more often costs a core with 300 threads), the
     innermost kube-sim line of every thread not waiting in wait/sleep/
@@ -342,8 +353,9 @@ def _sample_forever(path):
                 f = f.f_back
             if f is None:
                 continue
+            # (f_lineno is None while a frame is between lines)
             counts["%s:%s:%d" % (os.path.basename(f.f_code.co_filename),
-                                 f.f_code.co_name, f.f_lineno)] += 1
+                                 f.f_code.co_name, f.f_lineno or 0)] += 1
             fns = set()
             while f is not None:
                 if "kubesim" in f.f_code.co_filename:
