@@ -194,6 +194,8 @@ struct pod_wait {
     char *suspect_node; /* a running pod of it turned not Ready: read it (between streams) */
     char *node_down;    /* "node n-2 is NotReady: ..." ends the wait */
     json_t *pods;       /* name -> last state */
+    json_t *ready;      /* name -> true: the pods of `pods` Ready now */
+    json_t *finished;   /* name -> true: the pods of `pods` Succeeded or Failed */
     json_t *done;       /* result array */
     char *fatal;        /* diagnosis that ends the wait */
     char *fatal_pod;
@@ -281,30 +283,34 @@ static int finished(const json_t *pod)
     return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
 }
 
+/* One event: only the pod it is about is looked at (the others did not change), and the
+ * Ready and finished pods are counted as they change, so a wait for N pods costs O(N) in all,
+ * not O(N) per event (500 sweep servers send thousands of events). */
 static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_err *err)
 {
     struct pod_wait *w = arg;
     const char *name = or_empty(s_at(json_object_get(pod, "metadata"), "name"));
     const char *k;
     json_t *p;
-    size_t ready = 0;
+    int fatal = 0;
+    char *problem;
+    const char *phase;
     (void)err;
 
     if (type == KUBE_EVENT_DELETED || !k8s_wait_pod_counts(pod, w->o->owner_uid) ||
-        (w->o->stage_times && !stage_entry(w->o->stage_times, pod)))
+        (w->o->stage_times && !stage_entry(w->o->stage_times, pod))) {
         json_object_del(w->pods, name);
-    else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED) {
+        json_object_del(w->ready, name);
+        json_object_del(w->finished, name);
+    } else if (type == KUBE_EVENT_ADDED || type == KUBE_EVENT_MODIFIED) {
         json_object_set(w->pods, name, pod);
         if (w->o->times)
             k8s_wait_observe(w->o->times, pod);
         if (w->o->stage_times)
             observe_stage_times(w->o->stage_times, pod);
-    }
-    json_object_foreach(w->pods, k, p)
-    {
-        int fatal = 0;
-        char *problem = k8s_wait_pod_problem(p, &fatal);
-        const char *phase = or_empty(s_at(json_object_get(p, "status"), "phase"));
+        p = pod;
+        problem = k8s_wait_pod_problem(p, &fatal);
+        phase = or_empty(s_at(json_object_get(p, "status"), "phase"));
         if (w->o->goal == K8S_WAIT_FINISHED &&
             (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
             free(problem);
@@ -312,17 +318,25 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
             json_array_append(w->done, p);
             return 1;
         }
-        if (pod_ready(p))
-            json_object_set_new(w->was_ready, k, json_true());
+        if (pod_ready(p)) {
+            json_object_set_new(w->was_ready, name, json_true());
+            json_object_set_new(w->ready, name, json_true());
+        } else {
+            json_object_del(w->ready, name);
+        }
+        if (finished(p))
+            json_object_set_new(w->finished, name, json_true());
+        else
+            json_object_del(w->finished, name);
         if (w->o->goal == K8S_WAIT_FINISHED && strcmp(phase, "Running") == 0 && !pod_ready(p) &&
-            json_object_get(w->was_ready, k)) {
+            json_object_get(w->was_ready, name)) {
             /* a running client that stops being Ready (it has no readiness probe): what the
              * node lifecycle controller does to the pods of a node that stopped reporting.
              * One read of the node tells (after this stream: the client has one connection);
              * the pod will never finish if it is down. Read again only if it is Ready again
              * and then not. */
             const char *node = or_empty(s_at(json_object_get(p, "spec"), "nodeName"));
-            json_object_del(w->was_ready, k);
+            json_object_del(w->was_ready, name);
             if (*node) {
                 free(problem);
                 w->suspect_node = kp_xstrdup(node);
@@ -331,26 +345,21 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
         }
         if (problem && fatal && !(w->o->goal == K8S_WAIT_ALL_FINISHED && finished(p))) {
             w->fatal = problem;
-            w->fatal_pod = kp_xstrdup(k);
+            w->fatal_pod = kp_xstrdup(name);
             return 1;
         }
         if (problem) {
             free(w->last_problem);
             w->last_problem = problem;
         }
-        if (w->o->goal == K8S_WAIT_READY && pod_ready(p))
-            ready++;
     }
-    if (w->o->goal == K8S_WAIT_ALL_FINISHED) {
-        size_t n = 0;
-        json_object_foreach(w->pods, k, p) n += (size_t)finished(p);
-        return n >= w->o->want;
-    }
-    if (w->o->goal == K8S_WAIT_READY && ready >= w->o->want) {
+    if (w->o->goal == K8S_WAIT_ALL_FINISHED)
+        return json_object_size(w->finished) >= w->o->want;
+    if (w->o->goal == K8S_WAIT_READY && json_object_size(w->ready) >= w->o->want) {
         json_array_clear(w->done);
         json_object_foreach(w->pods, k, p)
         {
-            if (pod_ready(p))
+            if (json_object_get(w->ready, k))
                 json_array_append(w->done, p);
         }
         return 1;
@@ -361,8 +370,12 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
                   struct kp_err *err)
 {
-    struct pod_wait w = {
-        .o = o, .was_ready = json_object(), .pods = json_object(), .done = json_array()};
+    struct pod_wait w = {.o = o,
+                         .was_ready = json_object(),
+                         .pods = json_object(),
+                         .ready = json_object(),
+                         .finished = json_object(),
+                         .done = json_array()};
     struct kube_watch_opts wo = {
         .label_selector = o->selector, .deadline_ms = o->timeout_ms, .stream_timeout_s = 60};
     uint64_t end = clock_now_ms() + o->timeout_ms;
@@ -430,5 +443,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     free(w.last_problem);
     json_decref(w.done);
     json_decref(w.pods);
+    json_decref(w.ready);
+    json_decref(w.finished);
     return rc;
 }

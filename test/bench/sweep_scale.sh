@@ -5,7 +5,9 @@
 # Sweep scale on kube-sim, one line per node count: kube-sim start-up time and its peak memory
 # (VmHWM of the daemon), the sweep's wall time, API requests of kperf's user (kube-sim's request
 # log; kperf's own count from its log agrees), requests per node, kperf's peak RSS
-# (/usr/bin/time), rows measured, outliers. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
+# (/usr/bin/time), kube-sim's CPU seconds during the sweep (utime + stime of the daemon, which
+# runs the API server, controllers and kubelets), the 1-minute load average at the end, rows
+# measured, outliers. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
 # Then the linear fit of requests over nodes (least squares) and the largest relative residual.
 # Not part of the CI test command (500 nodes take minutes); docs/sweep-scale.md has the figures.
 # SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer. SWEEP_SCALE_TIMEOUT
@@ -19,6 +21,10 @@ BOUND=${SWEEP_SCALE_BOUND_S:-900}
 [ $# -gt 0 ] || set -- 100 250 500
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)"; exit 2; }
 OUT=$(mktemp /tmp/kperf-sweep-scale.XXXXXX)
+# CPU seconds (user + system) a process has used
+ks_cpu_s() {
+    awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.1f", ($12 + $13) / t }' "/proc/$1/stat"
+}
 status=0
 for N in "$@"; do
     (
@@ -36,6 +42,7 @@ for N in "$@"; do
             ks_finish >/dev/null
         fi
         before=$(k8s_user_requests)
+        cpu0=$(ks_cpu_s "$ks_pid")
         s=$(date +%s.%N)
         /usr/bin/time -f '%M' -o "$K8S_DIR/rss" "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" \
             --image kperf-agent:e2e --scenarios pod-to-pod --tests TCP_RR --duration 300ms \
@@ -43,6 +50,7 @@ for N in "$@"; do
         rc=$?
         e=$(date +%s.%N)
         after=$(k8s_user_requests)
+        cpu1=$(ks_cpu_s "$ks_pid")
         ks_peak_mb=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$ks_pid/status")
         wall=$(echo "$e - $s" | bc)
         req=$((after - before))
@@ -51,6 +59,7 @@ for N in "$@"; do
             "kube_sim_peak_mib=$ks_peak_mb wall_s=$wall requests=$req kperf_count=${own:-?}" \
             "per_node=$(echo "scale=2; $req / $N" | bc)" \
             "kperf_peak_rss_mib=$(( $(tail -1 "$K8S_DIR/rss") / 1024 ))" \
+            "kube_sim_cpu_s=$(echo "$cpu1 - $cpu0" | bc)" "load1=$(cut -d' ' -f1 /proc/loadavg)" \
             "ok_rows=$(jq '[.results[]|select(.status=="ok")]|length' "$K8S_DIR/s.json")" \
             "outliers=$(jq '.metadata.sweep.outliers|length' "$K8S_DIR/s.json")" | tee -a "$OUT"
         [ "$rc" = 0 ] || { tail -3 "$K8S_DIR/s.err"; cp "$K8S_DIR/s.err" "/tmp/kperf-sweep-scale-$N.err"; }

@@ -298,8 +298,8 @@ class App:
 
     def do_list(self, req, res, ns):
         match = self.filters(req, res)
-        items, rv = self.store.list(res.name, ns)
-        items = [o for o in items if match(o)]
+        # selectors are applied to the stored objects: only matches are copied
+        items, rv = self.store.list(res.name, ns, match)
         for o in items:
             o.pop("kind", None)
             o.pop("apiVersion", None)
@@ -361,7 +361,9 @@ class App:
 
         def emit(typ, o):
             if typ not in ("ERROR", "BOOKMARK"):
-                self.decorate(res, o)
+                # o may be the stored object (history entries are shared):
+                # a shallow copy takes kind and apiVersion, it is not changed
+                o = self.decorate(res, dict(o))
                 if table:
                     o = R.to_table(res.name, [o], {
                         "resourceVersion": o["metadata"]["resourceVersion"]})
@@ -381,11 +383,9 @@ class App:
                 return 200
             initial = req.qbool("sendInitialEvents")
             if rv_s in ("", "0") or initial:
-                with self.store.lock:
-                    items, pos = self.store.list(res.name, ns)
+                items, pos = self.store.list(res.name, ns, match)
                 for o in items:
-                    if match(o):
-                        emit("ADDED", o)
+                    emit("ADDED", o)
                 if initial and bookmarks:
                     emit("BOOKMARK", {
                         "kind": res.kind, "apiVersion": res.api_version,
@@ -424,7 +424,7 @@ class App:
                         typ = "DELETED"
                     elif not m_new:
                         continue
-                    emit(typ, dcopy(o))
+                    emit(typ, o)
                 if bookmarks and time.time() - last_bm >= \
                         self.cfg.bookmark_seconds:
                     last_bm = time.time()

@@ -57,7 +57,10 @@ class Controllers(Workloads, CronJobs, Storage):
         self.event_names = {}       # (ns, uid, reason, message) -> event
         self.stop = False
         self.cron_init(cfg)
-        store.subscribers.append(lambda *a: self.wake.set())
+        # events are written by the controllers and kubelets and read by
+        # none of them (as in a real cluster): writing one wakes no pass
+        store.subscribers.append(
+            lambda typ, res, *a: res == "events" or self.wake.set())
 
     def start(self):
         threading.Thread(target=self.loop, name="controllers",
@@ -263,9 +266,13 @@ class Controllers(Workloads, CronJobs, Storage):
     def gc(self):
         st = self.store
         with st.lock:
-            uids = {o["metadata"]["uid"] for o in st.objs.values()}
+            # events own nothing and have no owners here: not scanned (a
+            # long run writes thousands of them)
+            objs = [(k, o) for r, m in st.by_res.items() if r != "events"
+                    for k, o in m.items()]
+            uids = {o["metadata"]["uid"] for _, o in objs}
             dangling, fg = [], []
-            for (r, ns, name), o in st.objs.items():
+            for (r, ns, name), o in objs:
                 refs = o["metadata"].get("ownerReferences") or []
                 if refs and not any(ref.get("uid") in uids for ref in refs) \
                         and not o["metadata"].get("deletionTimestamp"):
@@ -359,30 +366,44 @@ class Controllers(Workloads, CronJobs, Storage):
 
     # ------------------------------------------------------------ scheduler
     def nodes(self):
-        items, _ = self.store.list("nodes")
-        return items
+        """The nodes, sorted by name (read-only refs)."""
+        return sorted(self.store.list_refs("nodes"),
+                      key=lambda n: n["metadata"]["name"])
 
     def schedule(self):
         st = self.store
-        pods = [p for p in st.list("pods")[0]
-                if not p["spec"].get("nodeName") and
-                not p["metadata"].get("deletionTimestamp")]
+        allpods = st.list_refs("pods")
+        pods = sorted((p for p in allpods
+                       if not p["spec"].get("nodeName") and
+                       not p["metadata"].get("deletionTimestamp")),
+                      key=lambda p: (p["metadata"]["namespace"],
+                                     p["metadata"]["name"]))
         if not pods:
             return
         nodes = self.nodes()
+        by_name = {n["metadata"]["name"]: n for n in nodes}
         load = {}
-        for p in st.list("pods")[0]:
+        for p in allpods:
             n = p["spec"].get("nodeName")
             if n:
                 load[n] = load.get(n, 0) + 1
         for p in pods:
             fit, why = [], {}
-            for n in nodes:
-                r = self.unfit(p["spec"], n)
-                if r:
-                    why[r] = why.get(r, 0) + 1
-                else:
-                    fit.append(n)
+            # like the scheduler's node affinity PreFilter: a pod pinned to
+            # named nodes (matchFields metadata.name, as DaemonSet pods are)
+            # is checked against those nodes only; all nodes are checked
+            # when none of them fits, for the FailedScheduling message
+            named = _pinned_names(p["spec"])
+            if named is not None:
+                fit = [by_name[x] for x in sorted(named) if x in by_name and
+                       not self.unfit(p["spec"], by_name[x])]
+            if not fit:
+                for n in nodes:
+                    r = self.unfit(p["spec"], n)
+                    if r:
+                        why[r] = why.get(r, 0) + 1
+                    else:
+                        fit.append(n)
             md = p["metadata"]
             if not fit:
                 msg = "0/%d nodes are available: %s. preemption: 0/%d nodes " \
@@ -435,6 +456,25 @@ class Controllers(Workloads, CronJobs, Storage):
         return None
 
     # ------------------------------------------------------------ workloads
+def _pinned_names(spec):
+    """The node names a pod's required node affinity allows, when each of
+    its terms has a matchFields metadata.name In requirement (None: any)."""
+    terms = ((((spec.get("affinity") or {}).get("nodeAffinity") or {})
+              .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+             .get("nodeSelectorTerms") or [])
+    if not terms:
+        return None
+    names = set()
+    for t in terms:
+        vals = [f.get("values") or [] for f in t.get("matchFields") or []
+                if f.get("key") == "metadata.name" and
+                f.get("operator") == "In"]
+        if not vals:
+            return None
+        names.update(vals[0])
+    return names
+
+
 def _group(res_name):
     for r in R.RESOURCES:
         if r.name == res_name:

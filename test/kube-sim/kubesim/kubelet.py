@@ -18,7 +18,7 @@ import traceback
 import uuid
 
 from .net import node_ips, pod_cidrs
-from .util import now_iso, rand_token
+from .util import dcopy, now_iso, rand_token
 from .pod import Worker
 
 RUNTIME = "containerd://1.7.27"
@@ -257,7 +257,8 @@ class Kubelet:
             self.store.mutate("nodes", "", name, hb)
 
     def sync(self):
-        pods = [p for p in self.store.list("pods")[0]
+        # read-only refs: only a new worker gets (a copy of) its pod
+        pods = [p for p in self.store.list_refs("pods")
                 if p["spec"].get("nodeName") in self.node_index]
         for p in pods:
             uid = p["metadata"]["uid"]
@@ -270,7 +271,7 @@ class Kubelet:
                     if terminal(p) and not p["metadata"].get(
                             "deletionTimestamp"):
                         continue
-                    w = Worker(self, p, self.node_index[node])
+                    w = Worker(self, dcopy(p), self.node_index[node])
                     self.workers[uid] = w
                     if p["metadata"].get("deletionTimestamp"):
                         w.deleting.set()

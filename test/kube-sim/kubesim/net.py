@@ -119,6 +119,18 @@ def pod_ips(i, host):
                 "2001:2:0:%x::%x" % (0x200 + i, host)) for f in FAMILIES]
 
 
+def bridge_mac(i):
+    """The fixed MAC of node i's pod bridge (the pods' gateway)."""
+    return "02:00:c6:13:%02x:%02x" % (i >> 8, i & 0xff)
+
+
+def pod_mac(i, host):
+    """The MAC of the pod of node i with host number host: fixed by the
+    address, so a static neighbour entry stays right when it is reused."""
+    return "02:01:%02x:%02x:%02x:%02x" % (i >> 8, i & 0xff, host >> 8,
+                                         host & 0xff)
+
+
 def host_of(ip):
     if ":" in ip:
         return int(ip.rsplit(":", 1)[1], 16)
@@ -196,11 +208,13 @@ class Names:
         self.lock = threading.Lock()
 
     def record(self, name):
+        # written through to the kernel before the namespace exists, so a
+        # `down` after SIGKILL reads it; no fsync: namespaces do not outlive
+        # the machine, and an fsync per pod under this lock made every pod
+        # start wait for the disk (the busiest line of a 100-node sweep)
         with self.lock:
             with open(self.path, "a") as f:
                 f.write(name + "\n")
-                f.flush()
-                os.fsync(f.fileno())
 
     def all(self):
         try:
@@ -272,7 +286,7 @@ class Network:
             # arp_notify is set; IPv6 sends no NA): their neighbour entry for the gateway
             # keeps the old MAC, and whatever they route (to another node, to a Service, or
             # replies to a masqueraded client) is lost until it is resolved again, seconds later
-            c.append("link set %s address 02:00:c6:13:%02x:%02x" % (br, i >> 8, i & 0xff))
+            c.append("link set %s address %s" % (br, bridge_mac(i)))
             if v4:
                 c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
                                                       br))
@@ -352,12 +366,21 @@ class Network:
             run(["ip", "netns", "add", ns])
             if "IPv6" in FAMILIES:
                 ipv6_sysctls(ns)
+            # static neighbour entries both ways (the pod's MAC follows from
+            # its node and address, the bridge's is fixed), as CNIs such as
+            # Calico install them: the kernel's neighbour table is shared by
+            # every namespace and holds 1024 learned entries by default
+            # (gc_thresh3); with 500 nodes, pods and probes learned more
+            # and new ARP entries failed ("neighbor table overflow")
+            mac = pod_mac(node_i, host)
+            neigh = "".join("neigh replace %s lladdr %s dev %s nud permanent\n"
+                            % (ip, mac, self.bridge()) for ip in ips)
             run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin=(
                 "link add %s type veth peer name eth0 netns %s\n"
                 "link set %s master %s up\n"
                 "link set %s type bridge_slave hairpin on\n" % (
-                    veth, ns, veth, self.bridge(), veth)))
-            c = "link set lo up\n"
+                    veth, ns, veth, self.bridge(), veth)) + neigh)
+            c = "link set lo up\nlink set eth0 address %s\n" % mac
             for ip in ips:
                 if ":" in ip:
                     c += "addr add %s/64 dev eth0 nodad\n" % ip
@@ -365,10 +388,10 @@ class Network:
                     c += "addr add %s/%d dev eth0\n" % (ip, pod_plen(node_i))
             c += "link set eth0 up\n"
             for ip in ips:
-                if ":" in ip:
-                    c += "route add default via %s\n" % pod_gw6(node_i)
-                else:
-                    c += "route add default via %s\n" % pod_gw(node_i)
+                gw = pod_gw6(node_i) if ":" in ip else pod_gw(node_i)
+                c += "route add default via %s\n" % gw
+                c += "neigh replace %s lladdr %s dev eth0 nud permanent\n" % (
+                    gw, bridge_mac(node_i))
             run(["ip", "-n", ns, "-batch", "-"], stdin=c)
         except NetError:
             self.del_pod(ns, node_i, ips[0])

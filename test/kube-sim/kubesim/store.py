@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """store - the in-memory object store ("etcd + watch cache").
 
-Owns: objects keyed by (resource, namespace, name), the global
+Owns: objects keyed by (resource, namespace, name) and indexed by resource
+(a list or a controller pass reads one resource's objects, not every object:
+events and pods of a large run outnumber the rest), the global
 resourceVersion counter, uid/creationTimestamp/generation stamping, the
 bounded event history that watches replay from, and change subscribers
 (controllers). Knows nothing of HTTP, validation or admission: callers
 decide what may be stored.
+
+A stored object is never changed in place (an update stores a new dict), so
+the history and readers under the lock (refs) share it instead of copying;
+get and list hand out copies the caller may change.
 """
 import collections
 import threading
@@ -27,17 +33,25 @@ class Store:
         self.cond = threading.Condition(self.lock)
         self.rv = 1
         self.objs = {}            # (res, ns, name) -> obj
+        self.by_res = collections.defaultdict(dict)  # res -> {key: obj}
         self.history = collections.deque()  # (rv, type, res, ns, obj, t, old)
         self.compacted_rv = 1     # oldest rv a watch may resume from
         self.subscribers = []     # fn(type, res, obj, old)
+        self.res_rvs = {}         # res -> resourceVersion of its last change
 
     # -- helpers
     def _next_rv(self):
         self.rv += 1
         return self.rv
 
+    def res_rv(self, res):
+        """The resourceVersion of the last change to any object of res (0:
+        none yet): what a cache of something computed from them keys on."""
+        return self.res_rvs.get(res, 0)
+
     def _record(self, typ, res, obj, old):
         now = time.time()
+        self.res_rvs[res] = int(obj["metadata"]["resourceVersion"])
         self.history.append((int(obj["metadata"]["resourceVersion"]), typ,
                              res, obj["metadata"].get("namespace", ""),
                              obj, now, old))
@@ -64,23 +78,33 @@ class Store:
             o = self.objs.get((res, ns or "", name))
             return dcopy(o) if o is not None else None
 
-    def list(self, res, ns=None):
-        """All objects of res (in ns when given), sorted by ns/name, and the
-        current resourceVersion."""
+    def list(self, res, ns=None, match=None):
+        """All objects of res (in ns when given; for which match(obj) is
+        true when given: it is called on the stored object and must not
+        change it), copies sorted by ns/name, and the current
+        resourceVersion."""
         with self.lock:
-            items = [dcopy(o) for (r, n, _), o in self.objs.items()
-                     if r == res and (ns is None or n == ns)]
+            items = [dcopy(o) for (_, n, _), o in self.by_res[res].items()
+                     if (ns is None or n == ns) and (match is None or
+                                                     match(o))]
             items.sort(key=lambda o: (o["metadata"].get("namespace", ""),
                                       o["metadata"]["name"]))
             return items, self.rv
 
     def list_refs(self, res, ns=None):
-        """Like list but returns the stored objects themselves (no copy);
-        callers must hold self.lock and must not modify them."""
-        return [o for (r, n, _), o in self.objs.items()
-                if r == res and (ns is None or n == ns)]
+        """Like list but returns the stored objects themselves (no copy,
+        unsorted); they must not be modified. Stored objects are replaced,
+        never changed, so the list stays a consistent snapshot after the
+        lock is released."""
+        with self.lock:
+            return [o for (_, n, _), o in self.by_res[res].items()
+                    if ns is None or n == ns]
 
     # -- writes
+    def _put(self, key, obj):
+        self.objs[key] = obj
+        self.by_res[key[0]][key] = obj
+
     def create(self, res, obj):
         with self.lock:
             md = obj["metadata"]
@@ -94,10 +118,9 @@ class Store:
                                              "services"):
                 md["generation"] = 1
             md.pop("deletionTimestamp", None)
-            self.objs[key] = obj
-            stored = dcopy(obj)
-            self._record("ADDED", res, dcopy(obj), None)
-            return stored
+            self._put(key, obj)
+            self._record("ADDED", res, obj, None)
+            return dcopy(obj)
 
     def update(self, res, obj, expect_rv=None, bump_generation=False):
         """Replace an object. expect_rv: fail with Conflict if the stored
@@ -125,10 +148,9 @@ class Store:
                         old["metadata"], resourceVersion=None))):
                 return dcopy(old)   # no-op updates do not bump the RV
             md["resourceVersion"] = str(self._next_rv())
-            self.objs[key] = obj
-            stored = dcopy(obj)
-            self._record("MODIFIED", res, dcopy(obj), old)
-            return stored
+            self._put(key, obj)
+            self._record("MODIFIED", res, obj, old)
+            return dcopy(obj)
 
     def mutate(self, res, ns, name, fn, bump_generation=False):
         """Read-modify-write under the lock: fn(obj) edits a copy in place
@@ -149,10 +171,11 @@ class Store:
             old = self.objs.pop(key, None)
             if old is None:
                 return None
-            old = dcopy(old)
-            old["metadata"]["resourceVersion"] = str(self._next_rv())
-            self._record("DELETED", res, dcopy(old), old)
-            return old
+            self.by_res[res].pop(key, None)
+            gone = dict(old, metadata=dict(old["metadata"], resourceVersion=str(
+                self._next_rv())))
+            self._record("DELETED", res, gone, old)
+            return dcopy(gone)
 
     def events_since(self, rv):
         """History entries with rv > given rv, or None if rv is compacted."""

@@ -103,10 +103,49 @@ def node_matches(spec, node):
 
 
 class Workloads:
-    def owned(self, uid, ns):
-        return [p for p in self.store.list("pods", ns)[0]
-                if any(r.get("uid") == uid and r.get("controller")
-                       for r in p["metadata"].get("ownerReferences") or [])]
+    def pods_by_owner(self):
+        """The stored pods (read-only refs) by the uid of their controller
+        owner: one pass over the pods for all DaemonSets or Jobs, like an
+        informer's index, instead of a scan of every pod per owner."""
+        out = {}
+        for p in self.store.list_refs("pods"):
+            for r in p["metadata"].get("ownerReferences") or []:
+                if r.get("controller"):
+                    out.setdefault(r.get("uid"), []).append(p)
+        return out
+
+    def owned(self, uid, ns, index=None):
+        """uid's pods (read-only refs), from index (pods_by_owner) if given."""
+        if index is None:
+            index = self.pods_by_owner()
+        return sorted((p for p in index.get(uid, ())
+                       if p["metadata"].get("namespace") == ns), key=_key)
+
+    def ds_nodes(self, ds, tspec, nodes):
+        """Names of the nodes the DaemonSet's pods belong on and the hash of
+        its template. Both depend only on its spec (generation) and on the
+        nodes, so they are computed again only when one of those changed
+        (a sweep's DaemonSet names hundreds of nodes in its affinity: per
+        controller pass and node that was quadratic)."""
+        md = ds["metadata"]
+        key = (md.get("uid"), md.get("generation"), self.store.res_rv(
+            "nodes"), len(nodes))
+        cache = self.__dict__.setdefault("_ds_cache", {})
+        hit = cache.get(md.get("uid"))
+        if hit and hit[0] == key:
+            return hit[1], hit[2]
+        tols = tspec["tolerations"]
+        want = []
+        for n in nodes:
+            taints_ok = all(tolerates(tols, t) for t in (
+                n.get("spec") or {}).get("taints") or []
+                if t.get("effect") in ("NoSchedule", "NoExecute"))
+            if taints_ok and node_matches(tspec, n):
+                want.append(n["metadata"]["name"])
+        h = hashlib.sha1(json.dumps(spec_template(ds), sort_keys=True)
+                         .encode()).hexdigest()[:10]
+        cache[md.get("uid")] = (key, want, h)
+        return want, h
 
     def create_pod(self, owner, tmpl, extra_labels, name_prefix, patch_spec,
                    component, finalizers=None):
@@ -145,9 +184,11 @@ class Workloads:
 
     def daemonsets(self):
         st = self.store
-        nodes = self.nodes()
-        for ds in st.list("daemonsets")[0]:
-            ds["kind"], ds["apiVersion"] = "DaemonSet", "apps/v1"
+        nodes = sorted(st.list_refs("nodes"),
+                       key=lambda n: n["metadata"]["name"])
+        index = None
+        for ds in sorted(st.list_refs("daemonsets"), key=_key):
+            ds = dict(ds, kind="DaemonSet", apiVersion="apps/v1")
             md, spec = ds["metadata"], ds["spec"]
             if md.get("deletionTimestamp") or (md.get("annotations") or {}
                                                ).get("kube-sim.io/static"):
@@ -161,26 +202,21 @@ class Workloads:
                 tols.append({"key": "node.kubernetes.io/network-unavailable",
                              "operator": "Exists", "effect": "NoSchedule"})
             tspec["tolerations"] = tols
-            want = []
-            for n in nodes:
-                taints_ok = all(tolerates(tols, t) for t in (
-                    n.get("spec") or {}).get("taints") or []
-                    if t.get("effect") in ("NoSchedule", "NoExecute"))
-                if taints_ok and node_matches(tspec, n):
-                    want.append(n["metadata"]["name"])
-            pods = self.owned(md["uid"], md["namespace"])
+            want, h = self.ds_nodes(ds, tspec, nodes)
+            wanted = set(want)
+            if index is None:
+                index = self.pods_by_owner()
+            pods = self.owned(md["uid"], md["namespace"], index)
             by_node = {}
             for p in pods:
                 if p["metadata"].get("deletionTimestamp"):
                     continue
                 n = _pinned(p)
-                if p["status"].get("phase") == "Failed" or n not in want:
+                if p["status"].get("phase") == "Failed" or n not in wanted:
                     self.delete(R.BY_GR[("", "pods")], md["namespace"],
                                 p["metadata"]["name"], {}, None, [])
                     continue
                 by_node.setdefault(n, []).append(p)
-            h = hashlib.sha1(json.dumps(tmpl, sort_keys=True).encode()
-                             ).hexdigest()[:10]
             self.roll(ds, by_node, h, len(want))
             for n in want:
                 if n in by_node:
@@ -249,8 +285,8 @@ class Workloads:
 
     def jobs(self):
         st = self.store
-        jobs = {j["metadata"]["uid"] for j in st.list("jobs")[0]}
-        for p in st.list("pods")[0]:
+        jobs = {j["metadata"]["uid"] for j in st.list_refs("jobs")}
+        for p in st.list_refs("pods"):
             # the job controller drops tracking finalizers of orphans
             if "batch.kubernetes.io/job-tracking" not in (
                     p["metadata"].get("finalizers") or []):
@@ -269,10 +305,11 @@ class Workloads:
                           p["metadata"]["name"], unfin)
             if o:
                 self.finalize("pods", o)
-        for job in st.list("jobs")[0]:
-            job["kind"], job["apiVersion"] = "Job", "batch/v1"
+        index = self.pods_by_owner()
+        for job in sorted(st.list_refs("jobs"), key=_key):
+            job = dict(job, kind="Job", apiVersion="batch/v1")
             try:
-                self.job(job)
+                self.job(job, index)
             except Rejected:
                 pass
 
@@ -288,7 +325,7 @@ class Workloads:
         return bool(cur) and cur["metadata"]["uid"] == job["metadata"][
             "uid"] and not cur["metadata"].get("deletionTimestamp")
 
-    def job(self, job):
+    def job(self, job, index=None):
         st = self.store
         md, spec = job["metadata"], job["spec"]
         status = dcopy(job.get("status") or {})
@@ -296,7 +333,7 @@ class Workloads:
         done = any(c.get("type") in ("Complete", "Failed") and
                    c.get("status") == "True" for c in
                    status.get("conditions") or [])
-        pods = self.owned(md["uid"], ns)
+        pods = self.owned(md["uid"], ns, index)
         pods_res = R.BY_GR[("", "pods")]
         # count finished pods once, dropping the tracking finalizer
         fail_rule = None
@@ -443,18 +480,19 @@ class Workloads:
     def endpoints(self):
         st = self.store
         rules = []
-        svcs = st.list("services")[0]
-        pods = st.list("pods")[0]
+        svcs = sorted(st.list_refs("services"), key=_key)
+        pods = sorted(st.list_refs("pods"), key=_key) if any(
+            s["spec"].get("selector") for s in svcs) else []
         for s in svcs:
             sp, md = s["spec"], s["metadata"]
             sel = sp.get("selector")
             ready, notready = [], []
             if sel:
+                reqs = selector_to_reqs({"matchLabels": sel})
                 for p in pods:
                     if p["metadata"].get("namespace") != md["namespace"] or \
-                            not label_match(selector_to_reqs(
-                                {"matchLabels": sel}),
-                                p["metadata"].get("labels")) or \
+                            not label_match(reqs,
+                                            p["metadata"].get("labels")) or \
                             not p["status"].get("podIP") or _terminal(p) or \
                             p["metadata"].get("deletionTimestamp"):
                         continue
@@ -522,7 +560,7 @@ class Workloads:
                     st.mutate("endpoints", md["namespace"], md["name"], upd)
         names = {(s["metadata"]["namespace"], s["metadata"]["name"])
                  for s in svcs}
-        for ep in st.list("endpoints")[0]:
+        for ep in st.list_refs("endpoints"):
             if (ep["metadata"]["namespace"], ep["metadata"]["name"]) not in \
                     names:
                 st.delete("endpoints", ep["metadata"]["namespace"],
@@ -536,6 +574,15 @@ class Workloads:
                 print("kube-sim: service rules: %s" % e, file=sys.stderr)
                 self.svc_rules = rules
 
+
+
+def _key(o):
+    """The order of a list: namespace, then name."""
+    return (o["metadata"].get("namespace", ""), o["metadata"]["name"])
+
+
+def spec_template(ds):
+    return (ds.get("spec") or {}).get("template") or {}
 
 
 def _ip_of_family(p, v6):
