@@ -12,12 +12,14 @@
 #include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/logdoc.h"
 #include "base/subproc.h"
 #include "controller/k8s/k8s_watch.h"
 #include "controller/local/backend_local.h"
 
-#define PROBE_GRACE 5000  /* ms a probe may take to write its document after SIGTERM */
-#define K8S_GRACE   20000 /* ms for a pod's deletion to reach it and its log to end */
+#define PROBE_GRACE   5000        /* ms a probe may take to write its document after SIGTERM */
+#define K8S_GRACE     20000       /* ms for a pod's deletion to reach it and its log to end */
+#define PROBE_LOG_MAX (64L << 20) /* bytes of a probe's log end read for its document */
 
 /* The first line of path containing mark (or the last line when mark is NULL) into buf. */
 static bool log_line(const char *path, const char *mark, char *buf, size_t len)
@@ -175,26 +177,31 @@ void watch_probes_stop(struct watch_probes *wp)
     }
 }
 
-/* The first JSON object in a log that starts a line, parsed to its end. */
+/* The probe's document in its log file, without the agent's lines merged into it
+ * (base/logdoc.h). The document is the log's end: reads at most the last PROBE_LOG_MAX
+ * bytes (hours of status lines come before it). */
 static json_t *doc_in_log(const char *path, json_error_t *jerr)
 {
     FILE *f = fopen(path, "r");
-    char line[4096];
-    long at = -1;
+    char *log = NULL, *text = NULL;
+    size_t len = 0, n;
+    long size;
+    json_t *doc = NULL;
 
     snprintf(jerr->text, sizeof(jerr->text), "no document in the log");
     if (!f)
         return NULL;
-    for (long pos = ftell(f); fgets(line, sizeof(line), f); pos = ftell(f)) {
-        if (line[0] == '{') {
-            at = pos;
-            break;
-        }
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+        fseek(f, size > PROBE_LOG_MAX ? size - PROBE_LOG_MAX : 0, SEEK_SET) == 0) {
+        log = kp_xmalloc((size_t)(size > PROBE_LOG_MAX ? PROBE_LOG_MAX : size) + 1); /* ours */
+        len = fread(log, 1, (size_t)(size > PROBE_LOG_MAX ? PROBE_LOG_MAX : size), f);
+        text = logdoc_extract(log, len, &n); /* ours */
     }
-    json_t *doc = NULL;
-    if (at >= 0 && fseek(f, at, SEEK_SET) == 0)
-        doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, jerr);
     fclose(f);
+    free(log);
+    if (text)
+        doc = json_loadb(text, n, 0, jerr);
+    free(text);
     return doc;
 }
 

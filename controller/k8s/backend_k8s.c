@@ -14,6 +14,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/logdoc.h"
 #include "base/result.h"
 #include "controller/agent_args.h"
 #include "controller/k8s/k8s_backend_int.h"
@@ -67,35 +68,24 @@ const char *k8s_backend_server_addr(const struct k8s_backend *b, const struct k8
     return strcmp(t->server_network, "host") == 0 ? b->host_server_ip[f] : b->pod_server_ip[f];
 }
 
-/* The JSON document in a client pod's log: the log mixes stderr lines with it (before and
- * after), so take the first line that starts with '{' up to the end of that JSON value, then
- * validate exactly those bytes. New reference or NULL with err. */
+/* The JSON document in a client pod's log, without the agent's stderr lines that the runtime
+ * merged into it (base/logdoc.h); validates exactly those bytes. New reference or NULL with
+ * err. */
 static json_t *doc_from_log(const char *log, size_t len, const char *pod, struct kp_err *err)
 {
-    const char *p = log;
-    json_t *doc = NULL;
-    json_t *probe;
-    json_error_t jerr;
     size_t n;
+    char *text = logdoc_extract(log, len, &n); /* ours */
+    json_t *doc = NULL;
 
-    while (p && p < log + len && *p != '{') {
-        p = memchr(p, '\n', (size_t)(log + len - p));
-        if (p)
-            p++;
-    }
-    if (!p || p >= log + len) {
+    if (!text) {
         kp_err_set(err, "client pod %s printed no result document", pod);
         return NULL;
     }
-    n = (size_t)(log + len - p);
-    probe = json_loadb(p, n, JSON_DISABLE_EOF_CHECK, &jerr);
-    if (probe && jerr.position > 0 && (size_t)jerr.position <= n)
-        n = (size_t)jerr.position;
-    json_decref(probe);
-    if (result_parse(p, n, &doc, err) != 0) {
+    if (result_parse(text, n, &doc, err) != 0) {
         kp_err_prefix(err, "client pod %s printed a malformed result", pod);
-        return NULL;
+        doc = NULL;
     }
+    free(text);
     return doc;
 }
 

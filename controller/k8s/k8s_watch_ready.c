@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/logdoc.h"
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_facts.h"
@@ -171,8 +172,8 @@ static void slot_start(struct k8s_ready_watch *rw, size_t i, double now)
 static json_t *pod_doc(struct k8s_ready_watch *rw, const char *pod, char *why, size_t len)
 {
     struct kube_log_opts lo = {.container = "client", .limit_bytes = READY_LOG_MAX};
-    char *log = NULL, *p, *last;
-    size_t n = 0;
+    char *log = NULL, *text, *last;
+    size_t n = 0, tn;
     json_error_t jerr;
     json_t *doc = NULL;
     struct kp_err err;
@@ -181,10 +182,10 @@ static json_t *pod_doc(struct k8s_ready_watch *rw, const char *pod, char *why, s
         snprintf(why, len, "reading the log of pod %s: %s", pod, kp_err_msg(&err));
         return NULL;
     }
-    for (p = log; p && *p && *p != '{'; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        ;
-    if (p && *p == '{')
-        doc = json_loads(p, JSON_DISABLE_EOF_CHECK, &jerr);
+    text = logdoc_extract(log, n, &tn);
+    if (text)
+        doc = json_loadb(text, tn, 0, &jerr);
+    free(text);
     if (!json_is_number(json_object_get(doc, "first_answer_unix_s"))) {
         json_decref(doc);
         doc = NULL;
