@@ -177,13 +177,16 @@ void conn_drain(struct conn *c)
         conn_close(c);
         return;
     }
-    if (c->streamer) {
-        session_stream_stop(c);
-        if (c->sst.eof) { /* the peer is done: nothing to drain */
-            conn_close(c);
-            return;
-        }
-        resume = 1; /* discard what a reverse stream's peer may still send */
+    if (c->streamer || c->has_sst) {
+        /* the loop stopped reading at the hand-off (streamer.h) and nothing restarted it:
+         * without a read, the peer's EOF would not be seen and the connection would hold its
+         * slot until the drain timeout (a back-to-back 128-stream test was refused for it) */
+        session_stream_stop(c); /* no-op when stopped already */
+        resume = 1;             /* discard what a reverse stream's peer may still send */
+    }
+    if (c->eof || (c->has_sst && c->sst.eof)) { /* the peer is done: nothing to drain */
+        conn_close(c);
+        return;
     }
     if (c->sess && c->sess->ctrl == c) {
         struct session *s = c->sess;

@@ -355,7 +355,7 @@ check "usage: bad port exits 2" [ $? -eq 2 ]
 stop_server
 
 # --- one source at its connection limit ---------------------------------------------------------
-# 256 connections per source by default, 300 in all; a long handshake deadline so the held
+# 258 connections per source by default, 300 in all; a long handshake deadline so the held
 # connections stay held. A second loopback address (127.0.0.2) is a second source.
 start_server --token-file "$WORK/token" --max-conns 300 --handshake-timeout 10s
 raw hold 127.0.0.2 300 6 > "$WORK/hold2.out" 2>&1 &
@@ -365,9 +365,9 @@ served=0
 for _ in 1 2 3 4 5; do serves && served=$((served + 1)); done
 check "one source holding its limit: 5 of 5 clients from another address served" [ "$served" -eq 5 ]
 wait "$hold"
-check "the holding source is refused past 256 with the reason ($(grep -c 'from your address' "$WORK/hold2.out") reasons)" \
-    grep -q '^[0-9]* x server at its connection limit (256 from your address)$' "$WORK/hold2.out"
-raw hold 127.0.0.1 256 4 > "$WORK/hold1.out" 2>&1 &
+check "the holding source is refused past 258 with the reason ($(grep -c 'from your address' "$WORK/hold2.out") reasons)" \
+    grep -q '^[0-9]* x server at its connection limit (258 from your address)$' "$WORK/hold2.out"
+raw hold 127.0.0.1 258 4 > "$WORK/hold1.out" 2>&1 &
 hold=$!
 eventually grep -q holding "$WORK/hold1.out"
 t0=$(date +%s%N)
@@ -375,7 +375,7 @@ client --token-file "$WORK/token" --tests TCP_RR --duration 200ms > /dev/null 2>
 rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "a client from a source at its limit: refused at once (${ms} ms) with the reason" \
-    bash -c "[ $rc -eq 1 ] && [ $ms -lt 2000 ] && grep -q 'refused by server: server at its connection limit (256 from your address)' '$WORK/limit.err'"
+    bash -c "[ $rc -eq 1 ] && [ $ms -lt 2000 ] && grep -q 'refused by server: server at its connection limit (258 from your address)' '$WORK/limit.err'"
 wait "$hold"
 check "served again once the source lets go" serves
 check "refusals at accept are rate-limited in the log ($(wc -l < "$WORK/server.log") lines)" \
