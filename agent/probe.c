@@ -126,11 +126,14 @@ static void miss_until(struct prober *p, uint64_t *next, uint64_t now)
     }
 }
 
-/* Slots a period or more before now fell due while this thread was not running (the machine
- * stalled it): skipped, not lost, and not sent late in a burst. The latest due slot is sent. */
+/* Slots more than half the outage interval before now fell due while this thread was not
+ * running (the machine stalled it): skipped, not lost, and not sent late in a burst. Those due
+ * since are sent at once (a wake-up is late by a millisecond or two at any rate). */
 static void skip_late(struct prober *p, uint64_t *next, uint64_t now)
 {
-    while (*next + p->period_ns <= now) {
+    uint64_t late = p->o->interval_ms * MS / 2;
+
+    while (*next + late < now) {
         probe_track_skipped(p->trk);
         *next += p->period_ns;
     }
@@ -312,7 +315,7 @@ static void run_udp(struct prober *p)
                 continue;
             }
             skip_late(p, &next, now);
-            if (next <= now) {
+            while (next <= now) {
                 uint8_t dg[UDP_MSG];
                 uint64_t seq = probe_track_send(p->trk, now); /* sent now, not at the slot */
                 proto_udp_put(dg, p->sess.session, seq, now);
@@ -389,7 +392,7 @@ static void run_tcp(struct prober *p)
                 continue;
             }
             skip_late(p, &next, now);
-            if (next <= now) {
+            while (next <= now && !lost) {
                 uint8_t req[TCP_MSG];
                 uint64_t t = now; /* sent now, not at the slot */
                 ssize_t n;
@@ -501,7 +504,7 @@ static void run_connect(struct prober *p)
             break;
         if (!stopping(p, now)) {
             skip_late(p, &next, now);
-            if (next <= now) {
+            while (next <= now) {
                 int i;
                 for (i = 0; i < CONNECT_SLOTS && slot[i].fd >= 0; i++)
                     ;
