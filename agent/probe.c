@@ -3,12 +3,15 @@
 #include "agent/probe.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,8 +25,16 @@
 #define TCP_MSG       16 /* seq, send time: echoed back */
 #define UDP_MSG       PROTO_MIN_UDP_SIZE
 #define CONNECT_SLOTS 64
-#define RETRY_MS      100         /* between attempts to re-open a session */
-#define BEHIND_NS     (1000 * MS) /* further behind than this: slots are skipped as missed */
+#define RETRY_MS      100 /* between attempts to re-open a session */
+/* The UDP session is renewed this often (make before break), so that its control connection
+ * is never idle long enough for the server's TCP keepalive: after a conntrack flush on the
+ * path (a CNI restart) the first packet of an idle connection decides its NAT state, and a
+ * keepalive from the server, not translated back to the Service address, is answered with a
+ * reset by the client's node or pod; the server then drops the session and every later
+ * datagram goes unanswered, though the path works (docs/watch.md). */
+#define UDP_REFRESH_NS (PROTO_CTRL_KEEPIDLE_S * 1000 * MS / 2)
+/* A loss run this long may be a dead session rather than the network: renew even then. */
+#define STUCK_NS (2000 * MS)
 
 void probe_opts_default(struct probe_opts *o)
 {
@@ -106,13 +117,70 @@ static int sess_open(struct prober *p, struct kp_err *err)
     return 0;
 }
 
-/* Slots due at or before now that cannot be sent: lost. */
+/* Slots due at or before now that cannot be sent (no session): lost. */
 static void miss_until(struct prober *p, uint64_t *next, uint64_t now)
 {
     while (*next <= now) {
         probe_track_missed(p->trk, *next);
         *next += p->period_ns;
     }
+}
+
+/* Slots more than half the outage interval before now fell due while this thread was not
+ * running (the machine stalled it): skipped, not lost, and not sent late in a burst. Those due
+ * since are sent at once (a wake-up is late by a millisecond or two at any rate). */
+static void skip_late(struct prober *p, uint64_t *next, uint64_t now)
+{
+    uint64_t late = p->o->interval_ms * MS / 2;
+
+    while (*next + late < now) {
+        probe_track_skipped(p->trk);
+        *next += p->period_ns;
+    }
+}
+
+/* A non-blocking recv with the time the kernel received the data (SO_TIMESTAMPNS, on
+ * CLOCK_REALTIME) on clock_now_ns()'s clock, so that an answer that came in time counts in
+ * time even when this thread reads it late. Without a timestamp: the time of the read. */
+static ssize_t recv_stamped(int fd, void *buf, size_t len, uint64_t *at_ns)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } cb;
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf)};
+    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+    struct timespec real;
+    uint64_t mono;
+
+    /* the wall clock first: a delay between the two readings makes the time later, never
+     * earlier than the send */
+    clock_gettime(CLOCK_REALTIME, &real);
+    mono = clock_now_ns();
+    *at_ns = mono;
+    if (n < 0)
+        return n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec rx;
+            uint64_t rx_ns, real_ns;
+            memcpy(&rx, CMSG_DATA(c), sizeof(rx));
+            rx_ns = clock_ts_to_ns(&rx);
+            real_ns = clock_ts_to_ns(&real);
+            if (rx_ns <= real_ns && real_ns - rx_ns < mono)
+                *at_ns = mono - (real_ns - rx_ns);
+        }
+    }
+    return n;
+}
+
+static void stamp_receives(int fd)
+{
+    int one = 1;
+
+    (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)); /* best effort */
 }
 
 static bool stopping(struct prober *p, uint64_t now)
@@ -156,9 +224,18 @@ static void lost_session(struct prober *p, uint64_t *next, const char *why)
 
 static bool renew_due(const struct prober *p, uint64_t now)
 {
-    uint64_t life = (uint64_t)p->sess.duration_ms * MS;
-    return p->sess.ctrl >= 0 && now - p->sess.opened_ns + 2000 * MS >= life &&
-           now >= p->renew_retry_ns;
+    uint64_t life = (uint64_t)p->sess.duration_ms * MS, age = now - p->sess.opened_ns;
+    const struct probe_track *t = p->trk;
+
+    if (p->sess.ctrl < 0 || now < p->renew_retry_ns)
+        return false;
+    if (age + 2000 * MS >= life)
+        return true;
+    /* UDP: renewed before the server's keepalive, not while the path is down (the new session
+     * could not open: a wait for nothing), unless the loss run lasts long enough to be a
+     * session the server dropped */
+    return p->kind == K_UDP && age >= UDP_REFRESH_NS &&
+           (!t->in_run || now - t->run_start_ns >= STUCK_NS);
 }
 
 /* The session nears the server's deadline: make before break. The new session is opened
@@ -168,10 +245,16 @@ static bool renew_due(const struct prober *p, uint64_t now)
 static void renew(struct prober *p)
 {
     struct probe_sess old = p->sess;
+    struct probe_target full = p->target;
     struct kp_err err;
+    int rc;
 
+    /* the probes wait meanwhile: a healthy path opens a session within the probe timeout */
+    p->target.timeout_ms = p->o->timeout_ms;
     kp_err_clear(&err);
-    if (sess_open(p, &err) != 0) {
+    rc = sess_open(p, &err);
+    p->target = full;
+    if (rc != 0) {
         snprintf(p->last_error, sizeof(p->last_error), "renewing the session: %s",
                  kp_err_msg(&err));
         p->sess = old;
@@ -194,12 +277,15 @@ static bool ctrl_lost(short revents)
 static void udp_drain(struct prober *p, int fd)
 {
     uint8_t buf[2048];
+    uint64_t at;
     ssize_t n;
 
-    while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) >= (ssize_t)UDP_MSG) {
+    while ((n = recv_stamped(fd, buf, sizeof(buf), &at)) >= 0) {
         uint64_t session, seq, ts;
+        if (n < (ssize_t)UDP_MSG)
+            continue;
         proto_udp_get(buf, &session, &seq, &ts);
-        probe_track_answer(p->trk, seq, clock_now_ns());
+        probe_track_answer(p->trk, seq, at);
     }
 }
 
@@ -214,6 +300,7 @@ static void run_udp(struct prober *p)
             close(fd);
         return;
     }
+    stamp_receives(fd);
     for (;;) {
         uint64_t now = clock_now_ns(), wait;
         struct pollfd pf[2] = {{.fd = fd, .events = POLLIN},
@@ -227,23 +314,21 @@ static void run_udp(struct prober *p)
                 renew(p);
                 continue;
             }
-            if (now - next > BEHIND_NS && now > next)
-                miss_until(p, &next, now - p->period_ns);
+            skip_late(p, &next, now);
             while (next <= now) {
                 uint8_t dg[UDP_MSG];
-                uint64_t seq = probe_track_send(p->trk, next);
-                proto_udp_put(dg, p->sess.session, seq, next);
+                uint64_t seq = probe_track_send(p->trk, now); /* sent now, not at the slot */
+                proto_udp_put(dg, p->sess.session, seq, now);
                 (void)send(fd, dg, sizeof(dg), MSG_DONTWAIT); /* a failed send is a loss */
                 next += p->period_ns;
             }
         }
+        udp_drain(p, fd); /* every answer that came by now, before deciding at now */
         expire(p, now);
         wait = next > now ? (next - now) / MS + 1 : 0;
         if (wait > 10)
             wait = 10;
         if (poll(pf, 2, (int)wait) > 0) {
-            if (pf[0].revents)
-                udp_drain(p, fd);
             if (ctrl_lost(pf[1].revents) && !stopping(p, clock_now_ns()))
                 lost_session(p, &next, "UDP_RR session ended by the server or the network");
         }
@@ -254,11 +339,36 @@ static void run_udp(struct prober *p)
 
 /* ---- tcp ---- */
 
+/* Reads every answer the data connection has (without blocking), each at the time the kernel
+ * received it. Returns NULL, or why the connection is lost. */
+static const char *tcp_read(struct prober *p, uint8_t *rx, size_t cap, size_t *have)
+{
+    if (p->sess.data < 0)
+        return NULL;
+    for (;;) {
+        uint64_t at;
+        ssize_t n = recv_stamped(p->sess.data, rx + *have, cap - *have, &at);
+        size_t off = 0;
+
+        if (n == 0)
+            return "the server closed the connection";
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NULL
+                                                                             : strerror(errno);
+        *have += (size_t)n;
+        for (; *have - off >= TCP_MSG; off += TCP_MSG)
+            probe_track_answer(p->trk, get_u64(rx + off), at);
+        memmove(rx, rx + off, *have - off);
+        *have -= off;
+    }
+}
+
 static void run_tcp(struct prober *p)
 {
     uint8_t rx[4096];
     size_t have = 0;
     uint64_t next = clock_now_ns();
+    int stamped = -1; /* the data connection SO_TIMESTAMPNS was set on */
 
     for (;;) {
         uint64_t now = clock_now_ns(), wait;
@@ -269,6 +379,10 @@ static void run_tcp(struct prober *p)
 
         if (at && now >= at + p->o->timeout_ms * MS)
             break;
+        if (p->sess.data >= 0 && p->sess.data != stamped) {
+            stamp_receives(p->sess.data);
+            stamped = p->sess.data;
+        }
         if (!stopping(p, now)) {
             if (renew_due(p, now)) {
                 int old = p->sess.data;
@@ -277,51 +391,35 @@ static void run_tcp(struct prober *p)
                     have = 0; /* a partial answer of the old connection is gone */
                 continue;
             }
-            if (now - next > BEHIND_NS && now > next)
-                miss_until(p, &next, now - p->period_ns);
+            skip_late(p, &next, now);
             while (next <= now && !lost) {
                 uint8_t req[TCP_MSG];
+                uint64_t t = now; /* sent now, not at the slot */
                 ssize_t n;
                 put_u64(req, p->trk->next);
-                put_u64(req + 8, next);
+                put_u64(req + 8, t);
                 n = send(p->sess.data, req, sizeof(req), MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (n == (ssize_t)sizeof(req)) {
-                    (void)probe_track_send(p->trk, next);
+                    (void)probe_track_send(p->trk, t);
                 } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                    probe_track_missed(p->trk, next); /* the send buffer is full */
+                    probe_track_missed(p->trk, t); /* the send buffer is full */
                 } else {
                     /* a partial write would break the framing: treat it as a reset */
                     lost = n < 0 ? strerror(errno) : "short write";
-                    probe_track_missed(p->trk, next);
+                    probe_track_missed(p->trk, t);
                 }
                 next += p->period_ns;
             }
         }
+        if (!lost)
+            lost = tcp_read(p, rx, sizeof(rx), &have); /* what came by now, before deciding */
         expire(p, now);
         if (!lost) {
             wait = next > now ? (next - now) / MS + 1 : 0;
             if (wait > 10)
                 wait = 10;
-            if (poll(pf, 2, (int)wait) > 0) {
-                if (pf[0].revents) {
-                    ssize_t n = recv(p->sess.data, rx + have, sizeof(rx) - have, MSG_DONTWAIT);
-                    if (n > 0) {
-                        size_t off = 0;
-                        uint64_t t = clock_now_ns();
-                        have += (size_t)n;
-                        for (; have - off >= TCP_MSG; off += TCP_MSG)
-                            probe_track_answer(p->trk, get_u64(rx + off), t);
-                        memmove(rx, rx + off, have - off);
-                        have -= off;
-                    } else if (n == 0) {
-                        lost = "the server closed the connection";
-                    } else if (errno != EAGAIN && errno != EINTR) {
-                        lost = strerror(errno);
-                    }
-                }
-                if (!lost && ctrl_lost(pf[1].revents))
-                    lost = "the TCP_RR session ended (control connection)";
-            }
+            if (poll(pf, 2, (int)wait) > 0 && ctrl_lost(pf[1].revents))
+                lost = "the TCP_RR session ended (control connection)";
         }
         if (lost && !stopping(p, clock_now_ns())) {
             char why[200];
@@ -350,10 +448,50 @@ static void cslot_close(struct cslot *c)
     c->fd = -1;
 }
 
+/* A connect poll said is finished, at t: answered when it connected. Noticed after its timeout
+ * (this thread was not running), the handshake's round trip as the kernel measured it says when
+ * it connected (a retransmitted SYN leaves no measurement: then it came late). */
+static void connect_done(struct prober *p, struct cslot *c, uint64_t t)
+{
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0) {
+        struct tcp_info ti;
+        socklen_t tl = sizeof(ti);
+        uint64_t at = t;
+        if (t - c->t > p->o->timeout_ms * MS &&
+            getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_total_retrans == 0 &&
+            ti.tcpi_rtt > 0)
+            at = c->t + (uint64_t)ti.tcpi_rtt * 1000;
+        probe_track_answer(p->trk, c->seq, at);
+    }
+    cslot_close(c);
+}
+
+/* Waits at most wait_ms for the connects in flight and settles those that finished. */
+static void connect_poll(struct prober *p, struct cslot *slot, int wait_ms)
+{
+    struct pollfd pf[CONNECT_SLOTS];
+    int n = 0, idx[CONNECT_SLOTS];
+
+    for (int i = 0; i < CONNECT_SLOTS; i++) {
+        if (slot[i].fd < 0)
+            continue;
+        pf[n] = (struct pollfd){.fd = slot[i].fd, .events = POLLOUT};
+        idx[n++] = i;
+    }
+    if (poll(pf, (nfds_t)n, wait_ms) > 0) {
+        uint64_t t = clock_now_ns();
+        for (int k = 0; k < n; k++)
+            if (pf[k].revents)
+                connect_done(p, &slot[idx[k]], t);
+    }
+}
+
 static void run_connect(struct prober *p)
 {
     struct cslot slot[CONNECT_SLOTS];
-    struct pollfd pf[CONNECT_SLOTS];
     uint64_t next = clock_now_ns();
 
     for (int i = 0; i < CONNECT_SLOTS; i++)
@@ -361,54 +499,34 @@ static void run_connect(struct prober *p)
     for (;;) {
         uint64_t now = clock_now_ns(), wait;
         uint64_t at = atomic_load(&p->stop_at);
-        int n = 0, idx[CONNECT_SLOTS];
 
         if (at && now >= at + p->o->timeout_ms * MS)
             break;
         if (!stopping(p, now)) {
-            if (now - next > BEHIND_NS && now > next)
-                miss_until(p, &next, now - p->period_ns);
+            skip_late(p, &next, now);
             while (next <= now) {
                 int i;
                 for (i = 0; i < CONNECT_SLOTS && slot[i].fd >= 0; i++)
                     ;
                 if (i == CONNECT_SLOTS) {
-                    probe_track_missed(p->trk, next);
+                    probe_track_missed(p->trk, now);
                 } else {
-                    slot[i].seq = probe_track_send(p->trk, next);
-                    slot[i].t = next;
+                    slot[i].seq = probe_track_send(p->trk, now); /* started now */
+                    slot[i].t = now;
                     slot[i].fd = probe_connect_start(&p->target); /* -1: lost at its timeout */
                 }
                 next += p->period_ns;
             }
         }
-        for (int i = 0; i < CONNECT_SLOTS; i++) {
-            if (slot[i].fd < 0)
-                continue;
-            if (now - slot[i].t > p->o->timeout_ms * MS) {
-                cslot_close(&slot[i]);
-                continue;
-            }
-            pf[n] = (struct pollfd){.fd = slot[i].fd, .events = POLLOUT};
-            idx[n++] = i;
-        }
+        connect_poll(p, slot, 0); /* the connects that finished by now, before deciding */
+        for (int i = 0; i < CONNECT_SLOTS; i++)
+            if (slot[i].fd >= 0 && now - slot[i].t > p->o->timeout_ms * MS)
+                cslot_close(&slot[i]); /* lost (expire decides it) */
         expire(p, now);
         wait = next > now ? (next - now) / MS + 1 : 0;
         if (wait > 10)
             wait = 10;
-        if (poll(pf, (nfds_t)n, (int)wait) > 0) {
-            uint64_t t = clock_now_ns();
-            for (int k = 0; k < n; k++) {
-                struct cslot *c = &slot[idx[k]];
-                int soerr = 0;
-                socklen_t len = sizeof(soerr);
-                if (!pf[k].revents)
-                    continue;
-                if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
-                    probe_track_answer(p->trk, c->seq, t);
-                cslot_close(c);
-            }
-        }
+        connect_poll(p, slot, (int)wait);
     }
     for (int i = 0; i < CONNECT_SLOTS; i++)
         if (slot[i].fd >= 0)

@@ -6,6 +6,10 @@
  *   tcp      TCP request/response on ONE long-lived connection (a TCP_RR session), re-opened
  *            when reset (counting resets and the time to reconnect)
  *   connect  a fresh TCP connect every connect_every_ms (answered = connected in time)
+ * The UDP session is renewed every PROTO_CTRL_KEEPIDLE_S / 2, so the client, not the server's
+ * keepalive, speaks first on its idle control connection (after a conntrack flush the first
+ * packet decides the NAT state). Slots the probe thread was too late to send are skipped, not
+ * lost; answers are timed by the kernel's receive timestamp (docs/watch.md).
  * Runs until the duration passes or *stop becomes non-zero; returns one JSON document.
  * Memory is bounded (no per-probe records); the server is an unchanged kperf-agent server. */
 #ifndef KPERF_AGENT_PROBE_H

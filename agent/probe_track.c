@@ -122,22 +122,29 @@ void probe_track_missed(struct probe_track *t, uint64_t now_ns)
     (void)push(t, now_ns, LOST);
 }
 
+void probe_track_skipped(struct probe_track *t)
+{
+    t->skipped++;
+}
+
 void probe_track_answer(struct probe_track *t, uint64_t seq, uint64_t now_ns)
 {
     struct probe_slot *p;
+    uint64_t rtt;
 
     if (seq < t->head || seq >= t->next)
         return; /* already decided, or never sent */
     p = &t->ring[seq % PROBE_RING];
     if (p->state != PENDING)
         return;
-    if (now_ns - p->t_sent > t->timeout_ns) {
+    rtt = now_ns > p->t_sent ? now_ns - p->t_sent : 0;
+    if (rtt > t->timeout_ns) {
         t->late++;
         p->state = LOST;
         return;
     }
     p->state = ANSWERED;
-    p->rtt_ns = now_ns - p->t_sent;
+    p->rtt_ns = rtt;
 }
 
 void probe_track_expire(struct probe_track *t, uint64_t now_ns)
@@ -189,10 +196,10 @@ json_t *probe_track_json(const struct probe_track *t, uint64_t t0_ns)
         json_pack("{s:I, s:f, s:f, s:f}", "count", (json_int_t)hist_count(t->lat), "p50",
                   (double)hist_percentile(t->lat, 50) / 1e3, "p99",
                   (double)hist_percentile(t->lat, 99) / 1e3, "max", (double)hist_max(t->lat) / 1e3);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:f, s:f, s:f, s:o}", "sent",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:f, s:f, s:f, s:o}", "sent",
                      (json_int_t)t->sent, "answered", (json_int_t)t->answered, "lost",
                      (json_int_t)t->lost, "missed", (json_int_t)t->missed, "late",
-                     (json_int_t)t->late, "loss_pct",
+                     (json_int_t)t->late, "skipped", (json_int_t)t->skipped, "loss_pct",
                      t->sent ? 100.0 * (double)t->lost / (double)t->sent : 0.0, "outages", outs,
                      "outages_total", (json_int_t)t->outages_total, "outage_s_total",
                      s_of(t->outage_ns_total), "longest_outage_s", s_of(t->longest_outage_ns),

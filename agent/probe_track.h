@@ -9,7 +9,10 @@
  * PROBE_MAX_OUTAGES outage records (later ones are counted, not kept), one histogram.
  *
  * A probe's outcome is decided in send order: answered within timeout_ns of its send time, or
- * lost (no answer in time, or a slot that could not be sent at all: probe_track_missed). A run
+ * lost (no answer in time, or a slot that could not be sent at all: probe_track_missed). A slot
+ * the prober itself came too late to send (its thread was not running: a stalled machine, not
+ * the network) is skipped (probe_track_skipped): counted, but neither sent, answered nor lost,
+ * so it neither starts, extends nor ends a loss run. A run
  * of consecutive lost probes is an outage when it spans more than outage_min_ns: from the send
  * time of its first lost probe to the send time of the next answered probe (or, when the run
  * lasts until the end, to the last lost probe's send time plus one probe period: `open`).
@@ -46,6 +49,7 @@ struct probe_track {
     uint64_t lost;     /* no answer in time, or missed */
     uint64_t missed;   /* of lost: slots that could not be sent (no connection) */
     uint64_t late;     /* answers that came after their timeout (counted lost) */
+    uint64_t skipped;  /* slots the prober was too late to send: not in sent */
     /* probes in flight, in send order: seq head .. next-1 */
     uint64_t head, next;
     struct probe_slot {
@@ -85,6 +89,10 @@ uint64_t probe_track_send(struct probe_track *t, uint64_t now_ns);
 /* A slot at now_ns that could not be sent (no connection): lost at once. */
 void probe_track_missed(struct probe_track *t, uint64_t now_ns);
 
+/* A slot the prober was too late to send (its own stall, not the network's): counted in
+ * skipped only. */
+void probe_track_skipped(struct probe_track *t);
+
 /* The answer to seq arrived at now_ns. Unknown, duplicate or already decided seqs are
  * ignored; an answer after the timeout counts as late (and the probe as lost). */
 void probe_track_answer(struct probe_track *t, uint64_t seq, uint64_t now_ns);
@@ -100,7 +108,7 @@ void probe_track_finish(struct probe_track *t, uint64_t now_ns);
  * progress, as far as decided: decisions lag the sends by up to timeout_ns). */
 bool probe_track_down(const struct probe_track *t);
 
-/* {"sent","answered","lost","missed","late","loss_pct","outages":[{"start_s","end_s",
+/* {"sent","answered","lost","missed","late","skipped","loss_pct","outages":[{"start_s","end_s",
  * "length_s","lost","open"}],"outages_total","outage_s_total","longest_outage_s",
  * "longest_gap_s","latency_us":{"count","excluded","p50","p99","max"}}; times relative to t0_ns. */
 json_t *probe_track_json(const struct probe_track *t, uint64_t t0_ns);

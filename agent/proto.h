@@ -35,6 +35,9 @@
 #define PROTO_MAX_UDP_SIZE    65507
 #define PROTO_MAX_DURATION_MS (24u * 3600u * 1000u)
 #define PROTO_MAX_RATE_BPS    (400ull * 1000 * 1000 * 1000) /* 400 Gbit/s */
+/* The server sends TCP keepalives on a control connection idle this long: during a test the
+ * first packet on it after the handshake is the server's, unless the client speaks sooner. */
+#define PROTO_CTRL_KEEPIDLE_S 10
 
 /* UDP datagram header: session id, sequence number, sender's clock in ns (big-endian u64s). */
 #define PROTO_UDP_HELLO_SEQ UINT64_MAX /* reverse UDP_STREAM: "send to this address" */

@@ -380,7 +380,7 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
     kp_err_clear(&err);
     if (rc != 0)
         kp_log(KP_LOG_DEBUG, "%s: no keepalive: uv_fileno: %s", c->peer, uv_strerror(rc));
-    else if (sysinfo_keepalive(fd, 10, 30000, &err) != 0)
+    else if (sysinfo_keepalive(fd, PROTO_CTRL_KEEPIDLE_S, 30000, &err) != 0)
         kp_log(KP_LOG_DEBUG, "%s: keepalive incomplete: %s", c->peer, kp_err_msg(&err));
     out.u.challenge.flags = c->srv->o.token ? PROTO_FLAG_AUTH : 0;
     c->state = CONN_AUTH;

@@ -34,7 +34,7 @@ cmake --build build-release -j"$(nproc)" >/dev/null
 echo "== unit and e2e tests"
 export KUBECTL="${KUBECTL:-$(bash test/tools/get-kubectl.sh)}" # pinned kubectl 1.35: never skip
 export HELM="${HELM:-$(bash test/tools/get-helm.sh)}"          # pinned helm 4, same download
-ctest --test-dir build --output-on-failure -LE unstable # unstable: test/CMakeLists.txt says why
+ctest --test-dir build --output-on-failure -LE unstable # unstable: test/CMakeLists.txt says which and why
 
 echo "== unit tests under AddressSanitizer + UBSan"
 cmake -S . -B build-asan -DKPERF_WERROR=ON -DKPERF_SANITIZE=address,undefined \

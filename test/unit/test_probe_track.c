@@ -2,7 +2,8 @@
 /* test_probe_track.c - the probe accounting of `kperf-agent probe` on synthetic events (no
  * sockets, no clock): answered probes, isolated losses that are no outage, a loss run that is
  * one (start = first lost send, end = next answered send), an outage open at the end, missed
- * slots, late and duplicate answers, the longest gap, the bounded ring and outage list. */
+ * slots, skipped slots (the prober's own stall: no loss), late and duplicate answers, the longest
+ * gap, the bounded ring and outage list. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,6 +150,55 @@ static void missed_slots_count_as_lost(void **state)
     drop(t);
 }
 
+/* A stall of the prober: the slots it skipped are neither sent nor lost, so no outage; inside a
+ * loss run they neither end nor split it. */
+static void skipped_slots_are_no_loss(void **state)
+{
+    struct probe_track *t = mk();
+    uint64_t now = 0;
+    (void)state;
+
+    feed(t, &now, 10, 1000, 0, 0);
+    for (int i = 0; i < 50; i++, now += PERIOD)
+        probe_track_skipped(t);
+    feed(t, &now, 10, 1000, 0, 0);
+    assert_int_equal(t->sent, 20);
+    assert_int_equal(t->skipped, 50);
+    assert_int_equal(t->lost, 0);
+    assert_int_equal(t->outages_total, 0);
+    /* lost 10, skipped 20, lost 10, answered: one outage from the first lost probe */
+    uint64_t lost_at = now;
+    feed(t, &now, 10, 1000, 0, 10);
+    for (int i = 0; i < 20; i++, now += PERIOD)
+        probe_track_skipped(t);
+    feed(t, &now, 10, 1000, 0, 10);
+    uint64_t back_at = now;
+    feed(t, &now, 10, 1000, 0, 0);
+    probe_track_finish(t, now + TIMEOUT);
+    assert_int_equal(t->lost, 20);
+    assert_int_equal(t->skipped, 70);
+    assert_int_equal(t->outages_total, 1);
+    assert_int_equal(t->outages[0].start_ns, lost_at);
+    assert_int_equal(t->outages[0].end_ns, back_at);
+    assert_int_equal(t->outages[0].lost, 20);
+    drop(t);
+}
+
+/* An answer stamped (by the kernel's receive time, converted) a hair before its send time is
+ * answered with a zero round trip, not late. */
+static void answer_stamped_before_send(void **state)
+{
+    struct probe_track *t = mk();
+    (void)state;
+
+    uint64_t seq = probe_track_send(t, 1000 * MS);
+    probe_track_answer(t, seq, 1000 * MS - 1000);
+    probe_track_finish(t, 1000 * MS + TIMEOUT);
+    assert_int_equal(t->answered, 1);
+    assert_int_equal(t->late, 0);
+    drop(t);
+}
+
 static void late_duplicate_and_unknown_answers(void **state)
 {
     struct probe_track *t = mk();
@@ -235,6 +285,8 @@ int main(void)
         cmocka_unit_test(loss_run_is_outage),
         cmocka_unit_test(outage_open_at_end),
         cmocka_unit_test(missed_slots_count_as_lost),
+        cmocka_unit_test(skipped_slots_are_no_loss),
+        cmocka_unit_test(answer_stamped_before_send),
         cmocka_unit_test(late_duplicate_and_unknown_answers),
         cmocka_unit_test(out_of_order_answers_decide_in_send_order),
         cmocka_unit_test(bounded_memory),
