@@ -46,12 +46,13 @@ enum key {
     K_PCT = 1u << 4,
     K_MS = 1u << 5,
     K_RULES = 1u << 6,
+    K_DELAY = 1u << 7,
 };
 static const struct {
     enum key key;
     const char *name;
-} key_names[] = {{K_LINK, "link"}, {K_NODE, "node"}, {K_MTU, "mtu"},    {K_RATE, "rate"},
-                 {K_PCT, "pct"},   {K_MS, "ms"},     {K_RULES, "rules"}};
+} key_names[] = {{K_LINK, "link"}, {K_NODE, "node"}, {K_MTU, "mtu"},     {K_RATE, "rate"},
+                 {K_PCT, "pct"},   {K_MS, "ms"},     {K_RULES, "rules"}, {K_DELAY, "delay"}};
 
 struct local_fault {
     char *spec; /* owned */
@@ -64,11 +65,12 @@ struct local_fault {
     long permille; /* loss, in 1/1000 */
     long ms;
     long rules;
+    uint64_t delay_ms; /* cni-add-delay */
 };
 
 typedef int apply_fn(const struct local_fault *f, int index, struct localnet *ln,
                      struct kp_err *err);
-static apply_fn apply_mtu, apply_rate, apply_loss, apply_delay, apply_cpu;
+static apply_fn apply_mtu, apply_rate, apply_loss, apply_delay, apply_cpu, apply_nothing;
 
 /* The kinds. A new one: a row here, its keys, an apply function. */
 static const struct kind {
@@ -82,9 +84,11 @@ static const struct kind {
     {"loss", K_LINK | K_PCT, "loss:link=L,pct=N", apply_loss},
     {"delay", K_LINK | K_MS, "delay:link=L,ms=N", apply_delay},
     {"cpu", K_NODE | K_RULES, "cpu:node=node1|node2,rules=N", apply_cpu},
+    /* read by the backend when it sets up a new pod's network (local_fault_pod_delay_ms) */
+    {"cni-add-delay", K_NODE | K_DELAY, "cni-add-delay:node=node1|node2,delay=DUR", apply_nothing},
 };
 #define N_KINDS    (sizeof(kinds) / sizeof(kinds[0]))
-#define KIND_NAMES "mtu, rate, loss, delay or cpu"
+#define KIND_NAMES "mtu, rate, loss, delay, cpu or cni-add-delay"
 
 static int parse_long(const char *v, long lo, long hi, long *out)
 {
@@ -140,6 +144,11 @@ static int parse_value(struct local_fault *f, enum key k, const char *v, struct 
         if (parse_long(v, 1, 10000, &f->ms) != 0)
             return kp_err_set(err, "ms '%s' is not a whole number of milliseconds in [1, 10000]",
                               v);
+        return 0;
+    case K_DELAY:
+        if (units_parse_duration_ms(v, &f->delay_ms, &e2) != 0 || f->delay_ms < 1 ||
+            f->delay_ms > 60000)
+            return kp_err_set(err, "delay '%s' is not a duration in [1ms, 60s] (2s, 500ms)", v);
         return 0;
     default: /* K_RULES */
         if (parse_long(v, 1, 100000, &f->rules) != 0)
@@ -216,6 +225,11 @@ const char *local_fault_spec(const struct local_fault *f)
     return f->spec;
 }
 
+uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node)
+{
+    return f->kind->apply == apply_nothing && f->node == node ? f->delay_ms : 0;
+}
+
 int local_fault_apply(const struct local_fault *f, int index, struct localnet *ln,
                       struct kp_err *err)
 {
@@ -260,6 +274,14 @@ static int nft_load(struct localnet *ln, enum localnet_ns ns, int index, const c
 out:
     free(path);
     return rc;
+}
+
+/* cni-add-delay: nothing to put in place; the backend waits when it sets up a pod. */
+static int apply_nothing(const struct local_fault *f, int index, struct localnet *ln,
+                         struct kp_err *err)
+{
+    (void)f, (void)index, (void)ln, (void)err;
+    return 0;
 }
 
 static int apply_mtu(const struct local_fault *f, int index, struct localnet *ln,

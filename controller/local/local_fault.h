@@ -13,6 +13,10 @@
  *   delay:link=L,ms=N          tc netem delay at both ends (refused when the kernel has no netem)
  *   cpu:node=NODE,rules=N      N never-matching nftables rules on NODE's forward, input and
  *                              output paths: CPU per packet, no drop and no cap by itself
+ *   cni-add-delay:node=NODE,delay=DUR
+ *                              the network set-up of every new pod on NODE (the short-lived
+ *                              readiness pods of `kperf run --local`; the run's own pods are
+ *                              built before) waits DUR (1ms..60s) first, as a slow CNI ADD
  * Links (veth pairs of localnet_build.c): node1, node2 (a node's eth0 to the underlay bridge),
  * ext (the external host's), client, server1, server2 (a pod's eth0 to its node's bridge).
  * Nodes: node1, node2. A new kind is one row of the table in local_fault.c. */
@@ -20,8 +24,10 @@
 #define KPERF_LOCAL_LOCAL_FAULT_H
 
 #include "base/kp_err.h"
+#include "controller/local/localnet.h"
 
 #include <signal.h>
+#include <stdint.h>
 
 struct kp_err;
 struct localnet;
@@ -34,6 +40,10 @@ void local_fault_free(struct local_fault *f); /* NULL is a no-op */
 
 /* The SPEC as given (borrowed until local_fault_free). */
 const char *local_fault_spec(const struct local_fault *f);
+
+/* What f adds to the network set-up of a new pod on node (LN_NODE1 or LN_NODE2): the delay of
+ * a cni-add-delay on that node, else 0. */
+uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node);
 
 /* Puts f in place in the built cluster ln (after localnet_create). index makes its nftables
  * table names unique among the run's faults. Returns 0 or -1 with err. */
