@@ -514,6 +514,7 @@ static json_t *local_readiness(struct backend *b)
         o.delay_ms[0] += local_fault_pod_delay_ms(bl->faults[i], LN_NODE1);
         o.delay_ms[1] += local_fault_pod_delay_ms(bl->faults[i], LN_NODE2);
     }
+    kp_log(KP_LOG_INFO, "pod network readiness: %d pods per node", bl->ready_pods);
     pods = local_ready_measure(&o);
     kp_log(KP_LOG_INFO, "pod network readiness: %zu pods in %llu ms", json_array_size(pods),
            (unsigned long long)(clock_now_ms() - t0));

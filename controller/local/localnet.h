@@ -115,16 +115,16 @@ const char *localnet_run_dir(const struct localnet *ln);
  * file, before any is made. Returns 0 or -1 with err. */
 KP_MUST_CHECK int localnet_pods_reserve(struct localnet *ln, int n, struct kp_err *err);
 
-/* The pod's sandbox: creates its namespace (the run's pod sysctls), which must have been
- * reserved. The pod calls below may run in two threads at once for two different pods
- * (reserve before, not during). Returns 0 or -1 with err ("... already exists" when the
- * namespace is there already). */
+/* The pod's sandbox: creates its namespace, which must have been reserved. The pod calls below may
+ * run in two threads at once for two different pods (reserve before, not during). Returns 0 or -1
+ * with err ("... already exists" when the namespace is there already). */
 KP_MUST_CHECK int localnet_pod_sandbox(struct localnet *ln, enum localnet_ns node, int slot,
                                        struct kp_err *err);
 /* Its network (what a CNI ADD does): the veth, addresses and routes. Returns 0 or -1 with err. */
 KP_MUST_CHECK int localnet_pod_network(struct localnet *ln, enum localnet_ns node, int slot,
                                        struct kp_err *err);
-/* Removes the pod (its processes, namespace and veth); 0 when it is not there. */
+/* Removes the pod (namespace and veth; its processes must have ended: the caller waited for
+ * them, and localnet_destroy kills what is left); 0 when it is not there. */
 KP_MUST_CHECK int localnet_pod_remove(struct localnet *ln, enum localnet_ns node, int slot,
                                       struct kp_err *err);
 /* The pod's namespace name and address (family) into buf; returns buf. */

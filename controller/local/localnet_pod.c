@@ -75,15 +75,9 @@ int localnet_pod_sandbox(struct localnet *ln, enum localnet_ns node, int slot, s
         return kp_err_set(err, "pod %s was not reserved", ns);
     if (localnet_ns_exists(ns))
         return kp_err_set(err, "network namespace %s already exists", ns);
-    if (localnet_cmd(ln, err, "ip", "netns", "add", ns, NULL) != 0)
-        return -1;
-    /* as build_namespaces does for a pod: no forwarding, IPv6 on, no DAD, RA or redirects */
-    return localnet_cmd(ln, err, "ip", "netns", "exec", ns, "sysctl", "-q", "-e", "-w",
-                        "net.ipv4.ip_forward=0", "net.ipv6.conf.all.disable_ipv6=0",
-                        "net.ipv6.conf.default.disable_ipv6=0", "net.ipv6.conf.all.accept_dad=0",
-                        "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_ra=0",
-                        "net.ipv6.conf.default.accept_ra=0", "net.ipv6.conf.all.autoconf=0",
-                        "net.ipv6.conf.default.autoconf=0", NULL);
+    /* no sysctls: a new namespace has the kernel's defaults (no forwarding, IPv6 on); the
+     * addresses are nodad and nothing sends router advertisements on the pod bridge */
+    return localnet_cmd(ln, err, "ip", "netns", "add", ns, NULL);
 }
 
 /* Writes text to <run_dir>/ip-<name>.batch and runs it in namespace ns. */
@@ -151,6 +145,9 @@ int localnet_pod_remove(struct localnet *ln, enum localnet_ns node, int slot, st
 
     if (check_args(node, slot, err) != 0)
         return -1;
+    localnet_pod_ns(ln, node, slot, ns, sizeof(ns));
+    if (!localnet_ns_exists(ns))
+        return 0;
     /* deleting the namespace deletes its veth, and with it the node's end */
-    return localnet_remove_ns(localnet_pod_ns(ln, node, slot, ns, sizeof(ns)), err);
+    return localnet_cmd(NULL, err, "ip", "netns", "del", ns, NULL);
 }
