@@ -16,9 +16,10 @@
 static void test_local_fault_kinds_parse(void **state)
 {
     static const char *const ok[] = {
-        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit", "rate:rate=1G,link=client",
-        "loss:link=server2,pct=2",   "loss:link=ext,pct=0.5",        "delay:link=node2,ms=5",
-        "cpu:node=node2,rules=1000",
+        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit",
+        "rate:rate=1G,link=client",  "loss:link=server2,pct=2",
+        "loss:link=ext,pct=0.5",     "delay:link=node2,ms=5",
+        "cpu:node=node2,rules=1000", "cni-add-delay:node=node2,delay=2s",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -51,7 +52,8 @@ static void test_local_fault_bad_specs(void **state)
 {
     (void)state;
     expect_error("", "unknown kind ''");
-    expect_error("netem:link=node1", "unknown kind 'netem' (mtu, rate, loss, delay or cpu)");
+    expect_error("netem:link=node1",
+                 "unknown kind 'netem' (mtu, rate, loss, delay, cpu or cni-add-delay)");
     expect_error("loss", "loss needs every key of loss:link=L,pct=N");
     expect_error("loss:link=node2", "needs every key");
     expect_error("loss:link=node3,pct=2", "unknown link 'node3'");
@@ -70,6 +72,30 @@ static void test_local_fault_bad_specs(void **state)
     expect_error("cpu:node=node3,rules=10", "unknown node 'node3' (node1 or node2)");
     expect_error("cpu:node=node1,rules=1000000", "rules '1000000' is not a whole number");
     expect_error("cpu:link=node1,rules=10", "cpu takes no key 'link'");
+    expect_error("cni-add-delay:node=node2", "cni-add-delay needs every key of "
+                                             "cni-add-delay:node=node1|node2,delay=DUR");
+    expect_error("cni-add-delay:node=node2,delay=0s", "delay '0s' is not a duration in [1ms, 60s]");
+    expect_error("cni-add-delay:node=node2,delay=61s", "is not a duration in [1ms, 60s]");
+    expect_error("cni-add-delay:node=node2,delay=soon", "delay 'soon' is not a duration");
+    expect_error("cni-add-delay:node=node3,delay=1s", "unknown node 'node3'");
+    expect_error("cni-add-delay:link=node2,delay=1s", "cni-add-delay takes no key 'link'");
+}
+
+/* What a fault adds to a new pod's network set-up: a cni-add-delay's delay on its node only. */
+static void test_local_fault_pod_delay(void **state)
+{
+    struct kp_err err = {{0}};
+    struct local_fault *d = local_fault_parse("cni-add-delay:node=node2,delay=1500ms", &err);
+    struct local_fault *c = local_fault_parse("cpu:node=node2,rules=10", &err);
+
+    (void)state;
+    assert_non_null(d);
+    assert_non_null(c);
+    assert_int_equal(local_fault_pod_delay_ms(d, LN_NODE2), 1500);
+    assert_int_equal(local_fault_pod_delay_ms(d, LN_NODE1), 0);
+    assert_int_equal(local_fault_pod_delay_ms(c, LN_NODE2), 0);
+    local_fault_free(d);
+    local_fault_free(c);
 }
 
 int main(void)
@@ -77,6 +103,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_fault_kinds_parse),
         cmocka_unit_test(test_local_fault_bad_specs),
+        cmocka_unit_test(test_local_fault_pod_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
