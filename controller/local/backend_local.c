@@ -22,6 +22,7 @@
 #include "controller/agent_args.h"
 #include "controller/local/local_fault.h"
 #include "controller/local/local_ready.h"
+#include "controller/local/local_rollout.h"
 #include "controller/local/localnet.h"
 #include "controller/run_options.h"
 
@@ -65,7 +66,8 @@ struct backend_local {
     volatile pid_t client_pid;
     struct local_fault **faults; /* owned: --local-fault, put in place after the topology */
     size_t n_faults;
-    int ready_pods; /* readiness pods per node (--pod-churn; 0 = none) */
+    int ready_pods;                /* readiness pods per node (--pod-churn; 0 = none) */
+    struct local_rollout *rollout; /* a rollout fault being played, or NULL */
 };
 
 /* ---- where a group runs ---- */
@@ -296,7 +298,18 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
     for (int s = 0; s < SRV_COUNT; s++)
         if (need[s] && start_server(bl, (enum server)s, err) != 0)
             return -1;
-    return wait_servers(bl, err);
+    if (wait_servers(bl, err) != 0)
+        return -1;
+    for (size_t i = 0; i < bl->n_faults && !bl->rollout; i++) { /* its clock starts now */
+        uint64_t down_ms, gap_ms;
+        bool flush;
+        if (local_fault_rollout(bl->faults[i], &down_ms, &gap_ms, &flush)) {
+            bl->rollout = local_rollout_start(bl->ln, down_ms, gap_ms, flush, err);
+            if (!bl->rollout)
+                return -1;
+        }
+    }
+    return 0;
 }
 
 /* The reason a client run produced no document, in one line. */
@@ -539,6 +552,8 @@ static int local_cleanup(struct backend *b, struct kp_err *err)
 {
     struct backend_local *bl = (struct backend_local *)b;
 
+    local_rollout_stop(bl->rollout);
+    bl->rollout = NULL;
     for (int s = 0; s < SRV_COUNT; s++) {
         subproc_stop(bl->server_pid[s], 2000);
         bl->server_pid[s] = 0;

@@ -140,6 +140,7 @@ json_t *local_ready_measure(const struct local_ready_opts *o)
     int n = o->pods_per_node < LOCALNET_MAX_PODS ? o->pods_per_node : LOCALNET_MAX_PODS;
     struct node_run runs[2] = {{o, LN_NODE1, n, json_array()}, {o, LN_NODE2, n, json_array()}};
     pthread_t t;
+    sigset_t all, old;
     bool threaded;
     struct kp_err err;
 
@@ -150,7 +151,10 @@ json_t *local_ready_measure(const struct local_ready_opts *o)
         return runs[0].pods;
     }
     /* both nodes at once, as a scheduler would start pods; one node's delay is not the other's */
+    sigfillset(&all); /* signals stay with the main thread */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     threaded = pthread_create(&t, NULL, node_main, &runs[1]) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     node_main(&runs[0]);
     if (threaded)
         pthread_join(t, NULL);
