@@ -66,11 +66,13 @@ near() { python3 -c "import sys; a,b,w,t=map(float,sys.argv[1:]); sys.exit(0 if 
 run plain
 r=$(readiness "$D/plain.json") || fail "plain: bad readiness records"
 echo "plain:   $r"
-read -r n1 net1 tot1 pods1 n2 net2 tot2 pods2 <<<"$r"
+read -r n1 _ tot1 pods1 n2 _ tot2 pods2 <<<"$r"
 [ "$n1 $pods1 $n2 $pods2" = "node1 3 node2 3" ] || fail "plain: want 3 pods on node1 and node2: $r"
 ms=$(sed -n 's/.*pod network readiness: 6 pods in \([0-9]*\) ms.*/\1/p' "$D/plain.err")
 echo "plain: readiness pods took ${ms:-?} ms"
-[ -n "$ms" ] && [ "$ms" -lt 4000 ] || fail "plain: readiness pods took ${ms:-?} ms (budget 2 s, 4 s on a loaded VM)"
+if [ -z "$ms" ] || [ "$ms" -ge 4000 ]; then
+    fail "plain: readiness pods took ${ms:-?} ms (budget 2 s, 4 s on a loaded VM)"
+fi
 grep -q "Pod network readiness" <("$KPERF" report "$D/plain.json") || fail "plain: no readiness table in the text report"
 
 # --- 2. a 2 s CNI ADD delay on node2
@@ -78,6 +80,7 @@ run delayed --local-fault cni-add-delay:node=node2,delay=2s
 r=$(readiness "$D/delayed.json") || fail "delayed: bad readiness records"
 echo "delayed: $r"
 read -r d1 dnet1 dtot1 dpods1 d2 dnet2 dtot2 dpods2 <<<"$r"
+[ "$d1 $dpods1 $d2 $dpods2" = "node1 3 node2 3" ] || fail "delayed: want 3 pods on node1 and node2: $r"
 # in the same run (same load): node2 - node1 = the delay; across runs (this VM's load moves a
 # plain run's p50 by up to 0.3 s): node2 + the delay, node1 unchanged, within 0.5 s
 near "$dnet1" "$dnet2" 2 0.3 || fail "delayed run: network set-up p50 node1 $dnet1, node2 $dnet2: not +2 s (+-0.3)"
