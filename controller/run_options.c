@@ -27,6 +27,7 @@ void run_options_init(struct run_options *o)
     o->lease_ms = 30000;
     o->parallel = 4;
     o->confirm_outliers = 8;
+    o->pod_churn = -1; /* not given: none on Kubernetes, LOCAL_READY_DEFAULT_PODS with --local */
     o->output = RUN_OUTPUT_TABLE;
     o->mtu = 1500;
     o->port = 5201;

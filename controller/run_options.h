@@ -107,7 +107,8 @@ struct run_options {
     int parallel;           /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
     int confirm_outliers;   /* --confirm-outliers: sweep nodes flagged that are re-measured
                                alone before the verdict, 0..64 (0 = off) */
-    int pod_churn;          /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off) */
+    int pod_churn;          /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
+                               -1 = not given (none on Kubernetes, 3 with --local) */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;
     char **argv;

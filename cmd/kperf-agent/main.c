@@ -777,7 +777,7 @@ static int cmd_client(int argc, char **argv)
     kp_log_set_level((enum kp_log_level)verbosity);
     doc = client_run(&c.o, &failed);
     if (c.json) {
-        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0 ||
+        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0 ||
             fputc('\n', stdout) == EOF)
             failed++;
     } else {

@@ -543,7 +543,8 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
 {
     struct run_parse *p = ctx;
 
-    if (f->group == G_K8S && f->id != F_EXTERNAL_TOKEN) /* that one serves --local too */
+    /* --external-token-file and --pod-churn serve --local too */
+    if (f->group == G_K8S && f->id != F_EXTERNAL_TOKEN && f->id != F_POD_CHURN)
         p->k8s_flag = f->name;
     return handlers[f->group](p, f, v, err);
 }
@@ -674,7 +675,9 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_K8S, F_POD_CHURN, "pod-churn", 0, "N",
              "pod network readiness under a burst: N short-\n"
              "lived client pods per node at once (0..100,\n"
-             "default 0 = none), removed at the end"),
+             "default 0 = none), removed at the end; with\n"
+             "--local: N pods per node one at a time\n"
+             "(default 3, 0 = none)"),
 };
 
 #define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))

@@ -14,12 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/subproc.h"
 #include "controller/agent_args.h"
 #include "controller/local/local_fault.h"
+#include "controller/local/local_ready.h"
+#include "controller/local/local_rollout.h"
 #include "controller/local/localnet.h"
 #include "controller/run_options.h"
 
@@ -63,6 +66,8 @@ struct backend_local {
     volatile pid_t client_pid;
     struct local_fault **faults; /* owned: --local-fault, put in place after the topology */
     size_t n_faults;
+    int ready_pods;                /* readiness pods per node (--pod-churn; 0 = none) */
+    struct local_rollout *rollout; /* a rollout fault being played, or NULL */
 };
 
 /* ---- where a group runs ---- */
@@ -293,7 +298,18 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
     for (int s = 0; s < SRV_COUNT; s++)
         if (need[s] && start_server(bl, (enum server)s, err) != 0)
             return -1;
-    return wait_servers(bl, err);
+    if (wait_servers(bl, err) != 0)
+        return -1;
+    for (size_t i = 0; i < bl->n_faults && !bl->rollout; i++) { /* its clock starts now */
+        uint64_t down_ms, gap_ms;
+        bool flush;
+        if (local_fault_rollout(bl->faults[i], &down_ms, &gap_ms, &flush)) {
+            bl->rollout = local_rollout_start(bl->ln, down_ms, gap_ms, flush, err);
+            if (!bl->rollout)
+                return -1;
+        }
+    }
+    return 0;
 }
 
 /* The reason a client run produced no document, in one line. */
@@ -481,6 +497,47 @@ static json_t *local_describe(struct backend *b)
     return d ? d : json_object();
 }
 
+/* Pod network readiness (local_ready.h), measured when the runner asks, after the tests:
+ * short-lived pods on both nodes dial the server pod of node 1 (started here if the plan did
+ * not need it). NULL when turned off (--pod-churn 0), interrupted or the server cannot start. */
+static json_t *local_readiness(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    struct local_ready_opts o = {.ln = bl->ln,
+                                 .agent = bl->agent,
+                                 .token_file = token_for(bl, SRV_POD1),
+                                 .server = localnet_addr(LA_POD_SERVER1, bl->family),
+                                 .port = LOCALNET_PORT,
+                                 .pods_per_node = bl->ready_pods,
+                                 .timeout_ms = bl->timeout_ms < 10000 ? bl->timeout_ms : 10000,
+                                 .cancel = &bl->interrupted};
+    uint64_t t0 = clock_now_ms();
+    json_t *pods;
+    struct kp_err err;
+
+    if (bl->ready_pods <= 0 || bl->interrupted)
+        return NULL;
+    kp_err_clear(&err);
+    if (!bl->server_pid[SRV_POD1] &&
+        (start_server(bl, SRV_POD1, &err) != 0 || wait_servers(bl, &err) != 0)) {
+        kp_log(KP_LOG_WARN, "pod network readiness not measured: %s", kp_err_msg(&err));
+        return NULL;
+    }
+    for (size_t i = 0; i < bl->n_faults; i++) {
+        o.delay_ms[0] += local_fault_pod_delay_ms(bl->faults[i], LN_NODE1);
+        o.delay_ms[1] += local_fault_pod_delay_ms(bl->faults[i], LN_NODE2);
+    }
+    kp_log(KP_LOG_INFO, "pod network readiness: %d pods per node", bl->ready_pods);
+    pods = local_ready_measure(&o);
+    kp_log(KP_LOG_INFO, "pod network readiness: %zu pods in %llu ms", json_array_size(pods),
+           (unsigned long long)(clock_now_ms() - t0));
+    if (bl->interrupted) {
+        json_decref(pods);
+        return NULL;
+    }
+    return pods;
+}
+
 static void local_interrupt(struct backend *b)
 {
     struct backend_local *bl = (struct backend_local *)b;
@@ -495,6 +552,8 @@ static int local_cleanup(struct backend *b, struct kp_err *err)
 {
     struct backend_local *bl = (struct backend_local *)b;
 
+    local_rollout_stop(bl->rollout);
+    bl->rollout = NULL;
     for (int s = 0; s < SRV_COUNT; s++) {
         subproc_stop(bl->server_pid[s], 2000);
         bl->server_pid[s] = 0;
@@ -528,6 +587,7 @@ static const struct backend_ops local_ops = {
     .prepare = local_prepare,
     .run_client = local_run_client,
     .describe = local_describe,
+    .readiness = local_readiness,
     .interrupt = local_interrupt,
     .cleanup = local_cleanup,
     .destroy = local_destroy,
@@ -553,6 +613,7 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
         bl->ext_token_path = kp_xstrdup(opts->external_token_file);
     bl->family = opts->ip_family == RUN_IPV6 ? LOCALNET_IPV6 : LOCALNET_IPV4;
     bl->both = opts->ip_family == RUN_IP_BOTH;
+    bl->ready_pods = opts->pod_churn < 0 ? LOCAL_READY_DEFAULT_PODS : opts->pod_churn;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
     if (opts->n_local_faults > 0)

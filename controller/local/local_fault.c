@@ -46,12 +46,17 @@ enum key {
     K_PCT = 1u << 4,
     K_MS = 1u << 5,
     K_RULES = 1u << 6,
+    K_DELAY = 1u << 7,
+    K_DOWN = 1u << 8,
+    K_GAP = 1u << 9,
+    K_FLUSH = 1u << 10,
 };
 static const struct {
     enum key key;
     const char *name;
-} key_names[] = {{K_LINK, "link"}, {K_NODE, "node"}, {K_MTU, "mtu"},    {K_RATE, "rate"},
-                 {K_PCT, "pct"},   {K_MS, "ms"},     {K_RULES, "rules"}};
+} key_names[] = {{K_LINK, "link"}, {K_NODE, "node"}, {K_MTU, "mtu"},     {K_RATE, "rate"},
+                 {K_PCT, "pct"},   {K_MS, "ms"},     {K_RULES, "rules"}, {K_DELAY, "delay"},
+                 {K_DOWN, "down"}, {K_GAP, "gap"},   {K_FLUSH, "flush"}};
 
 struct local_fault {
     char *spec; /* owned */
@@ -64,27 +69,37 @@ struct local_fault {
     long permille; /* loss, in 1/1000 */
     long ms;
     long rules;
+    uint64_t delay_ms; /* cni-add-delay */
+    uint64_t down_ms;  /* rollout */
+    uint64_t gap_ms;
+    bool flush;
 };
 
 typedef int apply_fn(const struct local_fault *f, int index, struct localnet *ln,
                      struct kp_err *err);
-static apply_fn apply_mtu, apply_rate, apply_loss, apply_delay, apply_cpu;
+static apply_fn apply_mtu, apply_rate, apply_loss, apply_delay, apply_cpu, apply_nothing;
 
 /* The kinds. A new one: a row here, its keys, an apply function. */
 static const struct kind {
     const char *name;
-    unsigned keys; /* required, and the only ones accepted */
+    unsigned keys;     /* required */
+    unsigned optional; /* accepted too */
     const char *usage;
     apply_fn *apply;
 } kinds[] = {
-    {"mtu", K_LINK | K_MTU, "mtu:link=L,mtu=BYTES", apply_mtu},
-    {"rate", K_LINK | K_RATE, "rate:link=L,rate=RATE", apply_rate},
-    {"loss", K_LINK | K_PCT, "loss:link=L,pct=N", apply_loss},
-    {"delay", K_LINK | K_MS, "delay:link=L,ms=N", apply_delay},
-    {"cpu", K_NODE | K_RULES, "cpu:node=node1|node2,rules=N", apply_cpu},
+    {"mtu", K_LINK | K_MTU, 0, "mtu:link=L,mtu=BYTES", apply_mtu},
+    {"rate", K_LINK | K_RATE, 0, "rate:link=L,rate=RATE", apply_rate},
+    {"loss", K_LINK | K_PCT, 0, "loss:link=L,pct=N", apply_loss},
+    {"delay", K_LINK | K_MS, 0, "delay:link=L,ms=N", apply_delay},
+    {"cpu", K_NODE | K_RULES, 0, "cpu:node=node1|node2,rules=N", apply_cpu},
+    /* read by the backend when it sets up a new pod's network (local_fault_pod_delay_ms) */
+    {"cni-add-delay", K_NODE | K_DELAY, 0, "cni-add-delay:node=node1|node2,delay=DUR",
+     apply_nothing},
+    /* played by the backend's rollout thread (local_fault_rollout, local_rollout.h) */
+    {"rollout", K_DOWN | K_GAP, K_FLUSH, "rollout:down=DUR,gap=DUR[,flush=0|1]", apply_nothing},
 };
 #define N_KINDS    (sizeof(kinds) / sizeof(kinds[0]))
-#define KIND_NAMES "mtu, rate, loss, delay or cpu"
+#define KIND_NAMES "mtu, rate, loss, delay, cpu, cni-add-delay or rollout"
 
 static int parse_long(const char *v, long lo, long hi, long *out)
 {
@@ -141,6 +156,24 @@ static int parse_value(struct local_fault *f, enum key k, const char *v, struct 
             return kp_err_set(err, "ms '%s' is not a whole number of milliseconds in [1, 10000]",
                               v);
         return 0;
+    case K_DELAY:
+        if (units_parse_duration_ms(v, &f->delay_ms, &e2) != 0 || f->delay_ms < 1 ||
+            f->delay_ms > 60000)
+            return kp_err_set(err, "delay '%s' is not a duration in [1ms, 60s] (2s, 500ms)", v);
+        return 0;
+    case K_DOWN:
+    case K_GAP:
+        if (units_parse_duration_ms(v, k == K_DOWN ? &f->down_ms : &f->gap_ms, &e2) != 0 ||
+            (k == K_DOWN ? f->down_ms : f->gap_ms) < 100 ||
+            (k == K_DOWN ? f->down_ms : f->gap_ms) > 600000)
+            return kp_err_set(err, "%s '%s' is not a duration in [100ms, 10m] (2s, 500ms)",
+                              k == K_DOWN ? "down" : "gap", v);
+        return 0;
+    case K_FLUSH:
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return kp_err_set(err, "flush '%s' is not 0 or 1", v);
+        f->flush = v[0] == '1';
+        return 0;
     default: /* K_RULES */
         if (parse_long(v, 1, 100000, &f->rules) != 0)
             return kp_err_set(err, "rules '%s' is not a whole number in [1, 100000]", v);
@@ -161,7 +194,7 @@ static int parse_pairs(struct local_fault *f, char *s, struct kp_err *err)
         for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
             if (strcmp(kv, key_names[i].name) == 0)
                 k = key_names[i].key;
-        if (!k || !(f->kind->keys & k))
+        if (!k || !((f->kind->keys | f->kind->optional) & k))
             return kp_err_set(err, "%s takes no key '%s' (%s)", f->kind->name, kv, f->kind->usage);
         if (f->keys_seen & k)
             return kp_err_set(err, "key '%s' given twice", kv);
@@ -169,7 +202,7 @@ static int parse_pairs(struct local_fault *f, char *s, struct kp_err *err)
         if (parse_value(f, k, eq + 1, err) != 0)
             return -1;
     }
-    if (f->keys_seen != f->kind->keys)
+    if ((f->keys_seen & f->kind->keys) != f->kind->keys)
         return kp_err_set(err, "%s needs every key of %s", f->kind->name, f->kind->usage);
     return 0;
 }
@@ -216,6 +249,22 @@ const char *local_fault_spec(const struct local_fault *f)
     return f->spec;
 }
 
+bool local_fault_rollout(const struct local_fault *f, uint64_t *down_ms, uint64_t *gap_ms,
+                         bool *flush)
+{
+    if (!(f->kind->keys & K_DOWN))
+        return false;
+    *down_ms = f->down_ms;
+    *gap_ms = f->gap_ms;
+    *flush = f->flush;
+    return true;
+}
+
+uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node)
+{
+    return (f->kind->keys & K_DELAY) && f->node == node ? f->delay_ms : 0;
+}
+
 int local_fault_apply(const struct local_fault *f, int index, struct localnet *ln,
                       struct kp_err *err)
 {
@@ -260,6 +309,14 @@ static int nft_load(struct localnet *ln, enum localnet_ns ns, int index, const c
 out:
     free(path);
     return rc;
+}
+
+/* cni-add-delay: nothing to put in place; the backend waits when it sets up a pod. */
+static int apply_nothing(const struct local_fault *f, int index, struct localnet *ln,
+                         struct kp_err *err)
+{
+    (void)f, (void)index, (void)ln, (void)err;
+    return 0;
 }
 
 static int apply_mtu(const struct local_fault *f, int index, struct localnet *ln,

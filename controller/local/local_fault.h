@@ -13,6 +13,16 @@
  *   delay:link=L,ms=N          tc netem delay at both ends (refused when the kernel has no netem)
  *   cpu:node=NODE,rules=N      N never-matching nftables rules on NODE's forward, input and
  *                              output paths: CPU per packet, no drop and no cap by itself
+ *   cni-add-delay:node=NODE,delay=DUR
+ *                              the network set-up of every new pod on NODE (the short-lived
+ *                              readiness pods of `kperf run --local`; the run's own pods are
+ *                              built before) waits DUR (1ms..60s) first, as a slow CNI ADD
+ *   rollout:down=DUR,gap=DUR[,flush=0|1]
+ *                              a CNI DaemonSet rollout, node1 then node2: GAP after the agents
+ *                              start (then GAP after the previous node's outage), the node's
+ *                              pod traffic is dropped for DOWN (100ms..10m each), and with
+ *                              flush=1 its conntrack table flushed as the drop starts
+ *                              (local_rollout.h plays it)
  * Links (veth pairs of localnet_build.c): node1, node2 (a node's eth0 to the underlay bridge),
  * ext (the external host's), client, server1, server2 (a pod's eth0 to its node's bridge).
  * Nodes: node1, node2. A new kind is one row of the table in local_fault.c. */
@@ -20,8 +30,11 @@
 #define KPERF_LOCAL_LOCAL_FAULT_H
 
 #include "base/kp_err.h"
+#include "controller/local/localnet.h"
 
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 struct kp_err;
 struct localnet;
@@ -34,6 +47,14 @@ void local_fault_free(struct local_fault *f); /* NULL is a no-op */
 
 /* The SPEC as given (borrowed until local_fault_free). */
 const char *local_fault_spec(const struct local_fault *f);
+
+/* True when f is a rollout, with its timing. */
+bool local_fault_rollout(const struct local_fault *f, uint64_t *down_ms, uint64_t *gap_ms,
+                         bool *flush);
+
+/* What f adds to the network set-up of a new pod on node (LN_NODE1 or LN_NODE2): the delay of
+ * a cni-add-delay on that node, else 0. */
+uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node);
 
 /* Puts f in place in the built cluster ln (after localnet_create). index makes its nftables
  * table names unique among the run's faults. Returns 0 or -1 with err. */

@@ -23,7 +23,7 @@
 #include "controller/local/localnet_int.h"
 
 #define MAX_ARGS     32
-#define MAX_STATE_NS 64
+#define MAX_STATE_NS (LN_NS_COUNT + 2 * LOCALNET_MAX_PODS)
 
 const char *const localnet_ns_suffix[LN_NS_COUNT] = {
     "-u", "-n1", "-n2", "-n1p1", "-n1p2", "-n2p1", "-ext",
@@ -81,6 +81,9 @@ void localnet_free(struct localnet *ln)
         return;
     for (int i = 0; i < LN_NS_COUNT; i++)
         free(ln->ns[i]);
+    for (size_t i = 0; i < ln->n_pods; i++)
+        free(ln->pods[i]);
+    free(ln->pods);
     free(ln->run_dir);
     free(ln->state_path);
     free(ln->state_dir);
@@ -234,6 +237,8 @@ int localnet_write_state(struct localnet *ln, struct kp_err *err)
     fprintf(f, "pid %d\nstarttime %lld\n", (int)getpid(), proc_starttime(getpid()));
     for (int i = 0; i < LN_NS_COUNT; i++)
         fprintf(f, "netns %s\n", ln->ns[i]);
+    for (size_t i = 0; i < ln->n_pods; i++)
+        fprintf(f, "netns %s\n", ln->pods[i]);
     fprintf(f, "dir %s\n", ln->run_dir);
     if (fclose(f) != 0) {
         f = NULL;
@@ -281,7 +286,7 @@ static void kill_ns_pids(const char *name)
     }
 }
 
-static int remove_ns(const char *name, struct kp_err *err)
+int localnet_remove_ns(const char *name, struct kp_err *err)
 {
     if (!localnet_name_is_ours(name) || !localnet_ns_exists(name))
         return 0;
@@ -313,10 +318,18 @@ int localnet_destroy(struct localnet *ln, struct kp_err *err)
     struct kp_err one;
     int rc = 0;
 
-    /* pods first, the underlay last: the reverse of creation */
+    /* short-lived pods first (normally gone already), the underlay last: the reverse of
+     * creation */
+    for (size_t i = ln->n_pods; i-- > 0;) {
+        kp_err_clear(&one);
+        if (localnet_remove_ns(ln->pods[i], &one) != 0 && rc == 0) {
+            kp_err_set(err, "%s", kp_err_msg(&one));
+            rc = -1;
+        }
+    }
     for (int i = LN_NS_COUNT - 1; i >= 0; i--) {
         kp_err_clear(&one);
-        if (remove_ns(ln->ns[i], &one) != 0 && rc == 0) {
+        if (localnet_remove_ns(ln->ns[i], &one) != 0 && rc == 0) {
             kp_err_set(err, "%s", kp_err_msg(&one));
             rc = -1;
         }
@@ -376,7 +389,7 @@ static int cleanup_state_file(const char *state_dir, const char *file, struct kp
         goto out; /* still running: not a leftover */
     rc = 1;
     for (int i = n_ns - 1; i >= 0; i--)
-        if (remove_ns(ns[i], err) != 0)
+        if (localnet_remove_ns(ns[i], err) != 0)
             rc = -1;
     if (dir && strncmp(dir, state_dir, strlen(state_dir)) == 0)
         remove_dir(dir);

@@ -101,6 +101,38 @@ int localnet_mtu(const struct localnet *ln);
 /* <state_dir>/<id>: a 0700 directory for the token and agent logs, made by localnet_create. */
 const char *localnet_run_dir(const struct localnet *ln);
 
+/* ---- short-lived pods: pod network readiness (backend_local.c, docs/local-backend.md) ----
+ * Pod SLOT (0 .. LOCALNET_MAX_PODS-1) of node LN_NODE1 or LN_NODE2 (N = 1 or 2) is attached as
+ * the run's client pod is: namespace <id>-r<N>p<SLOT>, eth0 a veth to the node's cni0 (node end
+ * "vr<SLOT>"), addresses 198.18.N.(10+SLOT)/32 and 2001:2:0:N::(10+SLOT, hex)/128, default
+ * routes via the node's bridge addresses. Names are unique in the run; the namespaces are
+ * recorded in the state file before they are made (localnet_pods_reserve), so
+ * localnet_destroy and a later run's localnet_cleanup_leftovers remove what an interrupted
+ * pod left. */
+#define LOCALNET_MAX_PODS 100
+
+/* Records the namespaces of pods 0..n-1 (n <= LOCALNET_MAX_PODS) of both nodes in the state
+ * file, before any is made. Returns 0 or -1 with err. */
+KP_MUST_CHECK int localnet_pods_reserve(struct localnet *ln, int n, struct kp_err *err);
+
+/* The pod's sandbox: creates its namespace, which must have been reserved. The pod calls below may
+ * run in two threads at once for two different pods (reserve before, not during). Returns 0 or -1
+ * with err ("... already exists" when the namespace is there already). */
+KP_MUST_CHECK int localnet_pod_sandbox(struct localnet *ln, enum localnet_ns node, int slot,
+                                       struct kp_err *err);
+/* Its network (what a CNI ADD does): the veth, addresses and routes. Returns 0 or -1 with err. */
+KP_MUST_CHECK int localnet_pod_network(struct localnet *ln, enum localnet_ns node, int slot,
+                                       struct kp_err *err);
+/* Removes the pod (namespace and veth; its processes must have ended: the caller waited for
+ * them, and localnet_destroy kills what is left); 0 when it is not there. */
+KP_MUST_CHECK int localnet_pod_remove(struct localnet *ln, enum localnet_ns node, int slot,
+                                      struct kp_err *err);
+/* The pod's namespace name and address (family) into buf; returns buf. */
+const char *localnet_pod_ns(const struct localnet *ln, enum localnet_ns node, int slot, char *buf,
+                            size_t len);
+const char *localnet_pod_addr(enum localnet_ns node, int slot, enum localnet_family family,
+                              char *buf, size_t len);
+
 /* Checks that this process may build namespaces: root (CAP_SYS_ADMIN + CAP_NET_ADMIN) and the
  * `ip` and `nft` tools. Returns 0 or -1 with a one-line reason and what to do. */
 KP_MUST_CHECK int localnet_check_host(struct kp_err *err);

@@ -22,6 +22,8 @@ struct localnet {
     char *run_dir;                 /* owned: <state_dir>/<id> */
     char *ns[LN_NS_COUNT];         /* owned names */
     volatile sig_atomic_t *cancel; /* borrowed during create */
+    char **pods;                   /* owned: short-lived pod namespaces made so far (recorded) */
+    size_t n_pods;
 };
 
 /* "-u", "-n1", ...: namespace name = id + suffix. */
@@ -34,7 +36,12 @@ KP_MUST_CHECK int localnet_cmd(struct localnet *ln, struct kp_err *err, ...);
 /* True when /run/netns/<name> exists. */
 bool localnet_ns_exists(const char *name);
 
-/* Writes <state_dir>/<id>.state (owner pid and start time, the namespaces), atomically. */
+/* Kills what runs in our namespace `name` and deletes it; 0 when it is not there or not ours.
+ * Returns 0 or -1 with err. */
+KP_MUST_CHECK int localnet_remove_ns(const char *name, struct kp_err *err);
+
+/* Writes <state_dir>/<id>.state (owner pid and start time, the namespaces, the short-lived
+ * pods' too), atomically. */
 KP_MUST_CHECK int localnet_write_state(struct localnet *ln, struct kp_err *err);
 
 #endif

@@ -16,9 +16,11 @@
 static void test_local_fault_kinds_parse(void **state)
 {
     static const char *const ok[] = {
-        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit", "rate:rate=1G,link=client",
-        "loss:link=server2,pct=2",   "loss:link=ext,pct=0.5",        "delay:link=node2,ms=5",
-        "cpu:node=node2,rules=1000",
+        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit",
+        "rate:rate=1G,link=client",  "loss:link=server2,pct=2",
+        "loss:link=ext,pct=0.5",     "delay:link=node2,ms=5",
+        "cpu:node=node2,rules=1000", "cni-add-delay:node=node2,delay=2s",
+        "rollout:down=2s,gap=2s",    "rollout:gap=500ms,down=1s,flush=1",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -51,7 +53,8 @@ static void test_local_fault_bad_specs(void **state)
 {
     (void)state;
     expect_error("", "unknown kind ''");
-    expect_error("netem:link=node1", "unknown kind 'netem' (mtu, rate, loss, delay or cpu)");
+    expect_error("netem:link=node1",
+                 "unknown kind 'netem' (mtu, rate, loss, delay, cpu, cni-add-delay or rollout)");
     expect_error("loss", "loss needs every key of loss:link=L,pct=N");
     expect_error("loss:link=node2", "needs every key");
     expect_error("loss:link=node3,pct=2", "unknown link 'node3'");
@@ -70,6 +73,64 @@ static void test_local_fault_bad_specs(void **state)
     expect_error("cpu:node=node3,rules=10", "unknown node 'node3' (node1 or node2)");
     expect_error("cpu:node=node1,rules=1000000", "rules '1000000' is not a whole number");
     expect_error("cpu:link=node1,rules=10", "cpu takes no key 'link'");
+    expect_error("cni-add-delay:node=node2", "cni-add-delay needs every key of "
+                                             "cni-add-delay:node=node1|node2,delay=DUR");
+    expect_error("cni-add-delay:node=node2,delay=0s", "delay '0s' is not a duration in [1ms, 60s]");
+    expect_error("cni-add-delay:node=node2,delay=61s", "is not a duration in [1ms, 60s]");
+    expect_error("cni-add-delay:node=node2,delay=soon", "delay 'soon' is not a duration");
+    expect_error("cni-add-delay:node=node3,delay=1s", "unknown node 'node3'");
+    expect_error("cni-add-delay:link=node2,delay=1s", "cni-add-delay takes no key 'link'");
+    expect_error("rollout:down=2s", "rollout needs every key of rollout:down=DUR,gap=DUR");
+    expect_error("rollout:flush=1,gap=1s", "needs every key");
+    expect_error("rollout:down=50ms,gap=1s", "down '50ms' is not a duration in [100ms, 10m]");
+    expect_error("rollout:down=1s,gap=11m", "gap '11m' is not a duration in [100ms, 10m]");
+    expect_error("rollout:down=1s,gap=1s,flush=yes", "flush 'yes' is not 0 or 1");
+    expect_error("rollout:down=1s,gap=1s,node=node1", "rollout takes no key 'node'");
+}
+
+/* A rollout's timing, and no other kind claims to be one. */
+static void test_local_fault_rollout(void **state)
+{
+    struct kp_err err = {{0}};
+    struct local_fault *r = local_fault_parse("rollout:down=2s,gap=1500ms,flush=1", &err);
+    struct local_fault *p = local_fault_parse("rollout:down=300ms,gap=1s", &err);
+    struct local_fault *d = local_fault_parse("cni-add-delay:node=node1,delay=1s", &err);
+    uint64_t down = 0, gap = 0;
+    bool flush = false;
+
+    (void)state;
+    assert_non_null(r);
+    assert_non_null(p);
+    assert_non_null(d);
+    assert_true(local_fault_rollout(r, &down, &gap, &flush));
+    assert_int_equal(down, 2000);
+    assert_int_equal(gap, 1500);
+    assert_true(flush);
+    assert_true(local_fault_rollout(p, &down, &gap, &flush));
+    assert_int_equal(down, 300);
+    assert_false(flush);
+    assert_false(local_fault_rollout(d, &down, &gap, &flush));
+    assert_int_equal(local_fault_pod_delay_ms(r, LN_NODE1), 0);
+    local_fault_free(r);
+    local_fault_free(p);
+    local_fault_free(d);
+}
+
+/* What a fault adds to a new pod's network set-up: a cni-add-delay's delay on its node only. */
+static void test_local_fault_pod_delay(void **state)
+{
+    struct kp_err err = {{0}};
+    struct local_fault *d = local_fault_parse("cni-add-delay:node=node2,delay=1500ms", &err);
+    struct local_fault *c = local_fault_parse("cpu:node=node2,rules=10", &err);
+
+    (void)state;
+    assert_non_null(d);
+    assert_non_null(c);
+    assert_int_equal(local_fault_pod_delay_ms(d, LN_NODE2), 1500);
+    assert_int_equal(local_fault_pod_delay_ms(d, LN_NODE1), 0);
+    assert_int_equal(local_fault_pod_delay_ms(c, LN_NODE2), 0);
+    local_fault_free(d);
+    local_fault_free(c);
 }
 
 int main(void)
@@ -77,6 +138,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_fault_kinds_parse),
         cmocka_unit_test(test_local_fault_bad_specs),
+        cmocka_unit_test(test_local_fault_pod_delay),
+        cmocka_unit_test(test_local_fault_rollout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,78 @@ static void test_localnet_names_and_addresses(void **state)
     localnet_free(ln);
 }
 
+/* The short-lived readiness pods: names ours, unique and distinct from the run's; addresses in
+ * their node's pod range and distinct from the run's pods. */
+static void test_localnet_pod_names_and_addresses(void **state)
+{
+    struct localnet *ln = localnet_new("kpl123abc", 1500, "/tmp/kperf-state");
+    char a[64], b[64];
+
+    (void)state;
+    assert_string_equal(localnet_pod_ns(ln, LN_NODE2, 7, a, sizeof(a)), "kpl123abc-r2p7");
+    assert_string_equal(localnet_pod_addr(LN_NODE1, 0, LOCALNET_IPV4, a, sizeof(a)), "198.18.1.10");
+    assert_string_equal(localnet_pod_addr(LN_NODE2, 6, LOCALNET_IPV6, a, sizeof(a)),
+                        "2001:2:0:2::10");
+    for (int node = LN_NODE1; node <= LN_NODE2; node++)
+        for (int slot = 0; slot < LOCALNET_MAX_PODS; slot++) {
+            localnet_pod_ns(ln, (enum localnet_ns)node, slot, a, sizeof(a));
+            assert_true(localnet_name_is_ours(a));
+            assert_true(strlen(a) <= 15);
+            for (int i = 0; i < LN_NS_COUNT; i++)
+                assert_string_not_equal(a, localnet_ns_name(ln, (enum localnet_ns)i));
+            localnet_pod_ns(ln, node == LN_NODE1 ? LN_NODE2 : LN_NODE1, slot, b, sizeof(b));
+            assert_string_not_equal(a, b);
+            for (int f = LOCALNET_IPV4; f <= LOCALNET_IPV6; f++) {
+                localnet_pod_addr((enum localnet_ns)node, slot, (enum localnet_family)f, a,
+                                  sizeof(a));
+                assert_true(strncmp(a, node == LN_NODE1 ? "198.18.1." : "198.18.2.", 9) == 0 ||
+                            strncmp(a, node == LN_NODE1 ? "2001:2:0:1::" : "2001:2:0:2::", 12) ==
+                                0);
+                for (int i = 0; i < LA_COUNT; i++)
+                    assert_string_not_equal(
+                        a, localnet_addr((enum localnet_addr)i, (enum localnet_family)f));
+            }
+        }
+    localnet_free(ln);
+}
+
+/* Reserving pods records their namespaces in the state file (so that a killed run's pods are
+ * found), a pod not reserved is refused before anything runs, destroy removes the state. */
+static void test_localnet_pods_reserved_in_state(void **state)
+{
+    char dir[] = "/tmp/kperf-test-localnet-XXXXXX";
+    char path[128], line[256];
+    struct localnet *ln;
+    struct kp_err err = {{0}};
+    FILE *f;
+    int n_netns = 0, n_pods = 0;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    ln = localnet_new("kpl0eeeee", 1500, dir);
+    assert_int_equal(localnet_pods_reserve(ln, LOCALNET_MAX_PODS + 1, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "at most"));
+    assert_int_equal(localnet_pods_reserve(ln, 2, &err), 0);
+    assert_int_equal(localnet_pods_reserve(ln, 3, &err), 0); /* adds slot 2 only */
+    assert_int_equal(localnet_pod_sandbox(ln, LN_NODE1, 3, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "kpl0eeeee-r1p3 was not reserved"));
+    assert_int_equal(localnet_pod_sandbox(ln, LN_POD_CLIENT, 0, &err), -1);
+    snprintf(path, sizeof(path), "%s/kpl0eeeee.state", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f)) {
+        n_netns += strncmp(line, "netns kpl0eeeee-", 16) == 0;
+        n_pods += strncmp(line, "netns kpl0eeeee-r", 17) == 0;
+    }
+    fclose(f);
+    assert_int_equal(n_pods, 6);
+    assert_int_equal(n_netns, LN_NS_COUNT + 6);
+    assert_int_equal(localnet_destroy(ln, &err), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    localnet_free(ln);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static long long starttime_of(pid_t pid)
 {
     char path[64], buf[1024];
@@ -220,6 +292,8 @@ int main(void)
         cmocka_unit_test(test_localnet_name_is_ours),
         cmocka_unit_test(test_localnet_ids_are_fresh_and_ours),
         cmocka_unit_test(test_localnet_names_and_addresses),
+        cmocka_unit_test(test_localnet_pod_names_and_addresses),
+        cmocka_unit_test(test_localnet_pods_reserved_in_state),
         cmocka_unit_test(test_localnet_leftovers_of_dead_runs_only),
         cmocka_unit_test(test_localnet_missing_state_dir_is_fine),
         cmocka_unit_test(test_localnet_destroy_of_nothing_is_safe),
