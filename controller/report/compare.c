@@ -266,16 +266,27 @@ struct row_index {
 /* The key of a row or key object as text: the two free strings are length-prefixed and the
  * test name is followed by the direction, so distinct keys never give the same text. NULL
  * when a part is missing (such a row matches nothing). Caller frees. */
-static char *key_text(const json_t *r)
+static char *key_of(const char *sc, const char *pl, const char *t, bool reverse, const char *f)
 {
-    const char *sc = json_string_value(json_object_get(r, "scenario"));
-    const char *pl = json_string_value(json_object_get(r, "placement"));
-    const char *t = json_string_value(json_object_get(r, "test"));
-
     if (!sc || !pl || !t)
         return NULL;
-    return kp_xasprintf("%zu:%s%zu:%s%s|%d|%s", strlen(sc), sc, strlen(pl), pl, t,
-                        json_is_true(json_object_get(r, "reverse")), row_family(r));
+    return kp_xasprintf("%zu:%s%zu:%s%s|%d|%s", strlen(sc), sc, strlen(pl), pl, t, reverse,
+                        f ? f : "IPv4");
+}
+
+static char *key_text(const json_t *r)
+{
+    return key_of(json_string_value(json_object_get(r, "scenario")),
+                  json_string_value(json_object_get(r, "placement")),
+                  json_string_value(json_object_get(r, "test")),
+                  json_is_true(json_object_get(r, "reverse")), row_family(r));
+}
+
+/* key_text of row i of rep, without reading the row (report_row_info). */
+static char *key_at(const struct report *rep, size_t i, struct report_row_info *ri)
+{
+    report_row_info(rep, i, ri);
+    return key_of(ri->scenario, ri->placement, ri->test, ri->reverse, ri->ip_family);
 }
 
 static void index_build(struct row_index *ix, const struct report *rep)
@@ -284,13 +295,13 @@ static void index_build(struct row_index *ix, const struct report *rep)
     ix->any = json_object();
     ix->measured = json_object();
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        const json_t *r = report_row(rep, i);
-        char *k = key_text(r);
+        struct report_row_info ri;
+        char *k = key_at(rep, i, &ri);
         if (!k)
             continue;
         if (!json_object_get(ix->any, k))
             json_object_set_new(ix->any, k, json_integer((json_int_t)i));
-        if (json_array_size(json_object_get(r, "samples")) > 0 && !json_object_get(ix->measured, k))
+        if (ri.n_samples > 0 && !json_object_get(ix->measured, k))
             json_object_set_new(ix->measured, k, json_integer((json_int_t)i));
         free(k);
     }
@@ -316,6 +327,14 @@ static const json_t *find_key(const struct row_index *ix, const json_t *key, boo
 static const json_t *find_measured(const struct row_index *ix, const json_t *key)
 {
     return find_key(ix, key, true);
+}
+
+/* The number of the row of the index's report with key text k (key_text), or -1. */
+static long find_index(const struct row_index *ix, const char *k, bool measured_only)
+{
+    const json_t *n = k ? json_object_get(measured_only ? ix->measured : ix->any, k) : NULL;
+
+    return n ? (long)json_integer_value(n) : -1;
 }
 
 static json_t *row_key(const json_t *r)
@@ -374,12 +393,18 @@ static json_t *unmatched(const struct report *a, const struct row_index *b, json
     json_t *out = json_array();
 
     for (size_t i = 0; i < report_row_count(a); i++) {
-        const json_t *r = report_row(a, i), *other;
-        if (json_array_size(json_object_get(r, "samples")) == 0 || find_measured(b, r))
+        struct report_row_info ri, oi;
+        char *key = key_at(a, i, &ri);
+        long o = find_index(b, key, false);
+        const json_t *r, *other;
+        bool measured = ri.n_samples > 0 && find_index(b, key, true) >= 0;
+        free(key);
+        if (ri.n_samples == 0 || measured || !(r = report_row(a, i)))
             continue;
-        other = find_key(b, r, false);
-        if (failed && other &&
-            strcmp(json_string_value(json_object_get(other, "status")), "failed") == 0) {
+        if (o >= 0)
+            report_row_info(b->rep, (size_t)o, &oi);
+        if (failed && o >= 0 && strcmp(oi.status, "failed") == 0 &&
+            (other = report_row(b->rep, (size_t)o))) {
             json_t *k = row_key(r);
             const json_t *e = json_array_get(json_object_get(other, "errors"), 0);
             json_object_set_new(k, "error",
@@ -416,8 +441,12 @@ struct compare *compare_reports(const struct report *base, const struct report *
     index_build(&ib, base);
     index_build(&ic, cur);
     for (size_t i = 0; i < report_row_count(base); i++) {
-        const json_t *rb = report_row(base, i), *rn;
-        if (json_array_size(json_object_get(rb, "samples")) == 0 || !(rn = find_measured(&ic, rb)))
+        struct report_row_info ri;
+        char *key = key_at(base, i, &ri);
+        long n = ri.n_samples > 0 ? find_index(&ic, key, true) : -1;
+        const json_t *rb, *rn;
+        free(key);
+        if (n < 0 || !(rb = report_row(base, i)) || !(rn = report_row(cur, (size_t)n)))
             continue;
         json_array_append_new(rows, compare_row(cmp, rb, rn, opts));
     }

@@ -14,12 +14,13 @@
 #ifndef KPERF_REPORT_REPORT_PACK_H
 #define KPERF_REPORT_REPORT_PACK_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
-/* Packs the bulky parts of one validated row in place. */
-void report_pack_row(json_t *row);
+/* Packs the bulky parts of one validated row in place; returns the length of their text. */
+size_t report_pack_row(json_t *row);
 
 /* obj[key] as a tree: a new reference (the value itself when it is not packed, a parsed copy
  * when it is), or NULL when missing. Caller json_decref's it. */
