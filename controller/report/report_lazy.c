@@ -97,6 +97,11 @@ const json_t *report_lazy_row(struct report_lazy *c, const json_t *rows, size_t 
     return s->tree;
 }
 
+json_t *report_lazy_expand(const json_t *v)
+{
+    return json_is_string(v) ? parse(v) : json_incref((json_t *)v);
+}
+
 void report_lazy_expand_all(struct report_lazy *c, json_t *rows)
 {
     /* the cached trees first, so that pointers given out stay valid */

@@ -86,7 +86,12 @@ json_t *report_row_unpacked(const json_t *row)
 
 int report_dump_at(const json_t *v, int depth, FILE *out)
 {
-    char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    return report_dump_flags(v, depth, 0, out);
+}
+
+int report_dump_flags(const json_t *v, int depth, size_t flags, FILE *out)
+{
+    char *text = json_dumps(v, flags | JSON_INDENT(2) | JSON_ENCODE_ANY);
     const char *p, *nl;
 
     if (!text)

@@ -38,4 +38,7 @@ json_t *report_row_unpacked(const json_t *row);
  * line break is indented by 2 * depth more). Returns 0 or -1. */
 int report_dump_at(const json_t *v, int depth, FILE *out);
 
+/* report_dump_at with other json_dumps flags besides JSON_INDENT(2) (JSON_REAL_PRECISION). */
+int report_dump_flags(const json_t *v, int depth, size_t flags, FILE *out);
+
 #endif
