@@ -87,6 +87,17 @@ static void infos_free(struct report_row_info *info, size_t n)
     free(info);
 }
 
+/* Before rows change: every row stored as text becomes its tree again (report_lazy.h). */
+static void rows_as_trees(struct report *rep)
+{
+    if (rep->n_info == 0)
+        return; /* none stored: a report built by the runner */
+    report_lazy_expand_all(rep->lazy, rep->rows);
+    infos_free(rep->info, rep->n_info);
+    rep->info = NULL;
+    rep->n_info = 0;
+}
+
 /* A handle of report_group_get: a place in one direction. */
 struct report_group {
     struct report_place *place; /* borrowed: owned by the report */
@@ -260,7 +271,7 @@ struct report_group *report_group_get_family(struct report *rep, const char *sce
 {
     struct report_place *pl;
 
-    report_lazy_expand_all(rep->lazy, rep->rows); /* rows are about to change */
+    rows_as_trees(rep); /* rows are about to change */
     for (size_t i = 0; i < rep->n_places; i++) {
         pl = rep->places[i];
         if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0 &&
@@ -428,7 +439,7 @@ int report_finish(struct report *rep, struct kp_err *err)
     size_t i;
     json_t *row;
 
-    report_lazy_expand_all(rep->lazy, rep->rows); /* rows are about to change */
+    rows_as_trees(rep); /* rows are about to change */
     fill_mtus(rep);
     json_array_foreach(rep->rows, i, row)
     {
