@@ -17,6 +17,7 @@
 #include "controller/report/render_compare_html.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
+#include "controller/report/report_lazy.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
@@ -266,16 +267,27 @@ struct row_index {
 /* The key of a row or key object as text: the two free strings are length-prefixed and the
  * test name is followed by the direction, so distinct keys never give the same text. NULL
  * when a part is missing (such a row matches nothing). Caller frees. */
-static char *key_text(const json_t *r)
+static char *key_of(const char *sc, const char *pl, const char *t, bool reverse, const char *f)
 {
-    const char *sc = json_string_value(json_object_get(r, "scenario"));
-    const char *pl = json_string_value(json_object_get(r, "placement"));
-    const char *t = json_string_value(json_object_get(r, "test"));
-
     if (!sc || !pl || !t)
         return NULL;
-    return kp_xasprintf("%zu:%s%zu:%s%s|%d|%s", strlen(sc), sc, strlen(pl), pl, t,
-                        json_is_true(json_object_get(r, "reverse")), row_family(r));
+    return kp_xasprintf("%zu:%s%zu:%s%s|%d|%s", strlen(sc), sc, strlen(pl), pl, t, reverse,
+                        f ? f : "IPv4");
+}
+
+static char *key_text(const json_t *r)
+{
+    return key_of(json_string_value(json_object_get(r, "scenario")),
+                  json_string_value(json_object_get(r, "placement")),
+                  json_string_value(json_object_get(r, "test")),
+                  json_is_true(json_object_get(r, "reverse")), row_family(r));
+}
+
+/* key_text of row i of rep, without reading the row (report_row_info). */
+static char *key_at(const struct report *rep, size_t i, struct report_row_info *ri)
+{
+    report_row_info(rep, i, ri);
+    return key_of(ri->scenario, ri->placement, ri->test, ri->reverse, ri->ip_family);
 }
 
 static void index_build(struct row_index *ix, const struct report *rep)
@@ -284,13 +296,13 @@ static void index_build(struct row_index *ix, const struct report *rep)
     ix->any = json_object();
     ix->measured = json_object();
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        const json_t *r = report_row(rep, i);
-        char *k = key_text(r);
+        struct report_row_info ri;
+        char *k = key_at(rep, i, &ri);
         if (!k)
             continue;
         if (!json_object_get(ix->any, k))
             json_object_set_new(ix->any, k, json_integer((json_int_t)i));
-        if (json_array_size(json_object_get(r, "samples")) > 0 && !json_object_get(ix->measured, k))
+        if (ri.n_samples > 0 && !json_object_get(ix->measured, k))
             json_object_set_new(ix->measured, k, json_integer((json_int_t)i));
         free(k);
     }
@@ -316,6 +328,14 @@ static const json_t *find_key(const struct row_index *ix, const json_t *key, boo
 static const json_t *find_measured(const struct row_index *ix, const json_t *key)
 {
     return find_key(ix, key, true);
+}
+
+/* The number of the row of the index's report with key text k (key_text), or -1. */
+static long find_index(const struct row_index *ix, const char *k, bool measured_only)
+{
+    const json_t *n = k ? json_object_get(measured_only ? ix->measured : ix->any, k) : NULL;
+
+    return n ? (long)json_integer_value(n) : -1;
 }
 
 static json_t *row_key(const json_t *r)
@@ -374,12 +394,18 @@ static json_t *unmatched(const struct report *a, const struct row_index *b, json
     json_t *out = json_array();
 
     for (size_t i = 0; i < report_row_count(a); i++) {
-        const json_t *r = report_row(a, i), *other;
-        if (json_array_size(json_object_get(r, "samples")) == 0 || find_measured(b, r))
+        struct report_row_info ri, oi;
+        char *key = key_at(a, i, &ri);
+        long o = find_index(b, key, false);
+        const json_t *r, *other;
+        bool measured = ri.n_samples > 0 && find_index(b, key, true) >= 0;
+        free(key);
+        if (ri.n_samples == 0 || measured || !(r = report_row(a, i)))
             continue;
-        other = find_key(b, r, false);
-        if (failed && other &&
-            strcmp(json_string_value(json_object_get(other, "status")), "failed") == 0) {
+        if (o >= 0)
+            report_row_info(b->rep, (size_t)o, &oi);
+        if (failed && o >= 0 && strcmp(oi.status, "failed") == 0 &&
+            (other = report_row(b->rep, (size_t)o))) {
             json_t *k = row_key(r);
             const json_t *e = json_array_get(json_object_get(other, "errors"), 0);
             json_object_set_new(k, "error",
@@ -392,6 +418,19 @@ static json_t *unmatched(const struct report *a, const struct row_index *b, json
         json_array_append_new(out, row_key(r));
     }
     return out;
+}
+
+/* A finished row of the comparison as its compact text (report_lazy.h): a tree costs ~10x
+ * its text, and the rows are read once per output. Readers expand them one at a time
+ * (report_lazy_expand). Takes row. */
+static json_t *stored(json_t *row)
+{
+    json_t *s = report_lazy_store(row, 0);
+
+    if (!s)
+        return row; /* out of memory: keep the tree */
+    json_decref(row);
+    return s;
 }
 
 /* {"latency": "5%", "loss": "0.1pp", ...} */
@@ -416,10 +455,14 @@ struct compare *compare_reports(const struct report *base, const struct report *
     index_build(&ib, base);
     index_build(&ic, cur);
     for (size_t i = 0; i < report_row_count(base); i++) {
-        const json_t *rb = report_row(base, i), *rn;
-        if (json_array_size(json_object_get(rb, "samples")) == 0 || !(rn = find_measured(&ic, rb)))
+        struct report_row_info ri;
+        char *key = key_at(base, i, &ri);
+        long n = ri.n_samples > 0 ? find_index(&ic, key, true) : -1;
+        const json_t *rb, *rn;
+        free(key);
+        if (n < 0 || !(rb = report_row(base, i)) || !(rn = report_row(cur, (size_t)n)))
             continue;
-        json_array_append_new(rows, compare_row(cmp, rb, rn, opts));
+        json_array_append_new(rows, stored(compare_row(cmp, rb, rn, opts)));
     }
     if (json_array_size(rows) == 0) {
         kp_err_set(err,
@@ -580,7 +623,7 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
         json_object_set_new(row, "verdict", json_string(row_verdict));
         json_object_set_new(row, "metrics", metrics);
         json_object_set_new(row, "missing_metrics", json_array());
-        json_array_append_new(rows, row);
+        json_array_append_new(rows, stored(row));
     }
     if (json_array_size(rows) == 0) {
         kp_err_set(err, "NEW shares no measured row with the %zu earlier runs", k);
@@ -635,7 +678,47 @@ size_t compare_improvement_count(const struct compare *cmp)
 
 json_t *compare_to_json(const struct compare *cmp)
 {
-    return json_deep_copy(cmp->doc);
+    json_t *doc = json_deep_copy(cmp->doc), *rows = json_object_get(doc, "rows");
+
+    for (size_t i = 0; i < json_array_size(rows); i++) /* stored rows expanded */
+        json_array_set_new(rows, i, report_lazy_expand(json_array_get(rows, i)));
+    return doc;
+}
+
+/* As json_dumpf(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) would, writing rows[] one row
+ * at a time (expanded just before it is written). Returns 0 or -1. */
+static int write_json(const json_t *doc, FILE *out)
+{
+    const size_t prec = JSON_REAL_PRECISION(10);
+    const char *key;
+    const json_t *v;
+    bool first = true;
+    int rc = 0;
+
+    fputc('{', out);
+    json_object_foreach((json_t *)doc, key, v)
+    {
+        json_t *k = json_string(key);
+        fputs(first ? "\n  " : ",\n  ", out);
+        first = false;
+        rc |= report_dump_flags(k, 1, prec, out);
+        json_decref(k);
+        fputs(": ", out);
+        if (strcmp(key, "rows") != 0 || json_array_size(v) == 0) {
+            rc |= report_dump_flags(v, 1, prec, out);
+            continue;
+        }
+        fputc('[', out);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *row = report_lazy_expand(json_array_get(v, i));
+            fputs(i ? ",\n    " : "\n    ", out);
+            rc |= row ? report_dump_flags(row, 2, prec, out) : -1;
+            json_decref(row);
+        }
+        fputs("\n  ]", out);
+    }
+    fputs(first ? "}" : "\n}", out);
+    return rc;
 }
 
 #define CCELL 96
@@ -719,55 +802,83 @@ static void print_cells(char (*c)[CCELL], const size_t *width, bool markdown, FI
     fputs(markdown ? "|\n" : "\n", out);
 }
 
+/* Calls fn for the cells of every compared metric, in order, expanding one stored row at a
+ * time (report_lazy.h). */
+static void each_metric_line(const json_t *rows, void (*fn)(char (*c)[CCELL], void *ctx), void *ctx)
+{
+    char line[NCOLS][CCELL];
+    const json_t *m;
+    size_t k;
+
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = report_lazy_expand(json_array_get(rows, i));
+        json_array_foreach(json_object_get(row, "metrics"), k, m)
+        {
+            memset(line, 0, sizeof(line));
+            metric_cells(row, m, line);
+            fn(line, ctx);
+        }
+        json_decref(row);
+    }
+}
+
+static void widen(char (*c)[CCELL], void *ctx)
+{
+    size_t *width = ctx;
+
+    for (size_t k = 0; k < NCOLS; k++)
+        if (strlen(c[k]) > width[k])
+            width[k] = strlen(c[k]);
+}
+
+struct print_ctx {
+    const size_t *width;
+    bool markdown;
+    FILE *out;
+};
+
+static void print_line_cb(char (*c)[CCELL], void *ctx)
+{
+    const struct print_ctx *p = ctx;
+
+    print_cells(c, p->width, p->markdown, p->out);
+}
+
+/* The table of metrics, in two passes over the rows (widths, then lines) so that it costs one
+ * line of cells, not all of them. */
 static void print_metrics_table(const json_t *doc, bool markdown, FILE *out)
 {
     static const char *const head[NCOLS] = {"Scenario", "Node",  "Test",    "Metric",  "Base",
                                             "New",      "Delta", "Verdict", "Evidence"};
-    const json_t *rows = json_object_get(doc, "rows"), *row, *m;
-    size_t i, k, n = 0, width[NCOLS];
-    char(*cells)[CCELL];
+    const json_t *rows = json_object_get(doc, "rows");
+    size_t k, width[NCOLS];
+    char header[NCOLS][CCELL];
+    struct print_ctx pc = {.width = width, .markdown = markdown, .out = out};
 
-    json_array_foreach(rows, i, row)
-    {
-        n += json_array_size(json_object_get(row, "metrics"));
-    }
-    cells = kp_xcalloc((n + 1) * NCOLS, CCELL); /* ours: header then one line per metric */
-    for (k = 0; k < NCOLS; k++)
-        snprintf(cells[k], CCELL, "%s", head[k]);
-    n = 1;
-    json_array_foreach(rows, i, row)
-    {
-        json_array_foreach(json_object_get(row, "metrics"), k, m)
-        {
-            metric_cells(row, m, cells + n++ * NCOLS);
-        }
-    }
     for (k = 0; k < NCOLS; k++) {
+        snprintf(header[k], CCELL, "%s", head[k]);
         width[k] = 0;
-        for (i = 0; i < n; i++)
-            if (strlen(cells[i * NCOLS + k]) > width[k])
-                width[k] = strlen(cells[i * NCOLS + k]);
     }
+    widen(header, width);
+    each_metric_line(rows, widen, width);
     fputc('\n', out);
-    for (i = 0; i < n; i++) {
-        print_cells(cells + i * NCOLS, width, markdown, out);
-        if (i == 0 && markdown) {
-            for (k = 0; k < NCOLS; k++)
-                fprintf(out, "|%.*s%s", (int)width[k] + 1,
-                        "----------------------------------------------------------------------"
-                        "--------------------------",
-                        k >= 4 && k <= 6 ? ":" : "-");
-            fputs("|\n", out);
-        } else if (i == 0) {
-            size_t total = 0;
-            for (k = 0; k < NCOLS; k++)
-                total += width[k] + 3;
-            for (k = 0; k + 3 < total; k++)
-                fputc('-', out);
-            fputc('\n', out);
-        }
+    print_cells(header, width, markdown, out);
+    if (markdown) {
+        for (k = 0; k < NCOLS; k++)
+            fprintf(out, "|%.*s%s", (int)width[k] + 1,
+                    "----------------------------------------------------------------------"
+                    "--------------------------",
+                    k >= 4 && k <= 6 ? ":" : "-");
+        fputs("|\n", out);
+    } else {
+        size_t total = 0;
+        for (k = 0; k < NCOLS; k++)
+            total += width[k] + 3;
+        for (k = 0; k + 3 < total; k++)
+            fputc('-', out);
+        fputc('\n', out);
     }
-    free(cells);
+    each_metric_line(rows, print_line_cb, &pc);
 }
 
 static void print_keys(const json_t *keys, const char *title, const char *bullet, FILE *out)
@@ -810,13 +921,13 @@ static void print_failed(const json_t *rows, const char *bullet, FILE *out)
 /* Metrics of a compared row that only one side measured (e.g. node CPU unreadable in NEW). */
 static void print_missing(const json_t *rows, const char *bullet, FILE *out)
 {
-    const json_t *r, *m;
+    const json_t *m;
     size_t i, k;
     bool title = false;
     char label[CCELL];
 
-    json_array_foreach(rows, i, r)
-    {
+    for (i = 0; i < json_array_size(rows); i++) {
+        json_t *r = report_lazy_expand(json_array_get(rows, i));
         json_array_foreach(json_object_get(r, "missing_metrics"), k, m)
         {
             if (!title)
@@ -831,6 +942,7 @@ static void print_missing(const json_t *rows, const char *bullet, FILE *out)
                               ? "BASE"
                               : "NEW");
         }
+        json_decref(r);
     }
 }
 
@@ -905,7 +1017,7 @@ int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
         print_text(cmp, fmt == REPORT_MARKDOWN, out);
         break;
     case REPORT_JSON:
-        rc = json_dumpf(cmp->doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        rc = write_json(cmp->doc, out);
         fputc('\n', out);
         break;
     case REPORT_HTML:

@@ -137,20 +137,29 @@ static const char *verdict_of(const struct series *s, size_t i, const char *rid,
     return "";
 }
 
+/* row_id of row i of rep from its report_row_info (the row itself is not read: a loaded row
+ * is parsed when read, report.h); NULL when the row has no samples. Caller frees. */
+static char *measured_row_id(const struct report *rep, size_t i)
+{
+    struct report_row_info ri;
+
+    report_row_info(rep, i, &ri);
+    if (ri.n_samples == 0)
+        return NULL;
+    return kp_xasprintf("%s|%s|%s|%d|%s", ri.scenario ? ri.scenario : "",
+                        ri.placement ? ri.placement : "", ri.test ? ri.test : "", ri.reverse,
+                        ri.ip_family ? ri.ip_family : "");
+}
+
 /* The measured row rid of run i, or NULL. Borrowed. */
 static const json_t *row_of(const struct report *rep, const char *rid)
 {
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        const json_t *r = report_row(rep, i);
-        char *id;
-        bool same;
-        if (json_array_size(json_object_get(r, "samples")) == 0)
-            continue;
-        id = row_id(r);
-        same = strcmp(id, rid) == 0;
+        char *id = measured_row_id(rep, i);
+        bool same = id && strcmp(id, rid) == 0;
         free(id);
         if (same)
-            return r;
+            return report_row(rep, i);
     }
     return NULL;
 }
@@ -216,12 +225,10 @@ static size_t row_ids(const struct series *s, char ***ids)
 
     for (size_t i = 0; i < s->n; i++)
         for (size_t r = 0; r < report_row_count(s->reps[i]); r++) {
-            const json_t *row = report_row(s->reps[i], r);
-            char *id;
+            char *id = measured_row_id(s->reps[i], r);
             bool seen = false;
-            if (json_array_size(json_object_get(row, "samples")) == 0)
+            if (!id)
                 continue;
-            id = row_id(row);
             for (size_t k = 0; k < n && !seen; k++)
                 seen = strcmp(v[k], id) == 0;
             if (seen) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "controller/report/html_util.h"
+#include "controller/report/report_lazy.h"
 
 #define BAR_W 160 /* px: the longer of the two bars */
 
@@ -118,7 +119,7 @@ static void row_list(const json_t *doc, const char *key, const char *title, FILE
 
 void render_compare_html(const json_t *doc, FILE *out)
 {
-    const json_t *sum = json_object_get(doc, "summary"), *row, *m;
+    const json_t *sum = json_object_get(doc, "summary"), *m;
     json_int_t reg = json_integer_value(json_object_get(sum, "regressions"));
     json_int_t imp = json_integer_value(json_object_get(sum, "improvements"));
     size_t i, j;
@@ -144,8 +145,9 @@ void render_compare_html(const json_t *doc, FILE *out)
             reg > 0 ? "fail" : "ok", (long long)reg, (long long)imp, (long long)reg, (long long)imp,
             json_number_value(json_object_get(doc, "threshold_pct")),
             json_number_value(json_object_get(doc, "alpha")));
-    json_array_foreach(json_object_get(doc, "rows"), i, row)
-    {
+    for (i = 0; i < json_array_size(json_object_get(doc, "rows")); i++) {
+        /* a row is stored as its text (compare.c); expanded one at a time */
+        json_t *row = report_lazy_expand(json_array_get(json_object_get(doc, "rows"), i));
         fputs("<h2 class=\"row ", out);
         verdict_class(str(row, "verdict"), out);
         fputs("\">", out);
@@ -157,6 +159,7 @@ void render_compare_html(const json_t *doc, FILE *out)
               out);
         json_array_foreach(json_object_get(row, "metrics"), j, m) metric_row(m, out);
         fputs("</tbody></table>\n", out);
+        json_decref(row);
     }
     row_list(doc, "failed_in_new", "Failed in the new run", out);
     row_list(doc, "only_in_base", "Only in the base report", out);

@@ -195,8 +195,11 @@ static double scale(double v, double lo, double hi, bool log_scale)
 }
 
 /* Horizontal bar chart of the rows of one scenario and kind: one bar per series, with the 95%
- * interval as a line for throughput. Prints nothing when there is no such row. */
-static void chart(const struct report *rep, const char *scenario, const char *kind, FILE *out)
+ * interval as a line for throughput. Prints nothing when there is no such row. `idx` holds the
+ * indices of the scenario's rows, in report order (charts() walks the rows once, not once per
+ * scenario: a loaded row is parsed when read, report_lazy.h). */
+static void chart(const struct report *rep, const json_t *idx, const char *scenario,
+                  const char *kind, FILE *out)
 {
     bool lat = strcmp(kind, "latency") == 0, log_scale;
     const struct series *ser = lat ? lat_series : tput_series;
@@ -204,9 +207,9 @@ static void chart(const struct report *rep, const char *scenario, const char *ki
     double lo = 0, hi = 0, v, clo, chi;
     const json_t *row;
 
-    for (size_t i = 0; i < report_row_count(rep); i++) {
-        row = report_row(rep, i);
-        if (!in_chart(row, scenario, kind))
+    for (size_t j = 0; j < json_array_size(idx); j++) {
+        row = report_row(rep, (size_t)json_integer_value(json_array_get(idx, j)));
+        if (!row || !in_chart(row, scenario, kind))
             continue;
         rows++;
         for (size_t k = 0; k < nser; k++) {
@@ -228,9 +231,9 @@ static void chart(const struct report *rep, const char *scenario, const char *ki
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
             "role=\"img\" class=\"chart\">\n",
             LABEL_W + BAR_W + 90, rows * (nser * 14 + 10) + 30);
-    for (size_t i = 0; i < report_row_count(rep); i++) {
-        row = report_row(rep, i);
-        if (!in_chart(row, scenario, kind))
+    for (size_t j = 0; j < json_array_size(idx); j++) {
+        row = report_row(rep, (size_t)json_integer_value(json_array_get(idx, j)));
+        if (!row || !in_chart(row, scenario, kind))
             continue;
         fprintf(out, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LABEL_W - 8,
                 y + nser * 7 + 4);
@@ -271,19 +274,31 @@ static void chart(const struct report *rep, const char *scenario, const char *ki
 /* One section per scenario, in report order, with its latency and throughput charts. */
 static void charts(const struct report *rep, FILE *out)
 {
-    for (size_t i = 0; i < report_row_count(rep); i++) {
-        const char *sc = str(report_row(rep, i), "scenario");
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = strcmp(str(report_row(rep, k), "scenario"), sc) == 0;
-        if (seen)
-            continue;
-        fputs("<h2>", out);
-        html_esc(sc, out);
-        fputs("</h2>\n", out);
-        chart(rep, sc, "latency", out);
-        chart(rep, sc, "throughput", out);
+    json_t *order = json_array(), *rows_of = json_object(); /* scenarios; scenario -> [index] */
+    size_t i;
+    json_t *sc;
+
+    for (i = 0; i < report_row_count(rep); i++) {
+        const char *name = str(report_row(rep, i), "scenario");
+        json_t *idx = json_object_get(rows_of, name);
+        if (!idx) {
+            idx = json_array();
+            json_object_set_new(rows_of, name, idx);
+            json_array_append_new(order, json_string(name));
+        }
+        json_array_append_new(idx, json_integer((json_int_t)i));
     }
+    json_array_foreach(order, i, sc)
+    {
+        const json_t *idx = json_object_get(rows_of, json_string_value(sc));
+        fputs("<h2>", out);
+        html_esc(json_string_value(sc), out);
+        fputs("</h2>\n", out);
+        chart(rep, idx, json_string_value(sc), "latency", out);
+        chart(rep, idx, json_string_value(sc), "throughput", out);
+    }
+    json_decref(order);
+    json_decref(rows_of);
 }
 
 /* Latency distribution of one row: the CDF of its merged histogram (aggregate.histogram, all

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "base/kp_alloc.h"
 #include "controller/report/report.h"
 
 /* Where one value of a row is: aggregate.<field>[.<sub>], times scale. */
@@ -101,17 +102,16 @@ struct om_run {
     const char *cluster, *cni, *cni_version;
 };
 
-static void row_labels(const json_t *row, const struct om_run *run, const struct om_family *f,
-                       FILE *out)
+static void row_labels(const struct report_row_info *row, const struct om_run *run,
+                       const struct om_family *f, FILE *out)
 {
     bool first = true;
 
     fputc('{', out);
-    label(out, &first, "scenario", str_at(row, "scenario"));
-    label(out, &first, "placement", str_at(row, "placement"));
-    label(out, &first, "test", str_at(row, "test"));
-    label(out, &first, "direction",
-          json_is_true(json_object_get(row, "reverse")) ? "reverse" : "forward");
+    label(out, &first, "scenario", row->scenario);
+    label(out, &first, "placement", row->placement);
+    label(out, &first, "test", row->test);
+    label(out, &first, "direction", row->reverse ? "reverse" : "forward");
     label(out, &first, "cluster", run->cluster);
     label(out, &first, "cni", run->cni);
     label(out, &first, "cni_version", run->cni_version);
@@ -192,24 +192,35 @@ void render_openmetrics(const struct report *rep, FILE *out)
         .cni = str_at(cni, "name"),
         .cni_version = str_at(cni, "version"),
     };
-    size_t n = sizeof(families) / sizeof(families[0]);
+    size_t n = sizeof(families) / sizeof(families[0]), nrows = report_row_count(rep);
+    /* every row read once (a loaded row is parsed when read, report.h): its values of all
+     * families first, then the families written one after the other */
+    double *vals = kp_xcalloc(nrows * n + 1, sizeof(*vals)); /* ours: [row][family] */
+    bool *has = kp_xcalloc(nrows * n + 1, sizeof(*has));     /* ours: [row][family] */
 
+    for (size_t r = 0; r < nrows; r++) {
+        const json_t *row = report_row(rep, r);
+        for (size_t i = 0; row && i < n; i++)
+            has[r * n + i] = row_value(row, &families[i], &vals[r * n + i]);
+    }
     run_info(rep, &run, out);
     for (size_t i = 0; i < n; i++) {
         const struct om_family *f = &families[i];
 
         if (f->help)
             fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", f->name, f->help, f->name);
-        for (size_t r = 0; r < report_row_count(rep); r++) {
-            const json_t *row = report_row(rep, r);
-            double v;
+        for (size_t r = 0; r < nrows; r++) {
+            struct report_row_info ri;
 
-            if (!row_value(row, f, &v))
+            if (!has[r * n + i])
                 continue;
+            report_row_info(rep, r, &ri);
             fputs(f->name, out);
-            row_labels(row, &run, f, out);
-            put_number(v, out);
+            row_labels(&ri, &run, f, out);
+            put_number(vals[r * n + i], out);
         }
     }
+    free(vals);
+    free(has);
     fputs("# EOF\n", out);
 }

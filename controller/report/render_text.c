@@ -156,7 +156,10 @@ static bool many_families(const struct report *rep)
     const char *first = NULL;
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        const char *f = json_string_value(json_object_get(report_row(rep, i), "ip_family"));
+        struct report_row_info ri;
+        const char *f;
+        report_row_info(rep, i, &ri);
+        f = ri.ip_family;
         if (!f)
             continue;
         if (first && strcmp(first, f) != 0)
@@ -274,13 +277,15 @@ static void cell(const json_t *row, enum col c, bool fam, char *buf)
 }
 
 /* kind "loaded": the rows of latency under load (also in the latency table) */
-static bool row_is_measured(const json_t *row, const char *kind)
+static bool row_is_measured(const struct report_row_info *ri, const char *kind)
 {
-    if (json_array_size(json_object_get(row, "samples")) == 0)
+    const struct testkind *tk;
+
+    if (ri->n_samples == 0)
         return false;
-    if (strcmp(kind, "loaded") == 0)
-        return report_load_row(row);
-    return strcmp(json_string_value(json_object_get(row, "kind")), kind) == 0;
+    if (strcmp(kind, "loaded") == 0) /* as report_load_row */
+        return (tk = testkind_by_name(ri->test)) && tk->loaded;
+    return strcmp(ri->kind, kind) == 0;
 }
 
 static bool is_numeric(enum col c)
@@ -328,10 +333,13 @@ static void print_table(const struct report *rep, const char *kind, const char *
     bool fam = many_families(rep);
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        if (!row_is_measured(report_row(rep, i), kind))
+        struct report_row_info ri;
+        const json_t *row;
+        report_row_info(rep, i, &ri);
+        if (!row_is_measured(&ri, kind) || !(row = report_row(rep, i)))
             continue;
         for (size_t c = 0; c < ncols; c++)
-            cell(report_row(rep, i), cols[c], fam, cells[nrows * ncols + c]);
+            cell(row, cols[c], fam, cells[nrows * ncols + c]);
         nrows++;
     }
     if (nrows == 0)
@@ -372,13 +380,13 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
 {
     size_t i, nskip = json_array_size(report_skipped(rep)), nerr = 0;
     const json_t *v, *row;
+    struct report_row_info ri;
     char label[CELL];
 
     for (i = 0; i < report_row_count(rep); i++) {
-        row = report_row(rep, i);
-        nskip += json_string_value(json_object_get(row, "skip_reason")) != NULL &&
-                 json_array_size(json_object_get(row, "samples")) == 0;
-        nerr += json_array_size(json_object_get(row, "errors"));
+        report_row_info(rep, i, &ri);
+        nskip += ri.skip_reason != NULL && ri.n_samples == 0;
+        nerr += ri.n_errors;
     }
     nerr += json_array_size(report_errors(rep));
     if (nskip) {
@@ -391,7 +399,9 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
                           json_string_value(json_object_get(v, "reason")));
         }
         for (i = 0; i < report_row_count(rep); i++) {
-            row = report_row(rep, i);
+            report_row_info(rep, i, &ri);
+            if (!ri.skip_reason || ri.n_samples != 0 || !(row = report_row(rep, i)))
+                continue;
             if (json_object_get(row, "skip_reason") &&
                 json_array_size(json_object_get(row, "samples")) == 0)
                 textsafe_line(out, "%s%s %s %s: %s", bullet,
@@ -412,7 +422,9 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
     }
     for (i = 0; i < report_row_count(rep); i++) {
         size_t k;
-        row = report_row(rep, i);
+        report_row_info(rep, i, &ri);
+        if (ri.n_errors == 0 || !(row = report_row(rep, i)))
+            continue;
         json_array_foreach(json_object_get(row, "errors"), k, v)
         {
             textsafe_line(out, "%s%s %s %s: %s", bullet,
@@ -431,12 +443,12 @@ static void print_summary_line(const struct report *rep, FILE *out)
     double cv = report_noisy_cv_pct(rep);
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
-        const json_t *row = report_row(rep, i);
-        const char *st = json_string_value(json_object_get(row, "status"));
-        measured += json_array_size(json_object_get(row, "samples")) > 0;
-        noisy += json_is_true(json_object_get(row, "noisy"));
-        failed += strcmp(st, "failed") == 0;
-        skipped += strcmp(st, "skipped") == 0;
+        struct report_row_info ri;
+        report_row_info(rep, i, &ri);
+        measured += ri.n_samples > 0;
+        noisy += ri.noisy;
+        failed += strcmp(ri.status, "failed") == 0;
+        skipped += strcmp(ri.status, "skipped") == 0;
     }
     fprintf(out, "\n%zu measured, %zu failed, %zu skipped, %zu noisy (CV > %g%%)\n", measured,
             failed, skipped, noisy, cv);

@@ -21,20 +21,82 @@
 #include "controller/report/render_text.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/report_file.h"
+#include "controller/report/report_lazy.h"
 #include "controller/report/report_load.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/report_validate.h"
 #include "controller/report/stats.h"
 
 struct report {
-    json_t *metadata; /* object, ours */
-    json_t *rows;     /* array of results[] objects, ours */
-    json_t *skipped;  /* array of {scenario, placement, reason}, ours */
-    json_t *errors;   /* array of {scenario, placement, error}, ours */
+    json_t *metadata;         /* object, ours */
+    json_t *rows;             /* array of results[] objects, ours; a loaded row is its text until it
+                               * is changed (report_lazy.h): read rows with report_row() */
+    struct report_lazy *lazy; /* ours: the trees of stored rows being read */
+    struct report_row_info *info; /* ours, strings ours: of each row stored as text, by index
+                                   * (n_info entries); unused once rows are trees again */
+    size_t n_info;
+    json_t *skipped; /* array of {scenario, placement, reason}, ours */
+    json_t *errors;  /* array of {scenario, placement, error}, ours */
     double noisy_cv_pct;
     struct report_place **places; /* ours, each ours: the places report_group_get made */
     size_t n_places;
 };
+
+static void info_of(const json_t *row, struct report_row_info *out)
+{
+    const json_t *ip = json_object_get(row, "ip_family");
+    const json_t *skip = json_object_get(row, "skip_reason");
+
+    out->scenario = json_string_value(json_object_get(row, "scenario"));
+    out->placement = json_string_value(json_object_get(row, "placement"));
+    out->test = json_string_value(json_object_get(row, "test"));
+    out->kind = json_string_value(json_object_get(row, "kind"));
+    out->status = json_string_value(json_object_get(row, "status"));
+    out->ip_family = json_string_value(ip);
+    out->skip_reason = json_string_value(skip);
+    out->reverse = json_is_true(json_object_get(row, "reverse"));
+    out->noisy = json_is_true(json_object_get(row, "noisy"));
+    out->n_samples = json_array_size(json_object_get(row, "samples"));
+    out->n_errors = json_array_size(json_object_get(row, "errors"));
+}
+
+/* info_of with the strings copied (for a row about to be stored as text). */
+static void info_copy(const json_t *row, struct report_row_info *out)
+{
+    info_of(row, out);
+    out->scenario = kp_xstrdup(out->scenario);
+    out->placement = kp_xstrdup(out->placement);
+    out->test = kp_xstrdup(out->test);
+    out->kind = kp_xstrdup(out->kind);
+    out->status = kp_xstrdup(out->status);
+    out->ip_family = kp_xstrdup(out->ip_family);
+    out->skip_reason = kp_xstrdup(out->skip_reason);
+}
+
+static void infos_free(struct report_row_info *info, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)info[i].scenario);
+        free((char *)info[i].placement);
+        free((char *)info[i].test);
+        free((char *)info[i].kind);
+        free((char *)info[i].status);
+        free((char *)info[i].ip_family);
+        free((char *)info[i].skip_reason);
+    }
+    free(info);
+}
+
+/* Before rows change: every row stored as text becomes its tree again (report_lazy.h). */
+static void rows_as_trees(struct report *rep)
+{
+    if (rep->n_info == 0)
+        return; /* none stored: a report built by the runner */
+    report_lazy_expand_all(rep->lazy, rep->rows);
+    infos_free(rep->info, rep->n_info);
+    rep->info = NULL;
+    rep->n_info = 0;
+}
 
 /* A handle of report_group_get: a place in one direction. */
 struct report_group {
@@ -83,6 +145,7 @@ struct report *report_new(void)
 
     rep->metadata = json_object();
     rep->rows = json_array();
+    rep->lazy = report_lazy_new();
     rep->skipped = json_array();
     rep->errors = json_array();
     rep->noisy_cv_pct = REPORT_DEFAULT_CV_PCT;
@@ -95,6 +158,8 @@ void report_free(struct report *rep)
         return;
     json_decref(rep->metadata);
     json_decref(rep->rows);
+    report_lazy_free(rep->lazy);
+    infos_free(rep->info, rep->n_info);
     json_decref(rep->skipped);
     json_decref(rep->errors);
     for (size_t i = 0; i < rep->n_places; i++) {
@@ -206,6 +271,7 @@ struct report_group *report_group_get_family(struct report *rep, const char *sce
 {
     struct report_place *pl;
 
+    rows_as_trees(rep); /* rows are about to change */
     for (size_t i = 0; i < rep->n_places; i++) {
         pl = rep->places[i];
         if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0 &&
@@ -373,6 +439,7 @@ int report_finish(struct report *rep, struct kp_err *err)
     size_t i;
     json_t *row;
 
+    rows_as_trees(rep); /* rows are about to change */
     fill_mtus(rep);
     json_array_foreach(rep->rows, i, row)
     {
@@ -391,16 +458,15 @@ static json_t *summary_json(const struct report *rep)
 {
     size_t i, counts[4] = {0}, noisy = 0;
     static const char *const names[] = {"ok", "partial", "failed", "skipped"};
-    const json_t *row;
     json_t *o = json_object();
 
-    json_array_foreach(rep->rows, i, row)
-    {
-        const char *st = json_string_value(json_object_get(row, "status"));
+    for (i = 0; i < report_row_count(rep); i++) {
+        struct report_row_info ri;
+        report_row_info(rep, i, &ri);
         for (size_t k = 0; k < 4; k++)
-            if (st && strcmp(st, names[k]) == 0)
+            if (ri.status && strcmp(ri.status, names[k]) == 0)
                 counts[k]++;
-        noisy += json_is_true(json_object_get(row, "noisy"));
+        noisy += ri.noisy;
     }
     json_object_set_new(o, "rows", json_integer((json_int_t)json_array_size(rep->rows)));
     for (size_t k = 0; k < 4; k++)
@@ -436,7 +502,7 @@ json_t *report_to_json(const struct report *rep)
     json_t *doc = doc_of(rep, true), *rows = json_object_get(doc, "results");
 
     for (size_t i = 0; i < json_array_size(rows); i++) { /* packed parts expanded */
-        json_t *full = report_row_unpacked(json_array_get(rows, i));
+        json_t *full = report_row_unpacked(report_row(rep, i));
         json_array_set_new(rows, i, json_deep_copy(full));
         json_decref(full);
     }
@@ -489,6 +555,8 @@ struct scan {
     const char *b;
     size_t len, i;
     struct kp_err *err;
+    struct report_row_info *info; /* ours: report_row_info of each row, by index */
+    size_t n_info, cap_info;      /* entries used (the rest zero), allocated */
 };
 
 static void skip_ws(struct scan *sc)
@@ -545,6 +613,7 @@ static char scan_punct(struct scan *sc, const char *chars, const char *what)
 static int scan_rows(struct scan *sc, json_t *rows)
 {
     char c, path[48];
+    json_t *stored;
 
     if (!scan_punct(sc, "[", "results: expected an array"))
         return -1;
@@ -567,8 +636,23 @@ static int scan_rows(struct scan *sc, json_t *rows)
             one_line(sc->err);
             return kp_err_prefix(sc->err, "%s", sc->path);
         }
-        report_pack_row(row);
-        json_array_append_new(rows, row);
+        /* as text until read, unless mostly packed parts (report_lazy.h) */
+        stored = report_lazy_store(row, report_pack_row(row));
+        if (stored) {
+            size_t at = json_array_size(rows);
+            if (at >= sc->cap_info) { /* entries of rows kept as trees stay zero */
+                size_t cap = sc->cap_info ? 2 * sc->cap_info : 64;
+                while (cap <= at)
+                    cap *= 2;
+                sc->info = kp_xrealloc(sc->info, cap * sizeof(*sc->info));
+                memset(&sc->info[sc->cap_info], 0, (cap - sc->cap_info) * sizeof(*sc->info));
+                sc->cap_info = cap;
+            }
+            info_copy(row, &sc->info[at]);
+            sc->n_info = at + 1;
+        }
+        json_array_append_new(rows, stored ? stored : json_incref(row));
+        json_decref(row);
     } while ((c = scan_punct(sc, ",]", "expected ',' or ']' after a result")) == ',');
     return c ? 0 : -1;
 }
@@ -645,6 +729,10 @@ end:
         json_decref(rep->rows);
         rep->rows = rows;
         rows = NULL;
+        rep->info = sc->info;
+        rep->n_info = sc->n_info;
+        sc->info = NULL;
+        sc->n_info = sc->cap_info = 0;
     }
 out:
     json_decref(rows);
@@ -668,6 +756,7 @@ struct report *report_load(const char *path, struct kp_err *err)
     sc.b = buf;
     rep = scan_report(&sc);
     free(buf);
+    infos_free(sc.info, sc.cap_info); /* NULL unless the load failed */
     return rep;
 }
 
@@ -697,7 +786,7 @@ static int write_json(const struct report *rep, FILE *out)
         }
         fputc('[', out);
         for (size_t i = 0; i < json_array_size(v); i++) {
-            row = report_row_unpacked(json_array_get(v, i));
+            row = report_row_unpacked(report_row(rep, i));
             fputs(i ? ",\n    " : "\n    ", out);
             rc |= report_dump_at(row, 2, out);
             json_decref(row);
@@ -807,7 +896,17 @@ size_t report_row_count(const struct report *rep)
 
 const json_t *report_row(const struct report *rep, size_t i)
 {
-    return json_array_get(rep->rows, i);
+    return report_lazy_row(rep->lazy, rep->rows, i);
+}
+
+void report_row_info(const struct report *rep, size_t i, struct report_row_info *out)
+{
+    const json_t *v = json_array_get(rep->rows, i);
+
+    if (json_is_string(v) && i < rep->n_info)
+        *out = rep->info[i];
+    else
+        info_of(v, out);
 }
 
 const json_t *report_skipped(const struct report *rep)
@@ -839,24 +938,24 @@ bool report_group_ci_narrow_enough(const struct report_group *rg, enum test_kind
 
 size_t report_ok_count(const struct report *rep)
 {
-    size_t i, n = 0;
-    const json_t *row;
+    size_t n = 0;
 
-    json_array_foreach(rep->rows, i, row)
-    {
-        n += json_array_size(json_object_get(row, "samples")) > 0;
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        struct report_row_info ri;
+        report_row_info(rep, i, &ri);
+        n += ri.n_samples > 0;
     }
     return n;
 }
 
 size_t report_error_count(const struct report *rep)
 {
-    size_t i, n = json_array_size(rep->errors);
-    const json_t *row;
+    size_t n = json_array_size(rep->errors);
 
-    json_array_foreach(rep->rows, i, row)
-    {
-        n += json_array_size(json_object_get(row, "errors")) > 0;
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        struct report_row_info ri;
+        report_row_info(rep, i, &ri);
+        n += ri.n_errors > 0;
     }
     return n;
 }

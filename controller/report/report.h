@@ -158,9 +158,23 @@ KP_MUST_CHECK int report_render(const struct report *rep, enum report_format fmt
 KP_MUST_CHECK int report_write_dir(const struct report *rep, const char *dir, struct kp_err *err);
 
 /* Read access to rows (for compare and renderers). Rows are kperf.report/v1 results[]
- * objects, borrowed until the report changes or is freed. */
+ * objects, borrowed until the report changes or is freed, and for a loaded report (whose rows
+ * are kept as text and parsed when read, report_lazy.h) until REPORT_LAZY_SLOTS (64) more
+ * rows of the same report have been asked for: a caller may hold up to 63 rows of one report
+ * while it reads one more (json_incref a part to keep it longer). Not thread-safe. */
 size_t report_row_count(const struct report *rep);
 const json_t *report_row(const struct report *rep, size_t i);
+
+/* What a pass over all rows needs to select rows, without parsing a loaded row: valid until
+ * the report changes or is freed (whatever other rows are read meanwhile). */
+struct report_row_info {
+    const char *scenario, *placement, *test, *kind, *status;
+    const char *ip_family;   /* NULL when the row has none */
+    const char *skip_reason; /* NULL when none */
+    bool reverse, noisy;
+    size_t n_samples, n_errors; /* sizes of samples[] and errors[] */
+};
+void report_row_info(const struct report *rep, size_t i, struct report_row_info *out);
 
 /* Report-level skips and errors that concern a whole (scenario, placement): borrowed arrays of
  * {scenario, placement, reason} and {scenario, placement, error}. */

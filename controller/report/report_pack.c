@@ -8,32 +8,35 @@
 /* The parts of a sample that only the JSON output and a few computations read. */
 static const char *const bulky[] = {"histogram", "intervals", "streams", "node_cpu"};
 
-/* Replaces obj[key] (an array or object) by its compact text. */
-static void pack(json_t *obj, const char *key)
+/* Replaces obj[key] (an array or object) by its compact text; returns the text's length. */
+static size_t pack(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     char *text;
+    size_t n;
 
     if (!json_is_array(v) && !json_is_object(v))
-        return;
+        return 0;
     text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY); /* numbers at full precision */
     if (!text)
-        return; /* out of memory: keep the tree */
-    json_object_set_new(obj, key, json_stringn_nocheck(text, strlen(text)));
+        return 0; /* out of memory: keep the tree */
+    n = strlen(text);
+    json_object_set_new(obj, key, json_stringn_nocheck(text, n));
     free(text);
+    return n;
 }
 
-void report_pack_row(json_t *row)
+size_t report_pack_row(json_t *row)
 {
     json_t *s;
-    size_t i;
+    size_t i, n = 0;
 
     json_array_foreach(json_object_get(row, "samples"), i, s)
     {
         for (size_t k = 0; k < sizeof(bulky) / sizeof(bulky[0]); k++)
-            pack(s, bulky[k]);
+            n += pack(s, bulky[k]);
     }
-    pack(json_object_get(row, "aggregate"), "histogram");
+    return n + pack(json_object_get(row, "aggregate"), "histogram");
 }
 
 json_t *report_unpacked(const json_t *obj, const char *key)
@@ -83,7 +86,12 @@ json_t *report_row_unpacked(const json_t *row)
 
 int report_dump_at(const json_t *v, int depth, FILE *out)
 {
-    char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    return report_dump_flags(v, depth, 0, out);
+}
+
+int report_dump_flags(const json_t *v, int depth, size_t flags, FILE *out)
+{
+    char *text = json_dumps(v, flags | JSON_INDENT(2) | JSON_ENCODE_ANY);
     const char *p, *nl;
 
     if (!text)

@@ -14,12 +14,13 @@
 #ifndef KPERF_REPORT_REPORT_PACK_H
 #define KPERF_REPORT_REPORT_PACK_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
-/* Packs the bulky parts of one validated row in place. */
-void report_pack_row(json_t *row);
+/* Packs the bulky parts of one validated row in place; returns the length of their text. */
+size_t report_pack_row(json_t *row);
 
 /* obj[key] as a tree: a new reference (the value itself when it is not packed, a parsed copy
  * when it is), or NULL when missing. Caller json_decref's it. */
@@ -36,5 +37,8 @@ json_t *report_row_unpacked(const json_t *row);
 /* Writes v as json_dumpf(JSON_INDENT(2)) would at nesting depth `depth` (the text after a
  * line break is indented by 2 * depth more). Returns 0 or -1. */
 int report_dump_at(const json_t *v, int depth, FILE *out);
+
+/* report_dump_at with other json_dumps flags besides JSON_INDENT(2) (JSON_REAL_PRECISION). */
+int report_dump_flags(const json_t *v, int depth, size_t flags, FILE *out);
 
 #endif
