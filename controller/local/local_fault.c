@@ -291,22 +291,15 @@ static int run_in(struct localnet *ln, enum localnet_ns ns, const char *const *a
 static int nft_load(struct localnet *ln, enum localnet_ns ns, int index, const char *text,
                     struct kp_err *err)
 {
-    char *path =
-        kp_xasprintf("%s/fault-%d-%s.nft", localnet_run_dir(ln), index, localnet_ns_name(ln, ns));
-    FILE *fp = fopen(path, "w");
-    int rc = -1;
+    char name[96];
+    char *path;
+    int rc;
 
-    if (!fp) {
-        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
-        goto out;
-    }
-    fputs(text, fp);
-    if (fclose(fp) != 0) {
-        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
+    snprintf(name, sizeof(name), "fault-%d-%s.nft", index, localnet_ns_name(ln, ns));
+    path = localnet_write(ln, name, text, err);
+    if (!path)
+        return -1;
     rc = run_in(ln, ns, (const char *const[]){"nft", "-f", path, NULL}, err);
-out:
     free(path);
     return rc;
 }

@@ -55,13 +55,9 @@ static int nft_in(struct local_rollout *r, enum localnet_ns node, const char *fi
     int rc = -1;
 
     if (file) {
-        char *path = kp_xasprintf("%s/%s", localnet_run_dir(r->ln), file);
-        FILE *f = fopen(path, "w");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-            kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-            free(path);
+        char *path = localnet_write(r->ln, file, text, err);
+        if (!path)
             return -1;
-        }
         rc = subproc_check(
             (const char *const[]){"ip", "netns", "exec", ns, "nft", "-f", path, NULL}, err);
         free(path);

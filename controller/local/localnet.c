@@ -115,6 +115,25 @@ const char *localnet_run_dir(const struct localnet *ln)
     return ln->run_dir;
 }
 
+char *localnet_write(const struct localnet *ln, const char *name, const char *text,
+                     struct kp_err *err)
+{
+    char *path = kp_xasprintf("%s/%s", ln->run_dir, name);
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    if ((fputs(text, f) < 0) | (fclose(f) != 0)) {
+        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
 /* Runs a command given as NULL-terminated string arguments; fails with err. */
 int localnet_cmd(struct localnet *ln, struct kp_err *err, ...)
 {

@@ -100,6 +100,10 @@ const char *localnet_id(const struct localnet *ln);
 int localnet_mtu(const struct localnet *ln);
 /* <state_dir>/<id>: a 0700 directory for the token and agent logs, made by localnet_create. */
 const char *localnet_run_dir(const struct localnet *ln);
+/* Writes text to <run dir>/NAME (for `ip -batch` and `nft -f`). Returns the file's path (free
+ * it), or NULL with err. */
+char *localnet_write(const struct localnet *ln, const char *name, const char *text,
+                     struct kp_err *err);
 
 /* ---- short-lived pods: pod network readiness (backend_local.c, docs/local-backend.md) ----
  * Pod SLOT (0 .. LOCALNET_MAX_PODS-1) of node LN_NODE1 or LN_NODE2 (N = 1 or 2) is attached as

@@ -210,46 +210,40 @@ static int build_config(struct localnet *ln, struct kp_err *err)
 /* kube-proxy's part (service DNAT) and the CNI's SNAT of pod traffic leaving the cluster. */
 static int build_nft(struct localnet *ln, enum localnet_ns node, struct kp_err *err)
 {
-    char *path = kp_xasprintf("%s/nft-%s.conf", ln->run_dir, localnet_ns_suffix[node] + 1);
-    FILE *f = fopen(path, "w");
+    char *file = kp_xasprintf("nft-%s.conf", localnet_ns_suffix[node] + 1);
+    char *path;
     int rc = -1;
-
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
-        goto out;
-    }
-    fprintf(f,
-            "table inet %s {\n"
-            "  chain services {\n"
-            "    type nat hook prerouting priority dstnat; policy accept;\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
-            "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
-            "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
-            "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
-            "  }\n"
-            "  chain egress {\n"
-            "    type nat hook postrouting priority srcnat; policy accept;\n"
-            "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
-            "    ip6 saddr %s ip6 daddr != 2001:2::/62 oifname \"eth0\" masquerade\n"
-            "  }\n"
-            "}\n",
-            ln->id, localnet_addr(LA_SVC_SAME, LOCALNET_IPV4), LOCALNET_PORT,
-            localnet_addr(LA_POD_SERVER1, LOCALNET_IPV4), LOCALNET_PORT,
-            localnet_addr(LA_SVC_OTHER, LOCALNET_IPV4), LOCALNET_PORT,
-            localnet_addr(LA_POD_SERVER2, LOCALNET_IPV4), LOCALNET_PORT,
-            localnet_addr(LA_SVC_SAME, LOCALNET_IPV6), LOCALNET_PORT,
-            localnet_addr(LA_POD_SERVER1, LOCALNET_IPV6), LOCALNET_PORT,
-            localnet_addr(LA_SVC_OTHER, LOCALNET_IPV6), LOCALNET_PORT,
-            localnet_addr(LA_POD_SERVER2, LOCALNET_IPV6), LOCALNET_PORT,
-            node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24",
-            node == LN_NODE1 ? "2001:2:0:1::/64" : "2001:2:0:2::/64");
-    if (fclose(f) != 0) {
-        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
-    rc = localnet_cmd(ln, err, "ip", "netns", "exec", ln->ns[node], "nft", "-f", path, NULL);
-out:
+    char *text =
+        kp_xasprintf("table inet %s {\n"
+                     "  chain services {\n"
+                     "    type nat hook prerouting priority dstnat; policy accept;\n"
+                     "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
+                     "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
+                     "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
+                     "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
+                     "  }\n"
+                     "  chain egress {\n"
+                     "    type nat hook postrouting priority srcnat; policy accept;\n"
+                     "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
+                     "    ip6 saddr %s ip6 daddr != 2001:2::/62 oifname \"eth0\" masquerade\n"
+                     "  }\n"
+                     "}\n",
+                     ln->id, localnet_addr(LA_SVC_SAME, LOCALNET_IPV4), LOCALNET_PORT,
+                     localnet_addr(LA_POD_SERVER1, LOCALNET_IPV4), LOCALNET_PORT,
+                     localnet_addr(LA_SVC_OTHER, LOCALNET_IPV4), LOCALNET_PORT,
+                     localnet_addr(LA_POD_SERVER2, LOCALNET_IPV4), LOCALNET_PORT,
+                     localnet_addr(LA_SVC_SAME, LOCALNET_IPV6), LOCALNET_PORT,
+                     localnet_addr(LA_POD_SERVER1, LOCALNET_IPV6), LOCALNET_PORT,
+                     localnet_addr(LA_SVC_OTHER, LOCALNET_IPV6), LOCALNET_PORT,
+                     localnet_addr(LA_POD_SERVER2, LOCALNET_IPV6), LOCALNET_PORT,
+                     node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24",
+                     node == LN_NODE1 ? "2001:2:0:1::/64" : "2001:2:0:2::/64");
+    path = localnet_write(ln, file, text, err);
+    if (path)
+        rc = localnet_cmd(ln, err, "ip", "netns", "exec", ln->ns[node], "nft", "-f", path, NULL);
     free(path);
+    free(text);
+    free(file);
     return rc;
 }
 

@@ -84,23 +84,16 @@ int localnet_pod_sandbox(struct localnet *ln, enum localnet_ns node, int slot, s
 static int run_batch(struct localnet *ln, const char *ns, const char *name, const char *text,
                      struct kp_err *err)
 {
-    char *path = kp_xasprintf("%s/ip-%s.batch", ln->run_dir, name);
-    FILE *f = fopen(path, "w");
+    char *file = kp_xasprintf("ip-%s.batch", name);
+    char *path = localnet_write(ln, file, text, err);
     int rc = -1;
 
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
-        goto out;
+    free(file);
+    if (path) {
+        rc = localnet_cmd(ln, err, "ip", "-n", ns, "-batch", path, NULL);
+        unlink(path);
+        free(path);
     }
-    fputs(text, f);
-    if (fclose(f) != 0) {
-        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
-    rc = localnet_cmd(ln, err, "ip", "-n", ns, "-batch", path, NULL);
-    unlink(path);
-out:
-    free(path);
     return rc;
 }
 

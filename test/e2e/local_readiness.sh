@@ -25,17 +25,11 @@ THR="latency=100000%,p999=100000%,ops=100000%,conn=100000%,readiness=0.5"
 
 # a run into $D/NAME.json (stderr $D/NAME.err), which must succeed and leave nothing
 run() {
-    local name=$1
-    shift
-    "$KPERF" run "${COMMON[@]}" "$@" >"$D/$name.json" 2>"$D/$name.err"
-    local rc=$?
-    [ "$rc" = 0 ] || fail "run $name exited $rc: $(tail -n 3 "$D/$name.err")"
-    local id
-    id=$(run_id_of "$D/$name.json")
-    [ -n "$id" ] || fail "run $name: no run id"
-    [ -n "$id" ] && assert_clean "$id" "run $name" 2>/dev/null
-    ip -o link show 2>/dev/null | grep -E "$id|: vr[0-9]+[@:]" && fail "run $name left links in the host namespace"
-    validate "$D/$name.json"
+    local_run "$@"
+    [ -n "$RUN_ID" ] || fail "run $1: no run id"
+    ip -o link show 2>/dev/null | grep -E "${RUN_ID:-no-run-id}|: vr[0-9]+[@:]" &&
+        fail "run $1 left links in the host namespace"
+    validate "$D/$1.json"
 }
 
 # readiness FILE: "node1 P50_NET P50_TOTAL PODS node2 ..." (or "none")

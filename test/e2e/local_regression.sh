@@ -30,16 +30,7 @@ THR="latency=100%,p999=300%,ops=50%,throughput=75%,retransmits=1000000,loss=1pp,
 # made even -98% "within noise")
 COMMON=(--local --scenarios pod-to-pod --other-node --duration 1s --samples 5 --udp-rate 50M -o json)
 
-run() { # NAME ARGS...: a run into $D/NAME.json; stderr in $D/NAME.err
-    local name=$1
-    shift
-    "$KPERF" run "${COMMON[@]}" "$@" >"$D/$name.json" 2>"$D/$name.err"
-    local rc=$?
-    [ "$rc" = 0 ] || fail "run $name exited $rc: $(tail -n 3 "$D/$name.err")"
-    local id
-    id=$(run_id_of "$D/$name.json")
-    [ -n "$id" ] && assert_clean "$id" "run $name" 2>/dev/null
-}
+run() { local_run "$@"; } # NAME ARGS...: a run into $D/NAME.json; stderr in $D/NAME.err
 cmp_expect() { # WANT NAME ARGS...: kperf compare ARGS, exit WANT; output in $D/NAME.out
     local want=$1 name=$2
     shift 2

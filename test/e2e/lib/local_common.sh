@@ -44,6 +44,18 @@ run_id_of() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"].get("run_id",""))' "$1" 2>/dev/null
 }
 
+# local_run NAME ARGS...: `kperf run "${COMMON[@]}" ARGS` into $D/NAME.json (stderr in
+# $D/NAME.err); it must exit 0 and leave nothing behind. Sets RUN_ID to the run's id.
+local_run() {
+    local name=$1 rc
+    shift
+    "$KPERF" run "${COMMON[@]}" "$@" >"$D/$name.json" 2>"$D/$name.err"
+    rc=$?
+    [ "$rc" = 0 ] || fail "run $name exited $rc: $(tail -n 3 "$D/$name.err")"
+    RUN_ID=$(run_id_of "$D/$name.json")
+    [ -n "$RUN_ID" ] && assert_clean "$RUN_ID" "run $name" 2>/dev/null
+}
+
 # validate REPORT.json: JSON Schema of kperf.report/v1
 validate() {
     python3 "$VALIDATE" "$SCHEMA" "$1" || fail "$1 does not validate against the report schema"
