@@ -14,6 +14,12 @@
 
 #define CLIENT_MAX_TESTS           32
 #define CLIENT_STREAM_THREADS_AUTO (-1)
+/* The default: where the server shares this kernel (same node) and the test has no more
+ * streams than CPUs, the streams share half the CPUs (the server takes the other half) and
+ * write 64 KiB at a time; otherwise a blocking thread per stream. docs/benchmark.md, "Same
+ * kernel". */
+#define CLIENT_STREAM_THREADS_PLACED (-2)
+#define CLIENT_SAME_KERNEL_MSG_SIZE  (64 * 1024)
 
 struct client_opts {
     const char *host; /* borrowed */
@@ -27,7 +33,8 @@ struct client_opts {
     unsigned streams; /* TCP_STREAM_MULTI */
     /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
      * its sockets: CLIENT_STREAM_THREADS_AUTO = min(streams, CPUs this process may run on);
-     * 0 (the default) = a blocking thread per stream (client_loops.c); T > 0 = T threads */
+     * 0 = a blocking thread per stream (client_loops.c); T > 0 = T threads;
+     * CLIENT_STREAM_THREADS_PLACED (the default) = by where the server runs (above) */
     int stream_threads;
     uint32_t msg_size; /* 0 = the test's default (1 for RR, 128 KiB TCP, 1472 UDP) */
     uint64_t udp_rate_bps;

@@ -63,6 +63,7 @@ struct sample {
     uint64_t session;
     int ctrl;
     int reverse;
+    int same_kernel; /* the server's kernel tag matched ours (CHALLENGE) */
     unsigned nworkers;
     struct worker *workers; /* ours */
     /* TCP stream tests on the multiplexed engine (client_mux.c): its threads, worker t runs

@@ -104,6 +104,10 @@ static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
         }
     }
     json_object_set_new(r, "streams", streams);
+    json_object_set_new(r, "placement",
+                        json_pack("{s:b, s:i, s:I}", "same_kernel", s->same_kernel,
+                                  "client_threads", (int)s->nthreads, "msg_size_bytes",
+                                  (json_int_t)s->req.msg_size));
     json_object_set_new(r, "tcp", tcp_json(retrans, s->nworkers ? rtt / s->nworkers : 0, mss));
 }
 

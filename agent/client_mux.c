@@ -22,9 +22,9 @@
 #include "base/kp_alloc.h"
 
 #define MUX_RX_BUF   (256 * 1024)
-#define MUX_BURST    4                    /* calls per ready socket per wake-up */
-#define MUX_WAKE_MS  100                  /* epoll_wait timeout: the deadline is looked at */
-#define MUX_EVENTS   64                   /* events per epoll_wait */
+#define MUX_BURST    16  /* calls per ready socket per wake-up (4: -20% at 4-8 streams) */
+#define MUX_WAKE_MS  100 /* epoll_wait timeout: the deadline is looked at */
+#define MUX_EVENTS   64  /* events per epoll_wait */
 #define MUX_EOF_WAIT (10000ull * 1000000) /* reverse: wait for the server's FIN (ns) */
 
 static void mux_fail(struct worker *w, const char *what, int e)

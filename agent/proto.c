@@ -117,6 +117,32 @@ void proto_auth_mac(const void *token, size_t token_len, enum proto_auth_side si
     explicit_bzero(msg, sizeof(msg));
 }
 
+void proto_kernel_tag(const uint8_t server_nonce[PROTO_NONCE_LEN], const char *boot_id,
+                      size_t boot_id_len, uint8_t tag[PROTO_KERNEL_TAG_LEN])
+{
+    static const char label[] = "kperf-kernel-v1";
+    uint8_t h[SHA256_LEN];
+    struct sha256 c;
+
+    memset(tag, 0, PROTO_KERNEL_TAG_LEN);
+    if (boot_id_len == 0)
+        return;
+    sha256_init(&c);
+    sha256_update(&c, label, sizeof(label) - 1);
+    sha256_update(&c, server_nonce, PROTO_NONCE_LEN);
+    sha256_update(&c, boot_id, boot_id_len);
+    sha256_final(&c, h);
+    memcpy(tag, h, PROTO_KERNEL_TAG_LEN);
+}
+
+int proto_kernel_tag_same(const uint8_t a[PROTO_KERNEL_TAG_LEN],
+                          const uint8_t b[PROTO_KERNEL_TAG_LEN])
+{
+    static const uint8_t zero[PROTO_KERNEL_TAG_LEN];
+
+    return memcmp(a, zero, PROTO_KERNEL_TAG_LEN) != 0 && memcmp(a, b, PROTO_KERNEL_TAG_LEN) == 0;
+}
+
 /* The header version a type is framed with (see proto.h). */
 static uint8_t frame_version(uint8_t type)
 {
@@ -133,7 +159,7 @@ static size_t payload_len(uint8_t type, int *variable)
     case PROTO_HELLO:
         return 4;
     case PROTO_CHALLENGE:
-        return PROTO_NONCE_LEN + 4;
+        return PROTO_NONCE_LEN + 4 + PROTO_KERNEL_TAG_LEN;
     case PROTO_AUTH:
         return PROTO_NONCE_LEN + PROTO_MAC_LEN;
     case PROTO_AUTH_OK:
@@ -208,8 +234,10 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
                           "not requested from a server",
                           tk->name);
-    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS))
+    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL))
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
+    if ((r->flags & PROTO_FLAG_SAME_KERNEL) && (tk->udp || tk->latency))
+        return kp_err_set(err, "same-kernel is only for TCP stream tests");
     if (r->streams < 1 || r->streams > PROTO_MAX_STREAMS)
         return kp_err_set(err, "streams %u out of range [1, %u]", r->streams, PROTO_MAX_STREAMS);
     if (!tk->multi_stream && r->streams != 1)
@@ -345,6 +373,7 @@ static int decode_payload(uint8_t type, const uint8_t *p, size_t len, struct pro
         m->u.challenge.flags = get32(p + PROTO_NONCE_LEN);
         if (m->u.challenge.flags & ~PROTO_FLAG_AUTH)
             return kp_err_set(err, "CHALLENGE with unknown flags");
+        memcpy(m->u.challenge.kernel, p + PROTO_NONCE_LEN + 4, PROTO_KERNEL_TAG_LEN);
         return 0;
     case PROTO_AUTH:
         memcpy(m->u.auth.nonce, p, PROTO_NONCE_LEN);
@@ -454,7 +483,8 @@ static size_t encode_payload(const struct proto_msg *m, uint8_t *p)
     case PROTO_CHALLENGE:
         memcpy(p, m->u.challenge.nonce, PROTO_NONCE_LEN);
         put32(p + PROTO_NONCE_LEN, m->u.challenge.flags);
-        return PROTO_NONCE_LEN + 4;
+        memcpy(p + PROTO_NONCE_LEN + 4, m->u.challenge.kernel, PROTO_KERNEL_TAG_LEN);
+        return PROTO_NONCE_LEN + 4 + PROTO_KERNEL_TAG_LEN;
     case PROTO_AUTH:
         memcpy(p, m->u.auth.nonce, PROTO_NONCE_LEN);
         memcpy(p + PROTO_NONCE_LEN, m->u.auth.mac, PROTO_MAC_LEN);

@@ -19,14 +19,15 @@
 #include "base/kp_err.h"
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
-#define PROTO_VERSION        4           /* 4: FACTS (the server host's facts on request) */
-#define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_VERSION        5 /* 4: FACTS; 5: CHALLENGE's kernel tag, TEST_REQ's SAME_KERNEL */
+#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
 #define PROTO_MAC_LEN        32
 #define PROTO_REASON_MAX     200
 #define PROTO_FACTS_MAX      4000 /* FACTS: bytes of JSON text (printable ASCII) */
+#define PROTO_KERNEL_TAG_LEN 16   /* CHALLENGE: proto_kernel_tag */
 
 /* Hard limits of the protocol; a server may enforce lower ones. */
 #define PROTO_MAX_STREAMS     128
@@ -114,7 +115,10 @@ enum proto_status {
 
 #define PROTO_FLAG_REVERSE 0x01u
 #define PROTO_FLAG_FACTS   0x02u /* TEST_REQ: send FACTS after ACCEPT (any test) */
-#define PROTO_FLAG_AUTH    0x01u /* CHALLENGE: the server requires a token */
+/* TEST_REQ, TCP stream tests: client and server share a kernel (their kernel tags agree) and
+ * the client multiplexes its streams; the server does too (docs/protocol.md, "Same kernel"). */
+#define PROTO_FLAG_SAME_KERNEL 0x04u
+#define PROTO_FLAG_AUTH        0x01u /* CHALLENGE: the server requires a token */
 
 struct proto_header {
     uint8_t type;
@@ -191,6 +195,7 @@ struct proto_msg {
         struct {
             uint8_t nonce[PROTO_NONCE_LEN];
             uint32_t flags;
+            uint8_t kernel[PROTO_KERNEL_TAG_LEN]; /* proto_kernel_tag; all 0: unknown */
         } challenge;
         struct {
             uint8_t nonce[PROTO_NONCE_LEN]; /* the client's contribution */
@@ -247,6 +252,16 @@ KP_MUST_CHECK size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_
 void proto_auth_mac(const void *token, size_t token_len, enum proto_auth_side side,
                     const uint8_t server_nonce[PROTO_NONCE_LEN],
                     const uint8_t client_nonce[PROTO_NONCE_LEN], uint8_t mac[PROTO_MAC_LEN]);
+
+/* SHA-256("kperf-kernel-v1" || server_nonce || boot_id), first PROTO_KERNEL_TAG_LEN bytes:
+ * equal on both ends exactly when they run on one kernel (one boot), without telling the
+ * peer the boot id itself. An empty boot_id (unreadable) gives all zeros, which never
+ * matches. */
+void proto_kernel_tag(const uint8_t server_nonce[PROTO_NONCE_LEN], const char *boot_id,
+                      size_t boot_id_len, uint8_t tag[PROTO_KERNEL_TAG_LEN]);
+/* 1 when both tags are known (not all zero) and equal. */
+int proto_kernel_tag_same(const uint8_t a[PROTO_KERNEL_TAG_LEN],
+                          const uint8_t b[PROTO_KERNEL_TAG_LEN]);
 
 /* Test names ("TCP_RR"...) and back, through base/testkind.h; name lookup is exact.
  * proto_test_name gives "UNKNOWN" and proto_test_from_name 0 for an unknown test. */

@@ -383,6 +383,7 @@ static void on_hello(struct conn *c, const struct proto_msg *m)
     else if (sysinfo_keepalive(fd, PROTO_CTRL_KEEPIDLE_S, 30000, &err) != 0)
         kp_log(KP_LOG_DEBUG, "%s: keepalive incomplete: %s", c->peer, kp_err_msg(&err));
     out.u.challenge.flags = c->srv->o.token ? PROTO_FLAG_AUTH : 0;
+    proto_kernel_tag(c->nonce, c->srv->boot_id, c->srv->boot_id_len, out.u.challenge.kernel);
     c->state = CONN_AUTH;
     conn_send(c, &out);
 }
@@ -997,6 +998,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
     srv->log_tokens = LOG_BURST;
     srv->log_last_ns = sysinfo_now_ns();
     srv->max_streamers = o->stream_threads;
+    srv->boot_id_len = sysinfo_boot_id(srv->boot_id, sizeof(srv->boot_id));
     rc = uv_loop_init(&srv->loop);
     if (rc != 0) {
         kp_err_set(err, "uv_loop_init: %s", uv_strerror(rc));
@@ -1035,6 +1037,7 @@ out:
     free(srv->udp_buf);
     srclimit_free(srv->per_src);
     streampool_free(srv->pool); /* every stream was stopped when its connection closed */
+    streampool_free(srv->near_pool);
     free(srv);
     return rc;
 }

@@ -124,9 +124,14 @@ struct server {
     unsigned nstreamers;      /* streamer threads running, at most max_streamers */
     unsigned max_streamers;   /* o.stream_threads: more streams stay on the loop */
     struct streampool *pool;  /* o.stream_pool threads, or NULL; ours */
-    uint8_t *rx_buf;          /* SERVER_RX_BUF bytes, shared by the loop's data connections */
-    uint8_t *tx_buf;          /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
-    uint8_t *udp_buf;         /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
+    /* the streams of same-kernel tests (PROTO_FLAG_SAME_KERNEL) when pool is NULL: half the
+     * usable CPUs, made at the first such stream; NULL before (or when it could not be) */
+    struct streampool *near_pool;
+    char boot_id[64]; /* sysinfo_boot_id, for CHALLENGE's kernel tag; "" when unreadable */
+    size_t boot_id_len;
+    uint8_t *rx_buf;  /* SERVER_RX_BUF bytes, shared by the loop's data connections */
+    uint8_t *tx_buf;  /* PROTO_MAX_MSG_SIZE zero bytes for responses and streams */
+    uint8_t *udp_buf; /* SERVER_UDP_BUF bytes for recvmmsg; touched only by UDP tests */
     uint64_t last_flood_log_ns;
     unsigned flood_suppressed;
     double log_tokens; /* server_warn's bucket */

@@ -14,6 +14,7 @@
 #include "agent/peeraddr.h"
 #include "agent/sha256.h"
 #include "agent/streamer.h"
+#include "agent/streampool.h"
 #include "agent/sysinfo.h"
 #include "agent/udp_source.h"
 #include "base/kp_alloc.h"
@@ -313,6 +314,24 @@ static void streamer_ended_cb(void *arg)
  * thread (streamer.h) while fewer than max_streamers run; the others stay on the loop. A
  * connection with a queued write stays on the loop too. Failing to start a thread is not an
  * error: the loop keeps the stream. */
+/* The pool a stream of s goes to: the --stream-pool one, else for a same-kernel test the
+ * server's half of the CPUs (made on first use; without it the stream gets a thread). */
+static struct streampool *stream_pool_for(struct server *srv, const struct session *s)
+{
+    struct kp_err err;
+    unsigned n;
+
+    if (srv->pool || !(s->req.flags & PROTO_FLAG_SAME_KERNEL))
+        return srv->pool;
+    if (!srv->near_pool) {
+        n = sysinfo_usable_cpus() / 2 ? sysinfo_usable_cpus() / 2 : 1;
+        kp_err_clear(&err);
+        if (streampool_new(n, &srv->near_pool, &err) != 0)
+            server_warn(srv, "same-kernel streams on threads of their own: %s", kp_err_msg(&err));
+    }
+    return srv->near_pool;
+}
+
 static void stream_hand_off(struct conn *c)
 {
     struct server *srv = c->srv;
@@ -333,7 +352,7 @@ static void stream_hand_off(struct conn *c)
     p.bytes = p.mode == STREAMER_SOURCE ? &c->tx_bytes : &c->rx_bytes;
     p.on_end = streamer_ended_cb;
     p.arg = &srv->streams_done;
-    p.pool = srv->pool;
+    p.pool = stream_pool_for(srv, s);
     uv_read_stop((uv_stream_t *)&c->tcp);
     kp_err_clear(&err);
     if (streamer_start(&p, &c->streamer, &err) != 0) {

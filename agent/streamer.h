@@ -3,9 +3,9 @@
  * TCP_STREAM / TCP_STREAM_MULTI receiver (sink) or, reversed, sender (source). The event loop
  * hands over an accepted, attached connection; the thread reads (or writes) it with blocking
  * calls until EOF, an error or streamer_stop, counting bytes in the caller's atomics, and
- * records its own CPU time and the CPU it last ran on. Owns the thread and its receive buffer;
- * the descriptor stays owned by the caller's libuv handle, which must do no I/O on it until
- * streamer_stop returns (which puts O_NONBLOCK back). Memory per streamer is bounded
+ * records its own CPU time and the CPU it last ran on. Owns the thread (sinks share one receive
+ * buffer); the descriptor stays owned by the caller's libuv handle, which must do no I/O on it
+ * until streamer_stop returns (which puts O_NONBLOCK back). Memory per streamer is bounded
  * (STREAMER_BUF plus a small thread stack); how many run at once is the caller's cap. */
 #ifndef KPERF_AGENT_STREAMER_H
 #define KPERF_AGENT_STREAMER_H

@@ -201,3 +201,32 @@ void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_l
     snprintf(host, host_len, "%s", u.nodename);
     snprintf(kernel, kernel_len, "%s", u.release);
 }
+
+size_t sysinfo_boot_id(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    size_t n = 0;
+
+    if (len == 0)
+        return 0;
+    buf[0] = '\0';
+    if (!f)
+        return 0;
+    if (fgets(buf, (int)len, f))
+        n = strcspn(buf, "\n");
+    buf[n] = '\0';
+    fclose(f);
+    return n;
+}
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+unsigned sysinfo_usable_cpus(void)
+{
+    cpu_set_t set;
+    long n;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}

@@ -276,6 +276,17 @@ static int check_tcp(const json_t *v, const char *path, unsigned classes, struct
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
 }
 
+static int check_placement(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
+{
+    static const struct field f[] = {
+        {"same_kernel", K_BOOL, ALL, ALL, NULL},
+        {"client_threads", K_INT, ALL, ALL, NULL},
+        {"msg_size_bytes", K_INT, ALL, ALL, NULL},
+    };
+    (void)classes;
+    return check_object(v, path, f, NFIELDS(f), C_ANY, err);
+}
+
 static int check_udp(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     static const struct field f[] = {
@@ -385,6 +396,7 @@ static int check_result(const json_t *v, const char *path, unsigned unused, stru
         {"bytes_sent", K_INT, 0, C_STREAM, NULL},
         {"throughput_mbps", K_NUM, C_STREAM, C_STREAM, NULL},
         {"streams", K_ARR, C_TSTRM, C_TSTRM, check_streams},
+        {"placement", K_OBJ, 0, C_TSTRM, check_placement},
         {"tcp", K_OBJ, 0, C_TCP, check_tcp},
         {"udp", K_OBJ, C_UDP, C_UDP, check_udp},
         {"cpu_seconds", K_OBJ, ALL, ALL, check_cpu},

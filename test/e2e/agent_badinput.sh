@@ -17,18 +17,18 @@ chmod 600 "$WORK/token" "$WORK/wrong"
 start_server --token-file "$WORK/token" --handshake-timeout 1s --idle-timeout 2s \
     --max-conns 40 --max-streams 4 --max-duration 5s
 
-# raw PORT MODE [ARG...]: a raw peer speaking protocol version 4 by hand; prints how the
+# raw PORT MODE [ARG...]: a raw peer speaking protocol version 5 by hand; prints how the
 # server treated it
 raw() {
     python3 - "$PORT" "$@" <<'PY'
 import hashlib, hmac, os, socket, struct, sys, time
 port, mode = int(sys.argv[1]), sys.argv[2]
-MAGIC, V = 0x4B505246, 4
+MAGIC, V = 0x4B505246, 5
 def conn(src="127.0.0.1"):
     return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
 def msg(t, payload=b"", v=V):
     return struct.pack(">IBBHI", MAGIC, v, t, 0, len(payload)) + payload
-HELLO = msg(1, struct.pack(">HH", 4, 4), v=1)  # HELLO is always framed as version 1
+HELLO = msg(1, struct.pack(">HH", 5, 5), v=1)  # HELLO is always framed as version 1
 def recv_msg(s):
     h = b""
     while len(h) < 12:
@@ -68,7 +68,15 @@ def closed_within(s, secs):
     except socket.timeout:
         return None
 MAGIC = 0x4B505246
-if mode == "garbage":
+if mode == "kernel-tag":
+    # CHALLENGE is 52 bytes; its tag is SHA-256("kperf-kernel-v1" || nonce || boot id)[:16],
+    # computed here independently of the agent's code
+    s = conn(); s.sendall(HELLO)
+    t, ch = recv_msg(s)
+    boot = open("/proc/sys/kernel/random/boot_id").read().strip().encode()
+    want = hashlib.sha256(b"kperf-kernel-v1" + ch[:32] + boot).digest()[:16]
+    print("type %d len %d %s" % (t, len(ch), "tag-ok" if ch[36:52] == want else "tag-bad"))
+elif mode == "garbage":
     s = conn(); s.sendall(b"GET / HTTP/1.0\r\n\r\n" + b"\x00" * 64)
     print("closed" if closed_within(s, 3) is not None else "open")
 elif mode == "oversized":
@@ -188,7 +196,7 @@ elif mode == "impostor":
     c, _ = l.accept()
     c.settimeout(5)
     recv_msg(c)
-    c.sendall(msg(2, os.urandom(32) + struct.pack(">I", 1)))
+    c.sendall(msg(2, os.urandom(32) + struct.pack(">I", 1) + bytes(16)))  # no kernel tag
     recv_msg(c); recv_msg(c)  # AUTH, TEST_REQ
     c.sendall(msg(14, os.urandom(32)))
     time.sleep(1)
@@ -225,6 +233,7 @@ raw overrun s3cret-token > "$WORK/overrun.out" 2>&1 &
 overrun_pid=$!
 
 # --- malformed input ------------------------------------------------------------------------
+check "CHALLENGE: 52 bytes, kernel tag over this boot id" [ "$(raw kernel-tag)" = "type 2 len 52 tag-ok" ]
 check "garbage: connection dropped" [ "$(raw garbage)" = closed ]
 check "garbage: one log line naming the reason" [ "$(count 'protocol error: bad magic')" -eq 1 ]
 check "oversized hello: dropped on the header alone" [ "$(raw oversized)" = closed ]
@@ -236,7 +245,7 @@ check "handshake deadline: one log line each" [ "$(count 'no progress in time')"
 check "TEST_REQ before AUTH: dropped" [ "$(raw skip-auth)" = closed ]
 out=$(raw v1-client)
 check "protocol version 1 client: a REFUSE it can decode, code 5 ($out)" \
-    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 4)" ]
+    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 5)" ]
 check "still serving after malformed input" serves
 
 # --- authentication ---------------------------------------------------------------------------

@@ -61,6 +61,28 @@ check "reverse: bytes received = bytes sent" jqt "$R" 'all(.results[]; .bytes ==
 check "reverse UDP: no loss" jqt "$R" '.results[] | select(.test == "UDP_STREAM") | .udp.lost == 0 and .udp.received > 1000'
 check "reverse TCP: server's TCP_INFO reported" jqt "$R" '.results[] | select(.test == "TCP_STREAM") | .tcp.mss > 0'
 
+# --- placement: client and server share this kernel ---------------------------------------
+# A TCP stream test with no more streams than CPUs is placed for a shared machine: the client's
+# streams share half the CPUs and write 64 KiB (docs/benchmark.md, "Same kernel"); more
+# streams, or an explicit --stream-threads, keep a thread per stream.
+ncpu=$(nproc)
+half=$(( ncpu / 2 > 0 ? ncpu / 2 : 1 ))
+check "placement: one stream, same kernel: 1 thread, 64 KiB writes" jqt "$F" \
+    '.results[] | select(.test == "TCP_STREAM") | .placement == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 65536}'
+if [ 3 -le "$ncpu" ]; then want3="{\"same_kernel\": true, \"client_threads\": $(( half < 3 ? half : 3 )), \"msg_size_bytes\": 65536}"
+else want3='{"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072}'; fi
+check "placement: 3 streams on $ncpu CPUs" jqt "$F" \
+    ".results[] | select(.test == \"TCP_STREAM_MULTI\") | .placement == $want3"
+check "placement: reverse too" jqt "$R" \
+    '.results[] | select(.test == "TCP_STREAM") | .placement.same_kernel and .placement.client_threads == 1'
+check "placement: none on UDP" jqt "$F" '.results[] | select(.test == "UDP_STREAM") | has("placement") | not'
+client --tests TCP_STREAM --stream-threads 0 --duration 300ms --json > "$WORK/pl0.json" 2>/dev/null
+check "placement: --stream-threads 0 keeps a thread per stream, 128 KiB" jqt "$WORK/pl0.json" \
+    '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072}'
+client --tests TCP_STREAM --msg-size 100000 --duration 300ms --json > "$WORK/pl1.json" 2>/dev/null
+check "placement: --msg-size is kept" jqt "$WORK/pl1.json" \
+    '.results[0].placement == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 100000} and .results[0].bytes > 0'
+
 # --- warm-up and samples ---------------------------------------------------------------------
 client --tests TCP_RR,TCP_STREAM --duration 500ms --omit 300ms --samples 2 --json \
     > "$WORK/omit.json" 2>/dev/null

@@ -99,7 +99,7 @@ static void test_proto_facts_rules(void **state)
         r.streams = 1;
         r.flags = PROTO_FLAG_FACTS;
         assert_int_equal(proto_check_test_req(&r, &err), 0);
-        r.flags = 0x04;
+        r.flags = 0x08;
         assert_int_equal(proto_check_test_req(&r, &err), -1);
     }
 }
@@ -120,6 +120,7 @@ static void test_proto_round_trip_every_type(void **state)
         case PROTO_CHALLENGE:
             memset(m.u.challenge.nonce, 0xa5, PROTO_NONCE_LEN);
             m.u.challenge.flags = PROTO_FLAG_AUTH;
+            memset(m.u.challenge.kernel, 0x7e, PROTO_KERNEL_TAG_LEN);
             break;
         case PROTO_AUTH:
             memset(m.u.auth.nonce, 0x5a, PROTO_NONCE_LEN);
@@ -176,6 +177,7 @@ static void test_proto_round_trip_every_type(void **state)
         case PROTO_CHALLENGE:
             assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, PROTO_NONCE_LEN);
             assert_int_equal(out.u.challenge.flags, PROTO_FLAG_AUTH);
+            assert_memory_equal(out.u.challenge.kernel, m.u.challenge.kernel, PROTO_KERNEL_TAG_LEN);
             break;
         case PROTO_AUTH:
             assert_memory_equal(out.u.auth.nonce, m.u.auth.nonce, PROTO_NONCE_LEN);
@@ -300,7 +302,7 @@ static void test_proto_fixed_lengths_enforced(void **state)
     } wrong[] = {{PROTO_HELLO, 3},      {PROTO_HELLO, 5},    {PROTO_AUTH, 32},
                  {PROTO_AUTH, 63},      {PROTO_AUTH_OK, 31}, {PROTO_AUTH_OK, 64},
                  {PROTO_TEST_REQ, 23},  {PROTO_TEST_REQ, 0}, {PROTO_START, 1},
-                 {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},  {PROTO_CHALLENGE, 32},
+                 {PROTO_DATA_HELLO, 8}, {PROTO_ACCEPT, 16},  {PROTO_CHALLENGE, 36},
                  {PROTO_STOP, 0},       {PROTO_DATA_OK, 12}, {PROTO_UDP_READY, 2}};
     struct kp_err err;
     (void)state;
@@ -541,6 +543,48 @@ static void test_proto_auth_mac_matches_an_independent_hmac(void **state)
 
 /* Each MAC depends on the token, on both nonces (so neither side alone picks what is signed),
  * on their order, and on the side (so a MAC is never valid as the other side's proof). */
+/* The kernel tag: equal for one boot id under one nonce, different for another boot or nonce,
+ * never "same" when unknown; the same-kernel flag only on TCP stream tests. */
+static void test_proto_kernel_tag_and_same_kernel_flag(void **state)
+{
+    static const char boot_a[] = "0f7c2c4e-6f1d-4d55-9a1c-1b2d3e4f5a6b";
+    static const char boot_b[] = "0f7c2c4e-6f1d-4d55-9a1c-1b2d3e4f5a6c";
+    uint8_t n1[PROTO_NONCE_LEN], n2[PROTO_NONCE_LEN], zero[PROTO_KERNEL_TAG_LEN] = {0};
+    uint8_t a1[PROTO_KERNEL_TAG_LEN], a1b[PROTO_KERNEL_TAG_LEN], a2[PROTO_KERNEL_TAG_LEN];
+    uint8_t b1[PROTO_KERNEL_TAG_LEN], none[PROTO_KERNEL_TAG_LEN];
+    struct proto_test_req r = good_req();
+    struct kp_err err;
+    (void)state;
+
+    memset(n1, 1, sizeof(n1));
+    memset(n2, 2, sizeof(n2));
+    proto_kernel_tag(n1, boot_a, strlen(boot_a), a1);
+    proto_kernel_tag(n1, boot_a, strlen(boot_a), a1b);
+    proto_kernel_tag(n2, boot_a, strlen(boot_a), a2);
+    proto_kernel_tag(n1, boot_b, strlen(boot_b), b1);
+    proto_kernel_tag(n1, "", 0, none);
+    assert_true(proto_kernel_tag_same(a1, a1b));
+    assert_false(proto_kernel_tag_same(a1, a2)); /* another connection's nonce */
+    assert_false(proto_kernel_tag_same(a1, b1)); /* another boot */
+    assert_memory_equal(none, zero, sizeof(zero));
+    assert_false(proto_kernel_tag_same(none, none)); /* unknown never matches */
+    assert_false(proto_kernel_tag_same(zero, a1));
+
+    r.flags = PROTO_FLAG_SAME_KERNEL; /* good_req: TCP_STREAM_MULTI */
+    assert_int_equal(proto_check_test_req(&r, &err), 0);
+    r.flags = PROTO_FLAG_SAME_KERNEL | PROTO_FLAG_REVERSE;
+    assert_int_equal(proto_check_test_req(&r, &err), 0);
+    r.test = PROTO_TCP_RR;
+    r.streams = 1;
+    r.flags = PROTO_FLAG_SAME_KERNEL;
+    assert_int_equal(proto_check_test_req(&r, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "same-kernel"));
+    r.test = PROTO_UDP_STREAM;
+    r.msg_size = 1472;
+    r.rate_bps = 1000000;
+    assert_int_equal(proto_check_test_req(&r, &err), -1);
+}
+
 static void test_proto_auth_mac_binds_token_nonces_and_side(void **state)
 {
     uint8_t sn[PROTO_NONCE_LEN] = {1, 2, 3}, cn[PROTO_NONCE_LEN] = {9, 8, 7};
@@ -683,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_proto_pipelined_messages),
         cmocka_unit_test(test_proto_auth_mac_matches_an_independent_hmac),
         cmocka_unit_test(test_proto_auth_mac_binds_token_nonces_and_side),
+        cmocka_unit_test(test_proto_kernel_tag_and_same_kernel_flag),
         cmocka_unit_test(test_proto_hello_and_refuse_keep_the_stable_framing),
         cmocka_unit_test(test_proto_names_and_udp_header),
         cmocka_unit_test(test_proto_encode_refuses_small_buffer),

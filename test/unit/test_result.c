@@ -237,6 +237,24 @@ static void m_stream_cpu_unknown_side(json_t *d)
     json_object_set_new(json_array_get(json_object_get(res(d, 3), "streams"), 0), "cpu",
                         json_pack("{s:i}", "both", 1));
 }
+/* how the client placed a TCP stream test's streams (protocol version 5) */
+static void m_placement(json_t *d)
+{
+    json_object_set_new(res(d, 3), "placement",
+                        json_pack("{s:b, s:i, s:i}", "same_kernel", 1, "client_threads", 1,
+                                  "msg_size_bytes", 65536));
+}
+static void m_placement_threads_text(json_t *d)
+{
+    m_placement(d);
+    json_object_set_new(json_object_get(res(d, 3), "placement"), "client_threads",
+                        json_string("1"));
+}
+static void m_placement_on_udp_stream(json_t *d)
+{
+    m_placement(d);
+    json_object_set(res(d, 5), "placement", json_object_get(res(d, 3), "placement"));
+}
 static void m_reverse_not_bool(json_t *d)
 {
     json_object_set_new(res(d, 0), "reverse", json_integer(0));
@@ -321,6 +339,8 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_reverse_not_bool, "results[0].reverse");
     expect_invalid(m_stream_cpu_negative, "results[3].streams[0].cpu.server");
     expect_invalid(m_stream_cpu_unknown_side, "unexpected field \"both\"");
+    expect_invalid(m_placement_threads_text, "results[3].placement.client_threads");
+    expect_invalid(m_placement_on_udp_stream, "results[5]: unexpected field \"placement\"");
     /* which fields a test carries follows from base/testkind.h */
     expect_invalid(m_tcp_on_crr, "results[1]: unexpected field \"tcp\"");
     expect_invalid(m_streams_on_udp_stream, "results[5]: unexpected field \"streams\"");
@@ -346,6 +366,9 @@ static void test_result_stream_cpu_accepted(void **state)
     m_server_facts(doc);
     if (result_validate(doc, &err) != 0)
         fail_msg("server_facts refused: %s", kp_err_msg(&err));
+    m_placement(doc);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("placement refused: %s", kp_err_msg(&err));
     json_decref(doc);
 }
 
