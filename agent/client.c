@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,33 +51,44 @@ static unsigned stream_thread_count(const struct sample *s)
     if (t == CLIENT_STREAM_THREADS_PLACED) {
         if (!(s->req.flags & PROTO_FLAG_SAME_KERNEL))
             return 0;
-        n = sysinfo_usable_cpus() / 2 ? sysinfo_usable_cpus() / 2
-                                      : 1; /* the server has the other half */
+        n = sysinfo_half_cpus(); /* the server has the other half */
     } else {
         n = t < 0 ? sysinfo_usable_cpus() : (unsigned)t;
     }
     return n < s->nworkers ? n : s->nworkers;
 }
 
+/* This kernel's boot id, read once per process (it changes only at a reboot). */
+static char boot_id[64];
+static size_t boot_id_len;
+static pthread_once_t boot_id_once = PTHREAD_ONCE_INIT;
+
+static void read_boot_id(void)
+{
+    boot_id_len = sysinfo_boot_id(boot_id, sizeof(boot_id));
+}
+
 /* After CHALLENGE: when the server runs on this kernel, a TCP stream test with no more streams
- * than CPUs is placed for a shared machine (client.h, CLIENT_STREAM_THREADS_PLACED): the
- * request says so, and writes are 64 KiB unless --msg-size chose. Measured on 2 vCPUs over
- * veth, docs/benchmark.md "Same kernel". */
+ * than CPUs, or more than CLIENT_MUX_STREAMS_PER_CPU per CPU, is placed for a shared machine
+ * (client.h, CLIENT_STREAM_THREADS_PLACED): the request says so, and with no more streams
+ * than CPUs writes are 64 KiB unless --msg-size chose. Measured on 2 vCPUs over veth,
+ * docs/benchmark.md "Same kernel". */
 static void place_streams(struct sample *s, const uint8_t nonce[PROTO_NONCE_LEN],
                           const uint8_t kernel[PROTO_KERNEL_TAG_LEN])
 {
     uint8_t mine[PROTO_KERNEL_TAG_LEN];
-    char boot_id[64];
-    size_t n = sysinfo_boot_id(boot_id, sizeof(boot_id));
+    unsigned cpus = sysinfo_usable_cpus();
 
-    proto_kernel_tag(nonce, boot_id, n, mine);
+    (void)pthread_once(&boot_id_once, read_boot_id);
+    proto_kernel_tag(nonce, boot_id, boot_id_len, mine);
     s->same_kernel = proto_kernel_tag_same(kernel, mine);
     if (!s->same_kernel || s->o->stream_threads != CLIENT_STREAM_THREADS_PLACED ||
-        !proto_test_is_stream(s->req.test) || proto_test_is_udp(s->req.test) ||
-        s->req.streams > sysinfo_usable_cpus())
+        !proto_test_is_stream(s->req.test) || proto_test_is_udp(s->req.test))
+        return;
+    if (s->req.streams > cpus && s->req.streams <= CLIENT_MUX_STREAMS_PER_CPU * cpus)
         return;
     s->req.flags |= PROTO_FLAG_SAME_KERNEL;
-    if (!s->o->msg_size)
+    if (!s->o->msg_size && s->req.streams <= cpus)
         s->req.msg_size = CLIENT_SAME_KERNEL_MSG_SIZE;
 }
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client_mux.c - the multiplexed stream engine of the client (client_int.h): the streams of a
  * TCP stream test over s->nthreads threads, each an epoll loop over its non-blocking sockets
- * (level-triggered; a ready socket gets up to MUX_BURST calls per wake-up, fewer once it would
- * block). Thread t serves the streams t, t + T, t + 2T, ... Same semantics as the per-stream
- * loops of client_loops.c: a sender stops at the deadline, reads TCP_INFO and shuts down its
- * write side; a receiver counts until the server's FIN (a reset after the deadline is an end
- * too) and fails EOF_WAIT_NS after the deadline. */
+ * (level-triggered; a ready socket gets one call per wake-up, as iperf3 makes one per socket
+ * per round: docs/benchmark.md, "Same kernel"). Thread t serves the streams t, t + T, t + 2T, ...
+ * Same semantics as the per-stream loops of client_loops.c: a sender stops at the deadline, reads
+ * TCP_INFO and shuts down its write side; a receiver counts until the server's FIN (a reset after
+ * the deadline is an end too) and fails EOF_WAIT_NS after the deadline. */
 #include "agent/client_int.h"
 
 #include <errno.h>
@@ -22,9 +22,8 @@
 #include "base/kp_alloc.h"
 
 #define MUX_RX_BUF   (256 * 1024)
-#define MUX_BURST    16  /* calls per ready socket per wake-up (4: -20% at 4-8 streams) */
-#define MUX_WAKE_MS  100 /* epoll_wait timeout: the deadline is looked at */
-#define MUX_EVENTS   64  /* events per epoll_wait */
+#define MUX_WAKE_MS  100                  /* epoll_wait timeout: the deadline is looked at */
+#define MUX_EVENTS   64                   /* events per epoll_wait */
 #define MUX_EOF_WAIT (10000ull * 1000000) /* reverse: wait for the server's FIN (ns) */
 
 static void mux_fail(struct worker *w, const char *what, int e)
@@ -60,19 +59,18 @@ static int mux_wait_ms(uint64_t now, uint64_t until)
     return ms < MUX_WAKE_MS ? (int)ms : MUX_WAKE_MS;
 }
 
-/* Sends on one ready socket: 1 to go on, 0 when it failed (err set). */
+/* One send on a ready socket: 1 to go on, 0 when it failed (err set). */
 static int send_some(struct worker *w, const struct iovec *iov)
 {
-    for (unsigned k = 0; k < MUX_BURST; k++) {
-        ssize_t n = writev(w->fd, iov, 1);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-            return 1;
-        if (n < 0) {
-            mux_fail(w, "send", errno);
-            return 0;
-        }
-        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+    ssize_t n = writev(w->fd, iov, 1);
+
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 1;
+    if (n < 0) {
+        mux_fail(w, "send", errno);
+        return 0;
     }
+    atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
     return 1;
 }
 
@@ -111,27 +109,24 @@ static void mux_send(struct worker *owner, int ep, uint8_t *buf)
     }
 }
 
-/* Receives on one ready socket: 1 while open, 0 at its end (FIN, or a reset after the
+/* One receive on a ready socket: 1 while open, 0 at its end (FIN, or a reset after the
  * deadline), -1 when it failed (err set). */
 static int recv_some(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
+    ssize_t n = recv(w->fd, buf, MUX_RX_BUF, 0);
 
-    for (unsigned k = 0; k < MUX_BURST; k++) {
-        ssize_t n = recv(w->fd, buf, MUX_RX_BUF, 0);
-        if (n > 0) {
-            atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
-            w->last_rx_ns = sysinfo_now_ns();
-            continue;
-        }
-        if (n == 0 || (errno == ECONNRESET && s->t_deadline_ns <= sysinfo_now_ns()))
-            return 0;
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-            return 1;
-        mux_fail(w, "receive", errno);
-        return -1;
+    if (n > 0) {
+        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+        w->last_rx_ns = sysinfo_now_ns();
+        return 1;
     }
-    return 1;
+    if (n == 0 || (errno == ECONNRESET && s->t_deadline_ns <= sysinfo_now_ns()))
+        return 0;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 1;
+    mux_fail(w, "receive", errno);
+    return -1;
 }
 
 static void mux_recv(struct worker *owner, int ep, uint8_t *buf)

@@ -319,14 +319,12 @@ static void streamer_ended_cb(void *arg)
 static struct streampool *stream_pool_for(struct server *srv, const struct session *s)
 {
     struct kp_err err;
-    unsigned n;
 
     if (srv->pool || !(s->req.flags & PROTO_FLAG_SAME_KERNEL))
         return srv->pool;
     if (!srv->near_pool) {
-        n = sysinfo_usable_cpus() / 2 ? sysinfo_usable_cpus() / 2 : 1;
         kp_err_clear(&err);
-        if (streampool_new(n, &srv->near_pool, &err) != 0)
+        if (streampool_new(sysinfo_half_cpus(), &srv->near_pool, &err) != 0)
             server_warn(srv, "same-kernel streams on threads of their own: %s", kp_err_msg(&err));
     }
     return srv->near_pool;

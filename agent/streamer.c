@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/uio.h>
 
 #include "agent/streampool.h"
 #include "agent/sysinfo.h"
@@ -62,17 +61,8 @@ static int sink_once(struct streamer *s)
 
 static int source_once(struct streamer *s)
 {
-    struct iovec iov[STREAMER_IOV];
-    ssize_t n;
+    ssize_t n = send(s->p.fd, s->p.block, s->p.block_len, MSG_NOSIGNAL);
 
-    for (unsigned i = 0; i < STREAMER_IOV; i++) {
-        iov[i].iov_base = (void *)s->p.block;
-        iov[i].iov_len = s->p.block_len;
-    }
-    {
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = STREAMER_IOV};
-        n = sendmsg(s->p.fd, &mh, MSG_NOSIGNAL);
-    }
     if (n > 0) {
         atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
         return 1;

@@ -17,7 +17,6 @@
 #include "base/kp_err.h"
 
 #define STREAMER_BUF     (128 * 1024) /* a sink's receive buffer (iperf 2 reads 128 KiB too) */
-#define STREAMER_IOV     4            /* a source writes this many blocks per writev */
 #define STREAMER_WAKE_MS 100          /* blocking calls time out this often to look at stop */
 
 struct streamer;   /* opaque */

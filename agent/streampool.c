@@ -14,7 +14,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent/streamer.h"
@@ -86,48 +85,38 @@ static void end_stream(struct streampool_one *s)
         fn(arg);
 }
 
-/* 1: go on, 0: the stream ends (eof / err_no set). */
-static int sink_burst(struct streampool_one *s, uint8_t *buf)
+/* One receive on a ready stream: 1 to go on, 0 when it ends (eof / err_no set). */
+static int sink_once(struct streampool_one *s, uint8_t *buf)
 {
-    for (unsigned k = 0; k < STREAMPOOL_BURST; k++) {
-        ssize_t n = recv(s->p.fd, buf, STREAMER_BUF, MSG_DONTWAIT);
-        if (n > 0) {
-            atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
-            continue;
-        }
-        if (n == 0) {
-            s->eof = !atomic_load(&s->stop);
-            return 0;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-            return 1;
-        s->err_no = errno;
+    ssize_t n = recv(s->p.fd, buf, STREAMER_BUF, MSG_DONTWAIT);
+
+    if (n > 0) {
+        atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
+        return 1;
+    }
+    if (n == 0) {
+        s->eof = !atomic_load(&s->stop);
         return 0;
     }
-    return 1;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 1;
+    s->err_no = errno;
+    return 0;
 }
 
-static int source_burst(struct streampool_one *s)
+/* One send on a ready stream: 1 to go on, 0 when it ends (err_no set). */
+static int source_once(struct streampool_one *s)
 {
-    struct iovec iov[STREAMER_IOV];
+    ssize_t n = send(s->p.fd, s->p.block, s->p.block_len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-    for (unsigned i = 0; i < STREAMER_IOV; i++) {
-        iov[i].iov_base = (void *)s->p.block;
-        iov[i].iov_len = s->p.block_len;
+    if (n > 0) {
+        atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
+        return 1;
     }
-    for (unsigned k = 0; k < STREAMPOOL_BURST; k++) {
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = STREAMER_IOV};
-        ssize_t n = sendmsg(s->p.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-            return 1;
-        s->err_no = n < 0 ? errno : EPIPE;
-        return 0;
-    }
-    return 1;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 1;
+    s->err_no = n < 0 ? errno : EPIPE;
+    return 0;
 }
 
 static void serve(struct streampool_one *s, uint8_t *buf)
@@ -140,7 +129,7 @@ static void serve(struct streampool_one *s, uint8_t *buf)
         return;
     }
     t0 = thread_cpu_self_ns();
-    go = s->p.mode == STREAMER_SINK ? sink_burst(s, buf) : source_burst(s);
+    go = s->p.mode == STREAMER_SINK ? sink_once(s, buf) : source_once(s);
     t1 = thread_cpu_self_ns();
     atomic_fetch_add_explicit(&s->cpu_ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
     atomic_store_explicit(&s->cpu, thread_cpu_id(), memory_order_relaxed);

@@ -3,8 +3,9 @@
  * the non-blocking data connections handed to it (a new stream goes to the thread with the
  * fewest). A stream is a sink (receive and count until EOF) or a source (send blocks until
  * stopped), with the semantics of streamer.h, which uses the pool when its params name one.
- * CPU time per stream is the pool thread's CPU time spent in that stream's calls (measured
- * around each burst of at most STREAMPOOL_BURST calls); the shared epoll_wait is nobody's.
+ * A ready stream gets one call per wake-up (level-triggered, as iperf3 makes one per socket per
+ * round: docs/benchmark.md, "Same kernel"). CPU time per stream is the pool thread's CPU time
+ * spent in that stream's calls; the shared epoll_wait is nobody's.
  * Owns its threads, their epoll and wake descriptors and a receive buffer per thread; the
  * data descriptors stay the caller's. */
 #ifndef KPERF_AGENT_STREAMPOOL_H
@@ -16,7 +17,6 @@
 #include "base/kp_err.h"
 
 #define STREAMPOOL_MAX_THREADS 64
-#define STREAMPOOL_BURST       16 /* calls on one ready socket per wake-up (benchmark.md) */
 
 struct streampool;     /* opaque */
 struct streampool_one; /* one stream in the pool, opaque */

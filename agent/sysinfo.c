@@ -230,3 +230,10 @@ unsigned sysinfo_usable_cpus(void)
     n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
 }
+
+unsigned sysinfo_half_cpus(void)
+{
+    unsigned n = sysinfo_usable_cpus() / 2;
+
+    return n ? n : 1;
+}

@@ -61,5 +61,8 @@ size_t sysinfo_boot_id(char *buf, size_t len);
 
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned sysinfo_usable_cpus(void);
+/* Half of sysinfo_usable_cpus(), at least 1: one end's share of a machine both ends of a
+ * same-kernel stream test run on (docs/benchmark.md, "Same kernel"). */
+unsigned sysinfo_half_cpus(void);
 
 #endif

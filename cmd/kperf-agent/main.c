@@ -443,7 +443,8 @@ static const struct flag client_flags[] = {
     CLI("stream-threads", "T", cli_stream_threads,
         "TCP stream tests: T threads share the streams, each an epoll loop; auto: one per "
         "usable CPU, at most one per stream; 0: a blocking thread per stream (default: 0, or "
-        "half the CPUs and 64K writes when the server shares this kernel and streams <= CPUs)"),
+        "half the CPUs when the server shares this kernel and streams <= CPUs (64K writes) or "
+        "streams > 16 per CPU)"),
     CLI("msg-size", "N", cli_msg_size,
         "request/write size (default: 1 for TCP RR/CRR, 24 for UDP_RR, 128K TCP, 1472 UDP)"),
     CLI("udp-rate", "R", cli_udp_rate, "UDP_STREAM send rate in bit/s (1G)"),

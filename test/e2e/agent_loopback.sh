@@ -63,8 +63,9 @@ check "reverse TCP: server's TCP_INFO reported" jqt "$R" '.results[] | select(.t
 
 # --- placement: client and server share this kernel ---------------------------------------
 # A TCP stream test with no more streams than CPUs is placed for a shared machine: the client's
-# streams share half the CPUs and write 64 KiB (docs/benchmark.md, "Same kernel"); more
-# streams, or an explicit --stream-threads, keep a thread per stream.
+# streams share half the CPUs and write 64 KiB (docs/benchmark.md, "Same kernel"); so is one
+# with more than 16 streams per CPU, at the usual 128 KiB; in between, or with an explicit
+# --stream-threads, a thread per stream.
 ncpu=$(nproc)
 half=$(( ncpu / 2 > 0 ? ncpu / 2 : 1 ))
 check "placement: one stream, same kernel: 1 thread, 64 KiB writes" jqt "$F" \
@@ -73,6 +74,15 @@ if [ 3 -le "$ncpu" ]; then want3="{\"same_kernel\": true, \"client_threads\": $(
 else want3='{"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072}'; fi
 check "placement: 3 streams on $ncpu CPUs" jqt "$F" \
     ".results[] | select(.test == \"TCP_STREAM_MULTI\") | .placement == $want3"
+many=$(( 16 * ncpu + 1 ))
+if [ "$many" -le 128 ]; then
+    client --tests TCP_STREAM_MULTI --streams "$many" --duration 300ms --json > "$WORK/plm.json" 2>/dev/null
+    check "placement: $many streams on $ncpu CPUs share $half threads, 128 KiB writes" jqt "$WORK/plm.json" \
+        ".results[0].placement == {\"same_kernel\": true, \"client_threads\": $half, \"msg_size_bytes\": 131072} and (.results[0].streams | length) == $many and all(.results[0].streams[]; .bytes > 0)"
+    client --tests TCP_STREAM_MULTI --streams $(( 16 * ncpu )) --duration 300ms --json > "$WORK/plm16.json" 2>/dev/null
+    check "placement: 16 streams per CPU keep a thread each" jqt "$WORK/plm16.json" \
+        '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072}'
+fi
 check "placement: reverse too" jqt "$R" \
     '.results[] | select(.test == "TCP_STREAM") | .placement.same_kernel and .placement.client_threads == 1'
 check "placement: none on UDP" jqt "$F" '.results[] | select(.test == "UDP_STREAM") | has("placement") | not'
