@@ -1038,6 +1038,7 @@ out:
     srclimit_free(srv->per_src);
     streampool_free(srv->pool); /* every stream was stopped when its connection closed */
     streampool_free(srv->near_pool);
+    streampool_free(srv->wide_pool);
     free(srv);
     return rc;
 }

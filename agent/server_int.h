@@ -124,9 +124,11 @@ struct server {
     unsigned nstreamers;      /* streamer threads running, at most max_streamers */
     unsigned max_streamers;   /* o.stream_threads: more streams stay on the loop */
     struct streampool *pool;  /* o.stream_pool threads, or NULL; ours */
-    /* the streams of same-kernel tests (PROTO_FLAG_SAME_KERNEL) when pool is NULL: half the
-     * usable CPUs, made at the first such stream; NULL before (or when it could not be) */
-    struct streampool *near_pool;
+    /* the streams of same-kernel tests (PROTO_FLAG_SAME_KERNEL) when pool is NULL: near_pool
+     * (half the usable CPUs) for a test with no more streams than CPUs, wide_pool (all of
+     * them) for one with more; each made at its first stream; NULL before (or when it could
+     * not be) */
+    struct streampool *near_pool, *wide_pool;
     char boot_id[64]; /* sysinfo_boot_id, for CHALLENGE's kernel tag; "" when unreadable */
     size_t boot_id_len;
     uint8_t *rx_buf;  /* SERVER_RX_BUF bytes, shared by the loop's data connections */

@@ -310,26 +310,35 @@ static void streamer_ended_cb(void *arg)
     uv_async_send(arg); /* the one libuv call that is safe from another thread */
 }
 
-/* From START on, a stream test's connection is received (or, reversed, sent) on its own
- * thread (streamer.h) while fewer than max_streamers run; the others stay on the loop. A
- * connection with a queued write stays on the loop too. Failing to start a thread is not an
- * error: the loop keeps the stream. */
-/* The pool a stream of s goes to: the --stream-pool one, else for a same-kernel test the
- * server's half of the CPUs (made on first use; without it the stream gets a thread). */
+/* The pool a stream of s goes to: the --stream-pool one, else for a same-kernel test with no
+ * more streams than CPUs the server's half of them, and for one with more all of them (the
+ * client then has one thread per two CPUs; with one pool thread against one client thread the
+ * receiver swung between 11 and 55 Gb/s, with two it read 34-40: docs/benchmark.md, "Same
+ * kernel"). Each is made on first use; without it the stream gets a thread. */
 static struct streampool *stream_pool_for(struct server *srv, const struct session *s)
 {
+    unsigned cpus = sysinfo_usable_cpus(), n;
+    int wide = s->req.streams > cpus;
+    struct streampool **pool = wide ? &srv->wide_pool : &srv->near_pool;
     struct kp_err err;
 
     if (srv->pool || !(s->req.flags & PROTO_FLAG_SAME_KERNEL))
         return srv->pool;
-    if (!srv->near_pool) {
+    if (!*pool) {
+        n = wide ? cpus : sysinfo_half_cpus();
+        if (n > STREAMPOOL_MAX_THREADS)
+            n = STREAMPOOL_MAX_THREADS;
         kp_err_clear(&err);
-        if (streampool_new(sysinfo_half_cpus(), &srv->near_pool, &err) != 0)
+        if (streampool_new(n, pool, &err) != 0)
             server_warn(srv, "same-kernel streams on threads of their own: %s", kp_err_msg(&err));
     }
-    return srv->near_pool;
+    return *pool;
 }
 
+/* From START on, a stream test's connection is received (or, reversed, sent) on its own
+ * thread (streamer.h) while fewer than max_streamers run; the others stay on the loop. A
+ * connection with a queued write stays on the loop too. Failing to start a thread is not an
+ * error: the loop keeps the stream. */
 static void stream_hand_off(struct conn *c)
 {
     struct server *srv = c->srv;

@@ -119,22 +119,48 @@ static int source_once(struct streampool_one *s)
     return 0;
 }
 
-static void serve(struct streampool_one *s, uint8_t *buf)
+/* One call on a ready stream: 1 to go on, 0 when it is to end (stopped, EOF or error). */
+static int serve(struct streampool_one *s, uint8_t *buf)
 {
-    uint64_t t0, t1;
-    int go;
+    if (atomic_load_explicit(&s->stop, memory_order_relaxed))
+        return 0;
+    return s->p.mode == STREAMER_SINK ? sink_once(s, buf) : source_once(s);
+}
 
-    if (atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-        end_stream(s);
-        return;
+/* Serves one wake-up's ready streams. The thread's CPU time over their calls is shared evenly
+ * among them: two clock reads per wake-up, not per call (per call they cost 25% at 128
+ * streams on loopback, 1.4 us each here). Streams that end are ended after the accounting. */
+static void serve_all(struct epoll_event *evs, int n, struct pool_thread *th, int *woken)
+{
+    struct streampool_one *served[POOL_EVENTS];
+    unsigned char go[POOL_EVENTS];
+    unsigned nserved = 0;
+    uint64_t t0 = thread_cpu_self_ns(), t1, share;
+    int cpu;
+
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.ptr == th) {
+            uint64_t v;
+            *woken = 1;
+            (void)!read(th->wake, &v, sizeof(v)); /* non-blocking; 0 is fine too */
+            continue;
+        }
+        served[nserved] = evs[i].data.ptr;
+        go[nserved] = (unsigned char)serve(served[nserved], th->buf);
+        nserved++;
     }
-    t0 = thread_cpu_self_ns();
-    go = s->p.mode == STREAMER_SINK ? sink_once(s, buf) : source_once(s);
+    if (nserved == 0)
+        return;
     t1 = thread_cpu_self_ns();
-    atomic_fetch_add_explicit(&s->cpu_ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
-    atomic_store_explicit(&s->cpu, thread_cpu_id(), memory_order_relaxed);
-    if (!go)
-        end_stream(s);
+    share = t1 > t0 ? (t1 - t0) / nserved : 0;
+    cpu = thread_cpu_id();
+    for (unsigned i = 0; i < nserved; i++) {
+        atomic_fetch_add_explicit(&served[i]->cpu_ns, share, memory_order_relaxed);
+        atomic_store_explicit(&served[i]->cpu, cpu, memory_order_relaxed);
+    }
+    for (unsigned i = 0; i < nserved; i++)
+        if (!go[i])
+            end_stream(served[i]);
 }
 
 /* After a wake-up: every stream asked to stop ends (a source whose peer does not read is
@@ -163,15 +189,7 @@ static void *pool_main(void *arg)
     while (!atomic_load(&th->pool->quit)) {
         int woken = 0;
         int n = epoll_wait(th->ep, evs, POOL_EVENTS, -1);
-        for (int i = 0; i < n; i++) {
-            if (evs[i].data.ptr == th) {
-                uint64_t v;
-                woken = 1;
-                (void)!read(th->wake, &v, sizeof(v)); /* non-blocking; 0 is fine too */
-                continue;
-            }
-            serve(evs[i].data.ptr, th->buf);
-        }
+        serve_all(evs, n, th, &woken);
         if (woken)
             end_stopped(th);
     }

@@ -5,7 +5,8 @@
  * stopped), with the semantics of streamer.h, which uses the pool when its params name one.
  * A ready stream gets one call per wake-up (level-triggered, as iperf3 makes one per socket per
  * round: docs/benchmark.md, "Same kernel"). CPU time per stream is the pool thread's CPU time
- * spent in that stream's calls; the shared epoll_wait is nobody's.
+ * over each wake-up's calls, shared evenly among the streams served in it; the shared
+ * epoll_wait is nobody's.
  * Owns its threads, their epoll and wake descriptors and a receive buffer per thread; the
  * data descriptors stay the caller's. */
 #ifndef KPERF_AGENT_STREAMPOOL_H
