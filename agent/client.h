@@ -21,8 +21,8 @@
 #define CLIENT_STREAM_THREADS_PLACED (-2)
 #define CLIENT_SAME_KERNEL_MSG_SIZE  (64 * 1024)
 /* Past this many streams per CPU, a thread per stream on both ends of one kernel loses to
- * the shared loops (2 vCPUs, veth: 64 streams 17 against 45 Gb/s, 128 streams 17 against 55;
- * at 4 to 16 streams the threads won). */
+ * the shared loops (2 vCPUs, veth: 64 streams 17 against 45 Gb/s, 128 streams 17 against
+ * 34-55; at 4 to 16 streams the threads won): docs/benchmark.md, "One call per ready socket". */
 #define CLIENT_MUX_STREAMS_PER_CPU 16
 
 struct client_opts {

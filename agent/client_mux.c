@@ -2,10 +2,10 @@
 /* client_mux.c - the multiplexed stream engine of the client (client_int.h): the streams of a
  * TCP stream test over s->nthreads threads, each an epoll loop over its non-blocking sockets
  * (level-triggered; a ready socket gets one call per wake-up, as iperf3 makes one per socket
- * per round: docs/benchmark.md, "Same kernel"). Thread t serves the streams t, t + T, t + 2T, ...
- * Same semantics as the per-stream loops of client_loops.c: a sender stops at the deadline, reads
- * TCP_INFO and shuts down its write side; a receiver counts until the server's FIN (a reset after
- * the deadline is an end too) and fails EOF_WAIT_NS after the deadline. */
+ * per round: docs/benchmark.md, "One call per ready socket"). Thread t serves the streams t, t + T,
+ * t + 2T, ... Same semantics as the per-stream loops of client_loops.c: a sender stops at the
+ * deadline, reads TCP_INFO and shuts down its write side; a receiver counts until the server's FIN
+ * (a reset after the deadline is an end too) and fails EOF_WAIT_NS after the deadline. */
 #include "agent/client_int.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
  * fewest). A stream is a sink (receive and count until EOF) or a source (send blocks until
  * stopped), with the semantics of streamer.h, which uses the pool when its params name one.
  * A ready stream gets one call per wake-up (level-triggered, as iperf3 makes one per socket per
- * round: docs/benchmark.md, "Same kernel"). CPU time per stream is the pool thread's CPU time
- * over each wake-up's calls, shared evenly among the streams served in it; the shared
+ * round: docs/benchmark.md, "One call per ready socket"). CPU time per stream is the pool thread's
+ * CPU time over each wake-up's calls, shared evenly among the streams served in it; the shared
  * epoll_wait is nobody's.
  * Owns its threads, their epoll and wake descriptors and a receive buffer per thread; the
  * data descriptors stay the caller's. */
