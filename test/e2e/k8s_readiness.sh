@@ -56,7 +56,8 @@ within() { awk -v lo="$1" -v hi="$2" -v x="$3" 'BEGIN { exit !(x != "none" && x 
 # of a node start together and kube-sim sets their networks up one after another, which takes
 # a few hundred ms on a busy machine without the fault and overlaps the injected wait with it:
 # for them the delay is a floor (every faulted pod >= 1.9 s), the p50 grows by at most 2.5 s,
-# and the other nodes' churn pods do not change (+-0.5 s).
+# and the other nodes' pods do not wait longer (at most +0.5 s; they may wait less: one CI
+# run's base set-up of node-3's burst took 0.84 s, the faulted run's 0.19 s).
 if jq -e '[.metadata.readiness.pods[] | select(.node == "node-2" and .kind == "churn")
         | .network_s] | length == 3 and min >= 1.9' "$K8S_DIR/slow.json" >/dev/null; then
     pass "every churn pod on node-2 waited >= 1.9 s for its network: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2") | .network_s]' "$K8S_DIR/slow.json")"
@@ -71,7 +72,7 @@ for kind in client churn; do
         d=$(awk -v a="$b" -v b="$s" 'BEGIN { printf "%.3f", b - a }')
         if [ "$kind/$node" = client/node-2 ]; then lo=1.5 hi=2.5
         elif [ "$node" = node-2 ]; then lo=1.0 hi=2.5
-        else lo=-0.5 hi=0.5; fi
+        else lo=-10 hi=0.5; fi # no leak: not longer by more than 0.5 s (a busy base run may be slower)
         if within "$lo" "$hi" "$d"; then
             pass "$kind pods on $node: network set-up $b s -> $s s ($d s, want $lo..$hi)"
         else
