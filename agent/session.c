@@ -313,19 +313,20 @@ static void streamer_ended_cb(void *arg)
 /* The pool a stream of s goes to: the --stream-pool one, else for a same-kernel test with no
  * more streams than CPUs the server's half of them, and for one with more all of them (the
  * client then has one thread per two CPUs; with one pool thread against one client thread the
- * receiver swung between 11 and 55 Gb/s, with two it read 34-40: docs/benchmark.md, "Same
- * kernel"). Each is made on first use; without it the stream gets a thread. */
+ * receiver swung between 11 and 55 Gb/s, with two it read 34-40: docs/benchmark.md, "One
+ * call per ready socket"). Each is made on first use; without it the stream gets a thread. */
 static struct streampool *stream_pool_for(struct server *srv, const struct session *s)
 {
-    unsigned cpus = sysinfo_usable_cpus(), n;
-    int wide = s->req.streams > cpus;
-    struct streampool **pool = wide ? &srv->wide_pool : &srv->near_pool;
+    struct streampool **pool;
     struct kp_err err;
+    unsigned cpus, n;
 
     if (srv->pool || !(s->req.flags & PROTO_FLAG_SAME_KERNEL))
         return srv->pool;
+    cpus = sysinfo_usable_cpus();
+    pool = s->req.streams > cpus ? &srv->wide_pool : &srv->near_pool;
     if (!*pool) {
-        n = wide ? cpus : sysinfo_half_cpus();
+        n = pool == &srv->wide_pool ? cpus : sysinfo_half_cpus();
         if (n > STREAMPOOL_MAX_THREADS)
             n = STREAMPOOL_MAX_THREADS;
         kp_err_clear(&err);

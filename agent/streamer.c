@@ -59,18 +59,23 @@ static int sink_once(struct streamer *s)
     return 0;
 }
 
-static int source_once(struct streamer *s)
+int streamer_send_block(const struct streamer_params *p, int flags, int *err_no)
 {
-    ssize_t n = send(s->p.fd, s->p.block, s->p.block_len, MSG_NOSIGNAL);
+    ssize_t n = send(p->fd, p->block, p->block_len, flags | MSG_NOSIGNAL);
 
     if (n > 0) {
-        atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
+        atomic_fetch_add_explicit(p->bytes, (uint64_t)n, memory_order_relaxed);
         return 1;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
-    s->err_no = n < 0 ? errno : EPIPE;
+    *err_no = n < 0 ? errno : EPIPE;
     return 0;
+}
+
+static int source_once(struct streamer *s)
+{
+    return streamer_send_block(&s->p, 0, &s->err_no);
 }
 
 static void *streamer_main(void *arg)

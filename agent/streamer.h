@@ -76,4 +76,9 @@ void streamer_request_stop(struct streamer *s);
  * be NULL) and frees s. NULL is a no-op. */
 void streamer_stop(struct streamer *s, struct streamer_stats *st);
 
+/* One send of p->block (p->block_len bytes) on p->fd with flags | MSG_NOSIGNAL, counted in
+ * p->bytes: 1 to go on (sent, or EAGAIN / EINTR), 0 when the stream ends with *err_no set.
+ * The source call of both engines, blocking (streamer.c) and pooled (streampool.c). */
+int streamer_send_block(const struct streamer_params *p, int flags, int *err_no);
+
 #endif

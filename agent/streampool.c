@@ -104,27 +104,13 @@ static int sink_once(struct streampool_one *s, uint8_t *buf)
     return 0;
 }
 
-/* One send on a ready stream: 1 to go on, 0 when it ends (err_no set). */
-static int source_once(struct streampool_one *s)
-{
-    ssize_t n = send(s->p.fd, s->p.block, s->p.block_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-    if (n > 0) {
-        atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
-        return 1;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return 1;
-    s->err_no = n < 0 ? errno : EPIPE;
-    return 0;
-}
-
 /* One call on a ready stream: 1 to go on, 0 when it is to end (stopped, EOF or error). */
 static int serve(struct streampool_one *s, uint8_t *buf)
 {
     if (atomic_load_explicit(&s->stop, memory_order_relaxed))
         return 0;
-    return s->p.mode == STREAMER_SINK ? sink_once(s, buf) : source_once(s);
+    return s->p.mode == STREAMER_SINK ? sink_once(s, buf)
+                                      : streamer_send_block(&s->p, MSG_DONTWAIT, &s->err_no);
 }
 
 /* Serves one wake-up's ready streams. The thread's CPU time over their calls is shared evenly
