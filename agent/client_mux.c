@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client_mux.c - the multiplexed stream engine of the client (client_int.h): the streams of a
  * TCP stream test over s->nthreads threads, each an epoll loop over its non-blocking sockets
- * (level-triggered; a ready socket gets one call per wake-up, as iperf3 makes one per socket
- * per round: docs/benchmark.md, "One call per ready socket"). Thread t serves the streams t, t + T,
+ * (level-triggered). A wake-up serves its ready sockets in rounds, one call per socket per round
+ * (as iperf3 does), and repeats the round on the sockets whose call was whole until it has made
+ * MUX_CALLS_PER_WAKE calls (docs/benchmark.md, "One call per ready socket" and "Rounds per
+ * wake-up"). Thread t serves the streams t, t + T,
  * t + 2T, ... Same semantics as the per-stream loops of client_loops.c: a sender stops at the
  * deadline, reads TCP_INFO and shuts down its write side; a receiver counts until the server's FIN
  * (a reset after the deadline is an end too) and fails EOF_WAIT_NS after the deadline. */
@@ -21,10 +23,11 @@
 #include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
 
-#define MUX_RX_BUF   (256 * 1024)
-#define MUX_WAKE_MS  100                  /* epoll_wait timeout: the deadline is looked at */
-#define MUX_EVENTS   64                   /* events per epoll_wait */
-#define MUX_EOF_WAIT (10000ull * 1000000) /* reverse: wait for the server's FIN (ns) */
+#define MUX_RX_BUF         (256 * 1024)
+#define MUX_WAKE_MS        100                  /* epoll_wait timeout: the deadline is looked at */
+#define MUX_EVENTS         64                   /* events per epoll_wait */
+#define MUX_CALLS_PER_WAKE 32                   /* calls per wake-up: one round when 32 are ready */
+#define MUX_EOF_WAIT       (10000ull * 1000000) /* reverse: wait for the server's FIN (ns) */
 
 static void mux_fail(struct worker *w, const char *what, int e)
 {
@@ -59,19 +62,26 @@ static int mux_wait_ms(uint64_t now, uint64_t until)
     return ms < MUX_WAKE_MS ? (int)ms : MUX_WAKE_MS;
 }
 
-/* One send on a ready socket: 1 to go on, 0 when it failed (err set). */
-static int send_some(struct worker *w, const struct iovec *iov)
+/* What one call on a ready socket did. */
+enum mux_call {
+    MUX_FAILED = -1, /* err set */
+    MUX_ENDED,       /* receive: the stream's end */
+    MUX_WHOLE,       /* the whole write or read buffer: the socket may take (or have) more */
+    MUX_SHORT,       /* less, or EAGAIN: not again this wake-up */
+};
+
+static enum mux_call send_some(struct worker *w, const struct iovec *iov)
 {
     ssize_t n = writev(w->fd, iov, 1);
 
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return 1;
+        return MUX_SHORT;
     if (n < 0) {
         mux_fail(w, "send", errno);
-        return 0;
+        return MUX_FAILED;
     }
     atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
-    return 1;
+    return (size_t)n == iov->iov_len ? MUX_WHOLE : MUX_SHORT;
 }
 
 static void mux_send(struct worker *owner, int ep, uint8_t *buf)
@@ -93,9 +103,19 @@ static void mux_send(struct worker *owner, int ep, uint8_t *buf)
             mux_fail(owner, "epoll_wait", errno);
             return;
         }
-        for (int i = 0; i < n; i++)
-            if (!send_some(evs[i].data.ptr, &iov))
-                return;
+        /* rounds over the sockets still whole; evs is compacted to them */
+        for (int calls = 0; n > 0 && calls < MUX_CALLS_PER_WAKE;) {
+            int whole = 0;
+            for (int i = 0; i < n; i++) {
+                enum mux_call rc = send_some(evs[i].data.ptr, &iov);
+                if (rc == MUX_FAILED)
+                    return;
+                if (rc == MUX_WHOLE)
+                    evs[whole++] = evs[i];
+            }
+            calls += n;
+            n = whole;
+        }
     }
     cpu = thread_cpu_id();
     for (unsigned i = owner->index; i < s->nworkers; i += s->nthreads) {
@@ -109,9 +129,8 @@ static void mux_send(struct worker *owner, int ep, uint8_t *buf)
     }
 }
 
-/* One receive on a ready socket: 1 while open, 0 at its end (FIN, or a reset after the
- * deadline), -1 when it failed (err set). */
-static int recv_some(struct worker *w, uint8_t *buf)
+/* One receive on a ready socket; its end is a FIN, or a reset after the deadline. */
+static enum mux_call recv_some(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     ssize_t n = recv(w->fd, buf, MUX_RX_BUF, 0);
@@ -119,14 +138,14 @@ static int recv_some(struct worker *w, uint8_t *buf)
     if (n > 0) {
         atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
         w->last_rx_ns = sysinfo_now_ns();
-        return 1;
+        return n == MUX_RX_BUF ? MUX_WHOLE : MUX_SHORT;
     }
     if (n == 0 || (errno == ECONNRESET && s->t_deadline_ns <= sysinfo_now_ns()))
-        return 0;
+        return MUX_ENDED;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-        return 1;
+        return MUX_SHORT;
     mux_fail(w, "receive", errno);
-    return -1;
+    return MUX_FAILED;
 }
 
 static void mux_recv(struct worker *owner, int ep, uint8_t *buf)
@@ -153,20 +172,28 @@ static void mux_recv(struct worker *owner, int ep, uint8_t *buf)
             return;
         }
         cpu = thread_cpu_id();
-        for (int i = 0; i < n; i++) {
-            struct worker *w = evs[i].data.ptr;
-            int rc = recv_some(w, buf);
-            atomic_store_explicit(&w->cpu, cpu, memory_order_relaxed);
-            if (rc < 0)
-                return;
-            if (rc == 0) {
-                /* the stream ended: out of the set (a closed peer stays readable) */
+        /* rounds over the sockets still whole, as in mux_send */
+        for (int calls = 0; n > 0 && calls < MUX_CALLS_PER_WAKE;) {
+            int whole = 0;
+            for (int i = 0; i < n; i++) {
+                struct worker *w = evs[i].data.ptr;
+                enum mux_call rc = recv_some(w, buf);
+                atomic_store_explicit(&w->cpu, cpu, memory_order_relaxed);
+                if (rc == MUX_FAILED)
+                    return;
+                if (rc == MUX_WHOLE)
+                    evs[whole++] = evs[i];
+                if (rc != MUX_ENDED)
+                    continue;
+                /* out of the set (a closed peer stays readable) */
                 if (epoll_ctl(ep, EPOLL_CTL_DEL, w->fd, NULL) != 0) {
                     mux_fail(w, "epoll_ctl", errno);
                     return;
                 }
                 open--;
             }
+            calls += n;
+            n = whole;
         }
     }
 }

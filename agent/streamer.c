@@ -59,18 +59,18 @@ static int sink_once(struct streamer *s)
     return 0;
 }
 
-int streamer_send_block(const struct streamer_params *p, int flags, int *err_no)
+enum streamer_call streamer_send_block(const struct streamer_params *p, int flags, int *err_no)
 {
     ssize_t n = send(p->fd, p->block, p->block_len, flags | MSG_NOSIGNAL);
 
     if (n > 0) {
         atomic_fetch_add_explicit(p->bytes, (uint64_t)n, memory_order_relaxed);
-        return 1;
+        return (size_t)n == p->block_len ? STREAMER_WHOLE : STREAMER_SHORT;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-        return 1;
+        return STREAMER_SHORT;
     *err_no = n < 0 ? errno : EPIPE;
-    return 0;
+    return STREAMER_ENDED;
 }
 
 static int source_once(struct streamer *s)

@@ -76,9 +76,16 @@ void streamer_request_stop(struct streamer *s);
  * be NULL) and frees s. NULL is a no-op. */
 void streamer_stop(struct streamer *s, struct streamer_stats *st);
 
+/* What one call on a stream did; nonzero goes on. */
+enum streamer_call {
+    STREAMER_ENDED = 0, /* EOF, or an error (err_no set) */
+    STREAMER_WHOLE,     /* the whole block or buffer: the socket may take (or have) more */
+    STREAMER_SHORT,     /* less, or EAGAIN / EINTR */
+};
+
 /* One send of p->block (p->block_len bytes) on p->fd with flags | MSG_NOSIGNAL, counted in
- * p->bytes: 1 to go on (sent, or EAGAIN / EINTR), 0 when the stream ends with *err_no set.
- * The source call of both engines, blocking (streamer.c) and pooled (streampool.c). */
-int streamer_send_block(const struct streamer_params *p, int flags, int *err_no);
+ * p->bytes; STREAMER_ENDED with *err_no set when the stream ends. The source call of both
+ * engines, blocking (streamer.c) and pooled (streampool.c). */
+enum streamer_call streamer_send_block(const struct streamer_params *p, int flags, int *err_no);
 
 #endif

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* streampool.c - see streampool.h. Each thread waits in epoll_wait (level-triggered) with no
- * timeout: its eventfd wakes it for a stop request or the pool's end. A stream ends on the
- * pool thread only (EOF, error, or a stop it sees), under the pool's lock, which is what
- * streampool_stop waits on; after that the thread never touches the stream again (epoll
+ * timeout: its eventfd wakes it for a stop request or the pool's end. A wake-up serves its ready
+ * streams in rounds, one call per stream per round, repeating the round on the streams whose
+ * call was whole until it has made POOL_CALLS_PER_WAKE calls (docs/benchmark.md, "Rounds per
+ * wake-up"). The thread's CPU time is shared out among its streams by their calls, about once a
+ * millisecond and before a stream ends (reading the thread's CPU clock is a system call). A stream
+ * ends on the pool thread only (EOF, error, or a stop it sees), under the pool's lock, which is
+ * what streampool_stop waits on; after that the thread never touches the stream again (epoll
  * returns a descriptor at most once per wait, and it was removed from the set first). */
 #include "agent/streampool.h"
 
@@ -21,8 +25,10 @@
 #include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
 
-#define POOL_STACK  (256 * 1024)
-#define POOL_EVENTS 64
+#define POOL_STACK          (256 * 1024)
+#define POOL_EVENTS         64
+#define POOL_CALLS_PER_WAKE 32      /* one round when 32 streams are ready */
+#define POOL_SHARE_EVERY_NS 1000000 /* CPU time shared out this often (and at a stream's end) */
 
 struct pool_thread {
     struct streampool *pool;
@@ -30,6 +36,9 @@ struct pool_thread {
     int ep, wake; /* -1 when not made */
     int running;
     uint8_t *buf;                   /* STREAMER_BUF: what sinks read into; ours */
+    uint64_t shared_cpu_ns;         /* the thread's CPU clock at the last share-out */
+    uint64_t shared_at_ns;          /* and the monotonic clock then */
+    uint64_t calls;                 /* calls since the last share-out */
     unsigned nstreams;              /* under pool->mu */
     struct streampool_one *streams; /* under pool->mu */
 };
@@ -49,6 +58,7 @@ struct streampool_one {
     atomic_int stop, ended, cpu;
     _Atomic uint64_t cpu_ns, cpu_mark_ns;
     uint64_t end_ns; /* set before ended */
+    uint64_t calls;  /* since the thread's last share-out; the pool thread's */
     int eof, err_no;
     struct streampool_one *next, *prev; /* th->streams, under pool->mu */
 };
@@ -60,13 +70,38 @@ static void wake(struct pool_thread *th)
     (void)!write(th->wake, &one, sizeof(one));
 }
 
-/* The pool thread lets go of s: out of its set and list, figures final, then on_end. */
+/* The thread's CPU time since the last share-out goes to its streams by their calls. */
+static void share_out(struct pool_thread *th)
+{
+    uint64_t now = thread_cpu_self_ns();
+    double spent = now > th->shared_cpu_ns ? (double)(now - th->shared_cpu_ns) : 0;
+
+    th->shared_cpu_ns = now;
+    th->shared_at_ns = sysinfo_now_ns();
+    if (th->calls == 0)
+        return;
+    pthread_mutex_lock(&th->pool->mu);
+    for (struct streampool_one *s = th->streams; s; s = s->next) {
+        if (s->calls == 0)
+            continue;
+        atomic_fetch_add_explicit(&s->cpu_ns,
+                                  (uint64_t)(spent * (double)s->calls / (double)th->calls),
+                                  memory_order_relaxed);
+        s->calls = 0;
+    }
+    pthread_mutex_unlock(&th->pool->mu);
+    th->calls = 0;
+}
+
+/* The pool thread lets go of s: its CPU share, out of the set and list, figures final, then
+ * on_end. */
 static void end_stream(struct streampool_one *s)
 {
     struct streampool *pool = s->th->pool;
     streamer_end_fn *fn = s->p.on_end;
     void *arg = s->p.arg;
 
+    share_out(s->th);
     /* a descriptor the set no longer has (never the case here) changes nothing */
     (void)epoll_ctl(s->th->ep, EPOLL_CTL_DEL, s->p.fd, NULL);
     pthread_mutex_lock(&pool->mu);
@@ -85,44 +120,41 @@ static void end_stream(struct streampool_one *s)
         fn(arg);
 }
 
-/* One receive on a ready stream: 1 to go on, 0 when it ends (eof / err_no set). */
-static int sink_once(struct streampool_one *s, uint8_t *buf)
+/* One receive on a ready stream; STREAMER_ENDED sets eof or err_no. */
+static enum streamer_call sink_once(struct streampool_one *s, uint8_t *buf)
 {
     ssize_t n = recv(s->p.fd, buf, STREAMER_BUF, MSG_DONTWAIT);
 
     if (n > 0) {
         atomic_fetch_add_explicit(s->p.bytes, (uint64_t)n, memory_order_relaxed);
-        return 1;
+        return n == STREAMER_BUF ? STREAMER_WHOLE : STREAMER_SHORT;
     }
     if (n == 0) {
         s->eof = !atomic_load(&s->stop);
-        return 0;
+        return STREAMER_ENDED;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-        return 1;
+        return STREAMER_SHORT;
     s->err_no = errno;
-    return 0;
+    return STREAMER_ENDED;
 }
 
-/* One call on a ready stream: 1 to go on, 0 when it is to end (stopped, EOF or error). */
-static int serve(struct streampool_one *s, uint8_t *buf)
+/* One call on a ready stream; STREAMER_ENDED also when it was asked to stop. */
+static enum streamer_call serve(struct streampool_one *s, uint8_t *buf)
 {
     if (atomic_load_explicit(&s->stop, memory_order_relaxed))
-        return 0;
+        return STREAMER_ENDED;
     return s->p.mode == STREAMER_SINK ? sink_once(s, buf)
                                       : streamer_send_block(&s->p, MSG_DONTWAIT, &s->err_no);
 }
 
-/* Serves one wake-up's ready streams. The thread's CPU time over their calls is shared evenly
- * among them: two clock reads per wake-up, not per call (per call they cost 25% at 128
- * streams on loopback, 1.4 us each here). Streams that end are ended after the accounting. */
+/* Serves one wake-up's ready streams in rounds over those still whole (ready is compacted to
+ * them); streams that end are ended after the rounds. */
 static void serve_all(struct epoll_event *evs, int n, struct pool_thread *th, int *woken)
 {
-    struct streampool_one *served[POOL_EVENTS];
-    unsigned char go[POOL_EVENTS];
-    unsigned nserved = 0;
-    uint64_t t0 = thread_cpu_self_ns(), t1, share;
-    int cpu;
+    struct streampool_one *ready[POOL_EVENTS], *ended[POOL_EVENTS];
+    unsigned nready = 0, nended = 0;
+    int cpu = thread_cpu_id();
 
     for (int i = 0; i < n; i++) {
         if (evs[i].data.ptr == th) {
@@ -131,22 +163,28 @@ static void serve_all(struct epoll_event *evs, int n, struct pool_thread *th, in
             (void)!read(th->wake, &v, sizeof(v)); /* non-blocking; 0 is fine too */
             continue;
         }
-        served[nserved] = evs[i].data.ptr;
-        go[nserved] = (unsigned char)serve(served[nserved], th->buf);
-        nserved++;
+        ready[nready++] = evs[i].data.ptr;
     }
-    if (nserved == 0)
-        return;
-    t1 = thread_cpu_self_ns();
-    share = t1 > t0 ? (t1 - t0) / nserved : 0;
-    cpu = thread_cpu_id();
-    for (unsigned i = 0; i < nserved; i++) {
-        atomic_fetch_add_explicit(&served[i]->cpu_ns, share, memory_order_relaxed);
-        atomic_store_explicit(&served[i]->cpu, cpu, memory_order_relaxed);
+    for (unsigned calls = 0; nready > 0 && calls < POOL_CALLS_PER_WAKE;) {
+        unsigned whole = 0;
+        for (unsigned i = 0; i < nready; i++) {
+            struct streampool_one *s = ready[i];
+            enum streamer_call rc = serve(s, th->buf);
+            s->calls++;
+            atomic_store_explicit(&s->cpu, cpu, memory_order_relaxed);
+            if (rc == STREAMER_WHOLE)
+                ready[whole++] = s;
+            else if (rc == STREAMER_ENDED)
+                ended[nended++] = s;
+        }
+        calls += nready;
+        th->calls += nready;
+        nready = whole;
     }
-    for (unsigned i = 0; i < nserved; i++)
-        if (!go[i])
-            end_stream(served[i]);
+    for (unsigned i = 0; i < nended; i++)
+        end_stream(ended[i]); /* each shares out first */
+    if (sysinfo_now_ns() - th->shared_at_ns >= POOL_SHARE_EVERY_NS)
+        share_out(th);
 }
 
 /* After a wake-up: every stream asked to stop ends (a source whose peer does not read is
@@ -172,6 +210,8 @@ static void *pool_main(void *arg)
     struct pool_thread *th = arg;
     struct epoll_event evs[POOL_EVENTS];
 
+    th->shared_cpu_ns = thread_cpu_self_ns();
+    th->shared_at_ns = sysinfo_now_ns();
     while (!atomic_load(&th->pool->quit)) {
         int woken = 0;
         int n = epoll_wait(th->ep, evs, POOL_EVENTS, -1);

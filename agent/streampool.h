@@ -3,10 +3,10 @@
  * the non-blocking data connections handed to it (a new stream goes to the thread with the
  * fewest). A stream is a sink (receive and count until EOF) or a source (send blocks until
  * stopped), with the semantics of streamer.h, which uses the pool when its params name one.
- * A ready stream gets one call per wake-up (level-triggered, as iperf3 makes one per socket per
- * round: docs/benchmark.md, "One call per ready socket"). CPU time per stream is the pool thread's
- * CPU time over each wake-up's calls, shared evenly among the streams served in it; the shared
- * epoll_wait is nobody's.
+ * Level-triggered; a wake-up serves its ready streams in rounds, one call per stream per round
+ * (as iperf3 does), up to 32 calls (docs/benchmark.md, "One call per ready socket" and "Rounds
+ * per wake-up"). CPU time per stream is its thread's CPU time shared out by calls, about once a
+ * millisecond and when a stream ends (epoll_wait included).
  * Owns its threads, their epoll and wake descriptors and a receive buffer per thread; the
  * data descriptors stay the caller's. */
 #ifndef KPERF_AGENT_STREAMPOOL_H

@@ -79,6 +79,10 @@ if [ "$many" -le 128 ]; then
     client --tests TCP_STREAM_MULTI --streams "$many" --duration 300ms --json > "$WORK/plm.json" 2>/dev/null
     check "placement: $many streams on $ncpu CPUs share $half threads, 128 KiB writes" jqt "$WORK/plm.json" \
         ".results[0].placement == {\"same_kernel\": true, \"client_threads\": $half, \"msg_size_bytes\": 131072} and (.results[0].streams | length) == $many and all(.results[0].streams[]; .bytes > 0)"
+    # the server's pool shares its threads' CPU time out among the streams by their calls: each
+    # stream gets some, and all of them together no more than the pool's CPUs over the test
+    check "placement: $many pooled streams each have a server CPU share, $ncpu CPUs' worth at most" jqt "$WORK/plm.json" \
+        "all(.results[0].streams[]; .cpu_seconds.server > 0) and ([.results[0].streams[].cpu_seconds.server] | add) <= $ncpu * 0.3 * 1.5"
     client --tests TCP_STREAM_MULTI --streams $(( 16 * ncpu )) --duration 300ms --json > "$WORK/plm16.json" 2>/dev/null
     check "placement: 16 streams per CPU keep a thread each" jqt "$WORK/plm16.json" \
         '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072}'
