@@ -109,8 +109,9 @@ start_server qperf qperf -lp 5206
 # the streams sweep: unpinned servers of their own (threads may use every core)
 start_free() { # name cmd...
   local name=$1; shift
-  ip netns exec "$ns_s" "$@" >"$tmp/$name.log" 2>&1 &
+  ip netns exec "$ns_s" "$@" >>"$tmp/$name.log" 2>&1 &
   pids+=($!)
+  eval "pid_$name=$!"
 }
 start_free kperf_free "$agent" server --port 5211
 start_free iperf3_free iperf3 -s -p 5212
@@ -175,6 +176,28 @@ run_pinned() { # mode fn
   taskset -c "$cpu" bash -c "$(declare -f); $fn"
 }
 run_free() { bash -c "$(declare -f); $1"; } # the sweep: the scheduler places everything
+# A reference server that died under a sweep run (iperf 2.1.8's server aborted once after
+# -P 128) is started again and that one run repeated; the summary says so. Any other failure,
+# and any failure of kperf, still stops the benchmark.
+restarts=""
+alive() { # pid: running, not a zombie
+  kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+sweep_reading() { # tool: sets $reading (in this shell, so a restart is seen by the rest)
+  reading=$(run_free "m_$1_sweep") || true
+  [ -z "$reading" ] && [ "$1" != kperf ] || return 0
+  local pid
+  eval "pid=\$pid_$1_free"
+  alive "$pid" && return 0
+  echo "agent-vs-reference: the $1 server (sweep) died: $(tail -1 "$tmp/$1_free.log"); started again, run repeated" >&2
+  restarts+="$1 server (sweep) died at $path, $n streams, pair $i; started again, run repeated. "
+  case $1 in
+    iperf3) start_free iperf3_free iperf3 -s -p 5212 ;;
+    iperf2) start_free iperf2_free iperf -s -p 5213 ;;
+  esac
+  sleep 0.5 # the reference servers print nothing when ready
+  reading=$(run_free "m_$1_sweep") || true
+}
 
 want() { [[ ",$groups," == *",$1,"* ]]; }
 declare -A vals
@@ -227,7 +250,7 @@ for path in ${paths//,/ }; do
         export n
         # three tools, order rotated: kperf first on odd pairs, last on even ones
         if [ $((i % 2)) = 1 ]; then order="kperf iperf3 iperf2"; else order="iperf2 iperf3 kperf"; fi
-        for t in $order; do record "$path.sweep$n.$t" "$(run_free "m_${t}_sweep")"; done
+        for t in $order; do sweep_reading "$t"; record "$path.sweep$n.$t" "$reading"; done
       done
     fi
     if want udp; then
@@ -289,4 +312,5 @@ row() { printf '| %-10s | %-34s | %12s | %12s | %7s | %-12s |\n' "$@"; }
   echo
   echo "kperf-agent server RSS idle: $((idle_rss / 1024)) MiB ($idle_rss KiB; target <= 8 MiB)"
   echo "kperf-agent client peak RSS, 32 streams: $((hwm / 1024)) MiB ($hwm KiB; target <= 32 MiB)"
+  echo "Reference servers restarted: ${restarts:-none}"
 } | tee ${out:+"$out"}
