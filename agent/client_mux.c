@@ -4,10 +4,10 @@
  * (level-triggered). A wake-up serves its ready sockets in rounds, one call per socket per round
  * (as iperf3 does), and repeats the round on the sockets whose call was whole until it has made
  * MUX_CALLS_PER_WAKE calls (docs/benchmark.md, "One call per ready socket" and "Rounds per
- * wake-up"). Thread t serves the streams t, t + T,
- * t + 2T, ... Same semantics as the per-stream loops of client_loops.c: a sender stops at the
- * deadline, reads TCP_INFO and shuts down its write side; a receiver counts until the server's FIN
- * (a reset after the deadline is an end too) and fails EOF_WAIT_NS after the deadline. */
+ * wake-up"). Thread t serves the streams t, t + T, t + 2T, ... Same semantics as the per-stream
+ * loops of client_loops.c: a sender stops at the deadline, reads TCP_INFO and shuts down its write
+ * side; a receiver counts until the server's FIN (a reset after the deadline is an end too) and
+ * fails EOF_WAIT_NS after the deadline. */
 #include "agent/client_int.h"
 
 #include <errno.h>
