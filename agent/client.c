@@ -71,8 +71,10 @@ static void read_boot_id(void)
 /* After CHALLENGE: when the server runs on this kernel, a TCP stream test with no more streams
  * than CPUs, or more than CLIENT_MUX_STREAMS_PER_CPU per CPU, is placed for a shared machine
  * (client.h, CLIENT_STREAM_THREADS_PLACED): the request says so, and with no more streams
- * than CPUs writes are 64 KiB unless --msg-size chose. Measured on 2 vCPUs over veth,
- * docs/benchmark.md "Same kernel". */
+ * than CPUs writes are 64 KiB unless --msg-size chose. In between, the streams keep a thread
+ * each and, with more than one CPU to spread over, the sender keeps little unsent
+ * (PROTO_FLAG_LOW_UNSENT). Measured on 2 vCPUs over veth, docs/benchmark.md "Same kernel" and
+ * "Little unsent". */
 static void place_streams(struct sample *s, const uint8_t nonce[PROTO_NONCE_LEN],
                           const uint8_t kernel[PROTO_KERNEL_TAG_LEN])
 {
@@ -85,8 +87,11 @@ static void place_streams(struct sample *s, const uint8_t nonce[PROTO_NONCE_LEN]
     if (!s->same_kernel || s->o->stream_threads != CLIENT_STREAM_THREADS_PLACED ||
         !proto_test_is_stream(s->req.test) || proto_test_is_udp(s->req.test))
         return;
-    if (s->req.streams > cpus && s->req.streams <= CLIENT_MUX_STREAMS_PER_CPU * cpus)
+    if (s->req.streams > cpus && s->req.streams <= CLIENT_MUX_STREAMS_PER_CPU * cpus) {
+        if (cpus > 1)
+            s->req.flags |= PROTO_FLAG_LOW_UNSENT;
         return;
+    }
     s->req.flags |= PROTO_FLAG_SAME_KERNEL;
     if (!s->o->msg_size && s->req.streams <= cpus)
         s->req.msg_size = CLIENT_SAME_KERNEL_MSG_SIZE;
@@ -291,6 +296,13 @@ static int open_tcp_stream(struct sample *s, struct worker *w, struct kp_err *er
     }
     if (ctrl_recv(w->fd, &m, PROTO_DATA_OK, HANDSHAKE_TIMEOUT_MS, err) != 0)
         return kp_err_prefix(err, "data connection %u", w->index);
+    if ((s->req.flags & PROTO_FLAG_LOW_UNSENT) && !(s->req.flags & PROTO_FLAG_REVERSE)) {
+        struct kp_err why;
+
+        kp_err_clear(&why); /* it only shapes CPU use: the stream runs without it */
+        if (sysinfo_low_unsent(w->fd, PROTO_LOW_UNSENT_BYTES, &why) != 0)
+            kp_log(KP_LOG_WARN, "data connection %u: %s", w->index, kp_err_msg(&why));
+    }
     return 0;
 }
 

@@ -75,6 +75,7 @@ static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
     uint64_t retrans = 0;
     double rtt = 0;
     uint32_t mss = 0;
+    int low_unsent;
 
     for (unsigned i = 0; i < s->nworkers; i++) {
         const struct worker *w = &s->workers[i];
@@ -104,10 +105,11 @@ static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
         }
     }
     json_object_set_new(r, "streams", streams);
+    low_unsent = (s->req.flags & PROTO_FLAG_LOW_UNSENT) ? PROTO_LOW_UNSENT_BYTES : 0;
     json_object_set_new(r, "placement",
-                        json_pack("{s:b, s:i, s:I}", "same_kernel", s->same_kernel,
+                        json_pack("{s:b, s:i, s:I, s:i}", "same_kernel", s->same_kernel,
                                   "client_threads", (int)s->nthreads, "msg_size_bytes",
-                                  (json_int_t)s->req.msg_size));
+                                  (json_int_t)s->req.msg_size, "low_unsent_bytes", low_unsent));
     json_object_set_new(r, "tcp", tcp_json(retrans, s->nworkers ? rtt / s->nworkers : 0, mss));
 }
 

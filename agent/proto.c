@@ -234,10 +234,13 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
                           "not requested from a server",
                           tk->name);
-    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL))
+    if (r->flags &
+        ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL | PROTO_FLAG_LOW_UNSENT))
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if ((r->flags & PROTO_FLAG_SAME_KERNEL) && (tk->udp || tk->latency))
         return kp_err_set(err, "same-kernel is only for TCP stream tests");
+    if ((r->flags & PROTO_FLAG_LOW_UNSENT) && (tk->udp || tk->latency))
+        return kp_err_set(err, "low-unsent is only for TCP stream tests");
     if (r->streams < 1 || r->streams > PROTO_MAX_STREAMS)
         return kp_err_set(err, "streams %u out of range [1, %u]", r->streams, PROTO_MAX_STREAMS);
     if (!tk->multi_stream && r->streams != 1)

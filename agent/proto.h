@@ -19,8 +19,8 @@
 #include "base/kp_err.h"
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
-#define PROTO_VERSION        5 /* 4: FACTS; 5: CHALLENGE's kernel tag, TEST_REQ's SAME_KERNEL */
-#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_VERSION        6           /* 5: CHALLENGE's kernel tag, SAME_KERNEL; 6: LOW_UNSENT */
+#define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
@@ -118,6 +118,12 @@ enum proto_status {
 /* TEST_REQ, TCP stream tests: client and server share a kernel (their kernel tags agree) and
  * the client multiplexes its streams; the server does too (docs/protocol.md, "Same kernel"). */
 #define PROTO_FLAG_SAME_KERNEL 0x04u
+/* TEST_REQ, TCP stream tests: the sending end keeps at most PROTO_LOW_UNSENT_BYTES unsent on
+ * each stream (TCP_NOTSENT_LOWAT). The client sets it when client and server share a kernel
+ * and the streams run on threads of their own over more than one CPU (docs/protocol.md, "Same
+ * kernel"). */
+#define PROTO_FLAG_LOW_UNSENT  0x08u
+#define PROTO_LOW_UNSENT_BYTES (128 * 1024)
 #define PROTO_FLAG_AUTH        0x01u /* CHALLENGE: the server requires a token */
 
 struct proto_header {

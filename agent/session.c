@@ -361,6 +361,10 @@ static void stream_hand_off(struct conn *c)
     p.on_end = streamer_ended_cb;
     p.arg = &srv->streams_done;
     p.pool = stream_pool_for(srv, s);
+    kp_err_clear(&err); /* it only shapes CPU use: the stream runs without it */
+    if (p.mode == STREAMER_SOURCE && (s->req.flags & PROTO_FLAG_LOW_UNSENT) &&
+        sysinfo_low_unsent(fd, PROTO_LOW_UNSENT_BYTES, &err) != 0)
+        server_warn(srv, "%s: %s", c->peer, kp_err_msg(&err));
     uv_read_stop((uv_stream_t *)&c->tcp);
     kp_err_clear(&err);
     if (streamer_start(&p, &c->streamer, &err) != 0) {

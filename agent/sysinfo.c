@@ -160,6 +160,13 @@ int sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf, struct kp_err *err)
     return snd != 0 || rcv != 0 ? -1 : 0;
 }
 
+int sysinfo_low_unsent(int fd, int bytes, struct kp_err *err)
+{
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes)) != 0)
+        return kp_err_set(err, "setsockopt TCP_NOTSENT_LOWAT %d: %s", bytes, strerror(errno));
+    return 0;
+}
+
 int sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms, struct kp_err *err)
 {
     int one = 1;

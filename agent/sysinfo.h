@@ -47,6 +47,10 @@ KP_MUST_CHECK int sysinfo_tcp_info(int fd, struct sysinfo_tcp *out);
  * err naming the option the plain variant also refused. */
 KP_MUST_CHECK int sysinfo_set_bufs(int fd, int sndbuf, int rcvbuf, struct kp_err *err);
 
+/* TCP_NOTSENT_LOWAT: a writer of fd blocks (or is not told it may write) while bytes or more
+ * of what it wrote are still unsent. Returns 0, or -1 with err. */
+KP_MUST_CHECK int sysinfo_low_unsent(int fd, int bytes, struct kp_err *err);
+
 /* Control-socket liveness: keepalive after idle_s, TCP_USER_TIMEOUT of user_timeout_ms. Sets
  * every option even when one fails; returns 0, or -1 with err naming the first that failed. */
 KP_MUST_CHECK int sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms,

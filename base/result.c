@@ -282,6 +282,7 @@ static int check_placement(const json_t *v, const char *path, unsigned classes, 
         {"same_kernel", K_BOOL, ALL, ALL, NULL},
         {"client_threads", K_INT, ALL, ALL, NULL},
         {"msg_size_bytes", K_INT, ALL, ALL, NULL},
+        {"low_unsent_bytes", K_INT, 0, ALL, NULL}, /* since protocol version 6 */
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);

@@ -17,18 +17,18 @@ chmod 600 "$WORK/token" "$WORK/wrong"
 start_server --token-file "$WORK/token" --handshake-timeout 1s --idle-timeout 2s \
     --max-conns 40 --max-streams 4 --max-duration 5s
 
-# raw PORT MODE [ARG...]: a raw peer speaking protocol version 5 by hand; prints how the
+# raw PORT MODE [ARG...]: a raw peer speaking protocol version 6 by hand; prints how the
 # server treated it
 raw() {
     python3 - "$PORT" "$@" <<'PY'
 import hashlib, hmac, os, socket, struct, sys, time
 port, mode = int(sys.argv[1]), sys.argv[2]
-MAGIC, V = 0x4B505246, 5
+MAGIC, V = 0x4B505246, 6
 def conn(src="127.0.0.1"):
     return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
 def msg(t, payload=b"", v=V):
     return struct.pack(">IBBHI", MAGIC, v, t, 0, len(payload)) + payload
-HELLO = msg(1, struct.pack(">HH", 5, 5), v=1)  # HELLO is always framed as version 1
+HELLO = msg(1, struct.pack(">HH", 6, 6), v=1)  # HELLO is always framed as version 1
 def recv_msg(s):
     h = b""
     while len(h) < 12:
@@ -245,7 +245,7 @@ check "handshake deadline: one log line each" [ "$(count 'no progress in time')"
 check "TEST_REQ before AUTH: dropped" [ "$(raw skip-auth)" = closed ]
 out=$(raw v1-client)
 check "protocol version 1 client: a REFUSE it can decode, code 5 ($out)" \
-    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 5)" ]
+    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 6)" ]
 check "still serving after malformed input" serves
 
 # --- authentication ---------------------------------------------------------------------------

@@ -99,7 +99,7 @@ static void test_proto_facts_rules(void **state)
         r.streams = 1;
         r.flags = PROTO_FLAG_FACTS;
         assert_int_equal(proto_check_test_req(&r, &err), 0);
-        r.flags = 0x08;
+        r.flags = 0x10; /* unknown */
         assert_int_equal(proto_check_test_req(&r, &err), -1);
     }
 }
@@ -544,7 +544,7 @@ static void test_proto_auth_mac_matches_an_independent_hmac(void **state)
 /* Each MAC depends on the token, on both nonces (so neither side alone picks what is signed),
  * on their order, and on the side (so a MAC is never valid as the other side's proof). */
 /* The kernel tag: equal for one boot id under one nonce, different for another boot or nonce,
- * never "same" when unknown; the same-kernel flag only on TCP stream tests. */
+ * never "same" when unknown; the same-kernel and low-unsent flags only on TCP stream tests. */
 static void test_proto_kernel_tag_and_same_kernel_flag(void **state)
 {
     static const char boot_a[] = "0f7c2c4e-6f1d-4d55-9a1c-1b2d3e4f5a6b";
@@ -574,14 +574,24 @@ static void test_proto_kernel_tag_and_same_kernel_flag(void **state)
     assert_int_equal(proto_check_test_req(&r, &err), 0);
     r.flags = PROTO_FLAG_SAME_KERNEL | PROTO_FLAG_REVERSE;
     assert_int_equal(proto_check_test_req(&r, &err), 0);
+    r.flags = PROTO_FLAG_LOW_UNSENT | PROTO_FLAG_REVERSE;
+    assert_int_equal(proto_check_test_req(&r, &err), 0);
+    r.flags = 0x10; /* the next bit is unknown */
+    assert_int_equal(proto_check_test_req(&r, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "unknown test flags 0x10"));
     r.test = PROTO_TCP_RR;
     r.streams = 1;
     r.flags = PROTO_FLAG_SAME_KERNEL;
     assert_int_equal(proto_check_test_req(&r, &err), -1);
     assert_non_null(strstr(kp_err_msg(&err), "same-kernel"));
+    r.flags = PROTO_FLAG_LOW_UNSENT;
+    assert_int_equal(proto_check_test_req(&r, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "low-unsent"));
     r.test = PROTO_UDP_STREAM;
     r.msg_size = 1472;
     r.rate_bps = 1000000;
+    assert_int_equal(proto_check_test_req(&r, &err), -1);
+    r.flags = PROTO_FLAG_SAME_KERNEL;
     assert_int_equal(proto_check_test_req(&r, &err), -1);
 }
 

@@ -250,6 +250,19 @@ static void m_placement_threads_text(json_t *d)
     json_object_set_new(json_object_get(res(d, 3), "placement"), "client_threads",
                         json_string("1"));
 }
+/* low_unsent_bytes (protocol version 6) is optional: version 5 documents lack it */
+static void m_placement_low_unsent(json_t *d)
+{
+    m_placement(d);
+    json_object_set_new(json_object_get(res(d, 3), "placement"), "low_unsent_bytes",
+                        json_integer(131072));
+}
+static void m_placement_low_unsent_negative(json_t *d)
+{
+    m_placement(d);
+    json_object_set_new(json_object_get(res(d, 3), "placement"), "low_unsent_bytes",
+                        json_integer(-1));
+}
 static void m_placement_on_udp_stream(json_t *d)
 {
     m_placement(d);
@@ -340,6 +353,7 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_stream_cpu_negative, "results[3].streams[0].cpu.server");
     expect_invalid(m_stream_cpu_unknown_side, "unexpected field \"both\"");
     expect_invalid(m_placement_threads_text, "results[3].placement.client_threads");
+    expect_invalid(m_placement_low_unsent_negative, "results[3].placement.low_unsent_bytes");
     expect_invalid(m_placement_on_udp_stream, "results[5]: unexpected field \"placement\"");
     /* which fields a test carries follows from base/testkind.h */
     expect_invalid(m_tcp_on_crr, "results[1]: unexpected field \"tcp\"");
@@ -369,6 +383,9 @@ static void test_result_stream_cpu_accepted(void **state)
     m_placement(doc);
     if (result_validate(doc, &err) != 0)
         fail_msg("placement refused: %s", kp_err_msg(&err));
+    m_placement_low_unsent(doc);
+    if (result_validate(doc, &err) != 0)
+        fail_msg("placement with low_unsent_bytes refused: %s", kp_err_msg(&err));
     json_decref(doc);
 }
 
