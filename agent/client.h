@@ -17,7 +17,9 @@
 /* The default: where the server shares this kernel (same node) and the test has no more
  * streams than CPUs, or more than CLIENT_MUX_STREAMS_PER_CPU per CPU, the streams share half
  * the CPUs (the server takes the other half); with no more streams than CPUs they write 64 KiB
- * at a time. Otherwise a blocking thread per stream. docs/benchmark.md, "Same kernel". */
+ * at a time. Otherwise a blocking thread per stream; on a shared kernel with more than one
+ * CPU, its sender keeps at most 128 KiB unsent (PROTO_FLAG_LOW_UNSENT). docs/benchmark.md,
+ * "Same kernel" and "Little unsent". */
 #define CLIENT_STREAM_THREADS_PLACED (-2)
 #define CLIENT_SAME_KERNEL_MSG_SIZE  (64 * 1024)
 /* Past this many streams per CPU, a thread per stream on both ends of one kernel loses to
