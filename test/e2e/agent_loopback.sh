@@ -96,7 +96,7 @@ check "placement: 3 streams on one CPU: a thread each, no low-unsent mark" jqt "
     '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072, "low_unsent_bytes": 0} and .results[0].bytes > 0'
 if [ "$ncpu" -eq 2 ]; then
     client --tests TCP_STREAM_MULTI --streams 3 --reverse --duration 300ms --json > "$WORK/pl3r.json" 2>/dev/null
-    check "placement: 3 streams reversed on 2 CPUs: the server sends with the low-unsent mark" jqt "$WORK/pl3r.json" \
+    check "placement: 3 streams reversed on 2 CPUs: the request carries the low-unsent mark and every reversed stream delivers" jqt "$WORK/pl3r.json" \
         '.results[0].placement.low_unsent_bytes == 131072 and .results[0].bytes == .results[0].bytes_sent and all(.results[0].streams[]; .bytes > 0)'
 fi
 check "placement: reverse too" jqt "$R" \
