@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test/bench/agent-vs-reference.sh - kperf-agent side by side with the reference tools
 # (iperf3, iperf 2, sockperf, qperf from Debian) on the same path, in one run, interleaved,
-# printing the median of the pair-wise ratios and every raw value. A benchmark, not a test:
-# it asserts nothing and is not run by ctest. Method and results: docs/benchmark.md.
+# printing the median of the pair-wise ratios with its interval and a verdict against the
+# row's target (test/bench/ratios.py), and every raw value. A benchmark, not a test: it asserts
+# nothing and is not run by ctest. Method and results: docs/benchmark.md.
 #
 # Fairness rules, each one found by measuring:
 # * Order alternates (A B, then B A, ...): the 2-vCPU guests here switch between a fast and a
@@ -211,13 +212,9 @@ record() { # key "value" | key "mean p50" (RR: stored as key_mean and key_p50)
 }
 
 median() { python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print("%.2f" % statistics.median(v) if v else "n/a")' "$@"; }
-ratios() { # a-list b-list -> median of pairwise a/b
-  python3 -c '
-import statistics,sys
-a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]
-r=[x/y for x,y in zip(a,b) if y>0]
-print("%.2f" % statistics.median(r) if r else "n/a")' "$1" "$2"
-}
+# The ratio column is the median of the pair-wise ratios; test/bench/ratios.py adds its
+# distribution-free interval (>= 90% coverage) and a verdict against the row's target.
+ratio_summary() { python3 "$here/ratios.py" "$1" "$2" "$3"; } # a-list b-list target
 
 export agent secs tmp ns_c ns_s here
 for path in ${paths//,/ }; do
@@ -274,38 +271,48 @@ while kill -0 "$cpid" 2>/dev/null; do
 done
 wait "$cpid" || true
 
-row() { printf '| %-10s | %-34s | %12s | %12s | %7s | %-12s |\n' "$@"; }
+row() { printf '| %-10s | %-38s | %12s | %12s | %6s | %-15s | %-9s | %-12s |\n' "$@"; }
+tally="" # one word per row with a target: met, within_noise, missed
+cmp() { # path metric a-list b-list target: one row, the ratio with its interval and verdict
+  local med lo_hi cov verdict
+  read -r med lo_hi cov verdict <<<"$(ratio_summary "$3" "$4" "$5")"
+  [ "$verdict" = - ] || tally+="$verdict "
+  row "$1" "$2" "$(median $3)" "$(median $4)" "$med" "$lo_hi ${cov/-/}" "$5" "${verdict//_/ }"
+}
 {
   echo
   echo "kperf-agent vs reference tools — $(date -u +%Y-%m-%dT%H:%MZ), $(uname -r), $(nproc) CPUs, ${pairs} pairs x ${secs}s"
   echo
-  row path metric kperf reference ratio target
-  row ---- ------ ----- --------- ----- ------
+  row path metric kperf reference ratio "interval" target verdict
+  row ---- ------ ----- --------- ----- -------- ------ -------
   for path in ${paths//,/ }; do
     v() { echo "${vals[$path.$1]:-}"; }
-    want stream && row "$path" "TCP_STREAM Mb/s vs iperf3 -P1" "$(median $(v stream1.kperf))" "$(median $(v stream1.iperf3))" "$(ratios "$(v stream1.kperf)" "$(v stream1.iperf3)")" ">= 1.00"
-    want stream && row "$path" "TCP_STREAM_MULTI(4) vs iperf3 -P4" "$(median $(v stream4.kperf))" "$(median $(v stream4.iperf3))" "$(ratios "$(v stream4.kperf)" "$(v stream4.iperf3)")" ">= 1.00"
-    want stream && row "$path" "TCP_STREAM_MULTI(4) vs iperf -P4" "$(median $(v stream4b.kperf))" "$(median $(v stream4b.iperf2))" "$(ratios "$(v stream4b.kperf)" "$(v stream4b.iperf2)")" "report"
+    want stream && cmp "$path" "TCP_STREAM Mb/s vs iperf3 -P1" "$(v stream1.kperf)" "$(v stream1.iperf3)" ">= 1.00"
+    want stream && cmp "$path" "TCP_STREAM_MULTI(4) vs iperf3 -P4" "$(v stream4.kperf)" "$(v stream4.iperf3)" ">= 1.00"
+    want stream && cmp "$path" "TCP_STREAM_MULTI(4) vs iperf -P4" "$(v stream4b.kperf)" "$(v stream4b.iperf2)" "report"
     want rr && for mode in same split; do
-      row "$path" "TCP_RR mean us vs sockperf ($mode)" "$(median $(v tcprr_$mode.kperf_mean))" "$(median $(v tcprr_$mode.sockperf_mean))" "$(ratios "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.sockperf_mean)")" "<= 1.05"
-      row "$path" "TCP_RR p50 us vs sockperf ($mode)" "$(median $(v tcprr_$mode.kperf_p50))" "$(median $(v tcprr_$mode.sockperf_p50))" "$(ratios "$(v tcprr_$mode.kperf_p50)" "$(v tcprr_$mode.sockperf_p50)")" "<= 1.05"
-      row "$path" "TCP_RR mean us vs qperf x2 ($mode)" "$(median $(v tcprr_$mode.kperf_mean))" "$(median $(v tcprr_$mode.qperf))" "$(ratios "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.qperf)")" "report"
-      row "$path" "UDP_RR mean us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_mean))" "$(median $(v udprr_$mode.sockperf_mean))" "$(ratios "$(v udprr_$mode.kperf_mean)" "$(v udprr_$mode.sockperf_mean)")" "<= 1.05"
-      row "$path" "UDP_RR p50 us vs sockperf ($mode)" "$(median $(v udprr_$mode.kperf_p50))" "$(median $(v udprr_$mode.sockperf_p50))" "$(ratios "$(v udprr_$mode.kperf_p50)" "$(v udprr_$mode.sockperf_p50)")" "<= 1.05"
+      cmp "$path" "TCP_RR mean us vs sockperf ($mode)" "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.sockperf_mean)" "<= 1.05"
+      cmp "$path" "TCP_RR p50 us vs sockperf ($mode)" "$(v tcprr_$mode.kperf_p50)" "$(v tcprr_$mode.sockperf_p50)" "<= 1.05"
+      cmp "$path" "TCP_RR mean us vs qperf x2 ($mode)" "$(v tcprr_$mode.kperf_mean)" "$(v tcprr_$mode.qperf)" "report"
+      cmp "$path" "UDP_RR mean us vs sockperf ($mode)" "$(v udprr_$mode.kperf_mean)" "$(v udprr_$mode.sockperf_mean)" "<= 1.05"
+      cmp "$path" "UDP_RR p50 us vs sockperf ($mode)" "$(v udprr_$mode.kperf_p50)" "$(v udprr_$mode.sockperf_p50)" "<= 1.05"
     done
     want sweep && for n in $sweep_n; do
-      row "$path" "streams $n Mb/s vs iperf3 -P$n (free)" "$(median $(v sweep$n.kperf))" "$(median $(v sweep$n.iperf3))" "$(ratios "$(v sweep$n.kperf)" "$(v sweep$n.iperf3)")" ">= 1.00"
-      row "$path" "streams $n Mb/s vs iperf -P$n (free)" "$(median $(v sweep$n.kperf))" "$(median $(v sweep$n.iperf2))" "$(ratios "$(v sweep$n.kperf)" "$(v sweep$n.iperf2)")" ">= 1.00"
+      cmp "$path" "streams $n Mb/s vs iperf3 -P$n (free)" "$(v sweep$n.kperf)" "$(v sweep$n.iperf3)" ">= 1.00"
+      cmp "$path" "streams $n Mb/s vs iperf -P$n (free)" "$(v sweep$n.kperf)" "$(v sweep$n.iperf2)" ">= 1.00"
     done
     want udp && for rate in $udp_rates; do
-      row "$path" "UDP_STREAM $rate rate Mb/s vs iperf3 -u" "$(median $(v udp$rate.kperf_rate))" "$(median $(v udp$rate.iperf3_rate))" "$(ratios "$(v udp$rate.kperf_rate)" "$(v udp$rate.iperf3_rate)")" ">= 1.00"
-      row "$path" "UDP_STREAM $rate loss % vs iperf3 -u" "$(median $(v udp$rate.kperf_loss))" "$(median $(v udp$rate.iperf3_loss))" "-" "report"
-      row "$path" "UDP_STREAM $rate jitter us vs iperf3 -u" "$(median $(v udp$rate.kperf_jitter))" "$(median $(v udp$rate.iperf3_jitter))" "-" "report"
+      cmp "$path" "UDP_STREAM $rate rate Mb/s vs iperf3 -u" "$(v udp$rate.kperf_rate)" "$(v udp$rate.iperf3_rate)" ">= 1.00"
+      row "$path" "UDP_STREAM $rate loss % vs iperf3 -u" "$(median $(v udp$rate.kperf_loss))" "$(median $(v udp$rate.iperf3_loss))" "-" "-" "report" ""
+      row "$path" "UDP_STREAM $rate jitter us vs iperf3 -u" "$(median $(v udp$rate.kperf_jitter))" "$(median $(v udp$rate.iperf3_jitter))" "-" "-" "report" ""
     done
     # no Debian tool measures connect + transaction + close (iperf 2.1.8 --connect-only paces
     # its connects), so TCP_CRR is reported alone
-    want crr && row "$path" "TCP_CRR conn/s (no reference)" "$(median $(v crr.kperf))" "-" "-" "report"
+    want crr && row "$path" "TCP_CRR conn/s (no reference)" "$(median $(v crr.kperf))" "-" "-" "-" "report" ""
   done
+  echo
+  count() { local w n=0; for w in $tally; do [ "$w" = "$1" ] && n=$((n + 1)); done; echo "$n"; }
+  echo "Targets: $(count met) met, $(count within_noise) missed within noise (the interval reaches the target), $(count missed) missed"
   echo
   echo "Raw values, in run order (pairs alternate which tool runs first):"
   for k in $(printf '%s\n' "${!vals[@]}" | sort); do echo "  $k: ${vals[$k]}"; done
