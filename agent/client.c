@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/client_int.h"
+#include "agent/cpuquota.h"
 #include "agent/sha256.h"
 #include "agent/thread_cpu.h"
 #include "base/clock.h"
@@ -81,6 +82,8 @@ static void place_streams(struct sample *s, const uint8_t nonce[PROTO_NONCE_LEN]
     uint8_t mine[PROTO_KERNEL_TAG_LEN];
     unsigned cpus = sysinfo_usable_cpus();
 
+    s->cpus = cpus;
+    s->cpu_quota_millis = cpuquota_millis();
     (void)pthread_once(&boot_id_once, read_boot_id);
     proto_kernel_tag(nonce, boot_id, boot_id_len, mine);
     s->same_kernel = proto_kernel_tag_same(kernel, mine);

@@ -64,6 +64,8 @@ struct sample {
     int ctrl;
     int reverse;
     int same_kernel; /* the server's kernel tag matched ours (CHALLENGE) */
+    /* what placement counted: the CPUs we may use, and our cgroup's CPU quota (0 = none) */
+    unsigned cpus, cpu_quota_millis;
     unsigned nworkers;
     struct worker *workers; /* ours */
     /* TCP stream tests on the multiplexed engine (client_mux.c): its threads, worker t runs

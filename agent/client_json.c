@@ -107,9 +107,11 @@ static void add_tcp_streams(json_t *r, const struct sample *s, double secs)
     json_object_set_new(r, "streams", streams);
     low_unsent = (s->req.flags & PROTO_FLAG_LOW_UNSENT) ? PROTO_LOW_UNSENT_BYTES : 0;
     json_object_set_new(r, "placement",
-                        json_pack("{s:b, s:i, s:I, s:i}", "same_kernel", s->same_kernel,
+                        json_pack("{s:b, s:i, s:I, s:i, s:i, s:I}", "same_kernel", s->same_kernel,
                                   "client_threads", (int)s->nthreads, "msg_size_bytes",
-                                  (json_int_t)s->req.msg_size, "low_unsent_bytes", low_unsent));
+                                  (json_int_t)s->req.msg_size, "low_unsent_bytes", low_unsent,
+                                  "client_cpus", (int)s->cpus, "client_cpu_quota_millicores",
+                                  (json_int_t)s->cpu_quota_millis));
     json_object_set_new(r, "tcp", tcp_json(retrans, s->nworkers ? rtt / s->nworkers : 0, mss));
 }
 

@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "agent/cpuquota.h"
 #include "agent/peeraddr.h"
 #include "base/clock.h"
 
@@ -229,13 +230,18 @@ size_t sysinfo_boot_id(char *buf, size_t len)
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned sysinfo_usable_cpus(void)
 {
+    unsigned quota = cpuquota_cpus(cpuquota_millis());
     cpu_set_t set;
-    long n;
+    unsigned n;
+    long online;
 
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+        n = (unsigned)CPU_COUNT(&set);
+    } else {
+        online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (unsigned)online : 1;
+    }
+    return quota && quota < n ? quota : n;
 }
 
 unsigned sysinfo_half_cpus(void)

@@ -63,7 +63,8 @@ void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_l
  * boot, new at each boot) into buf, NUL-terminated. Its length, or 0 when unreadable. */
 size_t sysinfo_boot_id(char *buf, size_t len);
 
-/* The CPUs this process may run on (its affinity mask), at least 1. */
+/* The CPUs this process may use: its affinity mask, capped by its cgroup's CPU quota rounded
+ * up (agent/cpuquota.h: a pod's CPU limit), at least 1. */
 unsigned sysinfo_usable_cpus(void);
 /* Half of sysinfo_usable_cpus(), at least 1: one end's share of a machine both ends of a
  * same-kernel stream test run on (docs/benchmark.md, "Same kernel"). */

@@ -283,6 +283,8 @@ static int check_placement(const json_t *v, const char *path, unsigned classes, 
         {"client_threads", K_INT, ALL, ALL, NULL},
         {"msg_size_bytes", K_INT, ALL, ALL, NULL},
         {"low_unsent_bytes", K_INT, 0, ALL, NULL}, /* since protocol version 6 */
+        {"client_cpus", K_INT, 0, ALL, NULL},      /* older agents omit these two */
+        {"client_cpu_quota_millicores", K_INT, 0, ALL, NULL},
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);

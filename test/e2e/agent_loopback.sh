@@ -66,34 +66,35 @@ check "reverse TCP: server's TCP_INFO reported" jqt "$R" '.results[] | select(.t
 # streams share half the CPUs and write 64 KiB (docs/benchmark.md, "Same kernel"); so is one
 # with more than 16 streams per CPU, at the usual 128 KiB; in between, or with an explicit
 # --stream-threads, a thread per stream; in between on more than one CPU the sender also keeps
-# at most 128 KiB unsent per stream (docs/benchmark.md, "Little unsent").
+# at most 128 KiB unsent per stream (docs/benchmark.md, "Little unsent"). The CPU count under a
+# CPU quota: agent_cpu_limit.sh.
 ncpu=$(nproc)
 half=$(( ncpu / 2 > 0 ? ncpu / 2 : 1 ))
 low=$(( ncpu > 1 ? 131072 : 0 ))
 check "placement: one stream, same kernel: 1 thread, 64 KiB writes" jqt "$F" \
-    '.results[] | select(.test == "TCP_STREAM") | .placement == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 65536, "low_unsent_bytes": 0}'
+    '.results[] | select(.test == "TCP_STREAM") | (.placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 65536, "low_unsent_bytes": 0}'
 if [ 3 -le "$ncpu" ]; then want3="{\"same_kernel\": true, \"client_threads\": $(( half < 3 ? half : 3 )), \"msg_size_bytes\": 65536, \"low_unsent_bytes\": 0}"
 else want3="{\"same_kernel\": true, \"client_threads\": 0, \"msg_size_bytes\": 131072, \"low_unsent_bytes\": $low}"; fi
 check "placement: 3 streams on $ncpu CPUs" jqt "$F" \
-    ".results[] | select(.test == \"TCP_STREAM_MULTI\") | .placement == $want3"
+    ".results[] | select(.test == \"TCP_STREAM_MULTI\") | (.placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == $want3"
 many=$(( 16 * ncpu + 1 ))
 if [ "$many" -le 128 ]; then
     client --tests TCP_STREAM_MULTI --streams "$many" --duration 300ms --json > "$WORK/plm.json" 2>/dev/null
     check "placement: $many streams on $ncpu CPUs share $half threads, 128 KiB writes" jqt "$WORK/plm.json" \
-        ".results[0].placement == {\"same_kernel\": true, \"client_threads\": $half, \"msg_size_bytes\": 131072, \"low_unsent_bytes\": 0} and (.results[0].streams | length) == $many and all(.results[0].streams[]; .bytes > 0)"
+        "(.results[0].placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {\"same_kernel\": true, \"client_threads\": $half, \"msg_size_bytes\": 131072, \"low_unsent_bytes\": 0} and (.results[0].streams | length) == $many and all(.results[0].streams[]; .bytes > 0)"
     # the server's pool shares its threads' CPU time out among the streams by their calls: each
     # stream gets some, and all of them together no more than the pool's CPUs over the test
     check "placement: $many pooled streams each have a server CPU share, $ncpu CPUs' worth at most" jqt "$WORK/plm.json" \
         "all(.results[0].streams[]; .cpu_seconds.server > 0) and ([.results[0].streams[].cpu_seconds.server] | add) <= $ncpu * 0.3 * 1.5"
     client --tests TCP_STREAM_MULTI --streams $(( 16 * ncpu )) --duration 300ms --json > "$WORK/plm16.json" 2>/dev/null
     check "placement: 16 streams per CPU keep a thread each" jqt "$WORK/plm16.json" \
-        ".results[0].placement == {\"same_kernel\": true, \"client_threads\": 0, \"msg_size_bytes\": 131072, \"low_unsent_bytes\": $low}"
+        "(.results[0].placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {\"same_kernel\": true, \"client_threads\": 0, \"msg_size_bytes\": 131072, \"low_unsent_bytes\": $low}"
 fi
 # a thread per stream keeps little unsent only with more than one CPU to spread over: on one
 # CPU the streams' threads would take turns more often (docs/benchmark.md, "Little unsent")
 taskset -c 0 "$AGENT" client --server "127.0.0.1:$PORT" --tests TCP_STREAM_MULTI --streams 3 --duration 300ms --json > "$WORK/pl1cpu.json" 2>/dev/null
-check "placement: 3 streams on one CPU: a thread each, no low-unsent mark" jqt "$WORK/pl1cpu.json" \
-    '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072, "low_unsent_bytes": 0} and .results[0].bytes > 0'
+check "placement: 3 streams on one CPU (counted: client_cpus 1): a thread each, no low-unsent mark" jqt "$WORK/pl1cpu.json" \
+    '(.results[0].placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072, "low_unsent_bytes": 0} and .results[0].placement.client_cpus == 1 and .results[0].bytes > 0'
 if [ "$ncpu" -eq 2 ]; then
     client --tests TCP_STREAM_MULTI --streams 3 --reverse --duration 300ms --json > "$WORK/pl3r.json" 2>/dev/null
     check "placement: 3 streams reversed on 2 CPUs: the request carries the low-unsent mark and every reversed stream delivers" jqt "$WORK/pl3r.json" \
@@ -104,10 +105,10 @@ check "placement: reverse too" jqt "$R" \
 check "placement: none on UDP" jqt "$F" '.results[] | select(.test == "UDP_STREAM") | has("placement") | not'
 client --tests TCP_STREAM --stream-threads 0 --duration 300ms --json > "$WORK/pl0.json" 2>/dev/null
 check "placement: --stream-threads 0 keeps a thread per stream, 128 KiB" jqt "$WORK/pl0.json" \
-    '.results[0].placement == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072, "low_unsent_bytes": 0}'
+    '(.results[0].placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {"same_kernel": true, "client_threads": 0, "msg_size_bytes": 131072, "low_unsent_bytes": 0}'
 client --tests TCP_STREAM --msg-size 100000 --duration 300ms --json > "$WORK/pl1.json" 2>/dev/null
 check "placement: --msg-size is kept" jqt "$WORK/pl1.json" \
-    '.results[0].placement == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 100000, "low_unsent_bytes": 0} and .results[0].bytes > 0'
+    '(.results[0].placement | {same_kernel, client_threads, msg_size_bytes, low_unsent_bytes}) == {"same_kernel": true, "client_threads": 1, "msg_size_bytes": 100000, "low_unsent_bytes": 0} and .results[0].bytes > 0'
 
 # --- warm-up and samples ---------------------------------------------------------------------
 client --tests TCP_RR,TCP_STREAM --duration 500ms --omit 300ms --samples 2 --json \
