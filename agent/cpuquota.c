@@ -4,7 +4,6 @@
 
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -31,9 +30,12 @@ static unsigned to_millis(long long quota_us, long long period_us)
 
     if (quota_us <= 0 || period_us <= 0)
         return 0;
+    if ((unsigned long long)quota_us > ULLONG_MAX / 1000 - (unsigned long long)period_us)
+        return UINT_MAX; /* no real quota is this large */
+    /* rounded up: a positive quota is at least one thousandth of a CPU */
     m = ((unsigned long long)quota_us * 1000ull + (unsigned long long)period_us - 1) /
         (unsigned long long)period_us;
-    return m == 0 ? 1 : m > UINT_MAX ? UINT_MAX : (unsigned)m;
+    return m > UINT_MAX ? UINT_MAX : (unsigned)m;
 }
 
 /* One group's quota: v2 "cpu.max" ("max 100000" or "50000 100000"), else v1

@@ -132,6 +132,9 @@ static void test_cpuquota_refuses_garbage(void **state)
     assert_int_equal(cpuquota_millis_at(root, "0::/bad\n"), 0);
     put("bad/cpu.max", "-5 100000\n");
     assert_int_equal(cpuquota_millis_at(root, "0::/bad\n"), 0);
+    /* an absurd quota does not wrap around */
+    put("bad/cpu.max", "9223372036854775807 1000\n");
+    assert_int_equal(cpuquota_millis_at(root, "0::/bad\n"), UINT_MAX);
     /* a tiny quota still allows one CPU */
     put("bad/cpu.max", "1 100000\n");
     assert_int_equal(cpuquota_millis_at(root, "0::/bad\n"), 1);
