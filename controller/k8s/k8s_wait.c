@@ -367,6 +367,23 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     return 0;
 }
 
+/* The node of a pod the wait counts that is neither Ready nor finished, NULL when there is
+ * none. A client whose node stops reporting before the client was ever Ready sends no event
+ * (its Ready condition was False already), so a finish wait reads that node between slices. */
+static char *unready_node(const struct pod_wait *w)
+{
+    const char *k;
+    json_t *p;
+
+    json_object_foreach(w->pods, k, p)
+    {
+        const char *node = s_at(json_object_get(p, "spec"), "nodeName");
+        if (node && *node && !json_object_get(w->ready, k) && !json_object_get(w->finished, k))
+            return kp_xstrdup(node);
+    }
+    return NULL;
+}
+
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
                   struct kp_err *err)
 {
@@ -376,8 +393,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
                          .ready = json_object(),
                          .finished = json_object(),
                          .done = json_array()};
-    struct kube_watch_opts wo = {
-        .label_selector = o->selector, .deadline_ms = o->timeout_ms, .stream_timeout_s = 60};
+    struct kube_watch_opts wo = {.label_selector = o->selector, .stream_timeout_s = 60};
     uint64_t end = clock_now_ms() + o->timeout_ms;
     int rc;
     char *ev = NULL;
@@ -385,8 +401,23 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     for (;;) {
         json_t *n = NULL;
         struct kp_err ne;
-        uint64_t now;
+        uint64_t now = clock_now_ms();
+        uint64_t left = end > now ? end - now : 0;
+        int slice = o->goal == K8S_WAIT_FINISHED && left > K8S_WAIT_NODE_CHECK_MS;
+
+        if (o->timeout_ms && left == 0) {
+            rc = 1;
+            break;
+        }
+        wo.deadline_ms = slice ? K8S_WAIT_NODE_CHECK_MS : left;
         rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
+        if (rc == 1 && slice) {
+            /* a slice ended, not the wait: read the node of a pod not Ready yet, if any */
+            w.suspect_node = unready_node(&w);
+            if (!w.suspect_node)
+                continue;
+            rc = 0;
+        }
         if (rc != 0 || !w.suspect_node)
             break;
         if (kube_get(kc, &KUBE_RES_NODES, NULL, w.suspect_node, &n, &ne) == 0) {
@@ -398,13 +429,11 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         json_decref(n);
         free(w.suspect_node);
         w.suspect_node = NULL;
-        now = clock_now_ms();
-        if (w.node_down || now >= end) {
+        if (w.node_down || clock_now_ms() >= end) {
             rc = w.node_down ? 0 : 1;
             break;
         }
         /* the node is fine: watch on (a fresh list; the pods already read are not re-read) */
-        wo.deadline_ms = end - now;
     }
 
     if (rc == 0 && w.node_down) {

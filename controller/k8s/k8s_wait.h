@@ -50,6 +50,12 @@ enum k8s_wait_goal {
     K8S_WAIT_ALL_FINISHED, /* `want` pods Succeeded or Failed (a burst of client Jobs) */
 };
 
+/* A finish wait watches in slices of this length; between slices it reads the node of a pod
+ * that is not Ready yet (a node that stops reporting before its client was Ready sends no pod
+ * event). The node lifecycle controller takes 40-50 s to mark a silent node, so 15 s adds
+ * little to that and costs one LIST of the job's pods per slice. */
+#define K8S_WAIT_NODE_CHECK_MS 15000
+
 struct k8s_wait_opts {
     const char *ns;
     const char *selector;  /* pods to watch */

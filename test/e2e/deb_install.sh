@@ -15,6 +15,8 @@ BUILD="${KPERF_BIN:?}/.."
 fail=0
 pass() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
+# shellcheck source=lib/agent_port.sh
+. "$SRC/test/e2e/lib/agent_port.sh"
 tmp=$(mktemp -d)
 R="$tmp/root"
 cleanup() {
@@ -74,21 +76,16 @@ out=$(in_root kubectl-kperf version 2>&1) && pass "kubectl-kperf version: $out" 
 grep -q -- "--scenarios" "$R/usr/share/man/man1/kperf.1" &&
     grep -q -- "--token-file" "$R/usr/share/man/man1/kperf-agent.1" &&
     pass "man pages kperf.1, kperf-agent.1" || bad "man pages missing or short"
-port=$((20000 + RANDOM % 20000))
 printf 'deb-test-token' >"$R/tmp/token"
 chmod 0444 "$R/tmp/token"
-chroot --userspec=65534:65534 "$R" /usr/bin/kperf-agent server --port "$port" --bind 127.0.0.1 \
+chroot --userspec=65534:65534 "$R" /usr/bin/kperf-agent server --port 0 --bind 127.0.0.1 \
     --token-file /tmp/token >"$tmp/server.log" 2>&1 &
 spid=$!
 ok=0
-for _ in $(seq 1 50); do
-    if chroot --userspec=65534:65534 "$R" /usr/bin/kperf-agent client --server "127.0.0.1:$port" \
-        --tests TCP_RR --duration 1s --token-file /tmp/token --json >"$tmp/result.json" 2>"$tmp/client.log"; then
-        ok=1
-        break
-    fi
-    sleep 0.1 # the server is starting; a bounded retry, not a timing assertion
-done
+port=$(announced_port "$tmp/server.log" "$spid") &&
+    chroot --userspec=65534:65534 "$R" /usr/bin/kperf-agent client --server "127.0.0.1:$port" \
+        --tests TCP_RR --duration 1s --token-file /tmp/token --json >"$tmp/result.json" \
+        2>"$tmp/client.log" && ok=1
 kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
 [ "$ok" = 1 ] && jq -e '.results[0].ops > 0' "$tmp/result.json" >/dev/null &&

@@ -11,6 +11,8 @@ KPERF="${KPERF_BIN:?}/kperf"
 [ "$(id -u)" = 0 ] || { echo "needs root for chroot"; exit 77; }
 command -v chroot >/dev/null && command -v jq >/dev/null || { echo "no chroot/jq"; exit 77; }
 [ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
+# shellcheck source=lib/agent_port.sh
+. "$SRC/test/e2e/lib/agent_port.sh"
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -38,22 +40,19 @@ if find "$tmp/agent-root" -name '*.so*' | grep -q .; then
 fi
 [ ! -e "$tmp/agent-root/bin/sh" ] || { echo "FAIL: a shell in the agent root"; fail=1; }
 
-port=$((20000 + RANDOM % 20000))
 printf 'chroot-test-token' >"$tmp/agent-root/tmp/token"
 chmod 0444 "$tmp/agent-root/tmp/token"
 chroot --userspec=65532:65532 "$tmp/agent-root" /usr/local/bin/kperf-agent server \
-    --port "$port" --bind 127.0.0.1 --token-file /tmp/token >"$tmp/server.log" 2>&1 &
+    --port 0 --bind 127.0.0.1 --token-file /tmp/token >"$tmp/server.log" 2>&1 &
 server_pid=$!
+port=$(announced_port "$tmp/server.log" "$server_pid") || port=""
 ok=0
-for _ in $(seq 1 50); do
-    if chroot --userspec=65532:65532 "$tmp/agent-root" /usr/local/bin/kperf-agent client \
-        --server "127.0.0.1:$port" --tests TCP_RR --duration 1s --samples 1 \
-        --token-file /tmp/token --json >"$tmp/result.json" 2>"$tmp/client.log"; then
-        ok=1
-        break
-    fi
-    sleep 0.1 # the server is starting; a bounded retry, not a timing assertion
-done
+if [ -n "$port" ] && chroot --userspec=65532:65532 "$tmp/agent-root" \
+    /usr/local/bin/kperf-agent client \
+    --server "127.0.0.1:$port" --tests TCP_RR --duration 1s --samples 1 \
+    --token-file /tmp/token --json >"$tmp/result.json" 2>"$tmp/client.log"; then
+    ok=1
+fi
 if [ "$ok" = 1 ] && jq -e '.schema == "kperf.result/v1" and (.results[0].ops > 0)' \
     "$tmp/result.json" >/dev/null; then
     echo "ok: static agent in an empty root: $(jq -r '.results[0].ops_per_sec' "$tmp/result.json") TCP_RR ops/s"

@@ -5,7 +5,8 @@ Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 (429 with Retry-After and APF's plain-text body, 500/503 Status, slow
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
 an HTTP 410), node faults (NotReady, unschedulable, tainted), images that
-never pull, slow pod network set-up (cni-add-delay), Pod Security default
+never pull, slow pod network set-up (cni-add-delay), slow container
+readiness (ready-delay), Pod Security default
 level, a Gatekeeper-like rule refusing to
 delete a namespace that still holds pods, exec-token rotation, and the
 /kube-sim/faults control endpoint behind `kube-sim fault`.
@@ -23,7 +24,7 @@ from .util import now_iso
 KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
-         "cni-add-delay"}
+         "cni-add-delay", "ready-delay"}
 
 
 class FaultError(ValueError):
@@ -69,8 +70,9 @@ def parse(spec):
                 r[k] = _dur(r[k])
         if kind.startswith("node-") and "node" not in r:
             raise FaultError("fault %s needs node=NAME" % kind)
-        if kind == "cni-add-delay" and ("node" not in r or "delay" not in r):
-            raise FaultError("fault cni-add-delay needs node=NAME,delay=DUR")
+        if kind in ("cni-add-delay", "ready-delay") and \
+                ("node" not in r or "delay" not in r):
+            raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
         rules.append(r)
     return rules
 
@@ -351,6 +353,16 @@ class Faults:
         with self.lock:
             return max([r["delay"] for r in self.rules
                         if r["kind"] == "cni-add-delay" and
+                        r["node"] == node] or [0.0])
+
+    def ready_delay(self, node):
+        """Seconds a container started on node stays not Ready (the
+        longest matching ready-delay rule), 0 when none: a slow readiness
+        gate, or the window between a container's start and its kubelet's
+        next status report."""
+        with self.lock:
+            return max([r["delay"] for r in self.rules
+                        if r["kind"] == "ready-delay" and
                         r["node"] == node] or [0.0])
 
     def pull_fails(self, image):

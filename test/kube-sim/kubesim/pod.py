@@ -642,7 +642,8 @@ class Worker:
         c.state = {"running": {"startedAt": now_iso()}}
         c.started = True
         c.ready = False  # Running first; Ready by probe or after --ready-lag
-        c.ready_at = time.time() + getattr(self.kl.cfg, "ready_lag", 0)
+        c.ready_at = time.time() + max(getattr(self.kl.cfg, "ready_lag", 0),
+                                       self.kl.faults.ready_delay(self.node))
         pr = c.spec.get("readinessProbe")
         c.next_probe = time.time() + (pr or {}).get("initialDelaySeconds", 0)
         c.probe_ok = c.probe_fail = 0
