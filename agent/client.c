@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "agent/client_int.h"
-#include "agent/cpuquota.h"
 #include "agent/sha256.h"
 #include "agent/thread_cpu.h"
 #include "base/clock.h"
@@ -52,7 +51,7 @@ static unsigned stream_thread_count(const struct sample *s)
     if (t == CLIENT_STREAM_THREADS_PLACED) {
         if (!(s->req.flags & PROTO_FLAG_SAME_KERNEL))
             return 0;
-        n = sysinfo_half_cpus(); /* the server has the other half */
+        n = sysinfo_half_cpus(s->cpus); /* the server has the other half */
     } else {
         n = t < 0 ? sysinfo_usable_cpus() : (unsigned)t;
     }
@@ -80,10 +79,9 @@ static void place_streams(struct sample *s, const uint8_t nonce[PROTO_NONCE_LEN]
                           const uint8_t kernel[PROTO_KERNEL_TAG_LEN])
 {
     uint8_t mine[PROTO_KERNEL_TAG_LEN];
-    unsigned cpus = sysinfo_usable_cpus();
+    unsigned cpus = sysinfo_usable_cpus_quota(&s->cpu_quota_millis);
 
     s->cpus = cpus;
-    s->cpu_quota_millis = cpuquota_millis();
     (void)pthread_once(&boot_id_once, read_boot_id);
     proto_kernel_tag(nonce, boot_id, boot_id_len, mine);
     s->same_kernel = proto_kernel_tag_same(kernel, mine);

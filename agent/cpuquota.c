@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define QUOTA_TEXT_MAX 8192 /* /proc/self/cgroup: one short line per hierarchy */
 
@@ -165,13 +166,37 @@ unsigned cpuquota_millis_at(const char *root, const char *self_cgroup)
     return best;
 }
 
+/* Whether root shows a cgroup hierarchy (v2, hybrid or a v1 cpu controller). */
+static int shows_cgroups(const char *root)
+{
+    static const char *const marks[] = {"cgroup.controllers", "unified", "cpu", "cpu,cpuacct",
+                                        "cpuacct,cpu"};
+    char path[PATH_MAX];
+    struct stat st;
+
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (snprintf(path, sizeof(path), "%s/%s", root, marks[i]) < (int)sizeof(path) &&
+            stat(path, &st) == 0)
+            return 1;
+    return 0;
+}
+
 unsigned cpuquota_millis(void)
 {
-    char text[QUOTA_TEXT_MAX];
+    char text[QUOTA_TEXT_MAX], parent[64];
+    const char *root = CPUQUOTA_ROOT;
 
     if (read_text("/proc/self/cgroup", text, sizeof(text)) != 0)
         return 0;
-    return cpuquota_millis_at("/sys/fs/cgroup", text);
+    /* `ip netns exec` (how kperf run --local starts its agents) mounts a fresh sysfs on /sys
+     * for the namespace, with nothing under /sys/fs/cgroup. It execs without forking, so the
+     * parent is what ran it, in a mount namespace that still shows the hierarchy (else PID
+     * 1's: the host's, or the container's own); the paths are the same, the cgroup namespace
+     * did not change. */
+    snprintf(parent, sizeof(parent), "/proc/%ld/root/sys/fs/cgroup", (long)getppid());
+    if (!shows_cgroups(root))
+        root = shows_cgroups(parent) ? parent : CPUQUOTA_PID1_ROOT;
+    return cpuquota_millis_at(root, text);
 }
 
 unsigned cpuquota_cpus(unsigned millis)

@@ -8,9 +8,15 @@
 #ifndef KPERF_AGENT_CPUQUOTA_H
 #define KPERF_AGENT_CPUQUOTA_H
 
+#define CPUQUOTA_ROOT      "/sys/fs/cgroup"
+#define CPUQUOTA_PID1_ROOT "/proc/1/root/sys/fs/cgroup"
+
 /* The smallest CPU quota along this process's cgroup path (its own group and each parent
  * that the mount shows), in thousandths of a CPU ("millicores"), v2 and v1 alike; 0 when no
- * group sets one or nothing is readable. Read once per call: a limit may change at run time. */
+ * group sets one or nothing is readable. Read once per call: a limit may change at run time.
+ * Where CPUQUOTA_ROOT shows no hierarchy (a process started by `ip netns exec`, which mounts a
+ * sysfs of the namespace's own on /sys), the hierarchy is read through the parent's root (what
+ * ran `ip netns exec`), else PID 1's. */
 unsigned cpuquota_millis(void);
 
 /* The same, for tests: root stands for /sys/fs/cgroup and self_cgroup for the text of

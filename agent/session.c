@@ -326,7 +326,7 @@ static struct streampool *stream_pool_for(struct server *srv, const struct sessi
     cpus = sysinfo_usable_cpus();
     pool = s->req.streams > cpus ? &srv->wide_pool : &srv->near_pool;
     if (!*pool) {
-        n = pool == &srv->wide_pool ? cpus : sysinfo_half_cpus();
+        n = pool == &srv->wide_pool ? cpus : sysinfo_half_cpus(cpus);
         if (n > STREAMPOOL_MAX_THREADS)
             n = STREAMPOOL_MAX_THREADS;
         kp_err_clear(&err);

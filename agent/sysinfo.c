@@ -227,10 +227,10 @@ size_t sysinfo_boot_id(char *buf, size_t len)
     return n;
 }
 
-/* The CPUs this process may run on (its affinity mask), at least 1. */
-unsigned sysinfo_usable_cpus(void)
+unsigned sysinfo_usable_cpus_quota(unsigned *quota_millis)
 {
-    unsigned quota = cpuquota_cpus(cpuquota_millis());
+    unsigned millis = cpuquota_millis();
+    unsigned quota = cpuquota_cpus(millis);
     cpu_set_t set;
     unsigned n;
     long online;
@@ -241,12 +241,17 @@ unsigned sysinfo_usable_cpus(void)
         online = sysconf(_SC_NPROCESSORS_ONLN);
         n = online > 0 ? (unsigned)online : 1;
     }
+    if (quota_millis)
+        *quota_millis = millis;
     return quota && quota < n ? quota : n;
 }
 
-unsigned sysinfo_half_cpus(void)
+unsigned sysinfo_usable_cpus(void)
 {
-    unsigned n = sysinfo_usable_cpus() / 2;
+    return sysinfo_usable_cpus_quota(NULL);
+}
 
-    return n ? n : 1;
+unsigned sysinfo_half_cpus(unsigned cpus)
+{
+    return cpus / 2 ? cpus / 2 : 1;
 }

@@ -64,10 +64,13 @@ void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_l
 size_t sysinfo_boot_id(char *buf, size_t len);
 
 /* The CPUs this process may use: its affinity mask, capped by its cgroup's CPU quota rounded
- * up (agent/cpuquota.h: a pod's CPU limit), at least 1. */
+ * up (agent/cpuquota.h: a pod's CPU limit), at least 1. quota_millis (may be NULL) gets the
+ * quota read on the way, in millicores (0 = none), so a caller that reports it reads the
+ * cgroup files once. */
+unsigned sysinfo_usable_cpus_quota(unsigned *quota_millis);
 unsigned sysinfo_usable_cpus(void);
-/* Half of sysinfo_usable_cpus(), at least 1: one end's share of a machine both ends of a
- * same-kernel stream test run on (docs/benchmark.md, "Same kernel"). */
-unsigned sysinfo_half_cpus(void);
+/* Half of cpus (a sysinfo_usable_cpus count), at least 1: one end's share of a machine both
+ * ends of a same-kernel stream test run on (docs/benchmark.md, "Same kernel"). */
+unsigned sysinfo_half_cpus(unsigned cpus);
 
 #endif

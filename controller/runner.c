@@ -3,6 +3,7 @@
 #include "controller/runner.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -255,11 +256,30 @@ static void note_external(json_t *md, const struct run_options *ro, const json_t
     json_object_set_new(md, "external", ext);
 }
 
-/* Runs one client for step s; adds its document or error to the step's report group. Returns
- * true when ok. */
-static bool run_step(struct backend *b, const struct step *s, struct progress *pg,
-                     const struct run_options *ro)
+/* The smallest CPU quota the client of doc was held to in a stream test (results[].placement
+ * .client_cpu_quota_millicores), 0 when none. */
+static unsigned doc_cpu_quota(const json_t *doc)
 {
+    const json_t *r;
+    size_t i;
+    unsigned min = 0;
+
+    json_array_foreach(json_object_get(doc, "results"), i, r)
+    {
+        json_int_t q = json_integer_value(
+            json_object_get(json_object_get(r, "placement"), "client_cpu_quota_millicores"));
+        if (q > 0 && q <= UINT_MAX && (!min || (unsigned)q < min))
+            min = (unsigned)q;
+    }
+    return min;
+}
+
+/* Runs one client for step s; adds its document or error to the step's report group, and
+ * counts a client held to a CPU quota in out. Returns true when ok. */
+static bool run_step(struct backend *b, const struct step *s, struct progress *pg,
+                     const struct run_options *ro, struct runner_outcome *out)
+{
+    unsigned quota;
     const struct plan_group *g = s->g;
     uint64_t per = ro->duration_ms + ro->omit_ms;
     struct run_spec spec;
@@ -280,6 +300,12 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
     }
     if (s->g->scenario == SCENARIO_POD_TO_EXTERNAL)
         note_external(s->md, ro, doc);
+    quota = doc_cpu_quota(doc);
+    if (quota) {
+        out->n_cpu_limited++;
+        if (!out->min_cpu_quota_millis || quota < out->min_cpu_quota_millis)
+            out->min_cpu_quota_millis = quota;
+    }
     if (report_group_add_doc(s->rg, doc, &err) != 0) {
         step_error(s, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
@@ -318,7 +344,7 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
     if (!ro->samples_auto) {
         s->samples = ro->samples;
         out->n_client_runs++;
-        ok = run_step(b, s, pg, ro);
+        ok = run_step(b, s, pg, ro, out);
         out->n_failed += !ok && !sig_first;
         mark_measured(s, ok);
         return;
@@ -330,7 +356,7 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
         if (k >= ro->samples) /* beyond the planned minimum */
             progress_add_total(pg, s->n_tests, (ro->duration_ms + ro->omit_ms) * s->n_tests);
         out->n_client_runs++;
-        ok = run_step(b, s, pg, ro);
+        ok = run_step(b, s, pg, ro, out);
         out->n_failed += !ok && !sig_first;
         mark_measured(s, ok || k > 0);
         if (!ok)

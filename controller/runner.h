@@ -32,6 +32,11 @@ struct runner_outcome {
     size_t n_client_runs; /* client runs attempted */
     size_t n_failed;      /* client runs that failed or reported test errors */
     bool cleanup_failed;  /* the backend could not remove everything */
+    /* client runs with a stream test whose client was held to a CPU quota (the result's
+     * placement.client_cpu_quota_millicores: a pod's limits.cpu, a cgroup's cpu.max), and the
+     * smallest such quota: those rates measure the quota as much as the path */
+    size_t n_cpu_limited;
+    unsigned min_cpu_quota_millis;
     struct kp_err cleanup_err;
 };
 

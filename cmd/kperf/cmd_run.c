@@ -182,6 +182,14 @@ int cmd_run(int argc, char **argv)
     } else if (emit_report(rep, &ro, out.signal == 0) != 0) {
         rc = -1;
     }
+    if (out.n_cpu_limited)
+        fprintf(stderr,
+                "kperf: warning: %zu client run%s held to a CPU limit (as low as %.3g CPU, "
+                "placement.client_cpu_quota_millicores): stream rates measure that limit as much "
+                "as the network; kperf's agents set none, so remove it (a LimitRange default in "
+                "the namespace, or the cgroup kperf runs in)\n",
+                out.n_cpu_limited, out.n_cpu_limited == 1 ? " was" : "s were",
+                out.min_cpu_quota_millis / 1000.0);
     if (out.cleanup_failed)
         fprintf(stderr, "kperf: error: cleanup: %s\n", kp_err_msg(&out.cleanup_err));
     code = exit_code(rc, &out, rep);

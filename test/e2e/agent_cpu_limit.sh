@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # agent_cpu_limit.sh - a client held to a CPU quota (what a pod's resources.limits.cpu becomes)
 # counts the quota, not the CPUs it sees, when it places its streams, and says so in its result
-# (placement.client_cpus, placement.client_cpu_quota_millicores; agent/cpuquota.h). Real
+# (placement.client_cpus, placement.client_cpu_quota_millicores; agent/cpuquota.h), and kperf
+# run warns about such clients after its report. Real
 # cgroups: a group of our own under the cpu controller (cgroup v1 cpu.cfs_quota_us, or v2
 # cpu.max), removed by its exact name at the end. Needs root and a writable cpu controller.
 . "$(dirname "$0")/agent_common.inc"
@@ -63,4 +64,39 @@ check "quota above the CPU count: client_cpus as without it, quota reported" jqt
     ".results[0].placement.client_cpu_quota_millicores == $(( (ncpu + 1) * 1000 )) and .results[0].placement.client_cpus == $(jq '.results[0].placement.client_cpus' "$WORK/free.json")"
 
 stop_server
+
+# The controller says so: a local run (whose agents inherit the cgroup it runs in) under a
+# quota of 1 CPU warns once, after its report, naming the smallest quota; the same run without
+# a quota of ours does not (unless a group above us limits it too).
+KPERF="${AGENT%/*}/kperf"
+if [ -x "$KPERF" ] && command -v ip > /dev/null && command -v nft > /dev/null; then
+    run_local() { # run_local OUT [in-group]
+        local out=$1 where=${2:-}
+        set -- "$KPERF" run --local --scenarios pod-to-pod --tests TCP_STREAM --duration 1s \
+            --omit 0s -o json
+        if [ "$where" = in-group ]; then
+            set_quota 100000 100000 || return 1
+            sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$GROUP" "$@" \
+                > "$out" 2> "$out.err"
+        else
+            "$@" > "$out" 2> "$out.err"
+        fi
+    }
+    run_local "$WORK/local-q1.json" in-group
+    check "kperf run --local under 1 CPU: rows measured under the quota ($(tail -c 300 "$WORK/local-q1.json.err"))" \
+        jqt "$WORK/local-q1.json" '[.results[] | select(.status == "ok")] | length >= 1 and
+            all(.[].samples[]?; .placement.client_cpu_quota_millicores == 1000)'
+    check "kperf run --local under 1 CPU: one warning naming the limit and what to do" \
+        sh -c '[ "$(grep -c "held to a CPU limit" "$1")" = 1 ] &&
+            grep -Eq "^kperf: warning: [0-9]+ client runs? (was|were) held to a CPU limit \(as low as 1 CPU, .*remove it" "$1"' \
+        sh "$WORK/local-q1.json.err"
+    if jqt "$WORK/free.json" '.results[0].placement.client_cpu_quota_millicores == 0'; then
+        run_local "$WORK/local-free.json"
+        check "kperf run --local without a quota: measured, no CPU-limit warning" \
+            sh -c 'jq -e "[.results[] | select(.status == \"ok\")] | length >= 1" "$1" > /dev/null &&
+                ! grep -q "CPU limit" "$1.err"' sh "$WORK/local-free.json"
+    fi
+else
+    echo "skip: kperf run --local under a quota (needs kperf, ip and nft)"
+fi
 finish

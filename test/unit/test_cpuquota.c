@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <limits.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,16 +146,25 @@ static void test_cpuquota_refuses_garbage(void **state)
     assert_int_equal(cpuquota_millis_at(root, ""), 0);
 }
 
-/* This machine: whatever its cgroup says, the CPU count placement uses is at least 1 and no
- * more than the quota allows. */
+/* This machine: the CPU count placement uses is exactly the affinity mask capped by the
+ * quota's CPUs (rounded up), the quota reported with it is the one cpuquota_millis reads, and
+ * half of it is at least 1. */
 static void test_cpuquota_this_process(void **state)
 {
-    unsigned q = cpuquota_millis(), cpus = sysinfo_usable_cpus();
+    unsigned q = 12345, cpus = sysinfo_usable_cpus_quota(&q);
+    unsigned cap = cpuquota_cpus(cpuquota_millis());
+    cpu_set_t set;
+    unsigned mask;
 
     (void)state;
-    assert_true(cpus >= 1);
-    if (q)
-        assert_true(cpus <= cpuquota_cpus(q));
+    assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+    mask = (unsigned)CPU_COUNT(&set);
+    assert_int_equal(q, cpuquota_millis());
+    assert_int_equal(cpus, cap && cap < mask ? cap : mask);
+    assert_int_equal(sysinfo_usable_cpus(), cpus);
+    assert_int_equal(sysinfo_half_cpus(1), 1);
+    assert_int_equal(sysinfo_half_cpus(5), 2);
+    assert_int_equal(sysinfo_half_cpus(cpus), cpus / 2 ? cpus / 2 : 1);
 }
 
 int main(void)
