@@ -100,8 +100,53 @@ static void flatten(const json_t *v, const char *path, json_t *out)
     }
 }
 
-/* [{field, base, new}] for every metadata value that differs (absent = null). */
-static json_t *provenance_diff(const json_t *mb, const json_t *mn)
+/* Adds to acc (an object keyed by field, base and new value) each value of the agent's
+ * placement (the first sample's `placement`: same kernel, client threads, write size,
+ * low-unsent, the client's CPUs and CPU quota) that differs between the matched rows rb and
+ * rn, as {field: "samples.placement.F", base, new, rows: how many rows changed so}. A
+ * stream rate measured under another placement (a CPU limit that appeared, fewer CPUs) is a
+ * likelier explanation of a change than the CNI. A field only one side reports (an older
+ * agent) is not a change of placement: kperf_version tells that. */
+static void placement_diff(json_t *acc, const json_t *rb, const json_t *rn)
+{
+    const json_t *pb =
+        json_object_get(json_array_get(json_object_get(rb, "samples"), 0), "placement");
+    const json_t *pn =
+        json_object_get(json_array_get(json_object_get(rn, "samples"), 0), "placement");
+    json_t *fb, *fn, *v, *w, *e;
+    const char *key;
+
+    if (!json_is_object(pb) || !json_is_object(pn))
+        return;
+    fb = json_object();
+    fn = json_object();
+    flatten(pb, "samples.placement", fb);
+    flatten(pn, "samples.placement", fn);
+    json_object_foreach(fb, key, v)
+    {
+        const char *b = json_string_value(v), *n;
+        char *k;
+        if (!(w = json_object_get(fn, key)) || !(n = json_string_value(w)) || !b ||
+            strcmp(b, n) == 0)
+            continue;
+        k = kp_xasprintf("%s\x1f%s\x1f%s", key, b, n);
+        e = json_object_get(acc, k);
+        if (!e) {
+            e = json_pack("{s:s, s:s, s:s, s:I}", "field", key, "base", b, "new", n, "rows",
+                          (json_int_t)0);
+            json_object_set_new(acc, k, e);
+        }
+        json_object_set_new(e, "rows",
+                            json_integer(json_integer_value(json_object_get(e, "rows")) + 1));
+        free(k);
+    }
+    json_decref(fb);
+    json_decref(fn);
+}
+
+/* [{field, base, new}] for every metadata value that differs (absent = null), and the
+ * placement changes gathered in placements (placement_diff; may be NULL). */
+static json_t *provenance_diff(const json_t *mb, const json_t *mn, const json_t *placements)
 {
     json_t *fb = json_object(), *fn = json_object(), *diff = json_array();
     const char *key;
@@ -124,6 +169,7 @@ static json_t *provenance_diff(const json_t *mb, const json_t *mn)
     }
     json_decref(fb);
     json_decref(fn);
+    json_object_foreach((json_t *)placements, key, v) json_array_append(diff, v);
     provenance_rank(diff); /* changed settings first: the likely explanation */
     return diff;
 }
@@ -449,7 +495,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
                                 const struct compare_opts *opts, struct kp_err *err)
 {
     struct compare *cmp = kp_xcalloc(1, sizeof(*cmp));
-    json_t *rows = json_array(), *failed, *only_base, *readiness;
+    json_t *rows = json_array(), *placements = json_object(), *failed, *only_base, *readiness;
     struct row_index ib, ic;
 
     index_build(&ib, base);
@@ -462,6 +508,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
         free(key);
         if (n < 0 || !(rb = report_row(base, i)) || !(rn = report_row(cur, (size_t)n)))
             continue;
+        placement_diff(placements, rb, rn);
         json_array_append_new(rows, stored(compare_row(cmp, rb, rn, opts)));
     }
     if (json_array_size(rows) == 0) {
@@ -470,6 +517,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
                    "compare runs of the same scenarios and tests",
                    report_ok_count(base), report_ok_count(cur));
         json_decref(rows);
+        json_decref(placements);
         index_free(&ib);
         index_free(&ic);
         free(cmp);
@@ -481,15 +529,16 @@ struct compare *compare_reports(const struct report *base, const struct report *
     readiness = readiness_compare(report_metadata_const(base), report_metadata_const(cur),
                                   &opts->th[CMP_READINESS], &cmp->readiness_regressions,
                                   &cmp->readiness_improvements);
-    cmp->doc =
-        json_pack("{s:s, s:f, s:o, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema",
-                  COMPARE_SCHEMA, "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds",
-                  thresholds_json(opts), "alpha", opts->alpha, "provenance",
-                  provenance_diff(report_metadata_const(base), report_metadata_const(cur)), "rows",
-                  rows, "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
-                  unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
-                  "improvements", (json_int_t)cmp->improvements, "failed_in_new",
-                  (json_int_t)cmp->failed_in_new);
+    cmp->doc = json_pack(
+        "{s:s, s:f, s:o, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}", "schema",
+        COMPARE_SCHEMA, "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds",
+        thresholds_json(opts), "alpha", opts->alpha, "provenance",
+        provenance_diff(report_metadata_const(base), report_metadata_const(cur), placements),
+        "rows", rows, "failed_in_new", failed, "only_in_base", only_base, "only_in_new",
+        unmatched(cur, &ib, NULL), "summary", "regressions", (json_int_t)cmp->regressions,
+        "improvements", (json_int_t)cmp->improvements, "failed_in_new",
+        (json_int_t)cmp->failed_in_new);
+    json_decref(placements);
     json_object_set_new(cmp->doc, "readiness", readiness);
     json_object_set_new(json_object_get(cmp->doc, "summary"), "readiness_regressions",
                         json_integer((json_int_t)cmp->readiness_regressions));
@@ -579,7 +628,7 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
 {
     struct compare *cmp;
     struct row_index *ix, ic;
-    json_t *rows, *failed, *only_new;
+    json_t *rows, *failed, *only_new, *placements;
     const json_t **hr;
     size_t count;
     const struct cmp_metric *m = cmp_metrics(&count);
@@ -595,6 +644,7 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
     hr = kp_xcalloc(k, sizeof(*hr));
     rows = json_array();
     only_new = json_array();
+    placements = json_object();
     for (size_t j = 0; j < k; j++)
         index_build(&ix[j], hist[j]);
     index_build(&ic, cur);
@@ -611,6 +661,8 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
             json_array_append_new(only_new, row_key(rn));
             continue;
         }
+        if (hr[k - 1]) /* the placement of the run the provenance is read from */
+            placement_diff(placements, hr[k - 1], rn);
         row = row_key(rn);
         metrics = json_array();
         for (size_t q = 0; q < count; q++) {
@@ -629,6 +681,7 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
         kp_err_set(err, "NEW shares no measured row with the %zu earlier runs", k);
         json_decref(rows);
         json_decref(only_new);
+        json_decref(placements);
         for (size_t j = 0; j < k; j++)
             index_free(&ix[j]);
         index_free(&ic);
@@ -642,9 +695,10 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
         "{s:s, s:f, s:o, s:f, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "schema", COMPARE_SCHEMA,
         "threshold_pct", opts->th[CMP_LATENCY].value, "thresholds", thresholds_json(opts), "alpha",
         opts->alpha, "baseline_runs", (json_int_t)k, "history_z", opts->history_z, "provenance",
-        provenance_diff(report_metadata_const(hist[k - 1]), report_metadata_const(cur)), "rows",
-        rows, "only_in_base", unmatched(hist[k - 1], &ic, failed), "only_in_new", only_new,
+        provenance_diff(report_metadata_const(hist[k - 1]), report_metadata_const(cur), placements),
+        "rows", rows, "only_in_base", unmatched(hist[k - 1], &ic, failed), "only_in_new", only_new,
         "failed_in_new", failed);
+    json_decref(placements);
     cmp->failed_in_new = json_array_size(failed);
     json_object_set_new(cmp->doc, "summary",
                         json_pack("{s:I, s:I, s:I}", "regressions", (json_int_t)cmp->regressions,
@@ -979,9 +1033,14 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
         {
             const char *b = json_string_value(json_object_get(d, "base"));
             const char *n = json_string_value(json_object_get(d, "new"));
-            textsafe_line(out, "%s%s: %s -> %s", bullet,
+            json_int_t rows = json_integer_value(json_object_get(d, "rows"));
+            char in_rows[48] = "";
+            if (rows > 0) /* a sample placement: in how many matched rows */
+                snprintf(in_rows, sizeof(in_rows), " (in %" JSON_INTEGER_FORMAT " row%s)", rows,
+                         rows == 1 ? "" : "s");
+            textsafe_line(out, "%s%s: %s -> %s%s", bullet,
                           json_string_value(json_object_get(d, "field")), b ? b : "(absent)",
-                          n ? n : "(absent)");
+                          n ? n : "(absent)", in_rows);
         }
     } else {
         fprintf(out, "\nSame provenance (nodes, kernel, MTU, CNI, versions).\n");

@@ -81,7 +81,9 @@ static json_t *intervals(uint64_t *rng, double mbps, double cv_pct)
     return a;
 }
 
-static struct report *make(const struct spec *sp, const char *name)
+/* The report of spec sp (written as fixture name when KPERF_WRITE_FIXTURES is set); its
+ * TCP_STREAM samples carry placement (borrowed; NULL = none). */
+static struct report *make_placed(const struct spec *sp, const char *name, const json_t *placement)
 {
     struct report *rep = report_new();
     struct kp_err err = {{0}};
@@ -96,6 +98,8 @@ static struct report *make(const struct spec *sp, const char *name)
         scale_cpu(s, mbps, sp->cpu_scale);
         if (sp->interval_cv_pct > 0)
             json_object_set_new(s, "intervals", intervals(&rng, mbps, sp->interval_cv_pct));
+        if (placement) /* the agent's, on stream samples */
+            json_object_set_new(s, "placement", json_deep_copy(placement));
         json_array_append_new(results, s);
         if (sp->loss_pct > 0)
             json_array_append_new(results, udp_sample(i, &rng, sp->loss_pct));
@@ -123,6 +127,11 @@ static struct report *make(const struct spec *sp, const char *name)
         fclose(f);
     }
     return rep;
+}
+
+static struct report *make(const struct spec *sp, const char *name)
+{
+    return make_placed(sp, name, NULL);
 }
 
 /* The verdict of a metric ("Mb/s", "p50", ...) of the row for test. */
@@ -330,6 +339,84 @@ static void test_compare_lists_provenance_differences(void **state)
     assert_int_equal(compare_render(cmp, REPORT_CSV, stdout, &err), -1);
     free(buf);
     compare_free(cmp);
+}
+
+/* An agent's placement of a stream test with this many client CPUs and CPU quota. */
+static json_t *placement(int cpus, int quota_millis)
+{
+    return json_pack("{s:b, s:i, s:i, s:i, s:i, s:i}", "same_kernel", 0, "client_threads", 0,
+                     "msg_size_bytes", 131072, "low_unsent_bytes", 0, "client_cpus", cpus,
+                     "client_cpu_quota_millicores", quota_millis);
+}
+
+/* compare's table for the reports of specs b and n whose stream samples carry placements pb
+ * and pn (caller frees; *doc, when asked, the comparison's JSON) */
+static char *compare_table(const struct spec *b, const struct spec *n, const json_t *pb,
+                           const json_t *pn, json_t **doc)
+{
+    struct report *rb = make_placed(b, NULL, pb), *rn = make_placed(n, NULL, pn);
+    struct compare_opts o;
+    struct compare *cmp;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct kp_err err = {{0}};
+
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    report_free(rb);
+    report_free(rn);
+    assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
+    fclose(f);
+    if (doc)
+        *doc = json_incref(compare_to_json(cmp));
+    compare_free(cmp);
+    if (getenv("KPERF_TEST_SHOW"))
+        fprintf(stderr, "%s\n", buf);
+    return buf;
+}
+
+/* A stream rate measured under another agent placement (here a CPU limit that appeared) is
+ * listed as a changed setting, first, as the likely explanation; the same placement is not,
+ * nor a field only one side reports. */
+static void test_compare_lists_placement_changes(void **state)
+{
+    struct spec b = {21, 6, 20, 9000, 1, 0, NULL, 0, 0}, n = {22, 6, 20, 5000, 1, 0, NULL, 0, 0};
+    json_t *two = placement(2, 0), *one = placement(1, 1000), *doc = NULL, *d;
+    char *buf = compare_table(&b, &n, two, one, &doc);
+    size_t i, found = 0;
+    (void)state;
+
+    assert_non_null(strstr(buf, "Likely explanation: samples.placement."));
+    assert_non_null(strstr(buf, "samples.placement.client_cpus: 2 -> 1 (in 1 row)"));
+    assert_non_null(
+        strstr(buf, "samples.placement.client_cpu_quota_millicores: 0 -> 1000 (in 1 row)"));
+    assert_null(strstr(buf, "samples.placement.msg_size_bytes")); /* unchanged */
+    json_array_foreach(json_object_get(doc, "provenance"), i, d)
+    {
+        if (strncmp(json_string_value(json_object_get(d, "field")), "samples.placement.", 18))
+            continue;
+        found++;
+        assert_string_equal(json_string_value(json_object_get(d, "kind")), "setting");
+        assert_int_equal(json_integer_value(json_object_get(d, "rows")), 1);
+    }
+    assert_int_equal(found, 2);
+    json_decref(doc);
+    free(buf);
+
+    buf = compare_table(&b, &n, two, two, NULL);
+    assert_null(strstr(buf, "samples.placement"));
+    assert_non_null(strstr(buf, "Same provenance"));
+    free(buf);
+    /* an older agent's placement lacks the CPU fields: not a change */
+    json_object_del(one, "client_cpus");
+    json_object_del(one, "client_cpu_quota_millicores");
+    buf = compare_table(&b, &n, two, one, NULL);
+    assert_null(strstr(buf, "samples.placement"));
+    free(buf);
+    json_decref(two);
+    json_decref(one);
 }
 
 static void test_compare_refuses_reports_without_common_rows(void **state)
@@ -748,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_compare_one_sample_uses_in_run_spread),
         cmocka_unit_test(test_compare_one_sample_gives_tail_percentiles_no_verdict),
         cmocka_unit_test(test_compare_lists_provenance_differences),
+        cmocka_unit_test(test_compare_lists_placement_changes),
         cmocka_unit_test(test_compare_refuses_reports_without_common_rows),
         cmocka_unit_test(test_compare_row_failing_in_new_is_a_regression),
         cmocka_unit_test(test_compare_matches_rows_by_key_and_lists_missing),
