@@ -304,22 +304,17 @@ static void test_compare_one_sample_gives_tail_percentiles_no_verdict(void **sta
     compare_free(cmp);
 }
 
-static void test_compare_lists_provenance_differences(void **state)
+/* compare's table of rb against rn (both freed here; caller frees the text); *keep, when
+ * asked, the comparison (caller frees), else it is freed too. */
+static char *compare_text(struct report *rb, struct report *rn, struct compare **keep)
 {
-    struct spec b = {11, 6, 20, 9000, 1, 0, NULL, 0, 0},
-                n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64", 0, 0};
-    struct report *rb = make(&b, NULL), *rn = make(&n, NULL);
     struct compare_opts o;
     struct compare *cmp;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     struct kp_err err = {{0}};
-    (void)state;
 
-    /* fields only one side has are listed too */
-    json_object_set_new(report_metadata(rn), "cni", json_pack("{s:s}", "version", "1.16.1"));
-    json_object_set_new(report_metadata(rb), "kube_proxy_mode", json_string("ipvs"));
     compare_opts_init(&o);
     cmp = compare_reports(rb, rn, &o, &err);
     assert_non_null(cmp);
@@ -329,6 +324,27 @@ static void test_compare_lists_provenance_differences(void **state)
     fclose(f);
     if (getenv("KPERF_TEST_SHOW"))
         fprintf(stderr, "%s\n", buf);
+    if (keep)
+        *keep = cmp;
+    else
+        compare_free(cmp);
+    return buf;
+}
+
+static void test_compare_lists_provenance_differences(void **state)
+{
+    struct spec b = {11, 6, 20, 9000, 1, 0, NULL, 0, 0},
+                n = {12, 6, 20, 8000, 1, 0, "6.8.0-1-amd64", 0, 0};
+    struct report *rb = make(&b, NULL), *rn = make(&n, NULL);
+    struct compare *cmp;
+    struct kp_err err = {{0}};
+    char *buf;
+    (void)state;
+
+    /* fields only one side has are listed too */
+    json_object_set_new(report_metadata(rn), "cni", json_pack("{s:s}", "version", "1.16.1"));
+    json_object_set_new(report_metadata(rb), "kube_proxy_mode", json_string("ipvs"));
+    buf = compare_text(rb, rn, &cmp);
     assert_non_null(strstr(buf, "Provenance differences"));
     assert_non_null(strstr(buf, "nodes[server].kernel: 6.1.0-18-amd64 -> 6.8.0-1-amd64"));
     assert_null(strstr(buf, "start_time")); /* always differs, explains nothing */
@@ -349,42 +365,15 @@ static json_t *placement(int cpus, int quota_millis)
                      "client_cpu_quota_millicores", quota_millis);
 }
 
-/* compare's table for the reports of specs b and n whose stream samples carry placements pb
- * and pn (caller frees; *doc, when asked, the comparison's JSON) */
-static char *compare_table(const struct spec *b, const struct spec *n, const json_t *pb,
-                           const json_t *pn, json_t **doc)
-{
-    struct report *rb = make_placed(b, NULL, pb), *rn = make_placed(n, NULL, pn);
-    struct compare_opts o;
-    struct compare *cmp;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    struct kp_err err = {{0}};
-
-    compare_opts_init(&o);
-    cmp = compare_reports(rb, rn, &o, &err);
-    assert_non_null(cmp);
-    report_free(rb);
-    report_free(rn);
-    assert_int_equal(compare_render(cmp, REPORT_TABLE, f, &err), 0);
-    fclose(f);
-    if (doc)
-        *doc = json_incref(compare_to_json(cmp));
-    compare_free(cmp);
-    if (getenv("KPERF_TEST_SHOW"))
-        fprintf(stderr, "%s\n", buf);
-    return buf;
-}
-
 /* A stream rate measured under another agent placement (here a CPU limit that appeared) is
  * listed as a changed setting, first, as the likely explanation; the same placement is not,
  * nor a field only one side reports. */
 static void test_compare_lists_placement_changes(void **state)
 {
     struct spec b = {21, 6, 20, 9000, 1, 0, NULL, 0, 0}, n = {22, 6, 20, 5000, 1, 0, NULL, 0, 0};
-    json_t *two = placement(2, 0), *one = placement(1, 1000), *doc = NULL, *d;
-    char *buf = compare_table(&b, &n, two, one, &doc);
+    json_t *two = placement(2, 0), *one = placement(1, 1000), *doc, *d;
+    struct compare *cmp;
+    char *buf = compare_text(make_placed(&b, NULL, two), make_placed(&n, NULL, one), &cmp);
     size_t i, found = 0;
     (void)state;
 
@@ -393,6 +382,7 @@ static void test_compare_lists_placement_changes(void **state)
     assert_non_null(
         strstr(buf, "samples.placement.client_cpu_quota_millicores: 0 -> 1000 (in 1 row)"));
     assert_null(strstr(buf, "samples.placement.msg_size_bytes")); /* unchanged */
+    doc = compare_to_json(cmp);
     json_array_foreach(json_object_get(doc, "provenance"), i, d)
     {
         if (strncmp(json_string_value(json_object_get(d, "field")), "samples.placement.", 18))
@@ -403,16 +393,17 @@ static void test_compare_lists_placement_changes(void **state)
     }
     assert_int_equal(found, 2);
     json_decref(doc);
+    compare_free(cmp);
     free(buf);
 
-    buf = compare_table(&b, &n, two, two, NULL);
+    buf = compare_text(make_placed(&b, NULL, two), make_placed(&n, NULL, two), NULL);
     assert_null(strstr(buf, "samples.placement"));
     assert_non_null(strstr(buf, "Same provenance"));
     free(buf);
     /* an older agent's placement lacks the CPU fields: not a change */
     json_object_del(one, "client_cpus");
     json_object_del(one, "client_cpu_quota_millicores");
-    buf = compare_table(&b, &n, two, one, NULL);
+    buf = compare_text(make_placed(&b, NULL, two), make_placed(&n, NULL, one), NULL);
     assert_null(strstr(buf, "samples.placement"));
     free(buf);
     json_decref(two);
