@@ -356,6 +356,31 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     return k8s_client_finish(b, cr, doc, err);
 }
 
+void k8s_backend_note_cpu_limit(struct k8s_backend *b, const json_t *pods, const char *who)
+{
+    const char *cpu = NULL, *why = NULL;
+    size_t i;
+    json_t *p;
+
+    if (b->cpu_limit_noted)
+        return;
+    json_array_foreach(pods, i, p)
+    {
+        if ((cpu = k8s_facts_pod_cpu_limit(p, &why)))
+            break;
+    }
+    if (!cpu)
+        return;
+    b->cpu_limit_noted = 1;
+    if (b->facts)
+        json_object_set_new(b->facts, "agent_cpu_limit", json_string(cpu));
+    kp_log(KP_LOG_WARN,
+           "%s have a CPU limit of %s that kperf did not set (%s): stream rates measure that "
+           "limit as much as the network; remove the LimitRange default of namespace %s, or run "
+           "kperf in a namespace without one (-n)",
+           who, cpu, why ? why : "a LimitRange default or a mutating webhook", b->d.ns);
+}
+
 static json_t *describe(struct backend *base)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;

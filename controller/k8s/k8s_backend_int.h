@@ -43,6 +43,7 @@ struct k8s_backend {
     json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
     struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
     json_t *readiness;              /* readiness records of the pods run so far (k8s_readiness.h) */
+    int cpu_limit_noted;            /* k8s_backend_note_cpu_limit warned already */
 };
 
 /* Index of a family in the [2] arrays above: 1 for "IPv6", else 0. */
@@ -70,6 +71,11 @@ void k8s_client_skip_readiness(struct k8s_client_run *cr);
 const char *k8s_client_job_name(const struct k8s_client_run *cr);
 /* Stage times seen by a wait over several runs (k8s_churn.c): finish keeps them. */
 void k8s_client_set_times(struct k8s_client_run *cr, const struct k8s_pod_times *t);
+
+/* Agent pods (a ready server set: who = "server pods") that carry a CPU limit kperf did not
+ * ask for: warns once per run, naming the limit and its source, and records it in the
+ * report's metadata as agent_cpu_limit (a compare provenance setting). */
+void k8s_backend_note_cpu_limit(struct k8s_backend *b, const json_t *pods, const char *who);
 
 /* The kubernetes.io/hostname label of the node called name (name itself when unknown). */
 const char *k8s_backend_node_hostname(const struct k8s_backend *b, const char *name);

@@ -41,6 +41,23 @@ const char *k8s_facts_node_zone(const json_t *node)
     return z ? z : label(node, "failure-domain.beta.kubernetes.io/zone");
 }
 
+const char *k8s_facts_pod_cpu_limit(const json_t *pod, const char **why)
+{
+    size_t i;
+    json_t *c;
+
+    if (why)
+        *why = json_string_value(
+            obj(obj(obj(pod, "metadata"), "annotations"), "kubernetes.io/limit-ranger"));
+    json_array_foreach(obj(obj(pod, "spec"), "containers"), i, c)
+    {
+        const char *cpu = json_string_value(obj(obj(obj(c, "resources"), "limits"), "cpu"));
+        if (cpu)
+            return cpu;
+    }
+    return NULL;
+}
+
 static int node_ready(const json_t *node)
 {
     size_t i;

@@ -69,6 +69,12 @@ json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
  * (kube-proxy or kube-proxy-config; NULL when absent). Returns a static string. */
 const char *k8s_facts_kube_proxy_mode(const json_t *daemonsets, const json_t *config_map);
 
+/* The CPU limit an admitted pod's containers carry (the first container's
+ * resources.limits.cpu; kperf's agents ask for none, so a LimitRange default or a mutating
+ * webhook put it there), NULL when none; *why (may be NULL) gets the pod's
+ * kubernetes.io/limit-ranger annotation, or NULL. Both borrowed from pod. */
+const char *k8s_facts_pod_cpu_limit(const json_t *pod, const char **why);
+
 /* The tag of an image reference ("repo/x:v1.2@sha256:..." -> "v1.2"; no tag -> "latest";
  * digest only -> the digest). Caller frees. */
 char *k8s_facts_image_tag(const char *image);

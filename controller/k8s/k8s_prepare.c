@@ -595,6 +595,7 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
         }
         goto out;
     }
+    k8s_backend_note_cpu_limit(b, pods, "server pods");
     json_array_foreach(pods, i, p)
     {
         const json_t *st = json_object_get(p, "status");

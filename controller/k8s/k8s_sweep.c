@@ -272,6 +272,7 @@ static int deploy_network(struct k8s_backend *b, const char *network, size_t wan
         .timeout_ms = b->ro->timeout_ms};
     if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0)
         goto out;
+    k8s_backend_note_cpu_limit(b, pods, "sweep server pods");
     json_array_foreach(pods, i, p)
     {
         const json_t *st = json_object_get(p, "status");

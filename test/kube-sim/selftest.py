@@ -434,6 +434,36 @@ def t_faults():
     r = call("GET", NS + "/pods/img/log")
     check("log of waiting container 400", is_status(r, 400, "BadRequest")
           and 'is waiting to start: ' in r.json["message"], r.raw)
+    clear()
+    # a LimitRange default CPU limit: LimitRanger's default, request and
+    # annotation; a request above the limit it gives is refused
+    fault("limit-range-cpu:cpu=250m,namespace=st")
+    p = pod("lim", ["cat", "/proc/self/cgroup"])
+    p["spec"]["containers"].append({"name": "own", "image": "kube-sim/host",
+                                    "command": ["true"], "resources": {
+                                        "limits": {"cpu": "2"}}})
+    r = call("POST", NS + "/pods", p)
+    c = r.json["spec"]["containers"]
+    check("limit-range-cpu: default limit and request, annotation",
+          r.status == 201 and c[0]["resources"] == {
+              "limits": {"cpu": "250m"}, "requests": {"cpu": "250m"}} and
+          c[1]["resources"]["limits"] == {"cpu": "2"} and
+          r.json["metadata"]["annotations"]["kubernetes.io/limit-ranger"] ==
+          "LimitRanger plugin set: cpu limit for container c", r.raw)
+    p = pod("lim2", ["true"])
+    p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "500m"}}
+    r = call("POST", NS + "/pods", p)
+    check("limit-range-cpu: request above the default limit is invalid",
+          is_status(r, 422, "Invalid") and r.json["message"] ==
+          'Pod "lim2" is invalid: spec.containers[0].resources.requests: '
+          'Invalid value: "500m": must be less than or equal to cpu limit '
+          'of 250m', r.raw)
+    r = call("POST", "/api/v1/namespaces/default/pods", pod("lim3", ["true"]))
+    check("limit-range-cpu: other namespaces untouched", r.status == 201 and
+          not r.json["spec"]["containers"][0]["resources"], r.raw)
+    call("DELETE", "/api/v1/namespaces/default/pods/lim3?gracePeriodSeconds=0")
+    call("DELETE", NS + "/pods/lim?gracePeriodSeconds=0")
+    clear()
 
 
 

@@ -12,7 +12,7 @@ import base64
 import ipaddress
 import threading
 
-from . import schema
+from . import cpulimit, schema
 from .schema import Rejected, cause, invalid
 from .store import Conflict
 from .util import dcopy, now_iso, rand_suffix
@@ -204,6 +204,43 @@ class Admission:
             for c in _ctrs(spec):
                 for p in c.get("ports") or []:
                     p.setdefault("hostPort", p.get("containerPort"))
+
+    def limit_ranger(self, ns, pod):
+        """The LimitRanger admission plugin for a LimitRange whose only item
+        is a Container default CPU limit (the limit-range-cpu fault; kube-sim
+        serves no LimitRange objects): each container without
+        resources.limits.cpu gets it, and the pod the annotation the plugin
+        writes. A LimitRange default adds the request too, equal to the
+        limit, where the container has none."""
+        cpu = self.faults.limit_range_cpu(ns)
+        if not cpu:
+            return
+        spec = pod["spec"]
+        names, bad = [], []
+        for kind, lst in (("initContainers", spec.get("initContainers")),
+                          ("containers", spec.get("containers"))):
+            for i, c in enumerate(lst or []):
+                r = c.setdefault("resources", {})
+                if "cpu" in (r.get("limits") or {}):
+                    continue
+                r.setdefault("limits", {})["cpu"] = cpu
+                req = r.setdefault("requests", {}).setdefault("cpu", cpu)
+                names.append(c.get("name", ""))
+                # validation then refuses a request above the limit it got
+                if (cpulimit.millis(req) or 0) > (cpulimit.millis(cpu) or 0):
+                    bad.append(cause(
+                        "FieldValueInvalid",
+                        "spec.%s[%d].resources.requests" % (kind, i),
+                        'Invalid value: "%s": must be less than or equal to '
+                        'cpu limit of %s' % (req, cpu)))
+        if bad:
+            md = pod["metadata"]
+            raise invalid("Pod", "", md.get("name") or md.get("generateName"),
+                          bad)
+        if names:
+            pod["metadata"].setdefault("annotations", {})[
+                "kubernetes.io/limit-ranger"] = "LimitRanger plugin set: " + \
+                "; ".join("cpu limit for container %s" % n for n in names)
 
     def automount_token(self, spec, sa_obj):
         """The ServiceAccount admission plugin: unless the pod or (when
@@ -461,6 +498,7 @@ class Admission:
         md["uid"] = __import__("uuid").uuid4().__str__()
         self.defaults(res.name, obj)
         if res.name == "pods":
+            self.limit_ranger(md["namespace"], obj)
             shown = md["generateName"] if gen else md["name"]
             self.psa(ns_obj, obj["spec"], "pods", shown, warnings, True)
         elif res.name in ("daemonsets", "jobs"):

@@ -6,7 +6,9 @@ Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
 an HTTP 410), node faults (NotReady, unschedulable, tainted), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
-readiness (ready-delay), Pod Security default
+readiness (ready-delay), a namespace's LimitRange default CPU limit
+(limit-range-cpu, applied by admission.py and enforced by the kubelet as a
+CFS quota), Pod Security default
 level, a Gatekeeper-like rule refusing to
 delete a namespace that still holds pods, exec-token rotation, and the
 /kube-sim/faults control endpoint behind `kube-sim fault`.
@@ -24,7 +26,7 @@ from .util import now_iso
 KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
-         "cni-add-delay", "ready-delay"}
+         "cni-add-delay", "ready-delay", "limit-range-cpu"}
 
 
 class FaultError(ValueError):
@@ -70,6 +72,10 @@ def parse(spec):
                 r[k] = _dur(r[k])
         if kind.startswith("node-") and "node" not in r:
             raise FaultError("fault %s needs node=NAME" % kind)
+        if kind == "limit-range-cpu" and not re.match(
+                r"^[0-9]+(m|\.[0-9]+)?$", r.get("cpu", "")):
+            raise FaultError("fault limit-range-cpu needs cpu=QUANTITY "
+                             "(e.g. 500m or 1)")
         if kind in ("cni-add-delay", "ready-delay") and \
                 ("node" not in r or "delay" not in r):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
@@ -364,6 +370,17 @@ class Faults:
             return max([r["delay"] for r in self.rules
                         if r["kind"] == "ready-delay" and
                         r["node"] == node] or [0.0])
+
+    def limit_range_cpu(self, ns):
+        """The default CPU limit a LimitRange gives containers of namespace
+        ns (the last matching limit-range-cpu rule), None when none."""
+        with self.lock:
+            cpu = None
+            for r in self.rules:
+                if r["kind"] == "limit-range-cpu" and \
+                        r.get("namespace", ns) == ns:
+                    cpu = r["cpu"]
+            return cpu
 
     def pull_fails(self, image):
         with self.lock:

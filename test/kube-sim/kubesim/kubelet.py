@@ -17,6 +17,7 @@ import time
 import traceback
 import uuid
 
+from .cpulimit import CpuLimits
 from .net import node_ips, pod_cidrs
 from .util import dcopy, now_iso, rand_token
 from .pod import Worker
@@ -133,6 +134,8 @@ class Kubelet:
     def __init__(self, cfg, store, ctrl, net, faults, pids):
         self.cfg, self.store, self.ctrl, self.net = cfg, store, ctrl, net
         self.faults, self.pids = faults, pids
+        self.cpulimits = CpuLimits(getattr(cfg, "prefix", ""),
+                                   getattr(cfg, "state_dir", None))
         self.workers = {}          # pod uid -> Worker
         self.lock = threading.Lock()
         self.node_index = {}       # node name -> i

@@ -22,7 +22,7 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log",
-               "cni-rollout.jsonl", "volumes"]
+               "cni-rollout.jsonl", "volumes", "cgroups.list"]
 
 
 class Cfg:
@@ -534,7 +534,7 @@ def seed_system(st, adm, cfg):
 
 # ---------------------------------------------------------------- down
 def down(d, keep_logs=False):
-    from . import net
+    from . import cpulimit, net
     from .kubelet import proc_starttime
     report = {"killed": [], "netns": []}
     pids = read_pids(d)
@@ -563,6 +563,7 @@ def down(d, keep_logs=False):
             alive(p, st) and not _zombie(p) for p, st, _ in pids):
         time.sleep(0.02)
     report["netns"] = net.teardown(d)
+    cpulimit.release_listed(d)
     created = False
     try:
         with open(os.path.join(d, "config.json")) as f:

@@ -59,6 +59,7 @@ class Ctr:
         self.backoff_until = 0
         self.backoff = 0
         self.ready_at = 0
+        self.cgroup = None  # its cpu limit group (cpulimit.py), if any
 
     def readers_alive(self):
         return any(t.is_alive() for t in self.readers)
@@ -630,6 +631,10 @@ class Worker:
             c.proc = None
             self.ev("Warning", "Failed", "Error: %s" % err, c.name)
             return
+        lim = ((c.spec.get("resources") or {}).get("limits") or {}).get("cpu")
+        c.cgroup = self.kl.cpulimits.apply("%s-%s-%d" % (
+            self.uid[:13], c.name, c.restarts), proc.pid, lim) \
+            if lim else None
         self.kl.pids.add(proc.pid, "pod %s/%s %s" % (self.ns, self.name,
                                                     c.name))
         c.proc = proc
@@ -846,6 +851,8 @@ class Worker:
             term["signal"] = sig
         c.state = {"terminated": term}
         c.proc = None
+        self.kl.cpulimits.release(getattr(c, "cgroup", None))
+        c.cgroup = None
 
     def exited(self, c, rc, already=False):
         if not already:
