@@ -393,7 +393,9 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
                          .ready = json_object(),
                          .finished = json_object(),
                          .done = json_array()};
-    struct kube_watch_opts wo = {.label_selector = o->selector, .stream_timeout_s = 60};
+    char *resume = NULL; /* where the next slice's watch starts: no list again */
+    struct kube_watch_opts wo = {
+        .label_selector = o->selector, .stream_timeout_s = 60, .resume_rv = &resume};
     uint64_t end = clock_now_ms() + o->timeout_ms;
     int rc;
     char *ev = NULL;
@@ -410,6 +412,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
             break;
         }
         wo.deadline_ms = slice ? K8S_WAIT_NODE_CHECK_MS : left;
+        wo.resource_version = resume; /* NULL the first time: list */
         rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
         if (rc == 1 && slice) {
             /* a slice ended, not the wait: read the node of a pod not Ready yet, if any */
@@ -433,7 +436,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
             rc = w.node_down ? 0 : 1;
             break;
         }
-        /* the node is fine: watch on (a fresh list; the pods already read are not re-read) */
+        /* the node is fine: watch on from where the last watch stopped (no new list) */
     }
 
     if (rc == 0 && w.node_down) {
@@ -464,6 +467,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         w.done = NULL;
     }
     free(ev);
+    free(resume);
     free(w.fatal);
     free(w.node_down);
     free(w.suspect_node);

@@ -53,7 +53,8 @@ enum k8s_wait_goal {
 /* A finish wait watches in slices of this length; between slices it reads the node of a pod
  * that is not Ready yet (a node that stops reporting before its client was Ready sends no pod
  * event). The node lifecycle controller takes 40-50 s to mark a silent node, so 15 s adds
- * little to that and costs one LIST of the job's pods per slice. */
+ * little to that; each slice costs one watch request, resumed from the last resourceVersion
+ * seen (no new list). */
 #define K8S_WAIT_NODE_CHECK_MS 15000
 
 struct k8s_wait_opts {

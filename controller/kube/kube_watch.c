@@ -397,6 +397,11 @@ int kube_watch(struct kube_client *c, const struct kube_resource *res, const cha
     deadline = w.opts->deadline_ms ? http_now_ms(c->http) + w.opts->deadline_ms : 0;
     rc = watch_loop(&w, deadline, what);
     c->last.requests = (unsigned)(http_request_count(c->http) - sent); /* lists, streams, retries */
+    if (w.opts->resume_rv && w.rv) {
+        free(*w.opts->resume_rv);
+        *w.opts->resume_rv = w.rv;
+        w.rv = NULL;
+    }
     json_decref(w.index);
     free(w.rv);
     free(w.line);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_kube_watch.c - kube_watch against the fixture server: initial list, dropped streams,
  * 410 Gone as an ERROR event and as an HTTP status (relist that reports what changed meanwhile),
- * bookmarks, stopping from the callback, deadlines and streams that end without events. */
+ * bookmarks, stopping from the callback, deadlines, resuming where a watch stopped and streams
+ * that end without events. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,6 +114,57 @@ static void test_kube_watch_deadline_ends_a_quiet_stream(void **state)
     kube_client_free(c);
 }
 
+/* resume_rv: a watch that ends (here stopped by its callback) says where a later one starts
+ * (the last event's resourceVersion), and that one asks for the changes after it, without a
+ * list */
+static void test_kube_watch_resumes_where_it_stopped(void **state)
+{
+    struct kube_client *c = fx_token_client();
+    char *resume = NULL;
+    struct kube_watch_opts wo = {.resource_version = "2", .resume_rv = &resume};
+    struct trace tr = {.stop_at = "b"};
+    struct kp_err err = {{0}};
+    json_t *log, *e;
+    size_t i, lists = 0, watches = 0;
+    (void)state;
+
+    fx_do("/_fixture/queue",
+          "{\"method\":\"GET\",\"path\":\"/api/v1/namespaces/ns1/pods\",\"query_has\":"
+          "\"watch=1\",\"responses\":[{\"stream\":[{\"type\":\"ADDED\",\"object\":{"
+          "\"metadata\":{\"name\":\"b\",\"namespace\":\"ns1\",\"resourceVersion\":\"41\"}}}],"
+          "\"hold\":true},{\"stream\":[{\"type\":\"ADDED\",\"object\":{\"metadata\":{"
+          "\"name\":\"c\",\"namespace\":\"ns1\",\"resourceVersion\":\"42\"}}}],"
+          "\"hold\":true}]}");
+    /* the callback stops the first watch at b's event */
+    assert_int_equal(kube_watch(c, &KUBE_RES_PODS, "ns1", &wo, on_event, &tr, &err), 0);
+    assert_string_equal(tr.text, "ADDED b");
+    assert_non_null(resume);
+    assert_string_equal(resume, "41");
+
+    /* the second asks only for what came after 41: c, not b again */
+    memset(&tr, 0, sizeof(tr));
+    tr.stop_at = "c";
+    wo.resource_version = resume;
+    assert_int_equal(kube_watch(c, &KUBE_RES_PODS, "ns1", &wo, on_event, &tr, &err), 0);
+    assert_string_equal(tr.text, "ADDED c");
+    assert_string_equal(resume, "42");
+    log = fx_log();
+    json_array_foreach(log, i, e)
+    {
+        const char *path = json_string_value(json_object_get(e, "path"));
+        if (!strstr(path, "watch=1")) {
+            lists++;
+            continue;
+        }
+        assert_non_null(strstr(path, ++watches == 1 ? "resourceVersion=2" : "resourceVersion=41"));
+    }
+    assert_int_equal(lists, 0);
+    assert_int_equal(watches, 2);
+    json_decref(log);
+    free(resume);
+    kube_client_free(c);
+}
+
 static void test_kube_watch_callback_error_and_empty_streams(void **state)
 {
     struct kube_client *c = fx_token_client();
@@ -164,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_kube_watch_relists_on_410_and_survives_drops, fx_reset),
         cmocka_unit_test_setup(test_kube_watch_deadline_ends_a_quiet_stream, fx_reset),
+        cmocka_unit_test_setup(test_kube_watch_resumes_where_it_stopped, fx_reset),
         cmocka_unit_test_setup(test_kube_watch_callback_error_and_empty_streams, fx_reset),
         cmocka_unit_test_setup(test_kube_watch_forbidden_is_an_error, fx_reset),
     };
