@@ -353,23 +353,21 @@ class Faults:
     def node_down(self, name):
         return name in self.down_nodes
 
-    def cni_add_delay(self, node):
-        """Seconds the CNI ADD of a new pod on node waits (the longest
-        matching cni-add-delay rule), 0 when none."""
+    def _node_delay(self, kind, node):
+        """The longest delay of the rules of kind for node, 0 when none."""
         with self.lock:
             return max([r["delay"] for r in self.rules
-                        if r["kind"] == "cni-add-delay" and
-                        r["node"] == node] or [0.0])
+                        if r["kind"] == kind and r["node"] == node] or [0.0])
+
+    def cni_add_delay(self, node):
+        """Seconds the CNI ADD of a new pod on node waits (cni-add-delay)."""
+        return self._node_delay("cni-add-delay", node)
 
     def ready_delay(self, node):
-        """Seconds a container started on node stays not Ready (the
-        longest matching ready-delay rule), 0 when none: a slow readiness
-        gate, or the window between a container's start and its kubelet's
-        next status report."""
-        with self.lock:
-            return max([r["delay"] for r in self.rules
-                        if r["kind"] == "ready-delay" and
-                        r["node"] == node] or [0.0])
+        """Seconds a container started on node stays not Ready (ready-delay):
+        a slow readiness gate, or the window between a container's start
+        and its kubelet's next status report."""
+        return self._node_delay("ready-delay", node)
 
     def limit_range_cpu(self, ns):
         """The default CPU limit a LimitRange gives containers of namespace
