@@ -5,7 +5,7 @@
 # on a 6-node cluster; `kperf run --all-nodes` measures every node in ring pairs (each node client
 # once and server once; 3 node-disjoint pairs at a time) with TCP_RR, takes a second look at the
 # flagged node (its two pairs measured again, one at a time: 2 samples each), and its verdict
-# flags exactly node-4 as the outlier, in JSON, CSV and the table. Short
+# flags node-4 as the outlier, in JSON, CSV and the table. Short
 # durations keep it well under a minute. (TCP_STREAM is left out: on kube-sim all "nodes" share
 # the machine's CPUs, and streams of concurrent pairs starve each other, which made a healthy
 # neighbour look slow in one run of five.)
@@ -34,30 +34,46 @@ if [ "$rc" = 0 ] && jq -e '
 else
     fail "sweep: rc=$rc $(jq -c '[.results[] | {placement, status}]' "$K8S_DIR/sweep.json" 2>&1 | cut -c1-300) $(tail -3 "$K8S_DIR/sweep.err")"
 fi
-# node-4 (1 Mbit/s: p50 in the hundreds of us) must be flagged and confirmed, and its ring
-# neighbours node-3 and node-5 must not be. Another node may be flagged only by this VM's noise
-# (one CI run: node-1 at 36 us against a 27 us median, CV 14%), never near node-4's figure.
-if jq -e '(.metadata.sweep.outliers | index("node-4")) and
+# node-4 (1 Mbit/s: p50 in the hundreds of us) must be flagged and confirmed. Its ring
+# neighbours node-3 and node-5 each have one slow pair (with node-4) and one good pair; the rule
+# judges a node on the better of its pairs, so each neighbour's value must be exactly the best
+# p50 of its good pair (node-2 -> node-3 for node-3, node-5 -> node-6 for node-5), far from
+# node-4's. Whether that value is then flagged is this VM's noise, not the rule: kube-sim's
+# "nodes" share two CPUs, and a pair's p50 is bimodal (about 26 us, or about 35 us when the
+# scheduler puts its ends on different CPUs for the whole test; 15 local runs: 6 had a node at
+# 33-36 us, and twice the second look saw the slow mode again, once on node-5, once on node-1
+# in CI). So a node other than node-4 may be flagged only below 2x the median, and at most one
+# (6 nodes, the median is in the fast mode only when 3 or more are in it, see the count below).
+if jq -e '
+    def best(pl): [.results[] | select(.placement == pl and .test == "TCP_RR")
+        | [.aggregate.latency_us.p50] + [.samples[].latency_us.p50] | map(select(. > 0)) | min][0];
+    def value(n): [.metadata.sweep.nodes[] | select(.name == n) | .metrics | to_entries[0].value.value][0];
+    (.metadata.sweep.outliers | index("node-4")) and
     (.metadata.sweep.confirmed | index("node-4")) and
     ([.results[] | select(.placement == "node:node-4" or .placement == "node:node-3")
         | .samples | length] == [2, 2]) and
-    ([.metadata.sweep.nodes[] | select(.name == "node-3" or .name == "node-5") | .verdict]
-        == ["ok", "ok"]) and
+    (value("node-3") == best("node:node-2")) and (value("node-5") == best("node:node-5")) and
     ([.metadata.sweep.nodes[] | .metrics | to_entries[0].value.value] | sort | .[2]) as $med |
+    (value("node-4") > 5 * $med) and
     all(.metadata.sweep.nodes[] | select(.verdict == "outlier" and .name != "node-4");
         (.metrics | to_entries[0].value.value) < 2 * $med) and
     ([.metadata.sweep.nodes[] | select(.verdict == "ok")] | length >= 4) and
     all(.metadata.sweep.nodes[]; .instance_type and .zone and .kernel)' \
     "$K8S_DIR/sweep.json" >/dev/null; then
-    pass "the slowed node-4 is an outlier, its neighbours are not: $(jq -c '[.metadata.sweep.nodes[] | {name, verdict, p50: (.metrics | to_entries[0].value.value | floor)}]' "$K8S_DIR/sweep.json")"
+    pass "the slowed node-4 is an outlier, its neighbours are judged on their good pairs: $(jq -c '[.metadata.sweep.nodes[] | {name, verdict, p50: (.metrics | to_entries[0].value.value | floor)}]' "$K8S_DIR/sweep.json")"
 else
-    fail "verdict: $(jq -c '.metadata.sweep | {outliers, nodes: [.nodes[] | {name, verdict, metrics}]}' "$K8S_DIR/sweep.json" | cut -c1-600)"
+    fail "verdict: $(jq -c '.metadata.sweep | {outliers, confirmed, nodes: [.nodes[] | {name, verdict, p50: (.metrics | to_entries[0].value.value)}]}' "$K8S_DIR/sweep.json") rows: $(jq -c '[.results[] | select(.test == "TCP_RR") | {placement, p50: [.samples[].latency_us.p50]}]' "$K8S_DIR/sweep.json")"
 fi
 "$KPERF" report -o csv "$K8S_DIR/sweep.json" >"$K8S_DIR/sweep.csv" 2>&1
 "$KPERF" report -o table "$K8S_DIR/sweep.json" >"$K8S_DIR/sweep.txt" 2>&1
-if head -1 "$K8S_DIR/sweep.csv" | grep -q ',node_verdict$' &&
+csv_verdicts=1 # each node's row carries the verdict the JSON gives that node
+for n in 1 2 3 4 5 6; do
+    v=$(jq -r --arg n "node-$n" '.metadata.sweep.nodes[] | select(.name == $n) | .verdict' \
+        "$K8S_DIR/sweep.json")
+    grep -q "^pod-to-pod,node:node-$n,TCP_RR,.*,$v\$" "$K8S_DIR/sweep.csv" || csv_verdicts=0
+done
+if head -1 "$K8S_DIR/sweep.csv" | grep -q ',node_verdict$' && [ "$csv_verdicts" = 1 ] &&
     grep -q '^pod-to-pod,node:node-4,TCP_RR,.*,outlier$' "$K8S_DIR/sweep.csv" &&
-    grep -q '^pod-to-pod,node:node-3,TCP_RR,.*,ok$' "$K8S_DIR/sweep.csv" &&
     grep -Eq 'outlier +node-4' "$K8S_DIR/sweep.txt" &&
     grep -q "$(jq -r '.metadata.sweep.outliers | length' "$K8S_DIR/sweep.json") outlier" "$K8S_DIR/sweep.txt"; then
     pass "CSV and table show the verdict"
