@@ -129,14 +129,8 @@ int cmd_report(int argc, char **argv)
                 kp_err_msg(&err));
         return 1;
     }
-    if (f.noisy_cv_pct >= 0) {
-        report_set_noisy_cv_pct(rep, f.noisy_cv_pct);
-        if (report_finish(rep, &err) != 0) {
-            fprintf(stderr, "kperf: error: %s: %s\n", f.path, kp_err_msg(&err));
-            report_free(rep);
-            return 1;
-        }
-    }
+    if (f.noisy_cv_pct >= 0)
+        report_judge_noise(rep, f.noisy_cv_pct);
     rc = 0;
     if (report_render(rep, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));

@@ -126,7 +126,9 @@ char *localnet_write(const struct localnet *ln, const char *name, const char *te
         free(path);
         return NULL;
     }
-    if ((fputs(text, f) < 0) | (fclose(f) != 0)) {
+    bool bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0; /* closed whatever fputs did */
+    if (bad) {
         kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
         free(path);
         return NULL;

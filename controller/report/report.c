@@ -434,6 +434,37 @@ static void fill_mtus(struct report *rep)
     }
 }
 
+void report_judge_noise(struct report *rep, double cv_pct)
+{
+    rep->noisy_cv_pct = cv_pct;
+    report_lazy_forget(rep->lazy); /* the stored rows change below */
+    for (size_t i = 0; i < json_array_size(rep->rows); i++) {
+        json_t *v = json_array_get(rep->rows, i), *tree, *stored;
+        if (!json_is_string(v)) {
+            report_aggregate_judge_noise(v, cv_pct);
+            continue;
+        }
+        tree = report_lazy_expand(v);
+        if (!tree) /* text this report wrote, parsed with allocators that abort on failure */
+            continue;
+        report_aggregate_judge_noise(tree, cv_pct);
+        if (i < rep->n_info)
+            rep->info[i].noisy = json_is_true(json_object_get(tree, "noisy"));
+        stored = report_lazy_store(tree, 0); /* it was text: text again, unless out of memory */
+        json_array_set_new(rep->rows, i, stored ? stored : json_incref(tree));
+        json_decref(tree);
+    }
+}
+
+size_t report_rows_as_text(const struct report *rep)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < json_array_size(rep->rows); i++)
+        n += json_is_string(json_array_get(rep->rows, i));
+    return n;
+}
+
 int report_finish(struct report *rep, struct kp_err *err)
 {
     size_t i;

@@ -77,6 +77,15 @@ const json_t *report_metadata_const(const struct report *rep); /* borrowed, read
 void report_set_noisy_cv_pct(struct report *rep, double cv_pct);
 double report_noisy_cv_pct(const struct report *rep); /* the current threshold */
 
+/* A finished (or loaded) report judged under another noisy threshold (kperf report --noisy-cv):
+ * sets it and replaces each row's stats and noisy flag, one row at a time, so rows kept as text
+ * (report_lazy.h) stay text and the memory stays what loading took. Nothing else of a row
+ * changes (report_finish would rebuild all of it and expand every row). */
+void report_judge_noise(struct report *rep, double cv_pct);
+
+/* How many rows are kept as text (report_lazy.h): the memory the rows take, for tests. */
+size_t report_rows_as_text(const struct report *rep);
+
 /* Where the results of one measurement group go: one (scenario, placement) in one direction.
  * The runner makes one per plan group before measuring (strings compared once, here), then
  * hands it every document, skip and error of the group: a result reaches its row by its test

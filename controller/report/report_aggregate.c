@@ -250,3 +250,13 @@ int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err)
     json_object_set_new(row, "noisy", json_boolean(noisy));
     return 0;
 }
+
+void report_aggregate_judge_noise(json_t *row, double noisy_cv_pct)
+{
+    const char *kind = json_string_value(json_object_get(row, "kind"));
+    bool noisy = false;
+
+    if (json_array_size(json_object_get(row, "samples")) > 0) /* set in place: order kept */
+        json_object_set_new(row, "stats", build_stats(row, kind, noisy_cv_pct, &noisy));
+    json_object_set_new(row, "noisy", json_boolean(noisy));
+}

@@ -44,4 +44,8 @@ size_t report_sample_values(const json_t *row, const char *field, const char *su
  * err when a histogram cannot be parsed. */
 KP_MUST_CHECK int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err);
 
+/* Judges an aggregated row's noise again under another threshold: replaces row.stats and
+ * row.noisy (all that the threshold moves; the keys keep their places) from row.samples. */
+void report_aggregate_judge_noise(json_t *row, double noisy_cv_pct);
+
 #endif

@@ -97,6 +97,11 @@ const json_t *report_lazy_row(struct report_lazy *c, const json_t *rows, size_t 
     return s->tree;
 }
 
+void report_lazy_forget(struct report_lazy *c)
+{
+    clear(c);
+}
+
 json_t *report_lazy_expand(const json_t *v)
 {
     return json_is_string(v) ? parse(v) : json_incref((json_t *)v);

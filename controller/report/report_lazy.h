@@ -46,6 +46,9 @@ const json_t *report_lazy_row(struct report_lazy *c, const json_t *rows, size_t 
  * the callers that change rows. */
 void report_lazy_expand_all(struct report_lazy *c, json_t *rows);
 
+/* Empties the cache (trees given out are freed): for a caller about to replace stored rows. */
+void report_lazy_forget(struct report_lazy *c);
+
 /* v as a tree, without a cache: a new reference to v when it is not a stored row, a parse of
  * its text when it is (NULL when that fails: out of memory). Caller json_decref's it. For a
  * single pass over stored rows (compare's rows, compare.c). */

@@ -148,8 +148,9 @@ static void test_held_rows_stay_valid_and_lru_is_evicted(void **state)
     json_decref(rows);
 }
 
-/* A finished report of NROWS scalar-heavy rows (throughput samples), one scenario each. */
-static struct report *build(void)
+/* A report of NROWS scalar-heavy rows (throughput samples), one scenario each, finished under
+ * the noisy threshold cv_pct. */
+static struct report *build_at(double cv_pct)
 {
     struct report *rep = report_new();
     struct kp_err err = {{0}};
@@ -168,8 +169,14 @@ static struct report *build(void)
             report_group_error_test(report_group_get(rep, sc, "same-node", false), TEST_UDP_RR,
                                     "agent crashed");
     }
+    report_set_noisy_cv_pct(rep, cv_pct);
     assert_int_equal(report_finish(rep, &err), 0);
     return rep;
+}
+
+static struct report *build(void)
+{
+    return build_at(REPORT_DEFAULT_CV_PCT);
 }
 
 /* The report rendered in fmt, as a string (caller frees). */
@@ -184,6 +191,35 @@ static char *rendered(const struct report *rep, enum report_format fmt)
     assert_int_equal(report_render(rep, fmt, f, &err), 0);
     fclose(f);
     return buf;
+}
+
+/* rep as `kperf run` writes it, read back by report_load (caller frees) */
+static struct report *written_and_loaded(const struct report *rep)
+{
+    struct kp_err err = {{0}};
+    char path[] = "/tmp/kperf-lazy-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    struct report *back;
+
+    assert_non_null(f);
+    assert_int_equal(report_render(rep, REPORT_JSON, f, &err), 0);
+    fclose(f);
+    back = report_load(path, &err);
+    unlink(path);
+    assert_non_null(back);
+    return back;
+}
+
+/* a and b render the same in fmt */
+static void assert_same_output(const struct report *a, const struct report *b,
+                               enum report_format fmt)
+{
+    char *ta = rendered(a, fmt), *tb = rendered(b, fmt);
+
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
 }
 
 static void assert_same_info(const struct report_row_info *a, const struct report_row_info *b)
@@ -205,9 +241,6 @@ static void test_loaded_report_reads_as_written(void **state)
 {
     struct report *rep = build(), *back;
     struct kp_err err = {{0}};
-    char path[] = "/tmp/kperf-lazy-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
     const json_t *held[REPORT_LAZY_SLOTS - 1];
     static const enum report_format fmts[] = {REPORT_JSON,  REPORT_MARKDOWN, REPORT_CSV,
                                               REPORT_TABLE, REPORT_HTML,     REPORT_OPENMETRICS};
@@ -220,12 +253,7 @@ static void test_loaded_report_reads_as_written(void **state)
         json_decref(stored);
         json_decref(row);
     }
-    assert_non_null(f);
-    assert_int_equal(report_render(rep, REPORT_JSON, f, &err), 0);
-    fclose(f);
-    back = report_load(path, &err);
-    unlink(path);
-    assert_non_null(back);
+    back = written_and_loaded(rep);
     assert_int_equal(report_row_count(back), report_row_count(rep));
     for (size_t i = 0; i < report_row_count(rep); i++) {
         struct report_row_info a, b;
@@ -245,23 +273,48 @@ static void test_loaded_report_reads_as_written(void **state)
         assert_true(json_equal(full, (json_t *)report_row(rep, i)));
         json_decref(full);
     }
-    for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) { /* every output the same */
-        char *a = rendered(rep, fmts[k]), *b = rendered(back, fmts[k]);
-        assert_string_equal(a, b);
-        free(a);
-        free(b);
-    }
+    for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) /* every output the same */
+        assert_same_output(rep, back, fmts[k]);
     assert_int_equal(report_ok_count(back), report_ok_count(rep));
     assert_int_equal(report_error_count(back), report_error_count(rep));
     /* changing the rows (report_finish) turns them back into trees: same result */
     assert_int_equal(report_finish(back, &err), 0);
-    {
-        char *a = rendered(rep, REPORT_JSON), *b = rendered(back, REPORT_JSON);
-        assert_string_equal(a, b);
-        free(a);
-        free(b);
-    }
+    assert_same_output(rep, back, REPORT_JSON);
     report_free(back);
+    report_free(rep);
+}
+
+/* kperf report --noisy-cv on a loaded report: the rows are judged again one at a time and stay
+ * text, and the result is the report finished under that threshold from the start. */
+static void test_noise_judged_again_rows_stay_text(void **state)
+{
+    struct report *rep = build(), *strict, *back;
+    size_t noisy = 0;
+    (void)state;
+
+    back = written_and_loaded(rep);
+    assert_int_equal(report_rows_as_text(back), report_row_count(back)); /* all scalars */
+    for (size_t i = 0; i < report_row_count(back); i++) { /* none noisy at the default */
+        struct report_row_info ri;
+        report_row_info(back, i, &ri);
+        noisy += ri.noisy;
+    }
+    assert_int_equal(noisy, 0);
+    /* the samples differ by ~1%: at 0.1% every two-sample row is noisy */
+    report_judge_noise(back, 0.1);
+    assert_int_equal(report_rows_as_text(back), report_row_count(back));
+    strict = build_at(0.1);
+    for (size_t i = 0; i < report_row_count(back); i++) {
+        struct report_row_info a, b;
+        report_row_info(strict, i, &a);
+        report_row_info(back, i, &b);
+        assert_same_info(&a, &b);
+        noisy += b.noisy;
+    }
+    assert_int_equal(noisy, NROWS);
+    assert_same_output(strict, back, REPORT_JSON);
+    report_free(back);
+    report_free(strict);
     report_free(rep);
 }
 
@@ -273,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_mostly_packed_rows_stay_trees),
         cmocka_unit_test(test_held_rows_stay_valid_and_lru_is_evicted),
         cmocka_unit_test(test_loaded_report_reads_as_written),
+        cmocka_unit_test(test_noise_judged_again_rows_stay_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
