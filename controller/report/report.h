@@ -80,7 +80,8 @@ double report_noisy_cv_pct(const struct report *rep); /* the current threshold *
 /* A finished (or loaded) report judged under another noisy threshold (kperf report --noisy-cv):
  * sets it and replaces each row's stats and noisy flag, one row at a time, so rows kept as text
  * (report_lazy.h) stay text and the memory stays what loading took. Nothing else of a row
- * changes (report_finish would rebuild all of it and expand every row). */
+ * changes (report_finish would rebuild all of it and expand every row). Rows returned by
+ * report_row before the call are no longer valid after it. */
 void report_judge_noise(struct report *rep, double cv_pct);
 
 /* How many rows are kept as text (report_lazy.h): the memory the rows take, for tests. */
