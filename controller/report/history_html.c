@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* history_html.c - the history trend page (history_html.h). A series is the reports whose
  * paths share DIR/<cluster>/<node pair>/<cni>/ (history.h), ordered by file name, which is the
- * start time. Rows are matched across runs by their key as compare matches them. */
+ * start time. Rows are matched across runs by their key (base/rowkey.h), as compare matches
+ * them. */
 #include "controller/report/history_html.h"
 
 #include <math.h>
@@ -10,10 +11,10 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/rowkey.h"
 #include "controller/report/history.h"
 #include "controller/report/html_chart.h"
 #include "controller/report/html_util.h"
-#include "controller/report/render_text.h"
 #include "controller/report/report.h"
 
 struct series {
@@ -31,11 +32,14 @@ static const char *str(const json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* "scenario|placement|test|reverse|family" of a report row or a compare row. Caller frees. */
+/* The rowkey_text of a report row or a compare row: the key compare matches rows by
+ * (base/rowkey.h). Caller frees; NULL for a row without scenario, placement or test. */
 static char *row_id(const json_t *r)
 {
-    return kp_xasprintf("%s|%s|%s|%d|%s", str(r, "scenario"), str(r, "placement"), str(r, "test"),
-                        json_is_true(json_object_get(r, "reverse")), str(r, "ip_family"));
+    struct rowkey k;
+
+    rowkey_of(r, &k);
+    return rowkey_text(&k);
 }
 
 /* The length of the series part of a listed path (up to the CNI folder, without the version
@@ -124,7 +128,7 @@ static const char *verdict_of(const struct series *s, size_t i, const char *rid,
     json_array_foreach(json_object_get(s->judged[i], "rows"), a, r)
     {
         char *id = row_id(r);
-        bool same = strcmp(id, rid) == 0;
+        bool same = id && strcmp(id, rid) == 0;
         free(id);
         if (!same)
             continue;
@@ -142,13 +146,13 @@ static const char *verdict_of(const struct series *s, size_t i, const char *rid,
 static char *measured_row_id(const struct report *rep, size_t i)
 {
     struct report_row_info ri;
+    struct rowkey k;
 
     report_row_info(rep, i, &ri);
     if (ri.n_samples == 0)
         return NULL;
-    return kp_xasprintf("%s|%s|%s|%d|%s", ri.scenario ? ri.scenario : "",
-                        ri.placement ? ri.placement : "", ri.test ? ri.test : "", ri.reverse,
-                        ri.ip_family ? ri.ip_family : "");
+    rowkey_make(&k, ri.scenario, ri.placement, ri.test, ri.reverse, ri.ip_family);
+    return rowkey_text(&k);
 }
 
 /* The measured row rid of run i, or NULL. Borrowed. */
@@ -272,7 +276,7 @@ static void series_section(const struct series *s, const char *dir, struct count
 {
     size_t count, nrows;
     const struct cmp_metric *m = cmp_metrics(&count);
-    char **ids, label[96];
+    char **ids, label[256];
 
     char *name =
         kp_xasprintf("%.*s", (int)(s->key_len - strlen(dir) - 2), s->key + strlen(dir) + 1);
@@ -285,19 +289,12 @@ static void series_section(const struct series *s, const char *dir, struct count
     nrows = row_ids(s, &ids);
     for (size_t r = 0; r < nrows; r++) {
         const json_t *row = NULL;
+        struct rowkey key;
         for (size_t i = s->n; i-- > 0 && !row;)
             row = row_of(s->reps[i], ids[r]);
+        rowkey_of(row, &key);
         fputs("<section class=\"row\"><h3>", out);
-        html_esc(str(row, "scenario"), out);
-        fputc(' ', out);
-        html_esc(str(row, "placement"), out);
-        fputc(' ', out);
-        html_esc(render_test_label(row, label, sizeof(label)), out);
-        if (*str(row, "ip_family")) {
-            fputs(" [", out);
-            html_esc(str(row, "ip_family"), out);
-            fputc(']', out);
-        }
+        html_esc(rowkey_label(&key, label, sizeof(label)), out);
         fputs("</h3>\n<div class=\"charts\">\n", out);
         for (size_t k = 0; k < count; k++)
             metric_chart(s, ids[r], &m[k], c, out);

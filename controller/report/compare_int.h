@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* compare_int.h - the comparison object, shared by the files of compare.h only: compare.c
+ * builds it (matching and judging), compare_render.c writes it out. Nobody else includes this. */
+#ifndef KPERF_REPORT_COMPARE_INT_H
+#define KPERF_REPORT_COMPARE_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct compare {
+    json_t *doc; /* kperf.compare/v1, ours; rows[] kept as text (report_lazy.h) */
+    size_t regressions;
+    size_t improvements;
+    size_t failed_in_new;                                 /* measured in BASE, failed in NEW */
+    size_t readiness_regressions, readiness_improvements; /* readiness.h */
+};
+
+#endif
