@@ -22,6 +22,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "base/testkind.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000
 #define RESULT_TIMEOUT_MS    15000
@@ -31,7 +32,7 @@
 void client_opts_default(struct client_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->port = 5201;
+    o->port = TESTKIND_DEFAULT_PORT;
     o->duration_ms = 10000;
     o->samples = 1;
     o->streams = 4;

@@ -51,7 +51,8 @@ struct client_opts {
     uint64_t connect_timeout_ms;
 };
 
-/* Fills o with the CLI defaults (port 5201, 10 s, 1 sample, 4 streams, 1 Gbit/s, 5 s). */
+/* Fills o with the CLI defaults (port TESTKIND_DEFAULT_PORT, 10 s, 1 sample, 4 streams, 1 Gbit/s, 5
+ * s). */
 void client_opts_default(struct client_opts *o);
 
 /* Runs every test and sample. Returns the document (new reference, caller decrefs) and sets

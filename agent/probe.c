@@ -20,6 +20,7 @@
 #include "agent/proto.h"
 #include "base/clock.h"
 #include "base/kp_alloc.h"
+#include "base/testkind.h"
 
 #define MS            1000000ull
 #define TCP_MSG       16 /* seq, send time: echoed back */
@@ -39,7 +40,7 @@
 void probe_opts_default(struct probe_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->port = 5201;
+    o->port = TESTKIND_DEFAULT_PORT;
     o->rate = 100;
     o->connect_every_ms = 100;
     o->timeout_ms = 200;

@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 #include "base/kp_err.h"
+#include "base/testkind.h"
 
 /* Defaults (docs/protocol.md, "Deadlines, limits"), the reasons beside them. */
-#define SERVER_DEFAULT_PORT            5201
+#define SERVER_DEFAULT_PORT            TESTKIND_DEFAULT_PORT
 #define SERVER_DEFAULT_MAX_DURATION_MS (10u * 60u * 1000u)
 #define SERVER_DEFAULT_MAX_CONNS       1024
 /* One source (an IPv4 address, an IPv6 /64) may hold about a quarter of the global cap: two

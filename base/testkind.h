@@ -27,6 +27,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The agent server's TCP and UDP port unless --port says otherwise: the protocol's one default,
+ * for the agent's server, client and probe, the controller's --port and --external-port and
+ * the local backend's netns agents. _TEXT is the same number as text, for help strings. */
+#define TESTKIND_DEFAULT_PORT      5201
+#define TESTKIND_STR_(x)           #x
+#define TESTKIND_STR(x)            TESTKIND_STR_(x)
+#define TESTKIND_DEFAULT_PORT_TEXT TESTKIND_STR(TESTKIND_DEFAULT_PORT)
+
 /* Canonical (report) order: latency tests first, then throughput tests. Also the bit index of
  * a test in masks ((1u << TEST_x)). */
 enum test_kind {

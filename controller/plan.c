@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/rowkey.h"
 #include "base/testkind.h"
 #include "controller/run_options.h"
 
@@ -18,18 +19,17 @@ struct plan {
     size_t cap;
 };
 
+/* as reports spell them: base/rowkey.h owns the names */
 static const char *const scenario_names[SCENARIO_COUNT] = {
-    "pod-to-pod",
-    "host-to-host",
-    "pod-to-service",
-    "pod-to-external",
+    ROWKEY_SCENARIO_POD_TO_POD,
+    ROWKEY_SCENARIO_HOST_TO_HOST,
+    ROWKEY_SCENARIO_POD_TO_SERVICE,
+    ROWKEY_SCENARIO_POD_TO_EXTERNAL,
 };
 
 static const char *const placement_names[PLACEMENT_COUNT] = {
-    "same-node",
-    "other-node",
-    "external",
-    "node",
+    ROWKEY_PLACEMENT_SAME_NODE, ROWKEY_PLACEMENT_OTHER_NODE, ROWKEY_PLACEMENT_EXTERNAL,
+    "node", /* the flag's name; a sweep row's placement is ROWKEY_SWEEP_PREFIX + its node */
 };
 
 const char *plan_scenario_name(enum scenario s)
@@ -202,7 +202,7 @@ void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
             *g = old[i];
             g->placement = PLACEMENT_NODE;
             g->node = kp_xstrdup(names[k]);
-            g->placement_label = kp_xasprintf("node:%s", names[k]);
+            g->placement_label = kp_xasprintf("%s%s", ROWKEY_SWEEP_PREFIX, names[k]);
             g->skip_reason = kp_xstrdup(old[i].skip_reason);
         }
         /* both directions of the streams: the same pairs with the server sending */
@@ -217,7 +217,7 @@ void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)
             r.reverse = true;
             r.placement = PLACEMENT_NODE;
             r.node = kp_xstrdup(names[k]);
-            r.placement_label = kp_xasprintf("node:%s", names[k]);
+            r.placement_label = kp_xasprintf("%s%s", ROWKEY_SWEEP_PREFIX, names[k]);
             r.skip_reason = kp_xstrdup(old[i].skip_reason);
             *group_append(p) = r;
         }

@@ -8,6 +8,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/testkind.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
 
@@ -30,8 +31,8 @@ void run_options_init(struct run_options *o)
     o->pod_churn = -1; /* not given: none on Kubernetes, LOCAL_READY_DEFAULT_PODS with --local */
     o->output = RUN_OUTPUT_TABLE;
     o->mtu = 1500;
-    o->port = 5201;
-    o->external_port = 5201;
+    o->port = TESTKIND_DEFAULT_PORT;
+    o->external_port = TESTKIND_DEFAULT_PORT;
 }
 
 void run_options_cleanup(struct run_options *o)

@@ -91,9 +91,9 @@ struct run_options {
     char *node_a;        /* --nodes A,B: server node and other-node client node; owned; or NULL */
     char *node_b;        /* owned; NULL when not given (then A is used for same-node only) */
     char *nodes_from;    /* --nodes-from BASE.json; owned; NULL = none */
-    int port;            /* --port, default 5201 */
+    int port;            /* --port, default TESTKIND_DEFAULT_PORT */
     char *external_host; /* --external-server HOST[:PORT]; owned; NULL = none */
-    int external_port;   /* default 5201 */
+    int external_port;   /* default TESTKIND_DEFAULT_PORT */
     char *external_name; /* the name given to --external-server when the controller resolved
                           * it to external_host (controller/resolve.h); owned; NULL = none */
     /* --external-token-file: the external agent's token (both backends); owned */

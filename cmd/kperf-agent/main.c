@@ -21,6 +21,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "base/testkind.h"
 #include "base/token.h"
 #include "base/units.h"
 
@@ -193,7 +194,8 @@ static int srv_max_rate(void *p, const struct flag *f, const char *v, struct kp_
     }
 
 static const struct flag server_flags[] = {
-    SRV("port", "N", srv_port, "TCP and UDP port (default 5201; 0 = any free port)"),
+    SRV("port", "N", srv_port,
+        "TCP and UDP port (default " TESTKIND_DEFAULT_PORT_TEXT "; 0 = any free port)"),
     {.name = "bind",
      .arg = "ADDR",
      .help = "address to listen on (default :: for IPv6 and IPv4, 0.0.0.0 without IPv6)",
@@ -431,7 +433,8 @@ static int cli_connect_timeout(void *p, const struct flag *f, const char *v, str
     }
 
 static const struct flag client_flags[] = {
-    CLI("server", "HOST[:PORT]", cli_server, "the kperf-agent server (port 5201 by default)"),
+    CLI("server", "HOST[:PORT]", cli_server,
+        "the kperf-agent server (port " TESTKIND_DEFAULT_PORT_TEXT " by default)"),
     CLI("tests", "LIST", cli_tests,
         "comma list: TCP_RR,TCP_CRR,TCP_STREAM,TCP_STREAM_MULTI,UDP_RR,UDP_STREAM or all; "
         "TCP_RR_LOADED: TCP_RR while a TCP_STREAM_MULTI fills the path"),
@@ -584,7 +587,8 @@ static int prb_kinds(void *p, const struct flag *f, const char *v, struct kp_err
     }
 
 static const struct flag probe_flags[] = {
-    PRB("server", "HOST[:PORT]", prb_server, "the kperf-agent server (port 5201 by default)"),
+    PRB("server", "HOST[:PORT]", prb_server,
+        "the kperf-agent server (port " TESTKIND_DEFAULT_PORT_TEXT " by default)"),
     PRB("token-file", "F", prb_token, "file holding the server's token"),
     PRB("duration", "D", prb_duration, "stop after D (default: at SIGTERM or SIGINT)"),
     PRB("rate", "N", prb_rate, "UDP and TCP request/response probes per second, each (100)"),

@@ -646,7 +646,8 @@ static const struct flag run_flags[] = {
              "server node A, other-node client B (same-node uses A)"),
     RUN_FLAG(G_K8S, F_NODES_FROM, "nodes-from", 0, "REPORT.json",
              "use the node pair of an earlier report"),
-    RUN_FLAG(G_K8S, F_PORT, "port", 0, "PORT", "agent server port (default 5201)"),
+    RUN_FLAG(G_K8S, F_PORT, "port", 0, "PORT",
+             "agent server port (default " TESTKIND_DEFAULT_PORT_TEXT ")"),
     RUN_FLAG(G_K8S, F_EXTERNAL, "external-server", 0, "HOST[:PORT]",
              "a kperf-agent server outside the cluster, for pod-to-external\n"
              "(a name is resolved here, by --ip-family)"),

@@ -7,6 +7,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/rowkey.h"
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
@@ -221,6 +222,8 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
     if (!server)
         return NULL;
     if (strcmp(server, k8s_facts_node_name(b->node_a)) == 0) {
+        /* an address, not a row key: a group always has its family (plan_set_families in
+         * k8s_prepare); the run's first stands in as k8s_backend_int.h's NULL does */
         int f = K8S_FAM(g->ip_family ? g->ip_family : b->ip_families[0]);
         return strcmp(network, "host") == 0 ? b->host_server_ip[f] : b->pod_server_ip[f];
     }
@@ -368,14 +371,24 @@ static void drop_ahead(struct k8s_sweep_state *st, size_t i)
     st->ahead[i] = st->ahead[--st->n_ahead];
 }
 
-/* Jobs for up to parallel-1 more groups of g's round, scenario and direction */
+/* The key of the rows group g gives, without its tests (base/rowkey.h): groups of one sweep
+ * series differ only in their placement ("node:<client>"). */
+static void group_key(const struct plan_group *g, struct rowkey *k)
+{
+    rowkey_make(k, plan_scenario_name(g->scenario), g->placement_label, "", g->reverse,
+                g->ip_family);
+}
+
+/* Jobs for up to parallel-1 more groups of g's round and series (scenario, direction, family) */
 static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
 {
     struct k8s_sweep_state *st = b->sweep;
     const struct plan_group *g = spec->group;
     int round = round_of(b, g->node);
     size_t more = (size_t)b->ro->parallel - 1;
+    struct rowkey kg;
 
+    group_key(g, &kg);
     kp_log(KP_LOG_DEBUG, "sweep: %s is round %d; up to %zu more pairs of it at once",
            g->placement_label, round, more);
 
@@ -383,9 +396,10 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
         const struct plan_group *o = plan_group_get(st->plan, i);
         struct ahead a = {.g = o};
         struct kp_err e;
+        struct rowkey ko;
+        group_key(o, &ko);
         if (o == g || o->skipped || o->placement != PLACEMENT_NODE || !o->node ||
-            o->scenario != g->scenario || o->reverse != g->reverse || was_started(st, o) ||
-            round_of(b, o->node) != round)
+            !rowkey_same_series(&ko, &kg) || was_started(st, o) || round_of(b, o->node) != round)
             continue;
         a.spec = *spec;
         a.spec.group = o;

@@ -29,6 +29,7 @@
 #define KPERF_LOCAL_LOCALNET_H
 
 #include "base/kp_err.h"
+#include "base/testkind.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -39,7 +40,7 @@ struct kp_err;
 #define LOCALNET_STATE_DIR "/run/kperf"
 #define LOCALNET_PREFIX    "kpl"
 #define LOCALNET_ID_LEN    9 /* "kpl" + 6 hex digits */
-#define LOCALNET_PORT      5201
+#define LOCALNET_PORT      TESTKIND_DEFAULT_PORT
 
 enum localnet_ns {
     LN_UNDERLAY = 0, /* the "VPC": underlay bridge and router to the external network */

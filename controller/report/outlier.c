@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/rowkey.h"
 #include "controller/report/stats.h"
 
 static int same_group(const char *a, const char *b)
@@ -121,9 +122,10 @@ static const char *server_of(const json_t *pairs, const char *client)
     return NULL;
 }
 
-/* one metric (rows of one scenario/test/direction across the sweep): each node's value */
+/* one metric (the sweep rows of first's series, rowkey_same_series: one scenario, test,
+ * direction and family, one row per node): each node's value */
 static void judge_metric(json_t *nodes, const json_t *pairs, const json_t *rows, const char *key,
-                         const json_t *first)
+                         const struct rowkey *first)
 {
     size_t n = json_array_size(nodes), i;
     double *v = kp_xcalloc(n ? n : 1, sizeof(double)), *z = kp_xcalloc(n ? n : 1, sizeof(double));
@@ -139,15 +141,13 @@ static void judge_metric(json_t *nodes, const json_t *pairs, const json_t *rows,
     }
     json_array_foreach(rows, i, row)
     {
-        const char *pl = str(row, "placement");
+        struct rowkey k;
+        const char *client;
         bool h = false;
         const char *w = NULL;
         double x;
-        if (!pl || strncmp(pl, "node:", 5) != 0 ||
-            !same_group(str(row, "scenario"), str(first, "scenario")) ||
-            !same_group(str(row, "test"), str(first, "test")) ||
-            json_is_true(json_object_get(row, "reverse")) !=
-                json_is_true(json_object_get(first, "reverse")))
+        rowkey_of(row, &k);
+        if (!(client = rowkey_sweep_node(&k)) || !rowkey_same_series(&k, first))
             continue;
         x = row_value(row, &h, &w);
         if (isnan(x))
@@ -155,13 +155,13 @@ static void judge_metric(json_t *nodes, const json_t *pairs, const json_t *rows,
         hb = h;
         what = w;
         /* the better of the node's two pairs: as client (this row's client) and as server */
-        int ends[2] = {node_index(nodes, pl + 5), node_index(nodes, server_of(pairs, pl + 5))};
+        int ends[2] = {node_index(nodes, client), node_index(nodes, server_of(pairs, client))};
         for (int e = 0; e < 2; e++) {
-            int k = ends[e];
-            if (k < 0)
+            int at = ends[e];
+            if (at < 0)
                 continue;
-            if (isnan(v[k]) || (hb ? x > v[k] : x < v[k]))
-                v[k] = x;
+            if (isnan(v[at]) || (hb ? x > v[at] : x < v[at]))
+                v[at] = x;
         }
     }
     outlier_judge(v, grp, n, hb, verdict, z);
@@ -206,17 +206,22 @@ void outlier_annotate(json_t *metadata, const json_t *rows)
     outliers = json_array();
     json_array_foreach(rows, i, row)
     {
-        const char *pl = str(row, "placement");
-        if (!pl || strncmp(pl, "node:", 5) != 0)
+        struct rowkey k;
+        char *series, *name;
+        rowkey_of(row, &k);
+        if (!rowkey_sweep_node(&k) || !rowkey_valid(&k))
             continue;
-        char *key = kp_xasprintf("%s %s%s", str(row, "scenario") ? str(row, "scenario") : "?",
-                                 str(row, "test") ? str(row, "test") : "?",
-                                 json_is_true(json_object_get(row, "reverse")) ? " reverse" : "");
-        if (!json_object_get(seen, key)) {
-            json_object_set_new(seen, key, json_true());
-            judge_metric(nodes, pairs, rows, key, row);
+        k.placement = ROWKEY_SWEEP_PREFIX; /* the series: every node's row of this metric */
+        series = rowkey_text(&k);
+        if (!json_object_get(seen, series)) {
+            const char *f = rowkey_family_label(&k);
+            json_object_set_new(seen, series, json_true());
+            name = kp_xasprintf("%s %s%s%s%s", k.scenario, k.test, k.reverse ? " reverse" : "",
+                                *f ? " " : "", f);
+            judge_metric(nodes, pairs, rows, name, &k);
+            free(name);
         }
-        free(key);
+        free(series);
     }
     json_array_foreach(nodes, i, node)
     {

@@ -35,8 +35,10 @@ void outlier_judge(const double *v, const char *const *group, size_t n, bool hig
 /* For a report whose metadata has "sweep": {"pairs": [{client, server}], "nodes": [{name,
  * instance_type, ...}]}: sets on each sweep node "verdict" ("ok", "outlier", "not judged";
  * "skipped" for a node with "skipped": the reason it went NotReady mid-sweep) and "metrics"
- * {"<scenario> <test>[ reverse] <metric>": {value, median, z, verdict}} from the rows (placement
- * "node:<client>"), and sweep.outliers [names]. No-op without a sweep. */
+ * {"<scenario> <test>[ reverse][ <family>] <metric>": {value, median, z, verdict}} from the rows
+ * (placement "node:<client>"; one series per rowkey_same_series, base/rowkey.h; the family is
+ * named when it is not ROWKEY_DEFAULT_FAMILY), and sweep.outliers [names]. No-op without a sweep.
+ */
 void outlier_annotate(json_t *metadata, const json_t *rows);
 
 /* The sweep section of a table or Markdown report: one line per node (verdict, instance type,

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/rowkey.h"
 #include "controller/report/html_util.h"
 #include "controller/report/report_lazy.h"
 
@@ -37,15 +38,14 @@ static void num(const json_t *v, FILE *out)
         fputs("-", out);
 }
 
+/* rowkey_label: the family is named when it is not IPv4 (base/rowkey.h) */
 static void row_label(const json_t *row, FILE *out)
 {
-    html_esc(str(row, "scenario"), out);
-    fputc(' ', out);
-    html_esc(str(row, "placement"), out);
-    fputc(' ', out);
-    html_esc(str(row, "test"), out);
-    if (json_is_true(json_object_get(row, "reverse")))
-        fputs(" (reverse)", out);
+    char label[256];
+    struct rowkey k;
+
+    rowkey_of(row, &k);
+    html_esc(rowkey_label(&k, label, sizeof(label)), out);
 }
 
 /* Two horizontal bars, base (grey) above new (coloured by verdict), scaled to the larger. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/hist.h"
+#include "base/rowkey.h"
 #include "controller/report/html_chart.h"
 #include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
@@ -130,20 +131,14 @@ static void print_metadata(const struct report *rep, FILE *out)
     fputs("</table>\n", out);
 }
 
+/* rowkey_label: the family is named when it is not IPv4 (base/rowkey.h) */
 static void row_label(const json_t *row, FILE *out)
 {
-    char label[96];
+    char label[256];
+    struct rowkey k;
 
-    html_esc(str(row, "scenario"), out);
-    fputc(' ', out);
-    html_esc(str(row, "placement"), out);
-    fputc(' ', out);
-    html_esc(render_test_label(row, label, sizeof(label)), out);
-    if (json_string_value(json_object_get(row, "ip_family"))) { /* dual-stack and IPv6 runs */
-        fputs(" [", out);
-        html_esc(str(row, "ip_family"), out);
-        fputc(']', out);
-    }
+    rowkey_of(row, &k);
+    html_esc(rowkey_label(&k, label, sizeof(label)), out);
 }
 
 struct series {
@@ -312,7 +307,8 @@ static void cdf(const json_t *row, FILE *out)
     struct kp_err err = {{0}};
     struct hist *h = hj ? hist_from_json(hj, &err) : NULL;
     double x[NP], y[NP];
-    char title[160], label[96], lo[32], hi[32];
+    char title[320], label[256], lo[32], hi[32];
+    struct rowkey k;
 
     json_decref(hj);
     if (!h || hist_count(h) == 0) {
@@ -325,9 +321,9 @@ static void cdf(const json_t *row, FILE *out)
     }
     snprintf(lo, sizeof(lo), "%.1f us", x[0]);
     snprintf(hi, sizeof(hi), "%.1f us", x[NP - 1]);
-    snprintf(title, sizeof(title), "%s %s %s: latency CDF, %llu transactions", str(row, "scenario"),
-             str(row, "placement"), render_test_label(row, label, sizeof(label)),
-             (unsigned long long)hist_count(h));
+    rowkey_of(row, &k);
+    snprintf(title, sizeof(title), "%s: latency CDF, %llu transactions",
+             rowkey_label(&k, label, sizeof(label)), (unsigned long long)hist_count(h));
     fputs("<figure class=\"dist\"><figcaption>", out);
     row_label(row, out);
     fprintf(out, " <small>(%llu transactions)</small></figcaption>\n",

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/kp_alloc.h"
+#include "base/rowkey.h"
 #include "controller/report/report.h"
 
 /* Where one value of a row is: aggregate.<field>[.<sub>], times scale. */
@@ -106,12 +107,15 @@ static void row_labels(const struct report_row_info *row, const struct om_run *r
                        const struct om_family *f, FILE *out)
 {
     bool first = true;
+    struct rowkey k; /* every part of the row's key is a label: no two rows give one series */
 
+    rowkey_make(&k, row->scenario, row->placement, row->test, row->reverse, row->ip_family);
     fputc('{', out);
-    label(out, &first, "scenario", row->scenario);
-    label(out, &first, "placement", row->placement);
-    label(out, &first, "test", row->test);
-    label(out, &first, "direction", row->reverse ? "reverse" : "forward");
+    label(out, &first, "scenario", k.scenario);
+    label(out, &first, "placement", k.placement);
+    label(out, &first, "test", k.test);
+    label(out, &first, "direction", k.reverse ? "reverse" : "forward");
+    label(out, &first, "ip_family", k.ip_family);
     label(out, &first, "cluster", run->cluster);
     label(out, &first, "cni", run->cni);
     label(out, &first, "cni_version", run->cni_version);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/rowkey.h"
 #include "base/textsafe.h"
 #include "controller/report/outlier.h"
 #include "controller/report/readiness.h"
@@ -93,9 +94,10 @@ static const char *col_header(enum col c)
 
 const char *render_test_label(const json_t *row, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s", json_string_value(json_object_get(row, "test")),
-             json_is_true(json_object_get(row, "reverse")) ? " (reverse)" : "");
-    return buf;
+    struct rowkey k;
+
+    rowkey_of(row, &k);
+    return rowkey_test_label(&k, buf, len);
 }
 
 const char *render_num(const json_t *obj, const char *field, const char *sub, int decimals,
@@ -150,21 +152,29 @@ static void note(const json_t *row, char *buf)
         snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
 }
 
-/* true when the rows were measured over more than one address family (a dual-stack run) */
+/* rowkey_label of a row: "pod-to-pod same-node TCP_RR (reverse) [IPv6]" */
+static const char *row_label(const json_t *row, char *buf, size_t len)
+{
+    struct rowkey k;
+
+    rowkey_of(row, &k);
+    return rowkey_label(&k, buf, len);
+}
+
+/* true when the rows were measured over more than one address family (a dual-stack run; a
+ * row without ip_family is ROWKEY_DEFAULT_FAMILY's, base/rowkey.h) */
 static bool many_families(const struct report *rep)
 {
     const char *first = NULL;
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
         struct report_row_info ri;
-        const char *f;
+        struct rowkey k;
         report_row_info(rep, i, &ri);
-        f = ri.ip_family;
-        if (!f)
-            continue;
-        if (first && strcmp(first, f) != 0)
+        rowkey_make(&k, ri.scenario, ri.placement, ri.test, ri.reverse, ri.ip_family);
+        if (first && strcmp(first, k.ip_family) != 0)
             return true;
-        first = f;
+        first = k.ip_family;
     }
     return false;
 }
@@ -184,16 +194,16 @@ static void render_signed(const json_t *agg, const char *field, const char *sub,
 static void cell_raw(const json_t *row, enum col c, bool fam, char *buf)
 {
     const json_t *agg = json_object_get(row, "aggregate");
-    const char *f = json_string_value(json_object_get(row, "ip_family"));
+    struct rowkey k;
     double client, server;
 
+    rowkey_of(row, &k);
     switch (c) {
     case COL_SCENARIO:
-        snprintf(buf, CELL, "%s%s%s", json_string_value(json_object_get(row, "scenario")),
-                 fam && f ? "/" : "", fam && f ? f : "");
+        snprintf(buf, CELL, "%s%s%s", k.scenario, fam ? "/" : "", fam ? k.ip_family : "");
         return;
     case COL_NODE:
-        snprintf(buf, CELL, "%s", json_string_value(json_object_get(row, "placement")));
+        snprintf(buf, CELL, "%s", k.placement);
         return;
     case COL_TEST:
         render_test_label(row, buf, CELL);
@@ -381,7 +391,7 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
     size_t i, nskip = json_array_size(report_skipped(rep)), nerr = 0;
     const json_t *v, *row;
     struct report_row_info ri;
-    char label[CELL];
+    char label[256];
 
     for (i = 0; i < report_row_count(rep); i++) {
         report_row_info(rep, i, &ri);
@@ -404,10 +414,7 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
                 continue;
             if (json_object_get(row, "skip_reason") &&
                 json_array_size(json_object_get(row, "samples")) == 0)
-                textsafe_line(out, "%s%s %s %s: %s", bullet,
-                              json_string_value(json_object_get(row, "scenario")),
-                              json_string_value(json_object_get(row, "placement")),
-                              render_test_label(row, label, sizeof(label)),
+                textsafe_line(out, "%s%s: %s", bullet, row_label(row, label, sizeof(label)),
                               json_string_value(json_object_get(row, "skip_reason")));
         }
     }
@@ -427,10 +434,7 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
             continue;
         json_array_foreach(json_object_get(row, "errors"), k, v)
         {
-            textsafe_line(out, "%s%s %s %s: %s", bullet,
-                          json_string_value(json_object_get(row, "scenario")),
-                          json_string_value(json_object_get(row, "placement")),
-                          render_test_label(row, label, sizeof(label)),
+            textsafe_line(out, "%s%s: %s", bullet, row_label(row, label, sizeof(label)),
                           json_string_value(json_object_get(v, "error")));
         }
     }
@@ -644,17 +648,19 @@ static void csv_field(const char *s, bool last, FILE *out)
 /* sweep rows ("node:NAME"): that node's verdict (outlier.h); "" otherwise */
 static const char *node_verdict(const json_t *md, const json_t *row)
 {
-    const char *pl = json_string_value(json_object_get(row, "placement"));
+    const char *client;
+    struct rowkey k;
     size_t i;
     const json_t *n;
 
-    if (!pl || strncmp(pl, "node:", 5) != 0)
+    rowkey_of(row, &k);
+    if (!(client = rowkey_sweep_node(&k)))
         return "";
     json_array_foreach(json_object_get(json_object_get(md, "sweep"), "nodes"), i, n)
     {
         const char *name = json_string_value(json_object_get(n, "name"));
         const char *v = json_string_value(json_object_get(n, "verdict"));
-        if (name && v && strcmp(name, pl + 5) == 0)
+        if (name && v && strcmp(name, client) == 0)
             return v;
     }
     return "";
@@ -666,10 +672,11 @@ static void csv_udp(const json_t *row, FILE *out)
     static const char *const udp[] = {"sent", "lost", "loss_pct", "jitter_us", "out_of_order"};
     static const int decimals[] = {0, 0, 3, 3, 0};
     const json_t *agg = json_object_get(row, "aggregate");
-    const char *fam = json_string_value(json_object_get(row, "ip_family"));
+    struct rowkey key;
     char b[CELL];
 
-    csv_field(fam ? fam : "", false, out);
+    rowkey_of(row, &key);
+    csv_field(key.ip_family, false, out); /* a row without one: ROWKEY_DEFAULT_FAMILY */
     for (size_t k = 0; k < sizeof(udp) / sizeof(udp[0]); k++)
         csv_field(render_num(agg, "udp", udp[k], decimals[k], b, sizeof(b)), false, out);
 }

@@ -14,6 +14,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/result.h"
+#include "base/rowkey.h"
 #include "base/testkind.h"
 #include "controller/report/outlier.h"
 #include "controller/report/render_html.h"
@@ -192,31 +193,29 @@ double report_noisy_cv_pct(const struct report *rep)
     return rep->noisy_cv_pct;
 }
 
-/* The report's row of a known (scenario, placement, test, reverse), or NULL. For a place made
- * after rows were loaded (report_from_json), and for error entries that name no known test. */
-static bool same_family(const json_t *row, const char *ip_family)
+/* The report's row with key k (base/rowkey.h: a row without ip_family is IPv4's), or NULL.
+ * For a place made after rows were loaded (report_from_json), and for error entries that name
+ * no known test. */
+static json_t *find_row(const struct report *rep, const struct rowkey *k)
 {
-    const char *f = json_string_value(json_object_get(row, "ip_family"));
-
-    return ip_family ? f && strcmp(f, ip_family) == 0 : !f;
-}
-
-static json_t *find_row(const struct report *rep, const char *scenario, const char *placement,
-                        const char *ip_family, const char *test, bool reverse)
-{
+    struct rowkey rk;
     size_t i;
     json_t *row;
 
     json_array_foreach(rep->rows, i, row)
     {
-        if (same_family(row, ip_family) &&
-            strcmp(json_string_value(json_object_get(row, "scenario")), scenario) == 0 &&
-            strcmp(json_string_value(json_object_get(row, "placement")), placement) == 0 &&
-            strcmp(json_string_value(json_object_get(row, "test")), test) == 0 &&
-            json_is_true(json_object_get(row, "reverse")) == reverse)
+        rowkey_of(row, &rk);
+        if (rowkey_equal(&rk, k))
             return row;
     }
     return NULL;
+}
+
+/* The key of test `test` of place pl in one direction. */
+static void place_key(const struct report_place *pl, const char *test, bool reverse,
+                      struct rowkey *k)
+{
+    rowkey_make(k, pl->scenario, pl->placement, test, reverse, pl->ip_family);
 }
 
 /* Appends a new row (so rows keep the order in which they are first touched). Borrowed. */
@@ -251,11 +250,13 @@ static json_t *kind_row(struct report_place *pl, enum test_kind t, bool reverse)
 static json_t *named_row(struct report_place *pl, const char *test, bool reverse)
 {
     const struct testkind *tk = testkind_by_name(test);
+    struct rowkey k;
     json_t *row;
 
     if (tk)
         return kind_row(pl, tk->kind, reverse);
-    row = find_row(pl->rep, pl->scenario, pl->placement, pl->ip_family, test, reverse);
+    place_key(pl, test, reverse, &k);
+    row = find_row(pl->rep, &k);
     return row ? row : new_row(pl, test, report_kind_of_test(test), reverse);
 }
 
@@ -270,12 +271,15 @@ struct report_group *report_group_get_family(struct report *rep, const char *sce
                                              bool reverse)
 {
     struct report_place *pl;
+    struct rowkey want, k;
 
     rows_as_trees(rep); /* rows are about to change */
+    /* a place is a row key without the test: same rule for a missing ip_family (rowkey.h) */
+    rowkey_make(&want, scenario, placement, "", false, ip_family);
     for (size_t i = 0; i < rep->n_places; i++) {
         pl = rep->places[i];
-        if (strcmp(pl->scenario, scenario) == 0 && strcmp(pl->placement, placement) == 0 &&
-            (ip_family ? pl->ip_family && strcmp(pl->ip_family, ip_family) == 0 : !pl->ip_family))
+        place_key(pl, "", false, &k);
+        if (rowkey_equal(&k, &want))
             return &pl->dir[reverse];
     }
     pl = kp_xcalloc(1, sizeof(*pl));
@@ -286,8 +290,10 @@ struct report_group *report_group_get_family(struct report *rep, const char *sce
     for (int d = 0; d < 2; d++) {
         pl->dir[d].place = pl;
         pl->dir[d].reverse = d;
-        for (int t = 0; t < TEST_COUNT; t++) /* rows a loaded report already has */
-            pl->rows[d][t] = find_row(rep, scenario, placement, ip_family, testkind_name(t), d);
+        for (int t = 0; t < TEST_COUNT; t++) { /* rows a loaded report already has */
+            place_key(pl, testkind_name(t), d, &k);
+            pl->rows[d][t] = find_row(rep, &k);
+        }
     }
     rep->places = kp_xrealloc(rep->places, (rep->n_places + 1) * sizeof(*rep->places));
     rep->places[rep->n_places++] = pl;
@@ -409,9 +415,10 @@ static json_int_t seen_mtu(const struct report *rep, const char *scenario, const
 static void fill_mtus(struct report *rep)
 {
     json_t *md = rep->metadata, *mtu = json_object_get(md, "mtu"), *n;
-    json_int_t pod = seen_mtu(rep, "pod-to-pod", NULL, "server");
-    json_int_t host = seen_mtu(rep, "host-to-host", NULL, "server");
-    json_int_t client_host = seen_mtu(rep, "host-to-host", "other-node", "client");
+    json_int_t pod = seen_mtu(rep, ROWKEY_SCENARIO_POD_TO_POD, NULL, "server");
+    json_int_t host = seen_mtu(rep, ROWKEY_SCENARIO_HOST_TO_HOST, NULL, "server");
+    json_int_t client_host =
+        seen_mtu(rep, ROWKEY_SCENARIO_HOST_TO_HOST, ROWKEY_PLACEMENT_OTHER_NODE, "client");
     size_t i;
 
     if (!json_is_object(mtu) && (pod || host)) {

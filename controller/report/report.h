@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* report.h - the run report (schema "kperf.report/v1", see docs/report-schema.json and
- * docs/report.md): run metadata plus one result row per (scenario, placement, test, reverse)
- * holding every agent sample verbatim, an aggregate and statistics across samples.
+ * docs/report.md): run metadata plus one result row per key (scenario, placement, test, reverse,
+ * ip_family: base/rowkey.h, which also names the scenarios and placements) holding every agent
+ * sample verbatim, an aggregate and statistics across samples.
  * Owns rows, aggregation (merged histograms, medians), JSON load/save and the output formats.
  * Leaves measuring to the runner/backends and the maths to stats.h; knows nothing of
  * Kubernetes or sockets.
@@ -9,9 +10,11 @@
  * Life of a report in the runner:
  *     struct report *rep = report_new();
  *     json_object_set_new(report_metadata(rep), "backend", json_string("local"));
- *     struct report_group *rg = report_group_get(rep, "pod-to-pod", "same-node", false);
+ *     struct report_group *rg = report_group_get(rep, ROWKEY_SCENARIO_POD_TO_POD,
+ *                                                  ROWKEY_PLACEMENT_SAME_NODE, false);
  *     report_group_add_doc(rg, agent_doc, &err);                  // per client run
- *     report_group_skip(report_group_get(rep, "pod-to-service", "other-node", false),
+ *     report_group_skip(report_group_get(rep, ROWKEY_SCENARIO_POD_TO_SERVICE,
+ *                                        ROWKEY_PLACEMENT_OTHER_NODE, false),
  *                       "no service support");
  *     report_finish(rep, &err);                                   // aggregates
  *     report_render(rep, REPORT_TABLE, stdout, &err);
@@ -38,14 +41,6 @@ struct report; /* opaque */
 #define REPORT_DEFAULT_CV_PCT  10.0 /* a metric whose CV across samples exceeds this is noisy */
 #define REPORT_MAX_FILE_BYTES  (256u * 1024u * 1024u) /* report_load reads no more */
 #define REPORT_MAX_AGENT_BYTES (64u * 1024u * 1024u)  /* suggested cap for agent stdout */
-
-/* Well-known names; the runner may use others (placement "external" for pod-to-external). */
-#define REPORT_SCENARIO_POD_TO_POD      "pod-to-pod"
-#define REPORT_SCENARIO_HOST_TO_HOST    "host-to-host"
-#define REPORT_SCENARIO_POD_TO_SERVICE  "pod-to-service"
-#define REPORT_SCENARIO_POD_TO_EXTERNAL "pod-to-external"
-#define REPORT_PLACEMENT_SAME_NODE      "same-node"
-#define REPORT_PLACEMENT_OTHER_NODE     "other-node"
 
 enum report_format {
     REPORT_TABLE = 0, /* the cilium-style summary for a terminal */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rowkey.h"
 #include "base/testkind.h"
 #include "controller/report/report_aggregate.h"
 #include "controller/report/stats.h"
@@ -19,28 +20,22 @@ bool report_load_row(const json_t *row)
     return tk && tk->loaded;
 }
 
-static bool same_str(const json_t *a, const json_t *b, const char *key)
-{
-    const char *x = json_string_value(json_object_get(a, key));
-    const char *y = json_string_value(json_object_get(b, key));
-
-    return x == y || (x && y && strcmp(x, y) == 0);
-}
-
-/* The measured idle TCP_RR row of the loaded row's place (forward), or NULL. Borrowed. */
+/* The measured idle TCP_RR row of the loaded row's place (forward, same family: the loaded
+ * row's key with test TCP_RR, base/rowkey.h), or NULL. Borrowed. */
 static const json_t *idle_row(const json_t *rows, const json_t *loaded)
 {
+    struct rowkey want, k;
     const json_t *r;
     size_t i;
 
+    rowkey_of(loaded, &want);
+    want.test = testkind_name(TEST_TCP_RR);
+    want.reverse = false;
     json_array_foreach(rows, i, r)
     {
-        const char *t = json_string_value(json_object_get(r, "test"));
-        if (!t || strcmp(t, testkind_name(TEST_TCP_RR)) != 0 ||
-            json_is_true(json_object_get(r, "reverse")) || !same_str(r, loaded, "scenario") ||
-            !same_str(r, loaded, "placement") || !same_str(r, loaded, "ip_family"))
-            continue;
-        if (json_object_get(json_object_get(r, "aggregate"), "latency_us"))
+        rowkey_of(r, &k);
+        if (rowkey_equal(&k, &want) &&
+            json_object_get(json_object_get(r, "aggregate"), "latency_us"))
             return r;
     }
     return NULL;

@@ -123,14 +123,14 @@ static void test_values_and_labels(void **state)
     snprintf(
         want, sizeof(want),
         "kperf_latency_seconds{scenario=\"pod-to-pod\",placement=\"same-node\",test=\"TCP_RR\","
-        "direction=\"forward\",cluster=\"default\",cni=\"evil\\\"cni\\\\x\\ny\","
+        "direction=\"forward\",ip_family=\"IPv4\",cluster=\"default\",cni=\"evil\\\"cni\\\\x\\ny\","
         "cni_version=\"1.16.1\",stat=\"p99\"} %.15g\n",
         p99 / 1e6);
     if (!strstr(s, want)) /* the 17-digit form when 15 do not read back */
         snprintf(strrchr(want, '}') + 1, 40, " %.17g\n", p99 / 1e6);
     assert_non_null(strstr(s, want));
     /* 800 Mb/s = 1e8 B/s, reverse direction; retransmits as counted */
-    assert_non_null(strstr(s, "test=\"TCP_STREAM\",direction=\"reverse\""));
+    assert_non_null(strstr(s, "test=\"TCP_STREAM\",direction=\"reverse\",ip_family=\"IPv4\""));
     assert_non_null(strstr(s, "cni_version=\"1.16.1\"} 100000000\n"));
     assert_non_null(strstr(s, "kperf_tcp_retransmits{scenario=\"pod-to-pod\",placement=\"same-"
                               "node\",test=\"TCP_STREAM\""));
