@@ -172,7 +172,7 @@ struct compare *compare_reports(const struct report *base, const struct report *
 
 /* The runs of a history comparison, indexed once. */
 struct history {
-    size_t k; /* runs, oldest first */
+    size_t k;                 /* runs, oldest first */
     struct compare_index *ix; /* ours: one per run */
     const json_t **hr;        /* ours: the rows of one key, one per run (NULL: none) */
 };

@@ -131,7 +131,6 @@ json_t *compare_judge_pair(const json_t *rb, const json_t *rn, const struct cmp_
     return out;
 }
 
-
 /* Typical in-run standard error of m over the history rows: the median over rows with two or
  * more samples of stddev / sqrt(n); 0 when none has. */
 static double in_run_se(const json_t *const *rows, size_t k, const struct cmp_metric *m)
@@ -205,4 +204,3 @@ json_t *compare_judge_history(const json_t *const *rows, size_t k, const json_t 
     free(h);
     return out;
 }
-

@@ -39,8 +39,7 @@ void compare_index_cleanup(struct compare_index *ix)
     ix->any = ix->measured = NULL;
 }
 
-long compare_index_find(const struct compare_index *ix, const struct rowkey *k,
-                        bool measured_only)
+long compare_index_find(const struct compare_index *ix, const struct rowkey *k, bool measured_only)
 {
     char *t = rowkey_text(k);
     const json_t *n = t ? json_object_get(measured_only ? ix->measured : ix->any, t) : NULL;
@@ -63,8 +62,8 @@ const json_t *compare_index_find_measured(const struct compare_index *ix, const 
 static json_t *failed_key(const struct rowkey *k, const json_t *other)
 {
     json_t *out = rowkey_to_json(k);
-    const char *e =
-        json_string_value(json_object_get(json_array_get(json_object_get(other, "errors"), 0), "error"));
+    const char *e = json_string_value(
+        json_object_get(json_array_get(json_object_get(other, "errors"), 0), "error"));
 
     json_object_set_new(out, "error", json_string(e ? e : "failed"));
     return out;

@@ -32,8 +32,7 @@ void compare_index_key_at(const struct report *rep, size_t i, struct report_row_
                           struct rowkey *k);
 
 /* The number of the row with key k (only a row with samples when measured_only), or -1. */
-long compare_index_find(const struct compare_index *ix, const struct rowkey *k,
-                        bool measured_only);
+long compare_index_find(const struct compare_index *ix, const struct rowkey *k, bool measured_only);
 
 /* The measured row with the key of row (a report row or a compare row), or NULL. Borrowed as
  * report_row's rows are. */

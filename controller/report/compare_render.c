@@ -372,4 +372,3 @@ int compare_render(const struct compare *cmp, enum report_format fmt, FILE *out,
         return kp_err_set(err, "cannot write the comparison: %s", strerror(errno ? errno : EIO));
     return 0;
 }
-
