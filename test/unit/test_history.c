@@ -2,7 +2,7 @@
 /* test_history.c - the history directory: key folders from metadata (sanitized: a report cannot
  * write outside DIR), atomic adds (no temporary left), retention by count, listing, and the
  * comparable runs of a report (same cluster, node pair and CNI, any version, oldest first,
- * without the run itself). */
+ * without the run itself); compare and the trend page match the same rows (base/rowkey.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,19 +24,26 @@
 #include "controller/report/report.h"
 #include "test/unit/report_fixture.h"
 
-/* A one-row report of the given metadata and throughput. */
-static struct report *run_mbps(const char *start, const char *cluster, const char *cni_version,
-                               double mbps)
+/* One TCP_STREAM sample of mbps in the row (placement, family, reverse) of pod-to-pod. */
+static void add_stream(struct report *rep, const char *placement, const char *family, bool reverse,
+                       double mbps)
 {
-    struct report *rep = report_new();
     struct kp_err err = {{0}};
     json_t *doc =
-        fx_agent_doc(json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, false, mbps, 0)), NULL);
+        fx_agent_doc(json_pack("[o]", fx_stream_sample("TCP_STREAM", 0, reverse, mbps, 0)), NULL);
 
-    if (report_group_add_doc(report_group_get(rep, "pod-to-pod", "other-node", false), doc, &err) !=
-        0)
+    if (report_group_add_doc(report_group_get_family(rep, "pod-to-pod", placement, family, reverse),
+                             doc, &err) != 0)
         fail_msg("%s", kp_err_msg(&err));
     json_decref(doc);
+}
+
+/* The metadata of a run of the series prod|staging / node pair / cilium, then report_finish. */
+static void finish_run(struct report *rep, const char *start, const char *cluster,
+                       const char *cni_version)
+{
+    struct kp_err err = {{0}};
+
     json_object_set_new(report_metadata(rep), "backend", json_string("k8s"));
     json_object_set_new(report_metadata(rep), "start_time", json_string(start));
     if (cluster)
@@ -48,6 +55,16 @@ static struct report *run_mbps(const char *start, const char *cluster, const cha
                                   "server", "instance_type", "m5.large", "name", "ip-10-0-0-2",
                                   "role", "client"));
     assert_int_equal(report_finish(rep, &err), 0);
+}
+
+/* A one-row report of the given metadata and throughput. */
+static struct report *run_mbps(const char *start, const char *cluster, const char *cni_version,
+                               double mbps)
+{
+    struct report *rep = report_new();
+
+    add_stream(rep, "other-node", NULL, false, mbps);
+    finish_run(rep, start, cluster, cni_version);
     return rep;
 }
 
@@ -221,12 +238,120 @@ static void test_history_trend_page_marks_the_regression(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A run of three rows as a report written before address families (no ip_family) or after
+ * (ip_family "IPv4", plus an IPv6 row): the forward TCP_STREAM at fwd_mbps, its reverse, and
+ * a sweep row (placement "node:ip-10-0-0-2"). */
+static struct report *run_keys(const char *start, bool families, double fwd_mbps)
+{
+    struct report *rep = report_new();
+    const char *f = families ? "IPv4" : NULL;
+
+    add_stream(rep, "other-node", f, false, fwd_mbps);
+    add_stream(rep, "other-node", f, true, 800);
+    add_stream(rep, "node:ip-10-0-0-2", f, false, 700);
+    if (families)
+        add_stream(rep, "other-node", "IPv6", false, 500);
+    finish_run(rep, start, "prod", "1.16.1");
+    return rep;
+}
+
+/* compare BASE NEW: the three IPv4 rows matched (listed with ip_family IPv4), the IPv6 row only
+ * on the side that has it. */
+static void assert_compare_matches(const struct report *base, const struct report *cur,
+                                   bool ipv6_in_new)
+{
+    struct kp_err err = {{0}};
+    struct compare_opts co;
+    struct compare *c;
+    json_t *doc, *row, *only;
+    size_t i, reverse = 0, sweep = 0;
+
+    compare_opts_init(&co);
+    c = compare_reports(base, cur, &co, &err);
+    assert_non_null(c);
+    doc = compare_to_json(c);
+    assert_int_equal(json_array_size(json_object_get(doc, "rows")), 3);
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        assert_string_equal(json_string_value(json_object_get(row, "ip_family")), "IPv4");
+        reverse += json_is_true(json_object_get(row, "reverse"));
+        sweep +=
+            strcmp(json_string_value(json_object_get(row, "placement")), "node:ip-10-0-0-2") == 0;
+    }
+    assert_int_equal(reverse, 1);
+    assert_int_equal(sweep, 1);
+    only = json_object_get(doc, ipv6_in_new ? "only_in_new" : "only_in_base");
+    assert_int_equal(json_array_size(only), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(only, 0), "ip_family")),
+                        "IPv6");
+    assert_int_equal(
+        json_array_size(json_object_get(doc, ipv6_in_new ? "only_in_base" : "only_in_new")), 0);
+    json_decref(doc);
+    compare_free(c);
+}
+
+/* The Mb/s chart of the trend page's row headed h3 (its data-regressions value), or -1. */
+static int row_regressions(const char *page, const char *h3)
+{
+    const char *sec = strstr(page, h3), *fig, *end;
+
+    if (!sec)
+        return -1;
+    fig = strstr(sec, "data-metric=\"Mb/s\" data-regressions=\"");
+    end = strstr(sec, "</section>");
+    if (!fig || !end || fig > end)
+        return -1;
+    return atoi(fig + strlen("data-metric=\"Mb/s\" data-regressions=\""));
+}
+
+/* One row key (base/rowkey.h) for compare and the trend page: a row written without ip_family
+ * (reports before families) and the same row with "IPv4" are one row, in both directions of
+ * compare and across the runs of a series; reverse and sweep rows too; IPv6 stays apart. The
+ * trend page shows one section per row (not one per spelling) and marks the forward row's
+ * -20% in the last run (judged against runs of both spellings), as compare does. */
+static void test_history_compare_and_trend_match_the_same_rows(void **state)
+{
+    static const double fwd[] = {900, 909, 891, 904.5, 895.5, 720};
+    char dir[] = "/tmp/kperf-rowkey-XXXXXX", *page = NULL, cmd[600], t[32];
+    struct kp_err err = {{0}};
+    struct report *old_rep = run_keys("2026-11-01T02:00:00Z", false, 900);
+    struct report *new_rep = run_keys("2026-11-02T02:00:00Z", true, 900);
+    (void)state;
+
+    assert_compare_matches(old_rep, new_rep, true);
+    assert_compare_matches(new_rep, old_rep, false);
+    report_free(old_rep);
+    report_free(new_rep);
+
+    assert_non_null(mkdtemp(dir));
+    for (int day = 1; day <= 6; day++) { /* odd days without ip_family, even days with */
+        struct report *r;
+        snprintf(t, sizeof(t), "2026-11-%02dT02:00:00Z", day);
+        r = run_keys(t, day % 2 == 0, fwd[day - 1]);
+        assert_int_equal(history_add(dir, r, NULL, 30, NULL, &err), 0);
+        report_free(r);
+    }
+    assert_int_equal(trend_page(dir, &page, &err), 0);
+    if (getenv("KPERF_TEST_SHOW"))
+        fprintf(stderr, "%s\n", page);
+    assert_int_equal(occurrences(page, "<section class=\"row\">"), 4);
+    assert_int_equal(row_regressions(page, "<h3>pod-to-pod other-node TCP_STREAM</h3>"), 1);
+    assert_int_equal(row_regressions(page, "<h3>pod-to-pod other-node TCP_STREAM (reverse)</h3>"),
+                     0);
+    assert_int_equal(row_regressions(page, "<h3>pod-to-pod node:ip-10-0-0-2 TCP_STREAM</h3>"), 0);
+    assert_int_equal(row_regressions(page, "<h3>pod-to-pod other-node TCP_STREAM [IPv6]</h3>"), 0);
+    free(page);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_key_is_sanitized),
         cmocka_unit_test(test_history_add_list_retain_comparable),
         cmocka_unit_test(test_history_trend_page_marks_the_regression),
+        cmocka_unit_test(test_history_compare_and_trend_match_the_same_rows),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
