@@ -161,16 +161,6 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
     return rc;
 }
 
-/* Warns on stderr of each run of a history that could not be read (skipped, not fatal). */
-static void warn_skipped(const struct history_runs *h)
-{
-    for (size_t i = 0; i < h->n_skipped; i++) {
-        char safe[512], why[512];
-        fprintf(stderr, "kperf: warning: skipping unreadable run %s: %s (--strict makes it fail)\n",
-                textsafe(h->skipped[i], safe, sizeof(safe)), textsafe(h->why[i], why, sizeof(why)));
-    }
-}
-
 /* --baseline DIR NEW.json: the last f->judge.runs readable comparable runs of the history,
  * oldest first; an unreadable one is skipped with a warning (or fails with --strict). */
 static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
@@ -189,7 +179,8 @@ static struct compare *against_history(const struct compare_flags *f, const stru
         kp_err_prefix(err, "a run of %s cannot be read (--strict)", f->baseline);
         goto out;
     }
-    warn_skipped(&h);
+    for (size_t i = 0; i < h.n_skipped; i++)
+        judge_warn_skipped(h.skipped[i], h.why[i]);
     if (h.n == 0 && f->first_run_ok && h.n_skipped == 0) {
         fprintf(stderr,
                 "kperf: %s has no earlier run comparable with %s yet (%.*s): the first run, "

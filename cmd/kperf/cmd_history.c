@@ -155,11 +155,8 @@ static int add(const struct history_flags *f)
 
 static void warn_skip(const char *path, const char *why, void *arg)
 {
-    char safe[512], reason[512];
-
     (void)arg;
-    fprintf(stderr, "kperf: warning: skipping unreadable run %s: %s (--strict makes it fail)\n",
-            textsafe(path, safe, sizeof(safe)), textsafe(why, reason, sizeof(reason)));
+    judge_warn_skipped(path, why);
 }
 
 static int trend(const struct history_flags *f)
