@@ -133,6 +133,7 @@ for spec in write:1 write:10 write:30 fsync:1 fsync:2 fsync:5 renameat:1 renamea
     ( # a subshell: the shell's "Killed" note goes to /dev/null with it
         strace -f -qq -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when="$n" \
             "$KPERF" report "$D/base.json" --output-dir "$D/k" >/dev/null 2>&1
+        exit $? # not exec'd: this subshell, not its parent, notes the kill
     ) 2>/dev/null
     rc=$?
     [ $rc = 137 ] || fail "(c) $spec: not killed (exit $rc)"
@@ -150,6 +151,7 @@ rm -rf "$D/hk"
 (
     strace -f -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when=5 \
         "$KPERF" history add "$D/hk" "$D/g/run-01.json" >/dev/null 2>&1
+    exit $?
 ) 2>/dev/null
 HK="$D/hk/e2e/node-b_node-a/cilium/1.16.1"
 left=$(entries "$HK")
