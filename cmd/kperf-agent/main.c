@@ -21,6 +21,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "base/result.h"
+#include "base/safefile.h"
 #include "base/testkind.h"
 #include "base/token.h"
 #include "base/units.h"
@@ -814,18 +815,24 @@ static void on_probe_ready(void *arg)
     fflush(stderr);
 }
 
-/* Writes doc to path through a temporary file and rename, so a reader never sees half of it. */
+static int fill_doc(FILE *f, void *arg, struct kp_err *err)
+{
+    if (json_dumpf(arg, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0)
+        return kp_err_set(err, "cannot write the document: %s", strerror(errno ? errno : EIO));
+    return 0;
+}
+
+/* Writes doc to path whole or not at all (base/safefile.h), so a reader never sees half of it
+ * and a planted link is refused. */
 static int write_doc(const json_t *doc, const char *path)
 {
-    char *tmp = kp_xasprintf("%s.tmp", path);
-    int rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    struct kp_err err = {{0}};
 
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
-    if (rc != 0)
-        fprintf(stderr, "kperf-agent: error: cannot write %s: %s\n", path, strerror(errno));
-    free(tmp);
-    return rc;
+    if (safefile_write(path, fill_doc, (void *)doc, &err) != 0) {
+        fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
+        return -1;
+    }
+    return 0;
 }
 
 static void on_probe_signal(int sig)

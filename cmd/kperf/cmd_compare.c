@@ -20,7 +20,7 @@
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
     "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
-    "       kperf compare --baseline DIR [--runs 5] [--first-run-ok] NEW.json\n\n"
+    "       kperf compare --baseline DIR [--runs 5] [--first-run-ok] [--strict] NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
     "marks it regression, improvement or within noise, decided from the samples, or with\n"
@@ -35,6 +35,7 @@ struct compare_flags {
     const char *baseline; /* --baseline DIR: NEW.json only */
     const char *cluster;  /* --cluster NAME, the history key */
     bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
+    bool strict;          /* --strict: an unreadable run in DIR fails instead of being skipped */
 };
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -97,6 +98,10 @@ static const struct flag flag_table[] = {
      .help = "with --baseline: no comparable run in DIR yet (the first\nnight) is exit 0, not 1",
      .kind = FLAG_BOOL,
      .offset = offsetof(struct compare_flags, first_run_ok)},
+    {.name = "strict",
+     .help = "with --baseline: an unreadable run in DIR is an error, not\nskipped with a warning",
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct compare_flags, strict)},
     {.name = "cluster",
      .arg = "NAME",
      .help = "with --baseline: the cluster name of the history key (default: the report's)",
@@ -144,8 +149,9 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
         kp_err_set(err, "'kperf compare' takes BASE.json and NEW.json");
         return flags_hint(&cmd, err);
     }
-    if (rc == 0 && f->first_run_ok && !f->baseline) {
-        kp_err_set(err, "--first-run-ok applies to --baseline DIR only");
+    if (rc == 0 && (f->first_run_ok || f->strict) && !f->baseline) {
+        kp_err_set(err, "--%s applies to --baseline DIR only",
+                   f->first_run_ok ? "first-run-ok" : "strict");
         return flags_hint(&cmd, err);
     }
     if (rc == 0 && f->baseline && f->n_files != 1) {
@@ -155,21 +161,27 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
     return rc;
 }
 
-/* --baseline DIR NEW.json: the last f->judge.runs comparable runs of the history, oldest first. */
+/* --baseline DIR NEW.json: the last f->judge.runs readable comparable runs of the history,
+ * oldest first; an unreadable one is skipped with a warning (or fails with --strict). */
 static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
                                        bool *first_run, struct kp_err *err)
 {
     char **paths = NULL;
-    long n = history_comparable(f->baseline, cur, f->cluster, &paths, err), first;
-    const struct report **hist = NULL;
+    long n = history_comparable(f->baseline, cur, f->cluster, &paths, err);
+    struct history_runs h = {0};
     struct compare *cmp = NULL;
     char *key;
-    size_t k = 0;
 
     if (n < 0)
         return NULL;
     key = history_key(cur, f->cluster);
-    if (n == 0 && f->first_run_ok) {
+    if (history_load_runs(paths, n, (size_t)f->judge.runs, f->strict, &h, err) != 0) {
+        kp_err_prefix(err, "a run of %s cannot be read (--strict)", f->baseline);
+        goto out;
+    }
+    for (size_t i = 0; i < h.n_skipped; i++)
+        judge_warn_skipped(h.skipped[i], h.why[i]);
+    if (h.n == 0 && f->first_run_ok && h.n_skipped == 0) {
         fprintf(stderr,
                 "kperf: %s has no earlier run comparable with %s yet (%.*s): the first run, "
                 "nothing to judge\n",
@@ -177,33 +189,30 @@ static struct compare *against_history(const struct compare_flags *f, const stru
         *first_run = true;
         goto out;
     }
-    if (n == 0) {
-        kp_err_set(
-            err, "%s has no earlier run comparable with %s (same cluster, node pair and CNI: %.*s)",
-            f->baseline, f->files[0], (int)(strrchr(key, '/') - key), key);
+    if (h.n == 0) {
+        kp_err_set(err,
+                   "%s has no earlier %srun comparable with %s (same cluster, node pair and CNI: "
+                   "%.*s)",
+                   f->baseline, h.n_skipped ? "readable " : "", f->files[0],
+                   (int)(strrchr(key, '/') - key), key);
         goto out;
     }
-    first = n > f->judge.runs ? n - f->judge.runs : 0;
-    hist = calloc((size_t)(n - first), sizeof(*hist));
-    for (long i = first; i < n; i++) {
-        struct report *r = report_load(paths[i], err);
-        if (!r)
-            goto out;
-        hist[k++] = r;
-    }
-    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s:", f->files[0], k,
-            k == 1 ? "" : "s", (int)(strrchr(key, '/') - key), key, f->baseline);
-    for (long i = first; i < n; i++) { /* which runs, oldest first: a bad night can be found */
+    fprintf(stderr, "kperf: judging %s against %zu earlier run%s of %.*s in %s", f->files[0], h.n,
+            h.n == 1 ? "" : "s", (int)(strrchr(key, '/') - key), key, f->baseline);
+    if (h.n_skipped)
+        fprintf(stderr, " (%zu unreadable skipped)", h.n_skipped);
+    fputc(':', stderr);
+    for (size_t i = 0; i < h.n; i++) { /* which runs, oldest first: a bad night can be found */
         char safe[256];
-        const char *slash = strrchr(paths[i], '/');
-        fprintf(stderr, " %s", textsafe(slash ? slash + 1 : paths[i], safe, sizeof(safe)));
+        const char *slash = strrchr(h.paths[i], '/');
+        fprintf(stderr, " %s", textsafe(slash ? slash + 1 : h.paths[i], safe, sizeof(safe)));
     }
     fputc('\n', stderr);
-    cmp = compare_history(hist, k, cur, &f->judge.opts, err);
+    cmp = compare_history((const struct report *const *)h.reps, h.n, cur, &f->judge.opts, err);
+    if (cmp)
+        compare_note_baseline(cmp, h.n, h.n_skipped);
 out:
-    for (size_t i = 0; i < k; i++)
-        report_free((struct report *)hist[i]);
-    free(hist);
+    history_runs_cleanup(&h);
     free(key);
     history_paths_free(paths, n);
     return cmp;

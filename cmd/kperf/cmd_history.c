@@ -22,11 +22,12 @@
 static const char usage_text[] =
     "Usage: kperf history add DIR REPORT.json [--keep 30] [--cluster NAME]\n"
     "       kperf history list DIR\n"
-    "       kperf history report DIR -o html [--runs 5] [--threshold SPEC] > trend.html\n\n"
-    "Keeps reports in DIR/<cluster>/<node pair>/<cni>/<version>/<start time>.json (written\n"
-    "atomically; each version folder keeps its newest --keep runs). 'kperf compare --baseline DIR\n"
-    "NEW.json' judges a run against the last comparable ones (docs/compare.md); 'report' draws\n"
-    "every metric of every row over the runs, regressions by the same rule marked.\n";
+    "       kperf history report DIR -o html [--runs 5] [--threshold SPEC] [--strict]\n\n"
+    "Keeps reports in DIR/<cluster>/<node pair>/<cni>/<version>/<start time>.json (each written\n"
+    "whole or not at all; each version folder keeps its newest --keep runs). 'kperf compare\n"
+    "--baseline DIR NEW.json' judges a run against the last comparable ones (docs/compare.md);\n"
+    "'report' draws every metric of every row over the runs, regressions by the same rule marked.\n"
+    "A run that cannot be read is skipped with a warning naming it, unless --strict.\n";
 
 struct history_flags {
     struct judge_flags judge; /* first: the shared setters' context; report only */
@@ -34,6 +35,7 @@ struct history_flags {
     int n_args;
     const char *cluster;
     long keep;
+    bool strict; /* report: an unreadable run fails instead of being skipped */
 };
 
 static int set_output(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -89,6 +91,10 @@ static const struct flag flag_table[] = {
      .arg = "FILE",
      .help = "report: thresholds from a YAML mapping (latency: 5%)",
      .fn = judge_set_thresholds_file},
+    {.name = "strict",
+     .help = "report: an unreadable run is an error, not skipped with a\nwarning",
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct history_flags, strict)},
     {.name = "output",
      .short_name = 'o',
      .arg = "FORMAT",
@@ -147,10 +153,19 @@ static int add(const struct history_flags *f)
     return 0;
 }
 
+static void warn_skip(const char *path, const char *why, void *arg)
+{
+    (void)arg;
+    judge_warn_skipped(path, why);
+}
+
 static int trend(const struct history_flags *f)
 {
     struct kp_err err = {{0}};
-    struct history_trend_opts o = {.compare = &f->judge.opts, .runs = (size_t)f->judge.runs};
+    struct history_trend_opts o = {.compare = &f->judge.opts,
+                                   .runs = (size_t)f->judge.runs,
+                                   .strict = f->strict,
+                                   .on_skip = warn_skip};
 
     if (history_trend_html(f->args[1], &o, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: history report %s: %s\n", f->args[1], kp_err_msg(&err));

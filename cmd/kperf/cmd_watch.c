@@ -23,6 +23,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/safefile.h"
 #include "base/subproc.h"
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
@@ -335,7 +336,22 @@ static json_t *collect(struct watch *w, double start_unix, double end_unix)
                      w->command ? w->command : json_null(), "paths", paths);
 }
 
-/* --output-dir: watch.json, watch.md and watch.html. Returns 0 or -1 with err. */
+struct watch_file {
+    const json_t *doc;
+    enum watch_format fmt;
+};
+
+static int fill_watch(FILE *f, void *arg, struct kp_err *err)
+{
+    const struct watch_file *wf = arg;
+
+    (void)err; /* a write error shows at the commit's flush */
+    watch_render(wf->doc, wf->fmt, f);
+    return 0;
+}
+
+/* --output-dir: watch.json, watch.md and watch.html, each whole or not at all (base/safefile.h).
+ * Returns 0 or -1 with err. */
 static int write_dir(const json_t *doc, const char *dir, struct kp_err *err)
 {
     static const struct {
@@ -348,21 +364,11 @@ static int write_dir(const json_t *doc, const char *dir, struct kp_err *err)
         return kp_err_set(err, "cannot create %s: %s", dir, strerror(errno));
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char *path = kp_xasprintf("%s/%s", dir, files[i].name);
-        FILE *f = fopen(path, "w");
-        int bad;
-        if (!f) {
-            kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
-            free(path);
-            return -1;
-        }
-        watch_render(doc, files[i].fmt, f);
-        bad = ferror(f) | fclose(f);
-        if (bad) {
-            kp_err_set(err, "cannot write %s", path);
-            free(path);
-            return -1;
-        }
+        struct watch_file wf = {doc, files[i].fmt};
+        int rc = safefile_write(path, fill_watch, &wf, err);
         free(path);
+        if (rc != 0)
+            return -1;
     }
     return 0;
 }

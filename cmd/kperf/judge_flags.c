@@ -2,7 +2,11 @@
 /* judge_flags.c - the judging flags of compare and history report (see judge_flags.h). */
 #include "cmd/kperf/judge_flags.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "base/textsafe.h"
 
 int judge_set_runs(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -26,4 +30,15 @@ int judge_set_thresholds_file(void *ctx, const struct flag *fl, const char *v, s
 {
     (void)fl;
     return cmp_thresholds_load(v, ((struct judge_flags *)ctx)->opts.th, err);
+}
+
+void judge_warn_skipped(const char *path, const char *why)
+{
+    char safe[512], reason[512];
+    size_t n = strlen(path);
+
+    if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+        why += n + 2; /* named once */
+    fprintf(stderr, "kperf: warning: skipping unreadable run %s: %s (--strict makes it fail)\n",
+            textsafe(path, safe, sizeof(safe)), textsafe(why, reason, sizeof(reason)));
 }

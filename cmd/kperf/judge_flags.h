@@ -23,4 +23,8 @@ KP_MUST_CHECK int judge_set_threshold(void *ctx, const struct flag *fl, const ch
 KP_MUST_CHECK int judge_set_thresholds_file(void *ctx, const struct flag *fl, const char *v,
                                             struct kp_err *err);
 
+/* Warns on stderr that the history run at path was skipped as unreadable (why: the loader's
+ * message, which may start with the path), made safe for the terminal. */
+void judge_warn_skipped(const char *path, const char *why);
+
 #endif

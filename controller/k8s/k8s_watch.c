@@ -4,10 +4,12 @@
 #include "controller/k8s/k8s_watch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
@@ -139,9 +141,17 @@ static int start_thread(struct k8s_backend *b, struct k8s_probe *p, const char *
 {
     struct kube_client_opts ko;
 
-    p->log = fopen(log_path, "w");
-    if (!p->log)
-        return kp_err_set(err, "cannot create %s: %s", log_path, strerror(errno));
+    /* a log that grows while it is read, so not base/safefile.h's rename: a new file only,
+     * never through a link (its folder is kperf's own mkdtemp one) */
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+    p->log = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!p->log) {
+        kp_err_set(err, "cannot create %s: %s", log_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     k8s_backend_client_opts(b, &ko);
     ko.ns = b->d.ns;
     if (kube_client_new(&ko, &p->kc, err) != 0)

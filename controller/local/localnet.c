@@ -19,6 +19,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/safefile.h"
 #include "base/subproc.h"
 #include "controller/local/localnet_int.h"
 
@@ -119,17 +120,8 @@ char *localnet_write(const struct localnet *ln, const char *name, const char *te
                      struct kp_err *err)
 {
     char *path = kp_xasprintf("%s/%s", ln->run_dir, name);
-    FILE *f = fopen(path, "w");
 
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", path, strerror(errno));
-        free(path);
-        return NULL;
-    }
-    bool bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0; /* closed whatever fputs did */
-    if (bad) {
-        kp_err_set(err, "cannot write %s: %s", path, strerror(errno));
+    if (safefile_write_text(path, text, err) != 0) { /* whole, never through a planted link */
         free(path);
         return NULL;
     }
@@ -244,16 +236,11 @@ static long long proc_starttime(pid_t pid)
     return v;
 }
 
-int localnet_write_state(struct localnet *ln, struct kp_err *err)
+static int fill_state(FILE *f, void *arg, struct kp_err *err)
 {
-    char *tmp = kp_xasprintf("%s.tmp", ln->state_path);
-    FILE *f = fopen(tmp, "w");
-    int rc = -1;
+    const struct localnet *ln = arg;
 
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
-        goto out;
-    }
+    (void)err; /* a write error shows at the commit's flush */
     fprintf(f, "# kperf run --local: what run %s creates; removed when it ends\n", ln->id);
     fprintf(f, "pid %d\nstarttime %lld\n", (int)getpid(), proc_starttime(getpid()));
     for (int i = 0; i < LN_NS_COUNT; i++)
@@ -261,22 +248,12 @@ int localnet_write_state(struct localnet *ln, struct kp_err *err)
     for (size_t i = 0; i < ln->n_pods; i++)
         fprintf(f, "netns %s\n", ln->pods[i]);
     fprintf(f, "dir %s\n", ln->run_dir);
-    if (fclose(f) != 0) {
-        f = NULL;
-        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, ln->state_path) != 0) {
-        kp_err_set(err, "cannot rename %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    rc = 0;
-out:
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return 0;
+}
+
+int localnet_write_state(struct localnet *ln, struct kp_err *err)
+{
+    return safefile_write(ln->state_path, fill_state, ln, err);
 }
 
 /* ---- removal ---- */

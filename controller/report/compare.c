@@ -263,6 +263,13 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
     return cmp;
 }
 
+void compare_note_baseline(struct compare *cmp, size_t used, size_t skipped)
+{
+    json_object_set_new(cmp->doc, "history",
+                        json_pack("{s:I, s:I}", "runs_used", (json_int_t)used, "runs_skipped",
+                                  (json_int_t)skipped));
+}
+
 void compare_free(struct compare *cmp)
 {
     if (!cmp)

@@ -60,6 +60,10 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
                                 const struct report *cur, const struct compare_opts *opts,
                                 struct kp_err *err);
 
+/* Records in the comparison (JSON "history": runs_used, runs_skipped; the text says it when a run
+ * was skipped) how many history runs it rests on and how many unreadable ones were left out. */
+void compare_note_baseline(struct compare *cmp, size_t used, size_t skipped);
+
 /* Number of metrics classified as regression (beyond the threshold and significant). */
 size_t compare_regression_count(const struct compare *cmp);
 size_t compare_improvement_count(const struct compare *cmp);

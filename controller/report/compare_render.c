@@ -305,6 +305,11 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
                 json_number_value(json_object_get(doc, "history_z")));
     else
         fprintf(out, "; significance level %g\n", json_number_value(json_object_get(doc, "alpha")));
+    if ((d = json_object_get(doc, "history")) &&
+        json_integer_value(json_object_get(d, "runs_skipped")))
+        fprintf(out, "%sRests on %lld runs of the history; %lld unreadable run(s) skipped\n",
+                bullet, (long long)json_integer_value(json_object_get(d, "runs_used")),
+                (long long)json_integer_value(json_object_get(d, "runs_skipped")));
     if (json_array_size(json_object_get(doc, "provenance")) > 0) {
         fprintf(out,
                 "\nProvenance differences (a changed node, kernel or version explains many "

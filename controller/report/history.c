@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* history.c - the history directory of reports: key folders, atomic writes, retention. */
+/* history.c - the history directory of reports: key folders, safe writes (base/safefile.h),
+ * retention, and loading runs that skips an unreadable one unless asked to be strict. */
 #include "controller/report/history.h"
 
 #include <dirent.h>
@@ -16,6 +17,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/safefile.h"
 #include "controller/report/report.h"
 #include "controller/report/report_file.h"
 
@@ -166,51 +168,32 @@ int history_add(const char *dir, const struct report *rep, const char *cluster, 
 {
     char *key = history_key(rep, cluster), *folder = kp_xasprintf("%s/%s", dir, key);
     char *name = file_name(rep), *path = kp_xasprintf("%s/%s", folder, name);
-    char *tmp = kp_xasprintf("%s/.tmp-XXXXXX", folder);
-    int rc = -1, fd = -1;
-    FILE *f = NULL;
+    struct safefile *sf = NULL;
+    int rc = -1;
 
     if (keep < 1)
         keep = 1;
     if (report_make_dirs(folder, err) != 0)
         goto out;
-    if ((fd = mkstemp(tmp)) < 0) {
-        kp_err_set(err, "cannot write in %s: %s", folder, strerror(errno));
+    /* the output folder's writer and lock: leftovers of a killed add go on the next one */
+    if (safefile_begin(path, NULL, &sf, err) != 0)
+        goto out;
+    if (report_render(rep, REPORT_JSON, safefile_stream(sf), err) != 0 ||
+        safefile_commit(sf, err) != 0) {
+        kp_err_prefix(err, "storing %s", path);
         goto out;
     }
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        goto out_unlink;
-    }
-    if (report_render(rep, REPORT_JSON, f, err) != 0) {
-        fclose(f);
-        goto out_unlink;
-    }
-    if (fsync(fileno(f)) != 0) { /* whole on disk before it gets its name */
-        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        fclose(f);
-        goto out_unlink;
-    }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        kp_err_set(err, "cannot store %s: %s", path, strerror(errno));
-        goto out_unlink;
-    }
-    rc = retain(folder, keep, err);
+    rc = retain(folder, keep, err); /* still under the folder's lock */
     if (rc == 0 && path_out) {
         *path_out = path;
         path = NULL;
     }
-    goto out;
-out_unlink:
-    unlink(tmp);
 out:
+    safefile_close(sf);
     free(key);
     free(folder);
     free(name);
     free(path);
-    free(tmp);
     return rc;
 }
 
@@ -311,4 +294,53 @@ void history_paths_free(char **paths, long n)
     for (long i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+int history_load_runs(char *const *paths, long n, size_t want, bool strict,
+                      struct history_runs *out, struct kp_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->reps = kp_xcalloc((size_t)n + 1, sizeof(*out->reps));
+    out->paths = kp_xcalloc((size_t)n + 1, sizeof(*out->paths));
+    out->skipped = kp_xcalloc((size_t)n + 1, sizeof(*out->skipped));
+    out->why = kp_xcalloc((size_t)n + 1, sizeof(*out->why));
+    /* newest first until want are loaded, so one bad run does not shorten the baseline */
+    for (long i = n - 1; i >= 0 && (want == 0 || out->n < want); i--) {
+        struct kp_err e = {{0}};
+        struct report *r = report_load(paths[i], &e);
+        if (r) {
+            out->reps[out->n] = r;
+            out->paths[out->n++] = paths[i];
+            continue;
+        }
+        if (strict) {
+            kp_err_set(err, "%s", kp_err_msg(&e));
+            history_runs_cleanup(out);
+            return -1;
+        }
+        out->skipped[out->n_skipped] = paths[i];
+        out->why[out->n_skipped++] = kp_xstrdup(kp_err_msg(&e));
+    }
+    for (size_t a = 0, b = out->n; a + 1 < b; a++, b--) { /* oldest first again */
+        struct report *r = out->reps[a];
+        const char *p = out->paths[a];
+        out->reps[a] = out->reps[b - 1];
+        out->paths[a] = out->paths[b - 1];
+        out->reps[b - 1] = r;
+        out->paths[b - 1] = p;
+    }
+    return 0;
+}
+
+void history_runs_cleanup(struct history_runs *r)
+{
+    for (size_t i = 0; r->reps && i < r->n; i++)
+        report_free(r->reps[i]);
+    for (size_t i = 0; r->why && i < r->n_skipped; i++)
+        free(r->why[i]);
+    free(r->reps);
+    free(r->paths);
+    free(r->skipped);
+    free(r->why);
+    memset(r, 0, sizeof(*r));
 }

@@ -5,13 +5,16 @@
  * cluster = metadata.cluster (or --cluster), else the backend; node pair = "<client>_<server>",
  * each the node's instance type when recorded (nodes come and go, their hardware stays), else
  * its name; cni and version from metadata.cni ("unknown" when absent). Every component is
- * reduced to [A-Za-z0-9._-]. Files are written whole to a temporary name in the same folder
- * and renamed (atomic), and each version folder keeps its newest `keep` files (names sort by
- * time). Runs are comparable when cluster, node pair and CNI match (any version: a CNI upgrade
- * is judged against the runs of the version before it). docs/compare.md. */
+ * reduced to [A-Za-z0-9._-]. Files are written through base/safefile.h (whole or not at all,
+ * under the folder's lock; a killed writer's leftovers go on the next write), and each version
+ * folder keeps its newest `keep` files (names sort by time). A run that cannot be read is skipped
+ * by history_load_runs and named, so one bad file does not sink the directory. Runs are comparable
+ * when cluster, node pair and CNI match (any version: a CNI upgrade is judged against the runs of
+ * the version before it). docs/compare.md. */
 #ifndef KPERF_REPORT_HISTORY_H
 #define KPERF_REPORT_HISTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/kp_err.h"
@@ -41,5 +44,23 @@ KP_MUST_CHECK long history_comparable(const char *dir, const struct report *rep,
                                       const char *cluster, char ***paths, struct kp_err *err);
 
 void history_paths_free(char **paths, long n);
+
+/* The runs loaded from a listing, and those that could not be read. */
+struct history_runs {
+    struct report **reps; /* ours: n loaded runs, oldest first */
+    const char **paths;   /* their paths, borrowed from the listing */
+    size_t n;
+    const char **skipped; /* paths that could not be read, newest first, borrowed */
+    char **why;           /* ours: the reason for each */
+    size_t n_skipped;
+};
+
+/* Loads the newest `want` readable runs (0: all) of paths[0..n) (oldest first, as listed)
+ * into out, skipping an unreadable one (named in out->skipped), or with strict failing on it
+ * with err naming it. Returns 0 (out->n may be 0; clean out with history_runs_cleanup) or -1
+ * with err (out is clean then). */
+KP_MUST_CHECK int history_load_runs(char *const *paths, long n, size_t want, bool strict,
+                                    struct history_runs *out, struct kp_err *err);
+void history_runs_cleanup(struct history_runs *r); /* empties r; a cleaned r again is a no-op */
 
 #endif

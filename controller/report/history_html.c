@@ -97,16 +97,27 @@ static void series_cleanup(struct series *s)
     free(s->paths);
 }
 
-/* Loads the runs and judges each against up to o->runs runs before it. */
-static int load(struct series *s, const struct history_trend_opts *o, struct kp_err *err)
+/* Loads the runs (an unreadable one is skipped, named through o->on_skip and counted in
+ * *skipped, unless o->strict) and judges each against up to o->runs runs before it. */
+static int load(struct series *s, const struct history_trend_opts *o, size_t *skipped,
+                struct kp_err *err)
 {
-    s->reps = kp_xcalloc(s->n, sizeof(*s->reps));
-    s->judged = kp_xcalloc(s->n, sizeof(*s->judged));
-    for (size_t i = 0; i < s->n; i++) {
-        s->reps[i] = report_load(s->paths[i], err);
-        if (!s->reps[i])
-            return -1;
-    }
+    struct history_runs h;
+
+    if (history_load_runs(s->paths, (long)s->n, 0, o->strict, &h, err) != 0)
+        return kp_err_prefix(err, "a run cannot be read (--strict)");
+    for (size_t i = 0; i < h.n_skipped; i++)
+        if (o->on_skip)
+            o->on_skip(h.skipped[i], h.why[i], o->arg);
+    *skipped += h.n_skipped;
+    for (size_t i = 0; i < h.n; i++)
+        s->paths[i] = (char *)h.paths[i]; /* borrowed from the listing either way */
+    s->n = h.n;
+    s->reps = h.reps; /* ours now */
+    h.reps = NULL;
+    h.n = 0;
+    history_runs_cleanup(&h);
+    s->judged = kp_xcalloc(s->n + 1, sizeof(*s->judged));
     for (size_t i = 1; i < s->n; i++) {
         size_t k = i < o->runs ? i : o->runs;
         struct kp_err ignored = {{0}}; /* no shared row: nothing to mark */
@@ -327,6 +338,7 @@ int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE
     struct series *s = NULL;
     size_t ns = 0;
     struct counts c = {0, 0};
+    size_t skipped = 0;
     int rc = -1;
 
     if (n < 0)
@@ -337,21 +349,30 @@ int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE
     }
     ns = group(paths, n, &s);
     for (size_t k = 0; k < ns; k++)
-        if (load(&s[k], o, err) != 0)
+        if (load(&s[k], o, &skipped, err) != 0)
             goto out;
+    if (skipped == (size_t)n) {
+        kp_err_set(err, "no run in %s can be read (%zu skipped)", dir, skipped);
+        goto out;
+    }
     page_head(dir, out);
     fprintf(out,
-            "<p>%ld runs in %zu series (cluster / node pair / CNI). Each run from the second on "
+            "<p>%zu runs in %zu series (cluster / node pair / CNI). Each run from the second on "
             "is judged against up to %zu runs before it, as <code>kperf compare --baseline</code> "
             "does; a metric it calls a regression is marked <span style=\"color:#cc3333\">"
             "&#9679;</span> on that run.</p>\n",
-            n, ns, o->runs);
+            (size_t)n - skipped, ns, o->runs);
+    if (skipped)
+        fprintf(out, "<p id=\"skipped\">%zu unreadable run%s skipped (named on stderr).</p>\n",
+                skipped, skipped == 1 ? "" : "s");
     for (size_t k = 0; k < ns; k++)
-        series_section(&s[k], dir, &c, out);
+        if (s[k].n > 0)
+            series_section(&s[k], dir, &c, out);
     fprintf(out,
-            "<p id=\"summary\" data-runs=\"%ld\" data-series=\"%zu\" data-charts=\"%zu\" "
-            "data-regressions=\"%zu\">%zu charts, %zu regression marks.</p>\n</body></html>\n",
-            n, ns, c.charts, c.marks, c.charts, c.marks);
+            "<p id=\"summary\" data-runs=\"%zu\" data-series=\"%zu\" data-charts=\"%zu\" "
+            "data-regressions=\"%zu\" data-skipped=\"%zu\">%zu charts, %zu regression marks.</p>\n"
+            "</body></html>\n",
+            (size_t)n - skipped, ns, c.charts, c.marks, skipped, c.charts, c.marks);
     rc = 0;
 out:
     for (size_t k = 0; k < ns; k++)

@@ -10,6 +10,7 @@
 #ifndef KPERF_REPORT_HISTORY_HTML_H
 #define KPERF_REPORT_HISTORY_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,10 +20,15 @@
 struct history_trend_opts {
     const struct compare_opts *compare; /* thresholds and z of the judgement (borrowed) */
     size_t runs;                        /* earlier runs each run is judged against (>= 1) */
+    bool strict;                        /* an unreadable run fails the page, not skipped */
+    /* called for each run skipped as unreadable (path and reason borrowed during the call) */
+    void (*on_skip)(const char *path, const char *why, void *arg);
+    void *arg;
 };
 
-/* Writes the trend page of every report in dir to out. Returns 0, or -1 with err when dir
- * cannot be read, holds no report, or a report in it cannot be loaded (its path named).
+/* Writes the trend page of every report in dir to out; a report that cannot be loaded is left
+ * out (o->on_skip names it; the page counts it). Returns 0, or -1 with err when dir cannot be
+ * read, holds no readable report, or (o->strict) a report cannot be loaded (its path named).
  * Write errors are left in out's error flag. */
 KP_MUST_CHECK int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE *out,
                                      struct kp_err *err);

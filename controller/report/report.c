@@ -15,6 +15,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/result.h"
+#include "base/safefile.h"
 #include "base/rowkey.h"
 #include "base/testkind.h"
 #include "controller/report/outlier.h"
@@ -367,45 +368,23 @@ struct report *report_from_json(const json_t *doc, struct kp_err *err)
     return from_json((json_t *)doc, false, err); /* copied: doc stays the caller's, unchanged */
 }
 
-/* Writes one format to dir/name through dir/.name.tmp and rename. */
+/* Writes one format to dir/name, all or nothing, through the safe writer (base/safefile.h). */
 static int write_one(const struct report *rep, const char *dir, const char *name,
                      enum report_format fmt, struct kp_err *err)
 {
-    char *path = kp_xasprintf("%s/%s", dir, name);     /* ours */
-    char *tmp = kp_xasprintf("%s/.%s.tmp", dir, name); /* ours */
-    FILE *f = NULL;
+    char *path = kp_xasprintf("%s/%s", dir, name); /* ours */
+    struct safefile *sf = NULL;
     int rc = -1;
 
-    f = fopen(tmp, "w");
-    if (!f) {
-        kp_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+    if (safefile_begin(path, NULL, &sf, err) != 0)
+        goto out;
+    if (report_render(rep, fmt, safefile_stream(sf), err) != 0) {
+        kp_err_prefix(err, "%s", path);
         goto out;
     }
-    if (report_render(rep, fmt, f, err) != 0) {
-        kp_err_prefix(err, "%s", tmp);
-        goto out;
-    }
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        kp_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        kp_err_set(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    rc = 0;
+    rc = safefile_commit(sf, err);
 out:
-    if (f)
-        fclose(f);
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
+    safefile_close(sf);
     free(path);
     return rc;
 }

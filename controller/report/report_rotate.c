@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* report_rotate.c - dated run folders, the "latest" link and retention by count
- * (report_rotate.h). Removal is conservative: only the four report files of a run folder are
- * unlinked, so a folder someone put other files into survives. */
+ * (report_rotate.h). Removal is conservative: only the four report files of a run folder (and
+ * the temporary files of a writer that crashed in it) are unlinked, so a folder someone put other
+ * files into survives. The "latest" link is replaced through base/safefile.h. */
 #include "controller/report/report_rotate.h"
 
 #include <ctype.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
+#include "base/safefile.h"
 
 bool report_dir_is_run_name(const char *name)
 {
@@ -81,30 +83,46 @@ char *report_dir_expand(const char *pattern, const char *start_time)
     return out;
 }
 
+/* Points dir/latest at name: a new link under a random name renamed over the old one, under the
+ * folder's lock (base/safefile.h); refuses a "latest" that is not a link. */
 static int set_latest(const char *dir, const char *name, struct kp_err *err)
 {
     char *link = kp_xasprintf("%s/%s", dir, REPORT_DIR_LATEST);
-    char *tmp = kp_xasprintf("%s/.%s.tmp", dir, REPORT_DIR_LATEST);
-    int rc = 0;
+    int rc = safefile_symlink(name, link, err);
 
-    unlink(tmp);
-    if (symlink(name, tmp) != 0)
-        rc = kp_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
-    else if (rename(tmp, link) != 0)
-        rc = kp_err_set(err, "cannot replace %s: %s", link, strerror(errno));
-    if (rc != 0)
-        unlink(tmp);
     free(link);
-    free(tmp);
     return rc;
+}
+
+/* Removes the temporary files of a crashed writer in an old run folder (base/safefile.h's names,
+ * and the fixed .report.*.tmp of kperf before it), so that the folder can go. */
+static void remove_leftovers(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    size_t pl = strlen(SAFEFILE_TMP_PREFIX), sl = strlen(SAFEFILE_TMP_SUFFIX);
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        bool ours = len > pl + sl && strncmp(e->d_name, SAFEFILE_TMP_PREFIX, pl) == 0 &&
+                    strcmp(e->d_name + len - sl, SAFEFILE_TMP_SUFFIX) == 0;
+        bool old = strncmp(e->d_name, ".report.", 8) == 0 && len > 12 &&
+                   strcmp(e->d_name + len - 4, ".tmp") == 0;
+        if (ours || old) {
+            char *f = kp_xasprintf("%s/%s", path, e->d_name);
+            unlink(f);
+            free(f);
+        }
+    }
+    closedir(d);
 }
 
 /* Removes run folder dir/name if it holds only report files; true when removed. */
 static bool remove_run(const char *dir, const char *name)
 {
-    static const char *const files[] = {"report.json",     "report.md",        "report.csv",
-                                        "report.html",     ".report.json.tmp", ".report.md.tmp",
-                                        ".report.csv.tmp", ".report.html.tmp"};
+    static const char *const files[] = {"report.json", "report.md", "report.csv", "report.html"};
     char *path = kp_xasprintf("%s/%s", dir, name);
     bool ok;
 
@@ -114,6 +132,7 @@ static bool remove_run(const char *dir, const char *name)
         unlink(f); /* missing is fine: what is left makes rmdir fail */
         free(f);
     }
+    remove_leftovers(path);
     ok = rmdir(path) == 0;
     free(path);
     return ok;

@@ -161,13 +161,71 @@ static void test_history_add_list_retain_comparable(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static bool strict;        /* trend_page's o.strict */
+static char *skipped_seen; /* the last run trend_page was told it skipped (ours) */
+
+static void on_skip(const char *path, const char *why, void *arg)
+{
+    (void)why, (void)arg;
+    free(skipped_seen);
+    skipped_seen = strdup(path);
+}
+
+/* A killed add's leftovers go on the next add; an unreadable run is skipped by
+ * history_load_runs (named, and the newest `want` readable ones still loaded), or fails it when
+ * strict. */
+static void test_history_heals_leftovers_and_skips_bad_runs(void **state)
+{
+    char dir[] = "/tmp/kperf-history-XXXXXX", folder[512], cmd[900], **paths;
+    struct kp_err err = {{0}};
+    struct history_runs h;
+    struct report *r;
+    long n;
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    for (int day = 1; day <= 4; day++) {
+        char t[32];
+        snprintf(t, sizeof(t), "2026-11-%02dT02:00:00Z", day);
+        r = run_at(t, "prod", "1.16.1");
+        assert_int_equal(history_add(dir, r, NULL, 30, NULL, &err), 0);
+        report_free(r);
+    }
+    snprintf(folder, sizeof(folder), "%s/prod/ip-10-0-0-2_m5.large/cilium/1.16.1", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && echo '{\"sch' > .tmp-Ab12Cd && echo '{' > .kperf-0123456789abcdef.tmp && "
+             "echo '{\"partial' > 2026-11-03T02-00-00Z.json",
+             folder);
+    assert_int_equal(system(cmd), 0);
+    r = run_at("2026-11-05T02:00:00Z", "prod", "1.16.1");
+    assert_int_equal(history_add(dir, r, NULL, 30, NULL, &err), 0);
+    assert_int_equal(count_entries(folder), 5); /* both leftovers gone, 5 runs */
+
+    n = history_comparable(dir, r, NULL, &paths, &err); /* 4 earlier, the 3rd unreadable */
+    assert_int_equal(n, 4);
+    assert_int_equal(history_load_runs(paths, n, 3, false, &h, &err), 0);
+    assert_int_equal(h.n, 3);
+    assert_int_equal(h.n_skipped, 1);
+    assert_non_null(strstr(h.skipped[0], "2026-11-03T02-00-00Z.json"));
+    assert_non_null(strstr(h.paths[0], "2026-11-01T02-00-00Z.json")); /* oldest first */
+    assert_non_null(strstr(h.paths[2], "2026-11-04T02-00-00Z.json"));
+    history_runs_cleanup(&h);
+    assert_int_equal(history_load_runs(paths, n, 0, true, &h, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "2026-11-03T02-00-00Z.json"));
+    history_runs_cleanup(&h); /* clean after a failure: a no-op */
+    history_paths_free(paths, n);
+    report_free(r);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The trend page (history_html.h) of dir rendered into a malloc'ed string; returns the rc. */
 static int trend_page(const char *dir, char **page, struct kp_err *err)
 {
     size_t len = 0;
     FILE *f = open_memstream(page, &len);
     struct compare_opts co;
-    struct history_trend_opts o = {.compare = &co, .runs = 5};
+    struct history_trend_opts o = {.compare = &co, .runs = 5, .strict = strict, .on_skip = on_skip};
     int rc;
 
     assert_non_null(f);
@@ -231,8 +289,21 @@ static void test_history_trend_page_marks_the_regression(void **state)
     snprintf(cmd, sizeof(cmd), "echo '{' > '%s/prod/ip-10-0-0-2_m5.large/cilium/1.16.1/x.json'",
              dir);
     assert_int_equal(system(cmd), 0);
+    /* one unreadable run: skipped and named, the page counts it; --strict fails naming it */
+    skipped_seen = NULL;
+    assert_int_equal(trend_page(dir, &page, &err), 0);
+    assert_non_null(skipped_seen);
+    assert_non_null(strstr(skipped_seen, "/1.16.1/x.json"));
+    free(skipped_seen);
+    assert_non_null(strstr(page, "data-runs=\"7\" data-series=\"2\""));
+    assert_non_null(strstr(page, "data-skipped=\"1\""));
+    assert_non_null(strstr(page, "1 unreadable run skipped"));
+    free(page);
+    strict = true;
     assert_int_equal(trend_page(dir, &page, &err), -1);
+    strict = false;
     assert_non_null(strstr(kp_err_msg(&err), "x.json"));
+    assert_non_null(strstr(kp_err_msg(&err), "--strict"));
     free(page);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
@@ -352,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_history_add_list_retain_comparable),
         cmocka_unit_test(test_history_trend_page_marks_the_regression),
         cmocka_unit_test(test_history_compare_and_trend_match_the_same_rows),
+        cmocka_unit_test(test_history_heals_leftovers_and_skips_bad_runs),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

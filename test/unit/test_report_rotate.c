@@ -86,6 +86,8 @@ static void test_rotate(void **state)
     touch(dir, "20261128T021700Z", "report.json");
     touch(dir, "20261129T021700Z", "report.json");
     touch(dir, "20261129T021700Z", "report.html");
+    touch(dir, "20261129T021700Z", ".kperf-0123456789abcdef.tmp"); /* a killed writer's */
+    touch(dir, "20261129T021700Z", ".report.md.tmp");              /* and an older kperf's */
     touch(dir, "20261130T021700Z", "report.json");
     touch(dir, "20261130T021700Z", "notes.txt"); /* someone's file: the folder stays */
     touch(dir, "20261201T021700Z", "report.json");
@@ -110,6 +112,12 @@ static void test_rotate(void **state)
     memset(link, 0, sizeof(link));
     assert_int_equal(readlink(lp, link, sizeof(link) - 1), 16);
     assert_string_equal(link, "20261202T021700Z");
+    /* a "latest" that is not a link is refused, and left as it is */
+    assert_int_equal(unlink(lp), 0);
+    touch(dir, "latest", "report.json");
+    assert_int_equal(report_dir_rotate(dir, "20261202T021700Z", 0, &removed, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "latest: it is a directory"));
+    assert_true(exists(dir, "latest/report.json"));
     free(lp);
     /* a folder that is not there */
     assert_int_equal(report_dir_rotate("/nonexistent/kperf", "20261202T021700Z", 3, &removed, &err),
