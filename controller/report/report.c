@@ -26,6 +26,7 @@
 #include "controller/report/report_pack.h"
 #include "controller/report/report_validate.h"
 #include "controller/report/stats.h"
+#include "controller/report/urlcred.h"
 
 struct report {
     json_t *metadata;         /* object, ours */
@@ -788,6 +789,8 @@ struct report *report_load(const char *path, struct kp_err *err)
     rep = scan_report(&sc);
     free(buf);
     infos_free(sc.info, sc.cap_info); /* NULL unless the load failed */
+    if (rep) /* a file from before URLs lost their user-info: it is not rendered again */
+        urlcred_redact_strings(json_object_get(report_metadata(rep), "arguments"));
     return rep;
 }
 

@@ -167,3 +167,19 @@ char *urlcred_redact(const char *text)
         abort();
     return buf;
 }
+
+void urlcred_redact_strings(json_t *array)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(array, i, v)
+    {
+        if (json_is_string(v)) {
+            char *clean = urlcred_redact(json_string_value(v));
+
+            json_string_set(v, clean);
+            free(clean);
+        }
+    }
+}

@@ -6,6 +6,8 @@
 #ifndef KPERF_REPORT_URLCRED_H
 #define KPERF_REPORT_URLCRED_H
 
+#include <jansson.h>
+
 #include "base/kp_err.h"
 
 /* Splits url into the URL without user-info (*bare, as libcurl rebuilds it: "http://h:1"
@@ -23,5 +25,9 @@ KP_MUST_CHECK int urlcred_split(const char *url, char **bare, char **user, char 
  * libcurl cannot parse but that holds an '@' becomes "SCHEME://REDACTED" (it may hold a
  * password libcurl could not find). Never NULL; caller frees. */
 char *urlcred_redact(const char *text);
+
+/* Runs urlcred_redact over every string of a JSON array, in place (a report's
+ * metadata.arguments written by an older kperf). Anything else is left alone. */
+void urlcred_redact_strings(json_t *array);
 
 #endif

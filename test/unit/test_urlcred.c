@@ -85,6 +85,19 @@ static void test_urlcred_redact_unparsable(void **state)
     redacts_to("https://bad:port:x/", "https://bad:port:x/"); /* no '@': nothing to hide */
 }
 
+static void test_urlcred_redact_strings_of_an_array(void **state)
+{
+    json_t *a = json_pack("[s, i, s]", "--push-gateway", 7, "https://u:S3cret@pg");
+
+    (void)state;
+    urlcred_redact_strings(a);
+    assert_string_equal(json_string_value(json_array_get(a, 0)), "--push-gateway");
+    assert_int_equal(json_integer_value(json_array_get(a, 1)), 7);
+    assert_string_equal(json_string_value(json_array_get(a, 2)), "https://pg/");
+    urlcred_redact_strings(NULL); /* no array: nothing to do */
+    json_decref(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -92,6 +105,7 @@ int main(void)
         cmocka_unit_test(test_urlcred_split_refuses_without_echo),
         cmocka_unit_test(test_urlcred_redact_words_and_text),
         cmocka_unit_test(test_urlcred_redact_unparsable),
+        cmocka_unit_test(test_urlcred_redact_strings_of_an_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
