@@ -115,24 +115,28 @@ static bool ends_url(char c)
     return c == '\0' || isspace((unsigned char)c) || strchr("\"'`<>", c) != NULL;
 }
 
-/* The text of one URL, [start, end), rewritten into out: unchanged without user-info. */
-static void put_url(FILE *out, const char *start, const char *end, const char *sep)
+/* The text of one URL, [start, end), rewritten into out: unchanged without user-info. An
+ * unparsable URL followed anywhere by an '@' ("https://u:pass word@h") may hide a password
+ * past its end: it is cut with the rest of the text. Returns whether the text was cut. */
+static bool put_url(FILE *out, const char *start, const char *end, const char *sep)
 {
     char *url = kp_xstrndup(start, (size_t)(end - start)), *bare = NULL;
     CURLUcode why;
     CURLU *u = parse(url, &why);
+    bool cut = !u && strchr(start, '@') != NULL;
 
     if (u && (has(u, CURLUPART_USER) || has(u, CURLUPART_PASSWORD) || has(u, CURLUPART_OPTIONS)))
         bare = bare_url(u);
     if (bare)
         fputs(bare, out);
-    else if ((!u || has(u, CURLUPART_USER)) && memchr(start, '@', (size_t)(end - start)))
-        fprintf(out, "%.*s://" REDACTED, (int)(sep - start), start); /* unparsed, maybe secret */
+    else if (cut || (u && has(u, CURLUPART_USER))) /* unparsed or not rebuilt: maybe secret */
+        fprintf(out, "%.*s://" REDACTED, (int)(sep - start), start);
     else
         fputs(url, out);
     curl_url_cleanup(u);
     free(bare);
     kp_free_secret(url);
+    return cut;
 }
 
 char *urlcred_redact(const char *text)
@@ -159,7 +163,8 @@ char *urlcred_redact(const char *text)
         while (!ends_url(*end))
             end++;
         fwrite(p, 1, (size_t)(start - p), out);
-        put_url(out, start, end, sep);
+        if (put_url(out, start, end, sep))
+            end += strlen(end);
         p = end;
     }
     fputs(p, out);

@@ -21,9 +21,10 @@ KP_MUST_CHECK int urlcred_split(const char *url, char **bare, char **user, char 
 
 /* A copy of text in which every URL (SCHEME://...) has its user-info removed: a command-line
  * word "--push-gateway=https://u:p@h:9091" becomes "--push-gateway=https://h:9091/". A URL
- * ends at white space or a quote; one without user-info is copied unchanged, and one that
- * libcurl cannot parse but that holds an '@' becomes "SCHEME://REDACTED" (it may hold a
- * password libcurl could not find). Never NULL; caller frees. */
+ * ends at white space or a quote; one without user-info is copied unchanged. One that libcurl
+ * cannot parse, followed anywhere by an '@', becomes "SCHEME://REDACTED" and the rest of the
+ * text goes with it (a password libcurl could not find may be there, spaces and all). Never
+ * NULL; caller frees. */
 char *urlcred_redact(const char *text);
 
 /* Runs urlcred_redact over every string of a JSON array, in place (a report's

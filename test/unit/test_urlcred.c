@@ -76,11 +76,13 @@ static void test_urlcred_redact_words_and_text(void **state)
     redacts_to("", "");
 }
 
-/* A URL libcurl cannot parse but that holds an '@' may hide a password: it goes whole. */
+/* A URL libcurl cannot parse, followed by an '@', may hide a password: it goes, and all
+ * after it. */
 static void test_urlcred_redact_unparsable(void **state)
 {
     (void)state;
-    redacts_to("x=https://u:p@ss@host/y z", "x=https://REDACTED z");
+    redacts_to("x=https://u:p@ss@host/y z", "x=https://REDACTED");
+    redacts_to("in 'http://u:S3c ret@h:1' (x)", "in 'http://REDACTED"); /* the rest may hide it */
     redacts_to("https://u:S3c/ret@host", "https://REDACTED");
     redacts_to("https://bad:port:x/", "https://bad:port:x/"); /* no '@': nothing to hide */
 }
