@@ -35,6 +35,7 @@ MARK="S3cr3tMarker-$RANDOM$RANDOM"
 U=kperf-pusher
 umask 077
 printf '%s\n' "$MARK" >"$D/in/password"
+printf 'not-%s\n' "$MARK" >"$D/in/wrong"
 
 EXPECT_USER=$U EXPECT_PASS=$MARK python3 "$KPERF_SRC/test/e2e/lib/auth_listener.py" "$D/srv" \
     >"$D/srv/listener.log" 2>&1 &
@@ -86,7 +87,7 @@ run() {
 # 1. the Pushgateway: three runs, one per way of giving the password
 run url -vv -o json "--push-gateway=http://$U:$MARK@$GW/"
 expect_pushes 1 "password in the URL"
-run file -o html --push-gateway "http://$U@$GW" --push-gateway-password-file "$D/in/password"
+run file -o openmetrics --push-gateway "http://$U@$GW" --push-gateway-password-file "$D/in/password"
 expect_pushes 2 "password file"
 KPERF_PUSHGATEWAY_PASSWORD=$MARK run env -o markdown --push-gateway "http://$U@$GW"
 expect_pushes 3 "password in the environment"
@@ -127,7 +128,7 @@ expect_exit() {
 expect_exit 1 wrong-password "push gateway http://$GW/metrics/job/kperf" \
     --push-gateway "http://$U:not-$MARK@$GW"
 expect_exit 1 wrong-file-password "HTTP 401" --push-gateway "http://$U:$MARK@$GW" \
-    --push-gateway-password-file /dev/null
+    --push-gateway-password-file "$D/in/wrong"
 DEAD=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 expect_exit 1 closed-port "push gateway http://127.0.0.1:$DEAD/metrics" \
     --push-gateway "http://$U:$MARK@127.0.0.1:$DEAD"
@@ -172,7 +173,7 @@ n=$(find "$D/out" "$D/srv/pushed" -type f | wc -l)
 mapfile -t leaks < <(grep -rlF -- "$MARK" "$D/out" "$D/srv/pushed")
 [ "${#leaks[@]}" = 0 ] ||
     fail "the password is in: ${leaks[*]} ($(grep -hoF -m1 -- "$MARK" "${leaks[@]}" | head -3))"
-for f in url/report.json url/report.html url/report.csv url/report.md file/report.html env.stdout; do
+for f in url/report.json url/report.html url/report.csv url/report.md file.stdout env.stdout; do
     [ -s "$D/out/$f" ] || fail "$f missing or empty"
 done
 [ -n "$(find "$D/out/history" -name '*.json')" ] || fail "the history kept no run"
