@@ -171,8 +171,11 @@ exited $? 1 "$D/out/kc-bad.err" "Unsupported proxy scheme for 'foo://127.0.0.1:1
 n=$(find "$D/out" "$D/srv/pushed" -type f | wc -l)
 [ "$n" -ge 60 ] || fail "only $n output files to scan; a step wrote nothing?"
 mapfile -t leaks < <(grep -rlF -- "$MARK" "$D/out" "$D/srv/pushed")
-[ "${#leaks[@]}" = 0 ] ||
-    fail "the password is in: ${leaks[*]} ($(grep -hoF -m1 -- "$MARK" "${leaks[@]}" | head -3))"
+if [ "${#leaks[@]}" = 0 ]; then
+    echo "scanned $n files for the password: none holds it"
+else
+    fail "the password is in: ${leaks[*]}"
+fi
 for f in url/report.json url/report.html url/report.csv url/report.md file.stdout env.stdout; do
     [ -s "$D/out/$f" ] || fail "$f missing or empty"
 done
@@ -180,5 +183,4 @@ done
 # the same scan can fail: the marker in a scanned folder is found
 printf 'x%sx\n' "$MARK" >"$D/out/probe"
 grep -rqF -- "$MARK" "$D/out" || fail "the scan does not find a planted marker"
-echo "scanned $n files for the password: none holds it"
 finish
