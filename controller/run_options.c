@@ -40,6 +40,8 @@ void run_options_cleanup(struct run_options *o)
     free(o->output_dir);
     free(o->history_dir);
     free(o->push_gateway);
+    free(o->push_gateway_password_file);
+    kp_free_secret(o->push_gateway_password);
     free(o->cluster_name);
     free(o->kubeconfig);
     free(o->context);
@@ -87,6 +89,8 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
             return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
                                    "run, named after its start time) or --history DIR");
     }
+    if (o->push_gateway_password_file && !o->push_gateway)
+        return kp_err_set(err, "--push-gateway-password-file needs --push-gateway");
     if (o->external_token_file && !o->external_host && !o->local)
         return kp_err_set(err, "--external-token-file needs --external-server (or --local, whose "
                                "external host kperf starts itself)");

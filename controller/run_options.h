@@ -67,10 +67,13 @@ struct run_options {
     char *output_dir;       /* --output-dir; owned; NULL = none */
     char *history_dir;      /* --history; owned; NULL = none (controller/report/history.h) */
     char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
-    char *cluster_name;     /* --cluster-name: metadata.cluster; owned; NULL = none */
-    unsigned keep_runs;     /* --keep-runs: with --output-dir DIR/{time} (0 = keep all) and/or
-                               --history (0 = HISTORY_DEFAULT_KEEP runs per version folder) */
-    int verbose;            /* -v count (-v info, -vv debug) */
+    char *push_gateway_password_file; /* --push-gateway-password-file; owned; NULL = none */
+    char *push_gateway_password; /* read from that file or $KPERF_PUSHGATEWAY_PASSWORD (pushgw.h)
+                                    by the flag parser; kp_free_secret; NULL = the URL's, if any */
+    char *cluster_name;          /* --cluster-name: metadata.cluster; owned; NULL = none */
+    unsigned keep_runs;          /* --keep-runs: with --output-dir DIR/{time} (0 = keep all) and/or
+                                    --history (0 = HISTORY_DEFAULT_KEEP runs per version folder) */
+    int verbose;                 /* -v count (-v info, -vv debug) */
     /* local backend */
     bool local;                   /* --local */
     int mtu;                      /* --mtu, default 1500 (local only; 576..65000) */

@@ -22,6 +22,7 @@
 #include "controller/progress.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report.h"
+#include "controller/report/urlcred.h"
 #include "controller/run_options.h"
 
 #define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */
@@ -125,8 +126,12 @@ static void fill_metadata(json_t *md, const struct backend *b, const struct run_
     json_object_set_new(md, "backend", json_string(b->ops->name));
     json_object_set_new(md, "start_time", json_string(now));
     json_array_append_new(args, json_string("kperf"));
-    for (int i = 0; i < ro->argc; i++)
-        json_array_append_new(args, json_string(ro->argv[i]));
+    for (int i = 0; i < ro->argc; i++) { /* a URL's user:password@ is kept out of reports */
+        char *arg = urlcred_redact(ro->argv[i]);
+
+        json_array_append_new(args, json_string(arg));
+        free(arg);
+    }
     json_object_set_new(md, "arguments", args);
     params = json_pack("{s:o, s:o, s:f, s:i, s:b, s:i, s:f}", "scenarios",
                        mask_names(ro->scenarios, SCENARIO_COUNT, scenario_name_i), "tests",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "base/flags.h"
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
@@ -13,15 +14,17 @@
 
 static const char usage_text[] =
     "Usage: kperf report FILE.json [-o table|markdown|csv|html|json|openmetrics]\n"
-    "                    [--output-dir DIR] [--noisy-cv PCT] [--push-gateway URL]\n\n"
+    "                    [--output-dir DIR] [--noisy-cv PCT] [--push-gateway URL\n"
+    "                    [--push-gateway-password-file FILE]]\n\n"
     "Re-renders a saved report (report.json of 'kperf run --output-dir', schema "
     "kperf.report/v1).\n";
 
 struct report_flags {
     enum report_format fmt;
-    const char *dir;  /* borrowed from argv; NULL = none */
-    const char *push; /* --push-gateway; borrowed from argv; NULL = none */
-    const char *path; /* borrowed from argv */
+    const char *dir;                /* borrowed from argv; NULL = none */
+    const char *push;               /* --push-gateway; borrowed from argv; NULL = none */
+    const char *push_password_file; /* borrowed from argv; NULL = none */
+    const char *path;               /* borrowed from argv */
     int n_paths;
     double noisy_cv_pct; /* < 0: keep the report's */
 };
@@ -73,6 +76,12 @@ static const struct flag flag_table[] = {
      .help = "also PUT the metrics (OpenMetrics) to this Prometheus\n"
              "Pushgateway (job kperf, instance = the report's cluster)",
      .fn = set_push},
+    {.name = "push-gateway-password-file",
+     .arg = "FILE",
+     .help = "the Pushgateway's basic-auth password, from FILE (else\n"
+             "$KPERF_PUSHGATEWAY_PASSWORD, else the URL's user-info)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct report_flags, push_password_file)},
     {.name = "noisy-cv",
      .arg = "PCT",
      .help = "flag metrics whose CV across samples exceeds PCT (default: the\n"
@@ -109,6 +118,10 @@ static int parse_flags(int argc, char **argv, struct report_flags *f, struct kp_
         kp_err_set(err, "'kperf report' takes exactly one FILE.json");
         return flags_hint(&cmd, err);
     }
+    if (rc == 0 && f->push_password_file && !f->push) {
+        kp_err_set(err, "--push-gateway-password-file needs --push-gateway");
+        return flags_hint(&cmd, err);
+    }
     return rc;
 }
 
@@ -117,8 +130,11 @@ int cmd_report(int argc, char **argv)
     struct report_flags f = {.fmt = REPORT_TABLE, .noisy_cv_pct = -1};
     struct kp_err err = {{0}};
     struct report *rep;
+    char *password = NULL; /* kp_free_secret */
     int rc = parse_flags(argc, argv, &f, &err);
 
+    if (rc == 0 && f.push && pushgw_password(f.push_password_file, &password, &err) != 0)
+        rc = kp_err_prefix(&err, "--push-gateway-password-file");
     if (rc < 0)
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
     if (rc != 0)
@@ -127,6 +143,7 @@ int cmd_report(int argc, char **argv)
     if (!rep) {
         fprintf(stderr, "kperf: error: %s. Pass a report.json written by 'kperf run'.\n",
                 kp_err_msg(&err));
+        kp_free_secret(password);
         return 1;
     }
     if (f.noisy_cv_pct >= 0)
@@ -140,10 +157,11 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "kperf: error: %s. Pass a writable --output-dir.\n", kp_err_msg(&err));
         rc = 1;
     }
-    if (rc == 0 && f.push && pushgw_push(rep, f.push, &err) != 0) {
+    if (rc == 0 && f.push && pushgw_push(rep, f.push, password, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         rc = 1;
     }
     report_free(rep);
+    kp_free_secret(password);
     return rc;
 }

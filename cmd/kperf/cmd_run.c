@@ -96,7 +96,8 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
                             "to the gateway or kept in the history\n");
         return rc;
     }
-    if (ro->push_gateway && pushgw_push(rep, ro->push_gateway, &err) != 0) {
+    if (ro->push_gateway &&
+        pushgw_push(rep, ro->push_gateway, ro->push_gateway_password, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         rc = -1;
     }

@@ -35,6 +35,7 @@
 #include "controller/k8s/k8s_watch_ready.h"
 #include "controller/local/backend_local.h"
 #include "controller/plan.h"
+#include "controller/report/urlcred.h"
 #include "controller/report/watch_readiness.h"
 #include "controller/report/watch_render.h"
 #include "controller/run_options.h"
@@ -259,8 +260,12 @@ static int watch_loop(struct watch *w, struct kp_err *err)
     if (w->cmd) {
         char **env = watch_probes_env(&w->wp);
         json_t *argv = json_array();
-        for (size_t i = 0; w->cmd[i]; i++)
-            json_array_append_new(argv, json_string(w->cmd[i]));
+        for (size_t i = 0; w->cmd[i]; i++) { /* no URL's user:password@ in watch.json */
+            char *arg = urlcred_redact(w->cmd[i]);
+
+            json_array_append_new(argv, json_string(arg));
+            free(arg);
+        }
         w->command = json_pack("{s:o, s:n}", "argv", argv, "exit_code");
         cmd_pid = start_command(w->cmd, env, err);
         /* the child has its copy; ours are no longer needed */

@@ -37,6 +37,7 @@ enum flag_id {
     F_OUTPUT_DIR,
     F_HISTORY,
     F_PUSH_GATEWAY,
+    F_PUSH_PASSWORD_FILE,
     F_CLUSTER_NAME,
     F_KEEP_RUNS,
     F_VERBOSE,
@@ -371,6 +372,12 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
         free(o->push_gateway);
         o->push_gateway = kp_xstrdup(v);
         return 0;
+    case F_PUSH_PASSWORD_FILE:
+        if (!v[0])
+            return kp_err_set(err, "--%s: empty path", f->name);
+        free(o->push_gateway_password_file);
+        o->push_gateway_password_file = kp_xstrdup(v);
+        return 0;
     case F_KEEP_RUNS:
         if (parse_int(v, 1, 100000, &n, f->name, err) != 0)
             return -1;
@@ -606,7 +613,14 @@ static const struct flag run_flags[] = {
              "keep N runs per CNI version folder (default 30)"),
     RUN_FLAG(G_OUTPUT, F_PUSH_GATEWAY, "push-gateway", 0, "URL",
              "also PUT the metrics (OpenMetrics) to this Prometheus\n"
-             "Pushgateway, job kperf, instance = the cluster name"),
+             "Pushgateway, job kperf, instance = the cluster name;\n"
+             "https://USER@host with the password in a file or\n"
+             "$KPERF_PUSHGATEWAY_PASSWORD (a password in the URL\n"
+             "works too, but shows in ps; never in outputs)"),
+    RUN_FLAG(G_OUTPUT, F_PUSH_PASSWORD_FILE, "push-gateway-password-file", 0, "FILE",
+             "the Pushgateway's basic-auth password: the bytes of\n"
+             "FILE less one trailing newline (beats the variable\n"
+             "and the URL's)"),
     RUN_FLAG(G_OUTPUT, F_CLUSTER_NAME, "cluster-name", 0, "NAME",
              "the report's cluster (metric label, Pushgateway\n"
              "instance; default local for --local, else default)"),
@@ -742,6 +756,10 @@ int run_flags_parse_as(const struct flags_cmd *cmd, struct run_options *o, int a
     }
     if (run_options_validate(o, err) != 0)
         return flags_hint(&c, err);
+    /* read now: a bad file is a usage error before anything is measured */
+    if (o->push_gateway &&
+        pushgw_password(o->push_gateway_password_file, &o->push_gateway_password, err) != 0)
+        return kp_err_prefix(err, "--push-gateway-password-file");
     return 0;
 }
 

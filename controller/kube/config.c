@@ -17,6 +17,7 @@
 #include "base/yaml_load.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
+#include "controller/kube/userinfo.h"
 
 /* The merged view: name -> stanza maps plus the first non-empty current-context. */
 struct merged {
@@ -260,25 +261,29 @@ static int parse_doc(const char *buf, size_t len, const char *name, json_t **doc
     return 0;
 }
 
-/* Moves a "user:password@" out of the server URL into c->server_userinfo, so that the server
- * can be printed anywhere (errors, -vv, provenance) without its password. */
-static void split_userinfo(struct kube_config *c)
+/* Takes a "user:password@" out of the server URL into c->server_user/server_password, so
+ * that the server can be printed anywhere (errors, -vv, provenance) without its password. A
+ * server libcurl cannot parse is kept as given, unless it may hold user-info. */
+static int set_server(struct kube_config *c, const char *server, struct kp_err *err)
 {
-    char *auth = strstr(c->server, "://");
-    size_t alen;
-    char *at = NULL;
+    char *bare, *user, *password;
 
-    if (!auth)
-        return;
-    auth += 3;
-    alen = strcspn(auth, "/?#");
-    for (size_t i = 0; i < alen; i++)
-        if (auth[i] == '@')
-            at = auth + i;
-    if (!at)
-        return;
-    c->server_userinfo = kp_xstrndup(auth, (size_t)(at - auth));
-    memmove(auth, at + 1, strlen(at + 1) + 1);
+    if (userinfo_split(server, &bare, &user, &password, err) != 0) {
+        if (strchr(server, '@'))
+            return kp_err_prefix(err, "cluster \"%s\": server (not shown: it has user-info)",
+                                 c->cluster_name);
+        c->server = kp_xstrdup(server);
+        return 0;
+    }
+    if (!user && !password) {
+        free(bare);
+        c->server = kp_xstrdup(server);
+        return 0;
+    }
+    c->server = bare;
+    c->server_user = user;
+    c->server_password = password;
+    return 0;
 }
 
 /* kubectl reads the files a kubeconfig names when it loads it: a missing one fails at once. */
@@ -304,8 +309,8 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
     if (!server)
         return kp_err_set(err, "cluster \"%s\" has no server; set clusters[].cluster.server",
                           c->cluster_name);
-    c->server = kp_xstrdup(server);
-    split_userinfo(c);
+    if (set_server(c, server, err) != 0)
+        return -1;
     if (strncmp(c->server, "https://", 8) != 0 && strncmp(c->server, "http://", 7) != 0)
         return kp_err_set(err,
                           "cluster \"%s\": server \"%s\" must start with https:// (or http:// "
@@ -337,12 +342,17 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
         c->tls_server_name = kp_xstrdup(cfg_str(cl, "tls-server-name"));
     if (proxy) {
         if (strncmp(proxy, "http://", 7) && strncmp(proxy, "https://", 8) &&
-            strncmp(proxy, "socks5://", 9) && strncmp(proxy, "socks5h://", 10))
-            return kp_err_set(err,
-                              "cluster \"%s\": proxy-url \"%s\" must be http://, https:// or "
-                              "socks5://",
-                              c->cluster_name, proxy);
-        c->proxy_url = kp_xstrdup(proxy);
+            strncmp(proxy, "socks5://", 9) && strncmp(proxy, "socks5h://", 10)) {
+            char *shown = userinfo_shown(proxy);
+
+            kp_err_set(err,
+                       "cluster \"%s\": proxy-url \"%s\" must be http://, https:// or "
+                       "socks5://",
+                       c->cluster_name, shown);
+            free(shown);
+            return -1;
+        }
+        c->proxy_url = kp_xstrdup(proxy); /* user-info and all: libcurl sends it to the proxy */
     }
     return cfg_exec_extension(c, cl);
 }

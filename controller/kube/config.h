@@ -48,9 +48,11 @@ struct kube_config {
 
     /* cluster */
     char *server;              /* https://host[:port][/prefix] or http://... ; no trailing '/';
-                                  never a user:password@ (that is in server_userinfo) */
-    char *server_userinfo;     /* "user:password" of the server URL, or NULL (secret): sent as
-                                  basic auth when no other credential is, like Go's client */
+                                  never a user:password@ (that is in server_user and
+                                  server_password) */
+    char *server_user;         /* the server URL's user and password, URL-decoded, or NULL */
+    char *server_password;     /* (secrets): sent as basic auth when no other credential is,
+                                  like Go's client */
     char *ca_file;             /* absolute path or NULL */
     char *ca_data;             /* PEM or NULL */
     size_t ca_data_len;        /* bytes in ca_data */

@@ -96,7 +96,8 @@ void kube_config_free(struct kube_config *c)
     free(c->user_name);
     free(c->ns);
     free(c->server);
-    kp_free_secret(c->server_userinfo);
+    kp_free_secret(c->server_user);
+    kp_free_secret(c->server_password);
     free(c->ca_file);
     free(c->ca_data);
     free(c->tls_server_name);

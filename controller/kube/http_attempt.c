@@ -14,6 +14,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/kube/auth.h"
+#include "controller/kube/userinfo.h"
 
 #define CONNECT_TIMEOUT_MS 30000
 #define TLS_TIMEOUT_US     10000000LL
@@ -222,6 +223,16 @@ static const char *go_env(const char *upper)
     return v && *v ? v : NULL;
 }
 
+/* The proxy URL a request goes through (user-info and all), or NULL for none: the
+ * kubeconfig's proxy-url, else $HTTPS_PROXY (HTTP_PROXY for http://) unless the server is
+ * on loopback. Borrowed from the config or the environment. */
+static const char *proxy_of(const struct http *h)
+{
+    if (h->cfg->proxy_url)
+        return h->cfg->proxy_url;
+    return h->loopback ? NULL : go_env(h->http_only ? "HTTP_PROXY" : "HTTPS_PROXY");
+}
+
 static void set_request(struct http *h, const struct http_request *rq, struct attempt *at,
                         char *url)
 {
@@ -259,9 +270,9 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
         curl_easy_setopt(k, CURLOPT_PROXY, h->cfg->proxy_url);
         curl_easy_setopt(k, CURLOPT_NOPROXY, "");
     } else { /* Go's httpproxy.FromEnvironment, not libcurl's own reading of the environment */
-        const char *px = go_env(h->http_only ? "HTTP_PROXY" : "HTTPS_PROXY");
+        const char *px = proxy_of(h);
         const char *np = go_env("NO_PROXY");
-        curl_easy_setopt(k, CURLOPT_PROXY, px && !h->loopback ? px : ""); /* "" = direct */
+        curl_easy_setopt(k, CURLOPT_PROXY, px ? px : ""); /* "" = direct */
         if (np)
             curl_easy_setopt(k, CURLOPT_NOPROXY, np);
     }
@@ -299,14 +310,19 @@ int http_attempt(struct http *h, const struct http_request *rq, struct attempt *
     url = kp_xasprintf("%s%s", h->url_base, rq->path);
     set_request(h, rq, at, url);
     set_tls(h, &cr);
-    if (!cr.token && h->cfg->server_userinfo) { /* Go sends the URL's user:password as basic */
+    if (!cr.token && (h->cfg->server_user || h->cfg->server_password)) {
+        /* Go sends the URL's user:password as basic */
         curl_easy_setopt(h->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(h->curl, CURLOPT_USERPWD, h->cfg->server_userinfo);
+        curl_easy_setopt(h->curl, CURLOPT_USERNAME, h->cfg->server_user ? h->cfg->server_user : "");
+        curl_easy_setopt(h->curl, CURLOPT_PASSWORD,
+                         h->cfg->server_password ? h->cfg->server_password : "");
     }
     hdr = headers(h, rq, &cr);
     curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
     h->requests++; /* every transfer we start, whatever becomes of it */
     at->cc = curl_easy_perform(h->curl);
+    if (at->errbuf[0] && proxy_of(h)) /* libcurl quotes a bad proxy URL whole */
+        userinfo_scrub(at->errbuf, sizeof(at->errbuf), proxy_of(h));
     curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &at->status);
     /* the header list holds the bearer token: wipe it */
     for (struct curl_slist *p = hdr; p; p = p->next)

@@ -10,8 +10,10 @@
 #include <curl/curl.h>
 
 #include "base/kp_alloc.h"
+#include "base/token.h"
 #include "controller/report/render_openmetrics.h"
 #include "controller/report/report.h"
+#include "controller/report/urlcred.h"
 
 #define ANSWER_MAX 200 /* bytes of the gateway's answer kept for an error message */
 
@@ -36,19 +38,39 @@ static size_t keep_answer(char *p, size_t size, size_t n, void *ctx)
 
 int pushgw_url_check(const char *url, struct kp_err *err)
 {
-    const char *host;
+    char *shown = urlcred_redact(url); /* the URL as messages may show it */
+    const char *host = url;
+    int rc = -1;
 
     if (strncmp(url, "http://", 7) == 0)
         host = url + 7;
     else if (strncmp(url, "https://", 8) == 0)
         host = url + 8;
+    if (host == url)
+        kp_err_set(err, "--push-gateway: '%s' is not an http:// or https:// URL", shown);
+    else if (!host[0] || host[0] == '/')
+        kp_err_set(err, "--push-gateway: '%s' has no host", shown);
+    else if (strpbrk(url, "?# \t\r\n"))
+        kp_err_set(err, "--push-gateway: '%s' must be a base URL (no query, fragment or spaces)",
+                   shown);
+    else if (urlcred_split(url, NULL, NULL, NULL, err) != 0)
+        kp_err_prefix(err, "--push-gateway: '%s'", shown);
     else
-        return kp_err_set(err, "--push-gateway: '%s' is not an http:// or https:// URL", url);
-    if (!host[0] || host[0] == '/')
-        return kp_err_set(err, "--push-gateway: '%s' has no host", url);
-    if (strpbrk(url, "?# \t\r\n"))
-        return kp_err_set(
-            err, "--push-gateway: '%s' must be a base URL (no query, fragment or spaces)", url);
+        rc = 0;
+    free(shown);
+    return rc;
+}
+
+int pushgw_password(const char *file, char **password, struct kp_err *err)
+{
+    const char *env = getenv(PUSHGW_PASSWORD_ENV);
+    size_t len;
+
+    *password = NULL;
+    if (file)
+        return token_read(file, password, &len, err);
+    if (env && env[0])
+        *password = kp_xstrdup(env);
     return 0;
 }
 
@@ -77,11 +99,38 @@ static char *push_url(const char *base, const char *cluster)
     return url;
 }
 
-int pushgw_push(const struct report *rep, const char *base_url, struct kp_err *err)
+/* Basic auth from the URL's user-info or the password given apart (password wins); set as
+ * options, never put back into a URL. */
+static void set_auth(CURL *c, const char *user, const char *password)
 {
-    char *body = NULL, *url = NULL;
+    if (!user && !password)
+        return;
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    curl_easy_setopt(c, CURLOPT_USERNAME, user ? user : "");
+    curl_easy_setopt(c, CURLOPT_PASSWORD, password ? password : "");
+}
+
+/* The body: the report's exposition in memory (*body: caller frees). Returns 0 or -1. */
+static int render_body(const struct report *rep, char **body, size_t *len, struct kp_err *err)
+{
+    FILE *mem = open_memstream(body, len);
+
+    if (!mem)
+        return kp_err_set(err, "push gateway: out of memory");
+    render_openmetrics(rep, mem);
+    if (fclose(mem) != 0 || !*body) {
+        free(*body);
+        *body = NULL;
+        return kp_err_set(err, "push gateway: cannot render the metrics");
+    }
+    return 0;
+}
+
+int pushgw_push(const struct report *rep, const char *base_url, const char *password,
+                struct kp_err *err)
+{
+    char *body = NULL, *url = NULL, *bare = NULL, *user = NULL, *url_pw = NULL;
     size_t body_len = 0;
-    FILE *mem;
     CURL *c = NULL;
     struct curl_slist *hdr = NULL;
     struct answer ans = {.len = 0};
@@ -89,24 +138,19 @@ int pushgw_push(const struct report *rep, const char *base_url, struct kp_err *e
     CURLcode cc;
     int rc = -1;
 
-    if (pushgw_url_check(base_url, err) != 0)
-        return -1;
-    mem = open_memstream(&body, &body_len);
-    if (!mem)
-        return kp_err_set(err, "push gateway: out of memory");
-    render_openmetrics(rep, mem);
-    if (fclose(mem) != 0 || !body) {
-        free(body);
-        return kp_err_set(err, "push gateway: cannot render the metrics");
-    }
+    if (pushgw_url_check(base_url, err) != 0 ||
+        urlcred_split(base_url, &bare, &user, &url_pw, err) != 0 ||
+        render_body(rep, &body, &body_len, err) != 0)
+        goto out;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = curl_easy_init())) {
         kp_err_set(err, "push gateway: cannot initialise libcurl");
         goto out;
     }
-    url = push_url(base_url, render_openmetrics_cluster(rep));
+    url = push_url(bare, render_openmetrics_cluster(rep)); /* no user-info: safe to show */
     /* the text format 0.0.4 parser reads OpenMetrics gauges; '# EOF' is a comment to it */
     hdr = curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
     curl_easy_setopt(c, CURLOPT_URL, url);
+    set_auth(c, user, password ? password : url_pw);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
@@ -135,5 +179,8 @@ out:
         curl_easy_cleanup(c);
     free(url);
     free(body);
+    free(bare);
+    kp_free_secret(user);
+    kp_free_secret(url_pw);
     return rc;
 }

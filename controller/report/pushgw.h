@@ -11,15 +11,28 @@
 
 struct report;
 
-#define PUSHGW_TIMEOUT_S 30L /* whole request; the connect phase gets 10 s of it */
+#define PUSHGW_TIMEOUT_S    30L /* whole request; the connect phase gets 10 s of it */
+#define PUSHGW_PASSWORD_ENV "KPERF_PUSHGATEWAY_PASSWORD"
+
+/* The gateway's password given apart from the URL (so that it is in no command line): the
+ * bytes of file when file is not NULL (base/token.h's rules: one trailing newline dropped, a
+ * file others can read is warned about), else $KPERF_PUSHGATEWAY_PASSWORD when set and not
+ * empty, else none (*password NULL). Caller frees *password with kp_free_secret. Returns 0,
+ * or -1 with err naming the file. */
+KP_MUST_CHECK int pushgw_password(const char *file, char **password, struct kp_err *err);
 
 /* Checks a --push-gateway value: http:// or https:// followed by a host, no query or
- * fragment. Returns 0 or -1 with err. */
+ * fragment, a URL libcurl parses. The message never shows the URL's user-info. Returns 0 or
+ * -1 with err. */
 KP_MUST_CHECK int pushgw_url_check(const char *url, struct kp_err *err);
 
 /* PUTs the report's metrics to the gateway at base_url (a trailing '/' is ignored). A
- * transport error or an HTTP status outside 2xx is an error naming the URL, the status and
- * the start of the gateway's answer. Returns 0 or -1 with err (one line). */
-KP_MUST_CHECK int pushgw_push(const struct report *rep, const char *base_url, struct kp_err *err);
+ * user-info in base_url ("https://USER:PASSWORD@host") is sent as basic auth and shown
+ * nowhere; password, when not NULL (from a file or the environment), replaces the URL's
+ * (borrowed; the user name is then the URL's, or empty). A transport error or an HTTP status
+ * outside 2xx is an error naming the URL without its user-info, the status and the start of
+ * the gateway's answer. Returns 0 or -1 with err (one line). */
+KP_MUST_CHECK int pushgw_push(const struct report *rep, const char *base_url, const char *password,
+                              struct kp_err *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "controller/report/report_lazy.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/report_validate.h"
+#include "controller/report/urlcred.h"
 
 /* The loader walks the top-level object and its results[] by hand and hands every other value
  * to jansson (JSON_DISABLE_EOF_CHECK parses one value and says where it ended). Each row is
@@ -222,5 +223,7 @@ struct report *report_load(const char *path, struct kp_err *err)
     rep = scan_report(&sc);
     free(buf);
     report_infos_free(sc.info, sc.cap_info); /* NULL unless the load failed */
+    if (rep) /* a file from before URLs lost their user-info: it is not rendered again */
+        urlcred_redact_strings(json_object_get(report_metadata(rep), "arguments"));
     return rep;
 }

@@ -181,7 +181,8 @@ static void test_server_password_not_in_messages(void **state)
               &err);
     assert_non_null(c);
     assert_string_equal(c->server, "https://a:1/p");
-    assert_string_equal(c->server_userinfo, "me:s3cret");
+    assert_string_equal(c->server_user, "me");
+    assert_string_equal(c->server_password, "s3cret");
     kube_config_free(c);
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
                    "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
@@ -189,6 +190,28 @@ static void test_server_password_not_in_messages(void **state)
     assert_null(c);
     assert_non_null(strstr(err.msg, "unable to read certificate-authority /nonexistent/ca.crt"));
     assert_null(strstr(err.msg, "s3cret"));
+    /* percent-encoded user-info is decoded, as Go's url.User gives it to basic auth */
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me%40x:s3%3Acret@a:1'}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    assert_non_null(c);
+    assert_string_equal(c->server, "https://a:1");
+    assert_string_equal(c->server_user, "me@x");
+    assert_string_equal(c->server_password, "s3:cret");
+    kube_config_free(c);
+    /* a proxy-url refused, and a server libcurl cannot parse: named without the password */
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1', proxy-url: "
+                   "'ftp://me:s3cret@proxy:21'}\nusers:\n- name: u\n  user: {}\n",
+              &err);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "proxy-url \"ftp://proxy:21/\" must be http://"));
+    assert_null(strstr(err.msg, "s3cret"));
+    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3c/ret@a:1'}\n"
+                   "users:\n- name: u\n  user: {}\n",
+              &err);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "server (not shown: it has user-info)"));
+    assert_null(strstr(err.msg, "s3c"));
 }
 
 static void test_yaml11_bool_and_typed_exec_config(void **state)

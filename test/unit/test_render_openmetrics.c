@@ -173,6 +173,12 @@ static void test_url_check(void **state)
     assert_non_null(strstr(kp_err_msg(&err), "has no host"));
     assert_int_equal(pushgw_url_check("http://pg:9091/?x=1", &err), -1);
     assert_int_equal(pushgw_url_check("http://pg:9091/a b", &err), -1);
+    /* a refused URL is named without its user-info */
+    assert_int_equal(pushgw_url_check("http://me:Pa55word@pg:9091/?x=1", &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "'http://pg:9091/?x=1' must be a base URL"));
+    assert_int_equal(pushgw_url_check("http://me:Pa55word@pg:99999", &err), -1);
+    assert_null(strstr(kp_err_msg(&err), "Pa55word"));
+    assert_int_equal(pushgw_url_check("http://me:Pa55word@pg:9091/", &err), 0);
 }
 
 /* Port 1 on loopback: nothing listens; the error names the grouping URL (base64 instance). */
@@ -182,11 +188,16 @@ static void test_push_refused(void **state)
     struct kp_err err = {{0}};
 
     (void)state;
-    assert_int_equal(pushgw_push(rep, "http://127.0.0.1:1/", &err), -1);
+    assert_int_equal(pushgw_push(rep, "http://127.0.0.1:1/", NULL, &err), -1);
     assert_non_null(strstr(kp_err_msg(&err),
                            "push gateway http://127.0.0.1:1/metrics/job/kperf/instance@base64/"
                            "bG9jYWw=: "));
     assert_null(strchr(kp_err_msg(&err), '\n'));
+    /* credentials in the URL or given apart: the error names the URL without them */
+    assert_int_equal(pushgw_push(rep, "http://me:Url5ecret@127.0.0.1:1", "F1le5ecret", &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "push gateway http://127.0.0.1:1/metrics/job/kperf/"));
+    assert_null(strstr(kp_err_msg(&err), "5ecret"));
+    assert_null(strstr(kp_err_msg(&err), "me@"));
     report_free(rep);
 }
 

@@ -302,6 +302,30 @@ static void test_runner_one_client_per_test_in_plan_order(void **state)
     run_free(&r);
 }
 
+/* metadata.arguments is the command line with every URL's user-info removed */
+static void test_runner_arguments_without_url_passwords(void **state)
+{
+    char *argv[] = {"run", "--push-gateway", "https://me:S3cret@pg:9091",
+                    "--push-gateway=http://:S3cret@pg/", NULL};
+    struct run r = {0};
+    const json_t *args;
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.ro.tests = 1u << TEST_TCP_RR;
+    r.ro.argc = 4;
+    r.ro.argv = argv;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    args = json_object_get(report_metadata_const(r.rep), "arguments");
+    assert_int_equal(json_array_size(args), 5);
+    assert_string_equal(json_string_value(json_array_get(args, 0)), "kperf");
+    assert_string_equal(json_string_value(json_array_get(args, 2)), "--push-gateway");
+    assert_string_equal(json_string_value(json_array_get(args, 3)), "https://pg:9091/");
+    assert_string_equal(json_string_value(json_array_get(args, 4)), "--push-gateway=http://pg/");
+    run_free(&r);
+}
+
 static void test_runner_batching_backend_gets_whole_groups(void **state)
 {
     struct run r = {0};
@@ -491,6 +515,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runner_one_client_per_test_in_plan_order),
+        cmocka_unit_test(test_runner_arguments_without_url_passwords),
         cmocka_unit_test(test_runner_batching_backend_gets_whole_groups),
         cmocka_unit_test(test_runner_failed_client_is_a_row_error_and_the_run_goes_on),
         cmocka_unit_test(test_runner_failed_prepare_still_cleans_up),
