@@ -58,7 +58,8 @@ static const struct flag flag_table[] = {
      AT(run_id)},
     {.name = "timeout",
      .arg = "D",
-     .help = "longest wait for pods and namespaces to go (default 2m)",
+     .help = "longest wait for leases to be watched, pods and namespaces\n"
+             "to go (default 2m)",
      .fn = set_timeout},
     {.name = "dry-run",
      .help = "list what would be removed, remove nothing",
