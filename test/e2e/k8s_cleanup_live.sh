@@ -4,8 +4,8 @@
 # renewed and keeps the run, one line naming it and when it was last renewed; the run goes on.
 # `kperf cleanup --force` says what it destroys and removes the run, its Lease first; the live
 # run then stops at once (its lease keeper sees the Lease deleted and aborts the run's waits),
-# exits 1 naming the cause, long before its measurement or --timeout would end it. Nothing of
-# kperf's is left.
+# exits 1 naming the cause, long before its measurement or --timeout would end it. The same
+# when its namespace is deleted under it (kubectl delete namespace). Nothing of kperf's is left.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -84,8 +84,33 @@ if jq -e '.results | length >= 0' "$K8S_DIR/live.json" >/dev/null; then
 else
     fail "no report from the live run"
 fi
+# --- 3: a namespace deleted under a live run (kubectl delete namespace) ------------------------
+"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${LIVE[@]}" -o json \
+    >"$K8S_DIR/live2.json" 2>"$K8S_DIR/live2.err" &
+pid=$!
+wait_for 90 client_running || fail "the second run's client never ran: $(tail -3 "$K8S_DIR/live2.err")"
+NS2=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o jsonpath='{.items[0].metadata.namespace}')
+t0=$(date +%s.%N)
+kadmin delete namespace "$NS2" --wait=false >/dev/null || fail "deleting namespace $NS2"
+wait "$pid"
+rc=$?
+stop2_s=$(echo "$(date +%s.%N) - $t0" | bc)
+if [ "$rc" = 1 ] && grep -q "kperf: error: the run stopped: namespace $NS2 was deleted (by kperf cleanup --force?)" \
+    "$K8S_DIR/live2.err"; then
+    pass "namespace deleted: the run exits 1: $(grep -o "the run stopped: .*" "$K8S_DIR/live2.err" | head -1)"
+else
+    fail "namespace deleted: exit $rc: $(tail -3 "$K8S_DIR/live2.err")"
+fi
+if [ "$(echo "$stop2_s < 30" | bc)" = 1 ]; then
+    pass "namespace deleted: the run stopped ${stop2_s}s after the delete"
+else
+    fail "namespace deleted: the run took ${stop2_s}s to stop"
+fi
+wait_for 60 bash -c "! $KUBECTL --kubeconfig $K8S_DIR/admin.kubeconfig get namespace $NS2" ||
+    fail "namespace $NS2 never went"
+
 left=$(kadmin get namespaces,leases -A -l app.kubernetes.io/managed-by=kperf -o name)
 if [ -z "$left" ]; then pass "no namespace or Lease left"; else fail "left: $left"; fi
 k8s_nothing_left "cleanup_live"
-echo "figures: the live run stopped ${stop_s}s after kperf cleanup --force began"
+echo "figures: the live run stopped ${stop_s}s after kperf cleanup --force began, ${stop2_s}s after its namespace was deleted"
 ks_finish
