@@ -79,6 +79,11 @@ struct backend_ops {
      * Called from a signal handler: must be async-signal-safe (set a volatile sig_atomic_t,
      * write() to a pipe, kill() a child). Idempotent. */
     void (*interrupt)(struct backend *b);
+    /* Optional. Why the backend can no longer measure anything (the run's namespace or Lease
+     * was deleted under it: "namespace NS was deleted ..."), or NULL. Once non-NULL, the
+     * backend has already made its waits return (-1) and the runner stops at once: the rest
+     * is listed as not run, the run fails with this reason. Borrowed until destroy(). */
+    const char *(*lost)(struct backend *b);
     /* Removes everything the backend created (unless told to keep it). Idempotent, safe
      * after a failed or interrupted prepare() and when nothing was created. Returns -1 with
      * err when something could not be removed (the runner reports it; the run still fails). */

@@ -32,6 +32,22 @@ static struct backend *volatile sig_backend;
 static volatile sig_atomic_t sig_count;
 static volatile sig_atomic_t sig_first;
 static volatile sig_atomic_t sig_cleaning;
+/* the backend's reason to stop (backend_ops.lost), once seen; borrowed from the backend */
+static const char *lost_reason;
+
+/* true once the run must stop measuring: a signal, or a backend that lost its ground */
+static bool halted(void)
+{
+    return sig_first || lost_reason;
+}
+
+/* Looks at the backend's lost() (after a failed step): true when the run must stop. */
+static bool check_lost(struct backend *b)
+{
+    if (!lost_reason && b->ops->lost)
+        lost_reason = b->ops->lost(b);
+    return lost_reason != NULL;
+}
 
 static void on_signal(int sig)
 {
@@ -298,7 +314,9 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
     step_label(s, label, sizeof(label));
     progress_begin(pg, label, s->n_tests * (size_t)s->samples, per * s->n_tests * s->samples);
     if (b->ops->run_client(b, &spec, &doc, &err) != 0) {
-        if (!sig_first) /* an interrupted measurement is not an error of the row */
+        if (check_lost(b))
+            kp_err_set(&err, "%s", lost_reason);
+        else if (!sig_first) /* an interrupted measurement is not an error of the row */
             step_error(s, kp_err_msg(&err));
         progress_end(pg, false, kp_err_msg(&err));
         return false;
@@ -334,7 +352,7 @@ static bool auto_done(const struct step *s)
 
 static void mark_measured(struct step *s, bool ok)
 {
-    if (!ok && sig_first)
+    if (!ok && halted())
         return; /* cut short by the interrupt: listed as not run */
     for (size_t i = 0; i < s->n_tests; i++)
         s->measured[s->tests + i - s->g->tests] = true;
@@ -350,19 +368,19 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
         s->samples = ro->samples;
         out->n_client_runs++;
         ok = run_step(b, s, pg, ro, out);
-        out->n_failed += !ok && !sig_first;
+        out->n_failed += !ok && !halted();
         mark_measured(s, ok);
         return;
     }
     s->samples = 1;
-    for (int k = 0; k < ro->samples_max && !sig_first; k++) {
+    for (int k = 0; k < ro->samples_max && !halted(); k++) {
         if (k >= ro->samples && auto_done(s))
             break;
         if (k >= ro->samples) /* beyond the planned minimum */
             progress_add_total(pg, s->n_tests, (ro->duration_ms + ro->omit_ms) * s->n_tests);
         out->n_client_runs++;
         ok = run_step(b, s, pg, ro, out);
-        out->n_failed += !ok && !sig_first;
+        out->n_failed += !ok && !halted();
         mark_measured(s, ok || k > 0);
         if (!ok)
             break;
@@ -386,7 +404,7 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
         run_chunk(b, &s, pg, o, out);
         return;
     }
-    for (size_t i = 0; i < g->n_tests && !sig_first; i++) {
+    for (size_t i = 0; i < g->n_tests && !halted(); i++) {
         s.tests = &g->tests[i];
         s.n_tests = 1;
         run_chunk(b, &s, pg, o, out);
@@ -412,6 +430,23 @@ static struct report_group **report_groups(const struct plan *plan, struct repor
     return rgs;
 }
 
+/* One line on stderr for group i, skipped (at set-up, or while the run goes on: a node gone
+ * NotReady): the report lists it too, but a person watching the run learns it as it happens.
+ * A reverse group skipped for its forward group's reason adds no line. */
+static void say_skip(const struct plan *plan, size_t i, enum kp_log_level level)
+{
+    const struct plan_group *g = plan_group_get(plan, i);
+    const struct plan_group *prev = i > 0 ? plan_group_get(plan, i - 1) : NULL;
+
+    if (g->reverse && prev && prev->skipped && prev->scenario == g->scenario &&
+        strcmp(prev->placement_label, g->placement_label) == 0 &&
+        strcmp(prev->skip_reason, g->skip_reason) == 0)
+        return;
+    kp_log(level, "skipped %s %s%s%s%s: %s", plan_scenario_name(g->scenario), g->placement_label,
+           g->ip_family ? " " : "", g->ip_family ? g->ip_family : "",
+           g->reverse ? " (reverse)" : "", g->skip_reason);
+}
+
 /* Skips in the report: one line per skipped group; a reverse group skipped for the same
  * reason as its forward group adds nothing (one line already covers the placement). */
 static void add_skips(const struct plan *plan, struct report_group *const *rgs)
@@ -422,6 +457,9 @@ static void add_skips(const struct plan *plan, struct report_group *const *rgs)
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
             continue;
+        /* a sweep pair is skipped for its node (NotReady, tainted): worth a warning; the other
+         * skips are choices (no --external-server) or said by the backend already */
+        say_skip(plan, i, g->placement == PLACEMENT_NODE ? KP_LOG_WARN : KP_LOG_INFO);
         if (!g->reverse) {
             report_group_skip(rgs[i], g->skip_reason);
             continue;
@@ -439,17 +477,18 @@ static void add_skips(const struct plan *plan, struct report_group *const *rgs)
 static void skip_unmeasured(const struct plan_group *g, struct report_group *rg,
                             const bool *measured)
 {
+    const char *why = sig_first ? "not run: interrupted" : "not run: the run stopped early";
     bool any = false;
 
     for (size_t t = 0; t < g->n_tests; t++)
         any = any || measured[t];
     if (!any && !g->reverse) { /* one line for a whole group */
-        report_group_skip(rg, "not run: interrupted");
+        report_group_skip(rg, why);
         return;
     }
     for (size_t t = 0; t < g->n_tests; t++)
         if (!measured[t])
-            report_group_skip_test(rg, g->tests[t], "not run: interrupted");
+            report_group_skip_test(rg, g->tests[t], why);
 }
 
 static void run_groups(struct backend *b, const struct plan *plan, struct report_group *const *rgs,
@@ -462,12 +501,13 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
 
     for (size_t i = 0; i < n; i++)
         was_skipped[i] = plan_group_get(plan, i)->skipped;
-    for (size_t i = 0; i < n && !sig_first; i++) {
+    for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped) {
             run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
+            say_skip(plan, i, KP_LOG_WARN);
             if (g->reverse)
                 for (size_t t = 0; t < g->n_tests; t++)
                     report_group_skip_test(rgs[i], g->tests[t], g->skip_reason);
@@ -476,11 +516,11 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
             was_skipped[i] = true;
         }
     }
-    for (size_t i = 0; i < n && sig_first; i++) /* skipped after the interrupt: listed too */
+    for (size_t i = 0; i < n && halted(); i++) /* skipped after the interrupt: listed too */
         if (plan_group_get(plan, i)->skipped && !was_skipped[i])
             report_group_skip(rgs[i], plan_group_get(plan, i)->skip_reason);
     free(was_skipped);
-    for (size_t i = 0; i < n && sig_first; i++) {
+    for (size_t i = 0; i < n && halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped)
             skip_unmeasured(g, rgs[i], &measured[i * TEST_COUNT]);
@@ -564,7 +604,7 @@ static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
     json_t *names;
     bool *measured;
 
-    if (!sweep || sig_first || o->ro->confirm_outliers <= 0)
+    if (!sweep || halted() || o->ro->confirm_outliers <= 0)
         return sweep ? json_array() : NULL;
     names = outliers_to_confirm(rep, o->ro->confirm_outliers);
     if (json_array_size(names) == 0)
@@ -579,7 +619,7 @@ static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
                                    (uint64_t)o->ro->samples);
     }
     measured = kp_xcalloc(TEST_COUNT, sizeof(bool)); /* the first pass marked them already */
-    for (size_t i = 0; i < n && !sig_first; i++) {
+    for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (pair_touches(pairs, g, names))
             run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep));
@@ -611,13 +651,17 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
+    lost_reason = NULL;
     if (o->handle_signals)
         signals_install(b, &saved);
     fill_metadata(report_metadata(rep), b, o->ro);
     pg = progress_for(plan, o);
     progress_phase(pg, "preparing the %s backend", b->ops->name);
-    if (b->ops->prepare(b, plan, err) != 0)
+    if (b->ops->prepare(b, plan, err) != 0) {
+        if (check_lost(b))
+            kp_err_set(err, "%s", lost_reason);
         goto cleanup;
+    }
     rc = 0;
     merge_describe(report_metadata(rep), b);
     rgs = report_groups(plan, rep); /* ours: freed below */
@@ -632,6 +676,10 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         json_object_set_new(json_object_get(report_metadata(rep), "sweep"), "confirmed", confirmed);
     }
     add_readiness(report_metadata(rep), b);
+    if (check_lost(b)) {
+        kp_err_set(&out->stopped, "%s", lost_reason);
+        out->n_failed++;
+    }
 cleanup:
     sig_cleaning = 1;
     progress_phase(pg, "cleaning up");
@@ -648,8 +696,8 @@ cleanup:
     snprintf(outcome, sizeof(outcome), "%s%s",
              out->signal
                  ? (out->signal == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)")
-             : rc != 0 ? "failed"
-                       : "done",
+             : rc != 0 || lost_reason ? "failed"
+                                      : "done",
              out->cleanup_failed ? ", cleanup incomplete" : "");
     if (rc == 0 || out->signal)
         progress_finish(pg, outcome); /* a failed prepare speaks through err alone */

@@ -38,6 +38,9 @@ struct runner_outcome {
     size_t n_cpu_limited;
     unsigned min_cpu_quota_millis;
     struct kp_err cleanup_err;
+    /* set when the backend lost what it measures in (backend_ops.lost) and the run stopped
+     * early: why (the run fails; what was measured before is still reported) */
+    struct kp_err stopped;
 };
 
 /* Runs plan on b and fills rep (metadata, rows, skips, errors; report_finish is called).

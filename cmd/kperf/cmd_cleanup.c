@@ -22,6 +22,7 @@ struct cleanup_flags {
     const char *run_id;
     uint64_t timeout_ms;
     bool dry_run;
+    bool force;
     int verbose;
 };
 
@@ -57,12 +58,18 @@ static const struct flag flag_table[] = {
      AT(run_id)},
     {.name = "timeout",
      .arg = "D",
-     .help = "longest wait for pods and namespaces to go (default 2m)",
+     .help = "longest wait for leases to be watched, pods and namespaces\n"
+             "to go (default 2m)",
      .fn = set_timeout},
     {.name = "dry-run",
      .help = "list what would be removed, remove nothing",
      .kind = FLAG_BOOL,
      AT(dry_run)},
+    {.name = "force",
+     .help = "also remove runs whose lease is renewed (a kperf is running\n"
+             "them: it stops with an error), without watching first",
+     .kind = FLAG_BOOL,
+     AT(force)},
     {.short_name = 'v', .help = "more detail on stderr", .kind = FLAG_COUNT, AT(verbose)},
     {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
 };
@@ -80,8 +87,68 @@ static const char usage_text[] =
     "Removes every object earlier kperf runs left in the cluster (label\n"
     "app.kubernetes.io/managed-by=kperf): client Jobs and server DaemonSets first,\n"
     "their pods awaited until gone, then Services, Secrets, ServiceAccounts, the runs'\n"
-    "Leases and the namespaces kperf created. A run whose Lease expired (its kperf\n"
-    "was killed) is named as such; `kperf run` removes those by itself.\n";
+    "Leases and the namespaces kperf created.\n\n"
+    "A run with a Lease is removed only once its Lease has expired by observation:\n"
+    "watched for a whole lease period (default 30s, at most --timeout) without a\n"
+    "renewal, its kperf was killed. A run whose Lease is renewed meanwhile is in\n"
+    "progress: it is kept, one line each, saying when it was last renewed.\n"
+    "--force removes those too, deleting the Lease first, and says what it destroys;\n"
+    "the kperf running such a run stops at once with an error naming the cause.\n";
+
+static const char *rid_of(const struct k8s_leftover *l)
+{
+    return *l->run_id ? l->run_id : "(no run id)";
+}
+
+/* Says why a run is kept (its Lease is renewed, deleted or not watched long enough) and
+ * returns true; false for a run to remove. */
+static bool say_kept(const struct k8s_leftover *l)
+{
+    const char *why;
+
+    switch (l->lease) {
+    case K8S_LEASE_HELD:
+        why = "its lease was renewed while watched: a kperf is running it";
+        break;
+    case K8S_LEASE_GONE:
+        why = "its lease was deleted while watched: its kperf (or another cleanup) is removing "
+              "it";
+        break;
+    case K8S_LEASE_FOUND:
+        why = "its lease could not be watched for a whole lease period within --timeout";
+        break;
+    default:
+        return false;
+    }
+    fprintf(stderr,
+            "keeping run %s in namespace %s: %s (last renewed at %s by %s); remove it "
+            "anyway with --force\n",
+            rid_of(l), l->ns, why, l->renewed ? l->renewed : "?", l->holder ? l->holder : "?");
+    return true;
+}
+
+/* Says what is about to be removed, and why it may be. */
+static void say_removed(const struct k8s_leftover *l, bool dry_run)
+{
+    const char *what = dry_run ? "would remove" : "removing";
+
+    if (l->lease == K8S_LEASE_EXPIRED)
+        fprintf(stderr,
+                "%s run %s in namespace %s%s: its lease expired (not renewed during %llu s of "
+                "watching; last renewed at %s; its kperf was killed)\n",
+                what, rid_of(l), l->ns, l->ns_owned ? " (and the namespace)" : "",
+                (unsigned long long)(l->obs.period_ms / 1000), l->renewed ? l->renewed : "?");
+    else if (l->lease != K8S_LEASE_NONE)
+        fprintf(stderr,
+                "--force: %s run %s in namespace %s%s, its lease first, although a kperf may be "
+                "running it (lease held by %s, last renewed at %s): that kperf stops with an "
+                "error\n",
+                what, rid_of(l), l->ns, l->ns_owned ? " (and the namespace)" : "",
+                l->holder ? l->holder : "?", l->renewed ? l->renewed : "?");
+    else
+        fprintf(stderr, "%s run %s in namespace %s%s (it has no lease)\n", what, rid_of(l), l->ns,
+                l->ns_owned ? " (and the namespace)" : "");
+}
 
 int cmd_cleanup(int argc, char **argv)
 {
@@ -98,6 +165,7 @@ int cmd_cleanup(int argc, char **argv)
     struct k8s_leftover *l = NULL;
     size_t n = 0;
     unsigned removed = 0;
+    size_t kept = 0, gone = 0;
     struct kp_err err;
     int rc = 2;
     int prc;
@@ -123,26 +191,34 @@ int cmd_cleanup(int argc, char **argv)
     if (kube_client_new(&ko, &kc, &err) != 0 ||
         k8s_cleanup_find(kc, f.ns, f.run_id, &l, &n, &err) != 0)
         goto out;
+    if (!f.force && k8s_cleanup_observe_ms(l, n)) {
+        uint64_t ms = k8s_cleanup_observe_ms(l, n);
+        fprintf(stderr,
+                "watching the leases of the runs found for up to %llu s: runs in progress renew "
+                "theirs (--force skips this)\n",
+                (unsigned long long)((ms < f.timeout_ms ? ms : f.timeout_ms) / 1000));
+        if (k8s_cleanup_observe(kc, l, n, f.timeout_ms, &err) != 0)
+            goto out;
+    }
     for (size_t i = 0; i < n; i++) {
-        const char *rid = *l[i].run_id ? l[i].run_id : NULL;
-        fprintf(stderr, "%s run %s in namespace %s%s", f.dry_run ? "would remove" : "removing",
-                rid ? rid : "(no run id)", l[i].ns, l[i].ns_owned ? " (and the namespace)" : "");
-        if (l[i].lease == K8S_LEASE_EXPIRED)
-            fprintf(stderr, ": its lease expired (not renewed for %ld s; its kperf was killed)",
-                    l[i].lease_age_s);
-        else if (l[i].lease == K8S_LEASE_HELD)
-            fprintf(stderr, ": its lease was renewed %ld s ago, a kperf may still be running it",
-                    l[i].lease_age_s);
-        fputc('\n', stderr);
+        if (!f.force && say_kept(&l[i])) {
+            kept++;
+            continue;
+        }
+        say_removed(&l[i], f.dry_run);
         if (f.dry_run)
             continue;
-        if (k8s_cleanup_run(kc, l[i].ns, rid, l[i].ns_owned, f.timeout_ms, &removed, &err) != 0)
+        if ((l[i].lease != K8S_LEASE_EXPIRED && k8s_cleanup_drop_lease(kc, &l[i], &err) != 0) ||
+            k8s_cleanup_run(kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
+                            f.timeout_ms, &removed, &err) != 0)
             goto out;
+        gone++;
     }
     if (n == 0)
         fprintf(stderr, "nothing of kperf's found\n");
     else if (!f.dry_run)
-        fprintf(stderr, "removed %zu run(s), %u object(s)\n", n, removed);
+        fprintf(stderr, "removed %zu run(s), %u object(s); kept %zu run(s) in progress\n", gone,
+                removed, kept);
     rc = 0;
 out:
     if (rc != 0)

@@ -191,6 +191,8 @@ int cmd_run(int argc, char **argv)
                 "the namespace, or the cgroup kperf runs in)\n",
                 out.n_cpu_limited, out.n_cpu_limited == 1 ? " was" : "s were",
                 out.min_cpu_quota_millis / 1000.0);
+    if (kp_err_is_set(&out.stopped))
+        fprintf(stderr, "kperf: error: the run stopped: %s\n", kp_err_msg(&out.stopped));
     if (out.cleanup_failed)
         fprintf(stderr, "kperf: error: cleanup: %s\n", kp_err_msg(&out.cleanup_err));
     code = exit_code(rc, &out, rep);

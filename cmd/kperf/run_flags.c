@@ -598,7 +598,10 @@ static const struct flag run_flags[] = {
              "time-series interval in the JSON (default 1s)"),
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
-             "(start-up, servers ready, a client finishing; default 2m)"),
+             "(start-up, servers ready, a client finishing; default 2m)\n"
+             "and on the API client's retries: once the API server\n"
+             "has failed every request for DUR, the run ends (within\n"
+             "about 2x DUR of the failures' start, cleanup included)"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT, "output", 'o', "FORMAT",
              "table (default), markdown, json, csv or openmetrics"),
     RUN_FLAG(G_OUTPUT, F_OUTPUT_DIR, "output-dir", 0, "DIR",

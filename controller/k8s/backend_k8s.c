@@ -404,6 +404,20 @@ static void interrupt(struct backend *base)
         kube_client_abort(b->kc);
 }
 
+void k8s_backend_lost(void *arg)
+{
+    struct k8s_backend *b = arg;
+
+    b->stop = 1; /* before the abort: a delete that resets it aborts again (client_run_end) */
+    if (b->kc)
+        kube_client_abort(b->kc);
+}
+
+static const char *lost(struct backend *base)
+{
+    return k8s_lease_lost(((struct k8s_backend *)base)->lease);
+}
+
 static int cleanup(struct backend *base, struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
@@ -420,6 +434,15 @@ static int cleanup(struct backend *base, struct kp_err *err)
         return 0;
     }
     kube_client_reset_abort(b->kc);
+    if (k8s_lease_lost(b->lease)) { /* whoever deleted it removes the rest; waiting for
+                                     * them would only hold the run up */
+        kp_log(KP_LOG_WARN,
+               "run %s: left the removal of namespace %s's objects to whoever deleted the "
+               "run's lease ('kperf cleanup' removes anything left)",
+               b->d.run_id, b->d.ns);
+        json_decref(down);
+        return 0;
+    }
     /* stop renewing: from here the run ends; a cleanup that fails leaves a Lease that expires,
      * and the next run removes what is left. --keep: the objects stay on purpose, the Lease
      * goes (a kept run is not a crashed one). */
@@ -476,6 +499,7 @@ static const struct backend_ops k8s_ops = {
     .describe = describe,
     .readiness = readiness,
     .interrupt = interrupt,
+    .lost = lost,
     .cleanup = cleanup,
     .destroy = destroy,
 };

@@ -86,6 +86,10 @@ const char *k8s_backend_client_node(const struct k8s_backend *b, const struct pl
 const char *k8s_backend_server_addr(const struct k8s_backend *b, const struct k8s_group_target *t,
                                     const char *ip_family);
 
+/* The lease keeper's k8s_lease_lost_fn (arg: the backend): the run's namespace or Lease was
+ * deleted under it; stops the run at once (its waits are aborted). backend_k8s.c. */
+void k8s_backend_lost(void *arg);
+
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
 

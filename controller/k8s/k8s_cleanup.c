@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/k8s/k8s_lease.h"
@@ -29,6 +30,10 @@ void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n)
     for (size_t i = 0; l && i < n; i++) {
         free(l[i].ns);
         free(l[i].run_id);
+        free(l[i].lease_name);
+        free(l[i].renewed);
+        free(l[i].holder);
+        k8s_lease_obs_cleanup(&l[i].obs);
     }
     free(l);
 }
@@ -50,10 +55,29 @@ static struct k8s_leftover *add_leftover(struct k8s_leftover **out, size_t *n, c
     return &(*out)[(*n)++];
 }
 
-/* the run Leases in items: each run gets K8S_LEASE_HELD or K8S_LEASE_EXPIRED */
+/* "what" of a Lease (renewTime or holderIdentity) as a new string, NULL when absent */
+static char *lease_spec_str(const json_t *lease, const char *key)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(lease, "spec"), key));
+
+    return v ? kp_xstrdup(v) : NULL;
+}
+
+static void note_lease(struct k8s_leftover *l, const json_t *lease)
+{
+    free(l->renewed);
+    free(l->holder);
+    l->renewed = lease_spec_str(lease, "renewTime");
+    if (!l->renewed)
+        l->renewed = lease_spec_str(lease, "acquireTime");
+    l->holder = lease_spec_str(lease, "holderIdentity");
+}
+
+/* the run Leases in items: each run with a readable one is K8S_LEASE_FOUND, its watching
+ * started now */
 static void add_leases(const json_t *items, struct k8s_leftover **out, size_t *n)
 {
-    time_t now = time(NULL);
+    uint64_t now = clock_now_ms();
     size_t i;
     json_t *it;
 
@@ -61,16 +85,89 @@ static void add_leases(const json_t *items, struct k8s_leftover **out, size_t *n
     {
         const char *rid = label_of(it, K8S_LABEL_RUN_ID);
         const char *ns = meta_str(it, "namespace");
-        long age = 0;
-        int st = k8s_lease_expired(it, now, &age);
-        if (!ns || !rid)
+        if (!ns || !rid || !meta_str(it, "name"))
             continue;
         struct k8s_leftover *l = add_leftover(out, n, ns, rid, 0);
-        if (st >= 0) {
-            l->lease = st ? K8S_LEASE_EXPIRED : K8S_LEASE_HELD;
-            l->lease_age_s = age;
-        }
+        if (l->lease != K8S_LEASE_NONE || k8s_lease_obs_start(&l->obs, it, now) != 0)
+            continue;
+        l->lease = K8S_LEASE_FOUND;
+        l->lease_name = kp_xstrdup(meta_str(it, "name"));
+        note_lease(l, it);
     }
+}
+
+uint64_t k8s_cleanup_observe_ms(const struct k8s_leftover *l, size_t n)
+{
+    uint64_t most = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (l[i].lease == K8S_LEASE_FOUND && l[i].obs.period_ms > most)
+            most = l[i].obs.period_ms;
+    return most;
+}
+
+/* reads l's Lease once and updates its state; 1 while still undecided, 0 decided, -1 err */
+static int observe_one(struct kube_client *kc, struct k8s_leftover *l, struct kp_err *err)
+{
+    json_t *o = NULL;
+    enum k8s_lease_seen seen;
+
+    if (kube_get(kc, &K8S_RES_LEASES, l->ns, l->lease_name, &o, err) != 0) {
+        if (kube_client_last(kc)->http_status != 404)
+            return kp_err_prefix(err, "watching the lease of run %s", l->run_id);
+        kp_err_clear(err);
+        o = NULL;
+    }
+    seen = k8s_lease_obs_update(&l->obs, o, clock_now_ms());
+    if (o)
+        note_lease(l, o);
+    json_decref(o);
+    switch (seen) {
+    case K8S_LEASE_RENEWED:
+        l->lease = K8S_LEASE_HELD;
+        return 0;
+    case K8S_LEASE_STILL:
+        l->lease = K8S_LEASE_EXPIRED;
+        return 0;
+    case K8S_LEASE_DELETED:
+        l->lease = K8S_LEASE_GONE;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+int k8s_cleanup_observe(struct kube_client *kc, struct k8s_leftover *l, size_t n, uint64_t max_ms,
+                        struct kp_err *err)
+{
+    uint64_t end = clock_now_ms() + max_ms;
+
+    for (;;) {
+        int undecided = 0;
+        for (size_t i = 0; i < n; i++) {
+            int r;
+            if (l[i].lease != K8S_LEASE_FOUND)
+                continue;
+            r = observe_one(kc, &l[i], err);
+            if (r < 0)
+                return -1;
+            undecided |= r;
+        }
+        if (!undecided || (max_ms && clock_now_ms() >= end))
+            return 0;
+        clock_sleep_ms(500);
+    }
+}
+
+int k8s_cleanup_drop_lease(struct kube_client *kc, const struct k8s_leftover *l, struct kp_err *err)
+{
+    struct kube_delete_opts d = {.missing_ok = 1, .grace_period_s = -1};
+
+    if (!l->lease_name)
+        return 0;
+    if (kube_delete(kc, &K8S_RES_LEASES, l->ns, l->lease_name, &d, NULL, err) != 0)
+        return kp_err_prefix(err, "deleting the lease of run %s", l->run_id);
+    return 0;
 }
 
 /* adds the (namespace, run id) of every item; items borrowed */

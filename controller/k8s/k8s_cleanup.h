@@ -14,14 +14,17 @@
 #include <stdint.h>
 
 #include "base/kp_err.h"
+#include "controller/k8s/k8s_lease.h"
 #include "controller/kube/kube.h"
 
 extern const struct kube_resource K8S_RES_SERVICEACCOUNTS;
 
 enum k8s_lease_state {
     K8S_LEASE_NONE = 0, /* no (readable) Lease: an older kperf, or --keep */
-    K8S_LEASE_HELD,     /* renewed within its duration: the run is in progress */
-    K8S_LEASE_EXPIRED,  /* not renewed: its controller died; safe to remove */
+    K8S_LEASE_FOUND,    /* found, not watched yet (k8s_cleanup_find) */
+    K8S_LEASE_HELD,     /* renewed while watched: the run is in progress */
+    K8S_LEASE_EXPIRED,  /* not renewed during a whole lease period of watching: its kperf died */
+    K8S_LEASE_GONE,     /* deleted while watched: its kperf (or another cleanup) removes it */
 };
 
 /* One run's objects: namespace and run id, and whether the namespace itself is kperf's. */
@@ -30,7 +33,10 @@ struct k8s_leftover {
     char *run_id;               /* owned; "" when the objects carry no run id */
     int ns_owned;               /* the namespace is labelled managed-by=kperf: delete it too */
     enum k8s_lease_state lease; /* the run's Lease (k8s_lease.h) */
-    long lease_age_s;           /* seconds since it was last renewed (HELD, EXPIRED) */
+    char *lease_name;           /* owned; NULL without a Lease */
+    char *renewed;              /* its spec.renewTime as last read (its holder's clock); owned */
+    char *holder;               /* its spec.holderIdentity as last read; owned */
+    struct k8s_lease_obs obs;   /* the watching (k8s_cleanup_observe) */
 };
 
 /* Finds the runs that left objects: kperf namespaces (cluster-wide) and kperf DaemonSets,
@@ -40,6 +46,24 @@ struct k8s_leftover {
 KP_MUST_CHECK int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
                                    struct k8s_leftover **out, size_t *n, struct kp_err *err);
 void k8s_cleanup_leftovers_free(struct k8s_leftover *l, size_t n);
+
+/* The longest lease period among the runs whose Lease is K8S_LEASE_FOUND (what
+ * k8s_cleanup_observe may take), 0 when none. */
+uint64_t k8s_cleanup_observe_ms(const struct k8s_leftover *l, size_t n);
+
+/* Watches the Lease of every run in K8S_LEASE_FOUND (reads it every half second) until each
+ * is decided: K8S_LEASE_HELD at its first renewal, K8S_LEASE_EXPIRED after a whole lease
+ * period without one, K8S_LEASE_GONE when deleted meanwhile. Time is this machine's monotonic
+ * clock; the Leases' timestamps are never compared with it. Gives up after max_ms (0 = no
+ * bound), leaving the runs not decided yet FOUND (not to be removed). Returns 0, or -1 with
+ * err when a Lease cannot be read (its run stays FOUND too). */
+KP_MUST_CHECK int k8s_cleanup_observe(struct kube_client *kc, struct k8s_leftover *l, size_t n,
+                                      uint64_t max_ms, struct kp_err *err);
+
+/* Deletes the Lease of l (if any) first: a kperf still running that run learns at once that
+ * it is being removed (--force). Returns 0 or -1 with err. */
+KP_MUST_CHECK int k8s_cleanup_drop_lease(struct kube_client *kc, const struct k8s_leftover *l,
+                                         struct kp_err *err);
 
 /* Removes the objects of run_id (NULL = every kperf object) in ns, then ns itself when
  * delete_ns. Waits (watches) at most timeout_ms for pods and the namespace to be gone.

@@ -26,6 +26,10 @@ void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opt
         .ns = b->ro->namespace_name,
         .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
         .burst = 100,
+        /* --timeout bounds the retries too: a server failing every request for that long
+         * fails the call, and the calls after it at once, until it answers again */
+        .give_up_ms = b->ro->timeout_ms,
+        .timeout_ms = b->ro->timeout_ms < 60000 ? (long)b->ro->timeout_ms : 0,
     };
 }
 
@@ -46,6 +50,25 @@ static int connect_cluster(struct k8s_backend *b, struct kp_err *err)
     return 0;
 }
 
+/* Watches the Leases of the runs found for a lease period (bounded by --timeout), so that only
+ * runs whose kperf died are removed. 0, or -1 (said at INFO) when they could not be watched. */
+static int watch_leftovers(struct k8s_backend *b, struct k8s_leftover *l, size_t n)
+{
+    uint64_t ms = k8s_cleanup_observe_ms(l, n);
+    struct kp_err e;
+
+    if (!ms)
+        return 0;
+    kp_log(KP_LOG_INFO,
+           "watching the leases of earlier runs for up to %llu s: only those nobody renews are "
+           "removed",
+           (unsigned long long)((ms < b->ro->timeout_ms ? ms : b->ro->timeout_ms) / 1000));
+    if (k8s_cleanup_observe(b->kc, l, n, b->ro->timeout_ms, &e) == 0)
+        return 0;
+    kp_log(KP_LOG_INFO, "cannot tell whether earlier runs are alive: %s", kp_err_msg(&e));
+    return -1;
+}
+
 static int leftovers(struct k8s_backend *b, struct kp_err *err)
 {
     struct k8s_leftover *l = NULL;
@@ -57,19 +80,31 @@ static int leftovers(struct k8s_backend *b, struct kp_err *err)
         kp_err_clear(err);
         return 0;
     }
+    if (watch_leftovers(b, l, n) != 0) {
+        k8s_cleanup_leftovers_free(l, n);
+        return 0;
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *rid = *l[i].run_id ? l[i].run_id : "?";
-        if (l[i].lease == K8S_LEASE_HELD) {
-            kp_log(KP_LOG_INFO, "run %s in namespace %s is in progress (lease renewed %ld s ago)",
-                   rid, l[i].ns, l[i].lease_age_s);
+        if (l[i].lease == K8S_LEASE_HELD || l[i].lease == K8S_LEASE_FOUND ||
+            l[i].lease == K8S_LEASE_GONE) {
+            kp_log(KP_LOG_INFO,
+                   "run %s in namespace %s is in progress (its lease %s; last "
+                   "renewed at %s)",
+                   rid, l[i].ns,
+                   l[i].lease == K8S_LEASE_HELD   ? "was renewed while watched"
+                   : l[i].lease == K8S_LEASE_GONE ? "was deleted: it is being removed"
+                                                  : "was not watched for a whole period",
+                   l[i].renewed ? l[i].renewed : "?");
             continue;
         }
         if (l[i].lease == K8S_LEASE_EXPIRED) {
             /* its controller died: nobody else will remove it */
             kp_log(KP_LOG_WARN,
-                   "removing run %s in namespace %s: its lease expired (not renewed for %ld s; "
-                   "its kperf was killed)",
-                   rid, l[i].ns, l[i].lease_age_s);
+                   "removing run %s in namespace %s: its lease expired (not renewed during %llu "
+                   "s of watching; last renewed at %s; its kperf was killed)",
+                   rid, l[i].ns, (unsigned long long)(l[i].obs.period_ms / 1000),
+                   l[i].renewed ? l[i].renewed : "?");
         } else if (!b->ro->cleanup_leftovers) {
             kp_log(KP_LOG_WARN,
                    "found objects of an earlier kperf run (namespace %s, run %s); remove them "
@@ -471,9 +506,11 @@ static int dry_run_pod(struct k8s_backend *b, const char *network, struct kp_err
 static int hold_lease(struct k8s_backend *b, struct kp_err *err)
 {
     struct kube_client_opts ko;
+    struct k8s_lease_hold_opts ho = {
+        .duration_s = (int)(b->ro->lease_ms / 1000), .on_lost = k8s_backend_lost, .arg = b};
 
     k8s_backend_client_opts(b, &ko);
-    if (k8s_lease_hold(b->kc, &ko, &b->d.obj, (int)(b->ro->lease_ms / 1000), &b->lease, err) == 0)
+    if (k8s_lease_hold(b->kc, &ko, &b->d.obj, &ho, &b->lease, err) == 0)
         return 0;
     if (kube_client_last(b->kc)->http_status != 403)
         return -1;

@@ -162,6 +162,7 @@ struct http *http_new(const struct kube_config *cfg, const struct kube_client_op
         h->clock.arg = h;
     }
     h->max_retries = opts->max_retries == 0 ? 10 : opts->max_retries < 0 ? 0 : opts->max_retries;
+    h->give_up_ms = opts->give_up_ms;
     h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
     h->max_body = opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
     h->user_agent =
@@ -353,6 +354,22 @@ static void throttle(struct http *h, const struct http_request *rq)
     http_sleep_ms(h, wait);
 }
 
+/* Notes a failed attempt (one that started at t0) in the client's run of failures. Returns 1
+ * when a retry after wait ms may still go ahead: the failures, retries included, stay within
+ * give_up_ms. Otherwise 0, with how long the server has been failing in rs->failing_ms. */
+static int may_retry(struct http *h, uint64_t t0, uint64_t wait, struct http_response *rs)
+{
+    uint64_t now = http_now_ms(h);
+
+    if (!h->failing_since_ms)
+        h->failing_since_ms = t0 ? t0 : 1;
+    if (!h->give_up_ms || (!h->gave_up && now + wait - h->failing_since_ms <= h->give_up_ms))
+        return 1;
+    h->gave_up = 1; /* until an answer: the next calls fail at their first failure */
+    rs->failing_ms = now - h->failing_since_ms;
+    return 0;
+}
+
 int http_do(struct http *h, const struct http_request *rq, struct http_response *rs,
             struct kp_err *err)
 {
@@ -381,9 +398,11 @@ int http_do(struct http *h, const struct http_request *rq, struct http_response 
                 attempt_cleanup(&at);
                 continue;
             }
-            if (status_retryable(at.status, rq, at.retry_after) && retries < h->max_retries &&
-                !at.delivered) {
-                wait = backoff_ms(h, retries, at.retry_after);
+            wait = backoff_ms(h, retries, at.retry_after);
+            if (at.status != 429 && at.status < 500)
+                h->failing_since_ms = h->gave_up = 0; /* it answers: a new run of failures */
+            else if (status_retryable(at.status, rq, at.retry_after) && retries < h->max_retries &&
+                     !at.delivered && may_retry(h, t0, wait, rs)) {
                 kp_log(KP_LOG_DEBUG, "retrying %s %s after %ld in %llu ms", rq->method, rq->path,
                        at.status, (unsigned long long)wait);
                 if (at.status != 429 && rq->retry == HTTP_RETRY_CREATE)
@@ -392,19 +411,24 @@ int http_do(struct http *h, const struct http_request *rq, struct http_response 
                 retries++;
                 http_sleep_ms(h, wait);
                 continue;
+            } else if (!h->failing_since_ms) {
+                h->failing_since_ms = t0 ? t0 : 1;
             }
             attempt_finish(&at, rs);
             return 0;
         }
-        /* transport failure */
+        /* transport failure; a stream that was answered before it broke counts as an answer */
+        if (at.delivered || (at.status >= 200 && at.status < 300))
+            h->failing_since_ms = h->gave_up = 0;
+        wait = backoff_ms(h, retries, 0);
         if (!http_aborted(h) && !at.too_big && !at.delivered && !permanent(&at) &&
             ((not_sent(&at) && conn_fails < CONNECT_RETRIES_MAX) ||
-             (!not_sent(&at) && rq->retry != HTTP_RETRY_UNSAFE && retries < h->max_retries))) {
+             (!not_sent(&at) && rq->retry != HTTP_RETRY_UNSAFE && retries < h->max_retries)) &&
+            may_retry(h, t0, wait, rs)) {
             if (not_sent(&at))
                 conn_fails++;
             else if (rq->retry == HTTP_RETRY_CREATE)
                 rs->maybe_done = 1;
-            wait = backoff_ms(h, retries, 0);
             kp_log(KP_LOG_DEBUG, "retrying %s %s in %llu ms", rq->method, rq->path,
                    (unsigned long long)wait);
             attempt_cleanup(&at);
@@ -412,7 +436,12 @@ int http_do(struct http *h, const struct http_request *rq, struct http_response 
             http_sleep_ms(h, wait);
             continue;
         }
+        if (!h->failing_since_ms)
+            h->failing_since_ms = t0 ? t0 : 1;
         transport_error(h, &at, err);
+        if (rs->failing_ms)
+            kp_err_prefix(err, "gave up after %llu s of failures",
+                          (unsigned long long)(rs->failing_ms / 1000));
         rs->stopped = at.stopped;
         attempt_cleanup(&at);
         return -1;

@@ -50,6 +50,8 @@ struct http_response {
     int maybe_done;       /* an earlier attempt may have reached the server */
     int stopped;          /* on_data asked to stop, or the deadline passed */
     int deadline_reached; /* deadline_ms passed (stopped is set too) */
+    uint64_t failing_ms;  /* the answer is a failure the retries gave up on: how long the
+                             server had been failing (give_up_ms), else 0 */
 };
 
 struct http *http_new(const struct kube_config *cfg, const struct kube_client_opts *opts,

@@ -22,6 +22,9 @@ struct http {
     volatile sig_atomic_t own_abort;
     volatile sig_atomic_t *ext_abort; /* borrowed */
     unsigned max_retries;
+    uint64_t give_up_ms;       /* kube_client_opts.give_up_ms */
+    uint64_t failing_since_ms; /* start of the current run of failed attempts; 0 = none */
+    int gave_up;               /* give_up_ms ran out in this run of failures */
     long timeout_ms;
     size_t max_body;
     char *user_agent;

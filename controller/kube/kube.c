@@ -177,6 +177,9 @@ int kube_call(struct kube_client *c, const struct kube_call *call, json_t **out,
     if (rs.status < 200 || rs.status >= 300) {
         status_error(rs.status, rs.content_type, rs.body, rs.len, call->what, c->cfg, rs.retries,
                      c->last.reason, err);
+        if (rs.failing_ms)
+            kp_err_prefix(err, "gave up after %llu s of failures",
+                          (unsigned long long)(rs.failing_ms / 1000));
         goto out;
     }
     if (out && rs.len > 0) {

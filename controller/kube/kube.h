@@ -60,9 +60,14 @@ struct kube_client_opts {
     const char *context;    /* --context, or NULL */
     const char *ns;         /* --namespace, or NULL */
 
-    double qps;                        /* token bucket rate; 0 = 5 (client-go), < 0 = unlimited */
-    int burst;                         /* bucket size; 0 = 10 */
-    int max_retries;                   /* retries per request; 0 = 10, < 0 = none */
+    double qps;      /* token bucket rate; 0 = 5 (client-go), < 0 = unlimited */
+    int burst;       /* bucket size; 0 = 10 */
+    int max_retries; /* retries per request; 0 = 10, < 0 = none */
+    /* 0 = no bound but max_retries. Else retries stop once the server has failed every
+     * attempt (5xx, 429, transport) for this long, counted across calls from the first failure
+     * of the run: a storm of 503s ends one call after give_up_ms, and the calls after it at
+     * their first failure, until an answer that is not a failure. */
+    uint64_t give_up_ms;
     long timeout_ms;                   /* whole-request limit for non-streaming calls; 0 = 60000 */
     size_t max_body;                   /* response body cap for one JSON document; 0 = 64 MiB */
     const char *user_agent;            /* NULL = "kperf-kube/<version>" */

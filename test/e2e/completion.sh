@@ -44,7 +44,7 @@ kperf compare --thr|--threshold --thresholds
 kperf manifests --fo|--format
 kperf manifests --format ''|yaml json
 kperf manifests --scen|--scenarios
-kperf cleanup --|--kubeconfig --context --namespace --run-id --timeout --dry-run --help
+kperf cleanup --|--kubeconfig --context --namespace --run-id --timeout --dry-run --force --help
 kperf completion ''|bash zsh fish
 kperf watch --max|--max-outage
 kubectl-kperf run --same|--same-node

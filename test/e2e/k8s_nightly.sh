@@ -51,6 +51,7 @@ rc=$?
     fail "big baseline: exit $rc: $(cat "$K8S_DIR/big.err")"
 
 # what a killed earlier night left in namespace kperf: its objects and a Lease nobody renews
+# (night 0's run watches it for its whole leaseDurationSeconds before removing it: 5 s here)
 dead=20261130-020000-dead01
 cat <<YAML | kadmin apply -f - >/dev/null || fail "planting a crashed run"
 apiVersion: coordination.k8s.io/v1
@@ -59,7 +60,7 @@ metadata:
   name: kperf-run-$dead
   namespace: kperf
   labels: {app.kubernetes.io/managed-by: kperf, app.kubernetes.io/name: kperf, kperf.io/run-id: "$dead"}
-spec: {holderIdentity: kperf@gone/1, leaseDurationSeconds: 30,
+spec: {holderIdentity: kperf@gone/1, leaseDurationSeconds: 5,
        acquireTime: "2026-11-30T02:00:00.000000Z", renewTime: "2026-11-30T02:10:00.000000Z"}
 ---
 apiVersion: v1

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_k8s_lease.c - the run's Lease: its object and when it counts as expired. */
+/* test_k8s_lease.c - the run's Lease: its object, and when watching it says renewed, expired or
+ * deleted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,38 +43,56 @@ static void test_k8s_lease_object_fields(void **state)
     json_decref(l);
 }
 
-static void test_k8s_lease_expired_after_duration_only(void **state)
+/* a Lease renewed by its holder is seen as RENEWED, whatever its timestamps say */
+static void test_k8s_lease_obs_renewal_is_a_change(void **state)
 {
     struct timespec t = {.tv_sec = 1796151600};
     json_t *l = k8s_lease_object(&opts, "h", 30, &t);
-    long age = -1;
+    struct k8s_lease_obs o;
     (void)state;
 
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 10, &age), 0);
-    assert_int_equal(age, 10);
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 30, NULL), 0);
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 31, &age), 1);
-    assert_int_equal(age, 31);
-    /* a renewal moves the expiry */
+    assert_int_equal(k8s_lease_obs_start(&o, l, 1000), 0);
+    assert_int_equal(k8s_lease_obs_update(&o, l, 11000), K8S_LEASE_WATCHING);
+    /* renewTime moves back: another clock; still a renewal */
     json_object_set_new(json_object_get(l, "spec"), "renewTime",
-                        json_string("2026-12-01T19:00:25.5Z"));
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 50, NULL), 0);
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 56, NULL), 1);
-    /* no renewTime: acquireTime counts */
-    json_object_del(json_object_get(l, "spec"), "renewTime");
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 31, NULL), 1);
+                        json_string("2020-01-01T00:00:00.000001Z"));
+    assert_int_equal(k8s_lease_obs_update(&o, l, 12000), K8S_LEASE_RENEWED);
+    assert_int_equal(k8s_lease_obs_update(&o, l, 99000), K8S_LEASE_RENEWED); /* stays */
+    k8s_lease_obs_cleanup(&o);
     json_decref(l);
 }
 
-static void test_k8s_lease_unreadable_is_not_judged(void **state)
+/* expired only after a whole lease period of watching without a change, even when its
+ * timestamps say it was renewed long ago (or in the future) */
+static void test_k8s_lease_obs_expires_after_a_watched_period(void **state)
 {
-    json_t *l = json_pack("{s:{s:s}}", "spec", "renewTime", "2026-12-01T19:00:00Z");
+    struct timespec t = {.tv_sec = 946684800}; /* 2000: "old" by any clock */
+    json_t *l = k8s_lease_object(&opts, "h", 30, &t);
+    struct k8s_lease_obs o;
     (void)state;
 
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 1000, NULL), -1); /* no duration */
-    json_object_set_new(json_object_get(l, "spec"), "leaseDurationSeconds", json_integer(30));
-    json_object_set_new(json_object_get(l, "spec"), "renewTime", json_string("yesterday"));
-    assert_int_equal(k8s_lease_expired(l, 1796151600 + 1000, NULL), -1);
+    assert_int_equal(k8s_lease_obs_start(&o, l, 5000), 0);
+    assert_int_equal(k8s_lease_obs_update(&o, l, 5000), K8S_LEASE_WATCHING);
+    assert_int_equal(k8s_lease_obs_update(&o, l, 34999), K8S_LEASE_WATCHING);
+    assert_int_equal(k8s_lease_obs_update(&o, l, 35000), K8S_LEASE_STILL);
+    k8s_lease_obs_cleanup(&o);
+    json_decref(l);
+}
+
+static void test_k8s_lease_obs_deleted_and_unreadable(void **state)
+{
+    struct timespec t = {.tv_sec = 1796151600};
+    json_t *l = k8s_lease_object(&opts, "h", 30, &t);
+    json_t *bad = json_pack("{s:{s:s}}", "spec", "renewTime", "2026-12-01T19:00:00Z");
+    struct k8s_lease_obs o;
+    (void)state;
+
+    assert_int_equal(k8s_lease_obs_start(&o, l, 0), 0);
+    assert_int_equal(k8s_lease_obs_update(&o, NULL, 100), K8S_LEASE_DELETED);
+    k8s_lease_obs_cleanup(&o);
+    assert_int_equal(k8s_lease_obs_start(&o, bad, 0), -1); /* no duration: not ours to judge */
+    k8s_lease_obs_cleanup(&o);
+    json_decref(bad);
     json_decref(l);
 }
 
@@ -81,8 +100,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k8s_lease_object_fields),
-        cmocka_unit_test(test_k8s_lease_expired_after_duration_only),
-        cmocka_unit_test(test_k8s_lease_unreadable_is_not_judged),
+        cmocka_unit_test(test_k8s_lease_obs_renewal_is_a_change),
+        cmocka_unit_test(test_k8s_lease_obs_expires_after_a_watched_period),
+        cmocka_unit_test(test_k8s_lease_obs_deleted_and_unreadable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

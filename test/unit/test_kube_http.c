@@ -173,6 +173,46 @@ static void test_kube_http_retries_429_and_503_honouring_retry_after(void **stat
     kube_client_free(c);
 }
 
+/* give_up_ms bounds the retries: a storm of 503s fails a call once the server has failed
+ * for that long, and the next call at its first failure; an answer ends the storm */
+static void test_kube_http_give_up_bounds_retries_across_calls(void **state)
+{
+    char *kc = fx_kubeconfig("token.yaml", NULL, NULL);
+    struct kube_client_opts o = {.qps = -1, .give_up_ms = 5000};
+    struct kube_client *c = fx_client(kc, &o, &fx_clk);
+    struct kube_version v;
+    struct kp_err err = {{0}};
+    char storm[2048] = "{\"method\":\"GET\",\"path\":\"/version\",\"responses\":[";
+    (void)state;
+
+    assert_non_null(c);
+    for (int i = 0; i < 12; i++)
+        strcat(storm,
+               i ? ",{\"status\":503,\"body\":\"busy\"}" : "{\"status\":503,\"body\":\"busy\"}");
+    strcat(storm, "]}");
+    fx_do("/_fixture/queue", storm);
+    fx_clk.slept_ms = 0;
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    assert_int_equal(kube_client_last(c)->http_status, 503);
+    assert_true(fx_clk.slept_ms <= 5000); /* not the ~75-150 s of 10 retries */
+    assert_true(kube_client_last(c)->retries >= 2);
+    assert_non_null(strstr(err.msg, "gave up after"));
+    /* the storm goes on: the next call fails at its first 503 */
+    fx_clk.slept_ms = 0;
+    assert_int_equal(kube_version(c, &v, &err), -1);
+    assert_int_equal(kube_client_last(c)->retries, 0);
+    assert_int_equal(fx_clk.slept_ms, 0);
+    /* an answer ends it: a later 503 is retried again */
+    fx_do("/_fixture/reset", NULL);
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    fx_do("/_fixture/queue", "{\"method\":\"GET\",\"path\":\"/version\",\"responses\":["
+                             "{\"status\":503,\"body\":\"busy\"}]}");
+    assert_int_equal(kube_version(c, &v, &err), 0);
+    assert_int_equal(kube_client_last(c)->retries, 1);
+    kube_client_free(c);
+    free(kc);
+}
+
 static void test_kube_http_connection_reset_is_retried(void **state)
 {
     struct kube_client *c = fx_token_client();
@@ -703,6 +743,7 @@ int main(void)
         cmocka_unit_test_setup(test_kube_http_proxy_url_tunnels_and_still_verifies, fx_reset),
         cmocka_unit_test_setup(test_kube_http_untrusted_server_certificate, fx_reset),
         cmocka_unit_test_setup(test_kube_http_retries_429_and_503_honouring_retry_after, fx_reset),
+        cmocka_unit_test_setup(test_kube_http_give_up_bounds_retries_across_calls, fx_reset),
         cmocka_unit_test_setup(test_kube_http_connection_reset_is_retried, fx_reset),
         cmocka_unit_test_setup(test_kube_http_429_plain_text_gives_up_after_max_retries, fx_reset),
         cmocka_unit_test_setup(test_kube_http_rate_limit_applies_to_every_request, fx_reset),

@@ -30,6 +30,7 @@ struct fake {
     bool fail_prepare;
     int fail_call;      /* run_client call number that fails (1-based), 0 = none */
     int interrupt_call; /* run_client call number during which SIGINT arrives, 0 = none */
+    int lost_call;      /* run_client call number from which the backend is lost, 0 = none */
     bool constant;      /* identical figures each sample (auto stops early) */
     bool sweep;         /* prepare expands the plan into a ring of SWEEP_NODES nodes */
     int slow;           /* sweep: node index (1-based) whose pairs are 3x slower; 0 = none */
@@ -118,6 +119,10 @@ static int fake_run_client(struct backend *b, const struct run_spec *spec, json_
         json_decref(results);
         return kp_err_set(err, "client exited with status 1: connection refused");
     }
+    if (f->lost_call && f->calls >= f->lost_call) { /* the namespace went: the wait aborted */
+        json_decref(results);
+        return kp_err_set(err, "interrupted");
+    }
     for (size_t i = 0; i < spec->n_tests; i++)
         for (int s = 0; s < spec->samples; s++)
             json_array_append_new(results,
@@ -162,6 +167,13 @@ static void fake_interrupt(struct backend *b)
     ((struct fake *)b)->interrupts++;
 }
 
+static const char *fake_lost(struct backend *b)
+{
+    struct fake *f = (struct fake *)b;
+
+    return f->lost_call && f->calls >= f->lost_call ? "namespace kperf-x was deleted" : NULL;
+}
+
 static int fake_cleanup(struct backend *b, struct kp_err *err)
 {
     (void)err;
@@ -180,6 +192,7 @@ static struct backend_ops fake_ops = {
     .run_client = fake_run_client,
     .describe = fake_describe,
     .interrupt = fake_interrupt,
+    .lost = fake_lost,
     .cleanup = fake_cleanup,
     .destroy = fake_destroy,
 };
@@ -408,6 +421,28 @@ static void test_runner_sigint_stops_cleans_up_and_lists_the_rest(void **state)
     run_free(&r);
 }
 
+/* a backend that lost its namespace: the run stops at once, fails with the reason, keeps
+ * what it measured and lists the rest as not run */
+static void test_runner_lost_backend_stops_the_run(void **state)
+{
+    struct run r = {0};
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.ro.scenarios = SCENARIO_ALL_MASK;
+    r.f.lost_call = 2;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.out.signal, 0);
+    assert_int_equal(r.f.calls, 2); /* nothing started after it */
+    assert_int_equal(r.f.cleanups, 1);
+    assert_string_equal(kp_err_msg(&r.out.stopped), "namespace kperf-x was deleted");
+    assert_true(r.out.n_failed > 0);
+    assert_int_equal(n_samples(row(r.rep, "pod-to-pod", "same-node", "TCP_RR", false)), 1);
+    assert_true(skipped_with(r.rep, "pod-to-pod", "other-node", "stopped early"));
+    run_free(&r);
+}
+
 static void test_runner_samples_auto_bounded(void **state)
 {
     struct run steady = {0}, noisy = {0};
@@ -520,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_runner_failed_client_is_a_row_error_and_the_run_goes_on),
         cmocka_unit_test(test_runner_failed_prepare_still_cleans_up),
         cmocka_unit_test(test_runner_sigint_stops_cleans_up_and_lists_the_rest),
+        cmocka_unit_test(test_runner_lost_backend_stops_the_run),
         cmocka_unit_test(test_runner_samples_auto_bounded),
         cmocka_unit_test(test_runner_sweep_second_look_clears_a_node_slow_once),
         cmocka_unit_test(test_runner_sweep_second_look_keeps_a_slow_node),
