@@ -13,6 +13,7 @@
 #include "base/kp_log.h"
 #include "controller/agent_args.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_wait.h"
 #include <time.h>
@@ -72,7 +73,7 @@ static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
     json_t *job;
 
     k8s_objects_group_target(g, &t);
-    server = k8s_backend_server_addr(b, &t, g->ip_family);
+    server = k8s_client_server_addr(b, &t, g->ip_family);
     if (!server)
         return NULL;
     hp = agent_args_host_port(server, t.server_network ? b->ro->port : b->ro->external_port);
@@ -92,7 +93,7 @@ static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
         k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, 0, b->n_steps++);
     struct k8s_client_job cj = {
         .name = *name,
-        .node_hostname = k8s_backend_node_hostname(b, node),
+        .node_hostname = k8s_client_node_hostname(b, node),
         .scenario = plan_scenario_name(g->scenario),
         .placement = g->placement_label,
         .host_network = t.client_host_network,
@@ -168,7 +169,7 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     k8s_objects_group_target(g, &t);
-    p->node = kp_xstrdup(k8s_backend_client_node(b, g, &t));
+    p->node = kp_xstrdup(k8s_client_node(b, g, &t));
     p->ns = kp_xstrdup(b->d.ns);
     if (t.server_network)
         p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
