@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
@@ -20,6 +21,8 @@
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_sweep.h"
+#include "controller/k8s/k8s_watch.h"
+#include "controller/k8s/k8s_watch_ready.h"
 
 unsigned backend_k8s_requests(const struct backend *base)
 {
@@ -146,12 +149,31 @@ static void destroy(struct backend *base)
     json_decref(b->facts);
     json_decref(b->sweep_servers);
     json_decref(b->readiness);
+    if (b->watch_dir) /* its probes' logs are gone (k8s_watch_probe_free) */
+        (void)rmdir(b->watch_dir);
+    free(b->watch_dir);
     for (int f = 0; f < 2; f++) {
         free(b->pod_server_ip[f]);
         free(b->host_server_ip[f]);
         free(b->service_ip[f]);
     }
     free(b);
+}
+
+/* kperf watch --readiness-every: k8s_watch_ready.h behind the ops' opaque type */
+static int ready_start(struct backend *b, uint64_t every_ms, struct backend_ready **out,
+                       struct kp_err *err)
+{
+    struct k8s_ready_watch *rw = NULL;
+    int rc = k8s_watch_ready_start(b, every_ms, &rw, err);
+
+    *out = (struct backend_ready *)rw;
+    return rc;
+}
+
+static json_t *ready_stop(struct backend_ready *r)
+{
+    return k8s_watch_ready_stop((struct k8s_ready_watch *)r);
 }
 
 static const struct backend_ops k8s_ops = {
@@ -164,6 +186,18 @@ static const struct backend_ops k8s_ops = {
     .interrupt = interrupt,
     .cleanup = cleanup,
     .destroy = destroy,
+    .probe_start = k8s_watch_probe_start,
+    .probe_log = k8s_watch_probe_log,
+    .probe_running = k8s_watch_probe_running,
+    .probe_stop = k8s_watch_probe_stop,
+    .probe_wait = k8s_watch_probe_wait,
+    .probe_doc = k8s_watch_probe_doc,
+    .probe_describe = k8s_watch_probe_describe,
+    .probe_node = k8s_watch_probe_node,
+    .probe_free = k8s_watch_probe_free,
+    .watch_env = k8s_watch_env,
+    .ready_start = ready_start,
+    .ready_stop = ready_stop,
 };
 
 struct backend *backend_k8s_new(const struct run_options *opts, struct kp_err *err)

@@ -46,6 +46,7 @@ struct k8s_backend {
     struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
     json_t *readiness;              /* readiness records of the pods run so far (k8s_readiness.h) */
     int cpu_limit_noted;            /* k8s_backend_note_cpu_limit warned already */
+    char *watch_dir;                /* kperf watch: the probes' log files (k8s_watch.c) */
 };
 
 /* Index of a family in the [2] arrays above: 1 for "IPv6", else 0. */
