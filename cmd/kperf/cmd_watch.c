@@ -468,8 +468,8 @@ int cmd_watch(int argc, char **argv)
         if (rc == 0)
             rc = watch_loop(&w, &err);
     }
-    ready = w.ready ? w.b->ops->ready_stop(w.ready) : NULL; /* before the probes: it uses the
-                                                             * main client */
+    /* before the probes: the readiness pods use the main API client */
+    ready = w.ready ? w.b->ops->ready_stop(w.ready) : NULL;
     w.ready = NULL;
     watch_probes_stop(&w.wp);
     if (rc == 0)
