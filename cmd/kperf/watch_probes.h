@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include <jansson.h>
 
