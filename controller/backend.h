@@ -11,7 +11,11 @@
  *   ops->run_client(b, spec, &doc, err)     once per spec, one at a time, in plan order
  *   ops->cleanup(b, err)                    always, also after errors and interrupts
  *   ops->destroy(b)                         frees memory only
- * interrupt() may come at any moment from a signal handler (SIGINT/SIGTERM). */
+ * interrupt() may come at any moment from a signal handler (SIGINT/SIGTERM).
+ * `kperf watch` (cmd/kperf/cmd_watch.c) drives the same life cycle, but instead of run_client
+ * it starts a probe per path (probe_*, between prepare and cleanup) and, with
+ * --readiness-every, readiness pods (ready_*). cmd/ names a concrete backend only where it
+ * picks one (cmd/kperf/backend_pick.c); everything else goes through these ops. */
 #ifndef KPERF_CONTROLLER_BACKEND_H
 #define KPERF_CONTROLLER_BACKEND_H
 
@@ -25,6 +29,8 @@
 
 struct kp_err;
 struct backend;
+struct backend_probe; /* one probe of `kperf watch`: the backend's own (opaque) */
+struct backend_ready; /* the readiness pods of `kperf watch --readiness-every`: the backend's */
 
 /* One client run: the tests of one plan group (or a subset), each `samples` times. All
  * pointers are borrowed for the duration of the call. */
@@ -48,6 +54,13 @@ struct run_options;
  * caller, which knows how long the client may take). */
 void run_spec_init(struct run_spec *spec, const struct run_options *ro, const struct plan_group *g,
                    const enum test_kind *tests, size_t n_tests, int samples);
+
+/* One probe of `kperf watch`. Pointers borrowed during probe_start. */
+struct backend_probe_opts {
+    const char *const *args; /* flags after `probe --server HOST:PORT [--token-file F]` */
+    size_t index;            /* the probe's number in the watch (names its files) */
+    uint64_t deadline_s;     /* a cluster Job's activeDeadlineSeconds: it ends by itself then */
+};
 
 struct backend_ops {
     const char *name; /* "local", "k8s": the report's metadata.backend */
@@ -90,6 +103,49 @@ struct backend_ops {
     int (*cleanup)(struct backend *b, struct kp_err *err);
     /* Frees the backend (after cleanup). NULL is a no-op. */
     void (*destroy)(struct backend *b);
+
+    /* ---- `kperf watch` (cmd/kperf/watch_probes.c): optional, NULL when the backend cannot
+     * watch (probe_start .. watch_env come together; probe_describe, probe_node, ready_start
+     * and ready_stop are optional by themselves). After prepare, from one thread. ---- */
+    /* Starts `kperf-agent probe --server <g's server> [--token-file <the run's token>]
+     * o->args... [what the backend adds]` as g's client; its stderr (status lines) reaches the
+     * local file probe_log, its kperf.probe/v1 document that file's end or a file of its own
+     * (probe_doc reads it). Returns 0 with *out (free with probe_free, also after -1 when *out
+     * is set), or -1 with err (no such path, its server not running, Job refused). */
+    int (*probe_start)(struct backend *b, const struct plan_group *g,
+                       const struct backend_probe_opts *o, struct backend_probe **out,
+                       struct kp_err *err);
+    /* The local file with the probe's stderr lines. Borrowed until probe_free. */
+    const char *(*probe_log)(const struct backend_probe *p);
+    /* true while the probe runs; once false, false for good. */
+    bool (*probe_running)(struct backend_probe *p);
+    /* Asks the probe to stop and print its document (SIGTERM; deleting its Job and pod).
+     * Returns at once; errors are logged; idempotent. */
+    void (*probe_stop)(struct backend *b, struct backend_probe *p);
+    /* Waits for a stopped probe to end, bounded by the backend's grace (a process: 5 s; a
+     * pod: 20 s). Returns 0, or -1 with err when it did not end in time. */
+    int (*probe_wait)(struct backend_probe *p, struct kp_err *err);
+    /* The probe's document (new reference, not checked), or NULL with jerr->text. */
+    json_t *(*probe_doc)(const struct backend_probe *p, json_error_t *jerr);
+    /* Optional: who the probe is, for an error about its document ("probe pod N on node M",
+     * and why its log may be incomplete), into buf. */
+    void (*probe_describe)(struct backend_probe *p, char *buf, size_t len);
+    /* Optional: the name of the probe's client node, or (server) its server's (NULL: the
+     * external server). Borrowed until probe_free. */
+    const char *(*probe_node)(const struct backend_probe *p, bool server);
+    /* Ends and frees p (and the files the backend made for it). NULL is a no-op. */
+    void (*probe_free)(struct backend *b, struct backend_probe *p);
+    /* NULL-terminated "NAME=value" entries naming the run for a command run beside the watch.
+     * Caller frees each entry and the array. */
+    char **(*watch_env)(struct backend *b);
+    /* Optional: new pods timed until their network answers, every every_ms on every eligible
+     * node. Returns 0 with *out (stop with ready_stop, also after -1 when *out is set), or -1
+     * with err. */
+    int (*ready_start)(struct backend *b, uint64_t every_ms, struct backend_ready **out,
+                       struct kp_err *err);
+    /* Stops them, frees r and returns their records (new reference; watch_readiness.h reads
+     * them), or NULL when r is NULL. */
+    json_t *(*ready_stop)(struct backend_ready *r);
 };
 
 /* Every backend struct starts with this, so the runner can reach the ops. */

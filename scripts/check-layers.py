@@ -28,11 +28,23 @@ LAYERS = {
                             "controller/report", "controller/kube", "base"]),
 }
 
-# Headers that name a concrete backend: only the files that pick the backend may include them.
-BACKEND_CHOOSERS = {"cmd/kperf/cmd_run.c", "cmd/kperf/cmd_watch.c",
-                    "cmd/kperf/watch_probes.c"}
+# cmd/ names a concrete backend in one place, where it picks one; everything else goes through
+# struct backend_ops. The Kubernetes-only commands use controller/k8s/ modules, never a
+# backend's header.
+BACKEND_CHOOSERS = {"cmd/kperf/backend_pick.c"}
+K8S_COMMANDS = {"cmd/kperf/cmd_cleanup.c", "cmd/kperf/cmd_manifests.c"}
 BACKEND_HEADERS = {"controller/k8s/backend_k8s.h", "controller/local/backend_local.h",
-                   "controller/k8s/k8s_watch.h"}
+                   "controller/k8s/k8s_watch.h", "controller/k8s/k8s_watch_ready.h",
+                   "controller/local/local_fault.h"}
+BACKEND_FOLDERS = {"controller/k8s", "controller/local"}
+
+# Modules below others of their folder: they are called by those and must not include them
+# (an include is how a call back would start).
+BELOW = {
+    "controller/k8s/k8s_client": {"controller/k8s/k8s_sweep.h", "controller/k8s/k8s_churn.h",
+                                  "controller/k8s/backend_k8s.h", "controller/k8s/k8s_watch.h",
+                                  "controller/k8s/k8s_watch_ready.h"},
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SCAN = ["base", "agent", "controller", "cmd"]
@@ -66,9 +78,15 @@ def check_file(root, path):
             elif target != own and target not in allowed:
                 yield (f"{where}: layer '{layer}' ({own}/) may include only "
                        f"{', '.join(d + '/' for d in [own] + allowed)}")
-            elif inc in BACKEND_HEADERS and path not in BACKEND_CHOOSERS and target != own:
-                yield (f"{where}: only {' and '.join(sorted(BACKEND_CHOOSERS))} name a "
-                       "concrete backend")
+            elif (inc in BACKEND_HEADERS and path not in BACKEND_CHOOSERS and target != own) or \
+                    (layer == "kperf" and target in BACKEND_FOLDERS and
+                     path not in BACKEND_CHOOSERS | K8S_COMMANDS):
+                yield (f"{where}: only {' and '.join(sorted(BACKEND_CHOOSERS))} names a "
+                       "concrete backend (cmd_cleanup.c and cmd_manifests.c: controller/k8s/ "
+                       "modules); use struct backend_ops")
+            elif inc in BELOW.get(os.path.splitext(path)[0], ()):
+                yield (f"{where}: {path} sits below {inc} (it is called by it, never calls "
+                       "it back); docs/architecture.md")
             elif inc.endswith("_int.h") and target != own:
                 yield f"{where}: {inc} is internal to {target}/"
 

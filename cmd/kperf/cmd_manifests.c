@@ -17,6 +17,7 @@
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
 #include "controller/k8s/k8s_baseline.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_yaml.h"
 #include "controller/report/report.h"
@@ -186,8 +187,8 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
                              : (g->node ? g->node : (ro->node_b ? ro->node_b : "node-b"));
         server = server_for(d, ro, g);
         json_array_append_new(
-            jobs, k8s_deploy_client_job(d, &spec, step++, host, server,
-                                        t.server_network ? ro->port : ro->external_port, NULL));
+            jobs, k8s_client_make_job(d, &spec, step++, host, server,
+                                      t.server_network ? ro->port : ro->external_port, NULL));
         free(server);
     }
     return jobs;

@@ -10,12 +10,10 @@
 
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "cmd/kperf/backend_pick.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
 #include "controller/backend.h"
-#include "controller/k8s/backend_k8s.h"
-#include "controller/local/backend_local.h"
-#include "controller/local/local_fault.h"
 #include "controller/plan.h"
 #include "controller/report/history.h"
 #include "controller/report/pushgw.h"
@@ -24,13 +22,6 @@
 #include "controller/resolve.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
-
-static struct backend *backend_for(const struct run_options *ro, struct kp_err *err)
-{
-    if (ro->local)
-        return backend_local_new(ro, err);
-    return backend_k8s_new(ro, err);
-}
 
 static bool stderr_is_tty(void)
 {
@@ -151,17 +142,13 @@ int cmd_run(int argc, char **argv)
         run_options_cleanup(&ro);
         return 2;
     }
-    for (size_t i = 0; i < ro.n_local_faults; i++) { /* a bad SPEC is a usage error */
-        struct local_fault *lf = local_fault_parse(ro.local_faults[i], &err);
-        if (!lf) {
-            fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-            run_options_cleanup(&ro);
-            return 2;
-        }
-        local_fault_free(lf);
+    if (backend_pick_check(&ro, &err) != 0) { /* a bad --local-fault SPEC is a usage error */
+        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
+        run_options_cleanup(&ro);
+        return 2;
     }
     kp_log_set_level(ro.verbose >= 2 ? KP_LOG_DEBUG : ro.verbose == 1 ? KP_LOG_INFO : KP_LOG_WARN);
-    b = backend_for(&ro, &err);
+    b = backend_pick(&ro, &err);
     if (!b) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         goto out;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_watch.c - 'kperf watch': probes every path of the matrix at a low rate while something
  * happens (a command given after `--`, or just for --duration), then reports per path the
- * probes lost, outages, the longest gap, resets and latency (docs/watch.md). Picks the backend
- * (--local: the local cluster; else the cluster of the kubeconfig, deployed as `kperf run`
- * does), starts one `kperf-agent probe` per path (watch_probes.h), stops them and collects
- * their kperf.probe/v1 documents into one kperf.watch/v1 document.
+ * probes lost, outages, the longest gap, resets and latency (docs/watch.md). Gets the backend
+ * from backend_pick.h (--local: the local cluster; else the cluster of the kubeconfig, deployed
+ * as `kperf run` does) and drives it through its ops only: starts one `kperf-agent probe` per
+ * path (watch_probes.h) and, with --readiness-every, its readiness pods, stops them and
+ * collects their documents into one kperf.watch/v1 document.
  * Exit codes: 0 no outage above --max-outage, 3 one was, 1 error, 2 usage, 130/143 signal
  * (the partial report is still printed). The cluster is removed in every case. */
 #include <errno.h>
@@ -26,14 +27,12 @@
 #include "base/safefile.h"
 #include "base/subproc.h"
 #include "base/units.h"
+#include "cmd/kperf/backend_pick.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/run_flags.h"
 #include "cmd/kperf/watch_probes.h"
 #include "cmd/kperf/watch_status.h"
 #include "controller/backend.h"
-#include "controller/k8s/backend_k8s.h"
-#include "controller/k8s/k8s_watch_ready.h"
-#include "controller/local/backend_local.h"
 #include "controller/plan.h"
 #include "controller/report/urlcred.h"
 #include "controller/report/watch_readiness.h"
@@ -209,8 +208,8 @@ struct watch {
     struct backend *b;
     struct plan *plan;
     struct watch_probes wp;
-    struct k8s_ready_watch *ready; /* --readiness-every */
-    json_t *command;               /* {"argv": [...], "exit_code": N|null} */
+    struct backend_ready *ready; /* --readiness-every */
+    json_t *command;             /* {"argv": [...], "exit_code": N|null} */
 };
 
 static int start_probes(struct watch *w, struct kp_err *err)
@@ -223,7 +222,6 @@ static int start_probes(struct watch *w, struct kp_err *err)
     if (w->duration_ms) /* the Job ends on its own if kperf cannot stop it */
         o.deadline_s = (w->duration_ms + 2 * w->ro.timeout_ms) / 1000 + 60;
     w->wp.b = w->b;
-    w->wp.local = w->ro.local;
     return watch_probes_start(&w->wp, w->plan, &o, err);
 }
 
@@ -322,8 +320,9 @@ static json_t *collect(struct watch *w, double start_unix, double end_unix)
     for (size_t i = 0; i < w->wp.n; i++) {
         const struct watch_path *p = &w->wp.paths[i];
         char why[512] = "";
-        json_t *doc = watch_probes_doc(p, why, sizeof(why));
-        const char *cn = watch_probes_node(p, false), *sn = watch_probes_node(p, true);
+        json_t *doc = watch_probes_doc(&w->wp, p, why, sizeof(why));
+        const char *cn = watch_probes_node(&w->wp, p, false);
+        const char *sn = watch_probes_node(&w->wp, p, true);
         json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "path", p->name, "scenario",
                               plan_scenario_name(p->g->scenario), "placement",
                               p->g->placement_label, "probe", doc ? doc : json_null(), "error",
@@ -455,7 +454,7 @@ int cmd_watch(int argc, char **argv)
     kp_log_set_level(w.ro.verbose >= 2   ? KP_LOG_DEBUG
                      : w.ro.verbose == 1 ? KP_LOG_INFO
                                          : KP_LOG_WARN);
-    w.b = w.ro.local ? backend_local_new(&w.ro, &err) : backend_k8s_new(&w.ro, &err);
+    w.b = backend_pick(&w.ro, &err);
     if (!w.b) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         free_watch(&w);
@@ -472,12 +471,16 @@ int cmd_watch(int argc, char **argv)
         fprintf(stderr, "kperf: watching %zu paths%s\n", w.wp.n,
                 w.cmd ? " while the command runs" : "");
         start_unix = unix_now();
-        if (w.wf.readiness_every_ms)
-            rc = k8s_watch_ready_start(w.b, w.wf.readiness_every_ms, &w.ready, &err);
+        if (w.wf.readiness_every_ms && !w.b->ops->ready_start)
+            rc = kp_err_set(&err, "--readiness-every: the %s backend makes no readiness pods",
+                            w.b->ops->name);
+        else if (w.wf.readiness_every_ms)
+            rc = w.b->ops->ready_start(w.b, w.wf.readiness_every_ms, &w.ready, &err);
         if (rc == 0)
             rc = watch_loop(&w, &err);
     }
-    ready = k8s_watch_ready_stop(w.ready); /* before the probes: it uses the main client */
+    /* before the probes: the readiness pods use the main API client */
+    ready = w.ready ? w.b->ops->ready_stop(w.ready) : NULL;
     w.ready = NULL;
     watch_probes_stop(&w.wp);
     if (rc == 0)

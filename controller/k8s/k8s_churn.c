@@ -10,9 +10,11 @@
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
+#include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
 #define CHURN_TEST_MS 1000
@@ -142,7 +144,7 @@ static int collect_wave(struct churn *c, struct k8s_client_run **runs, size_t n,
         .what = "the --pod-churn burst",
         .goal = K8S_WAIT_ALL_FINISHED,
         .want = n,
-        .timeout_ms = k8s_deploy_spec_ms(&c->specs[0]) + b->ro->timeout_ms,
+        .timeout_ms = k8s_client_spec_ms(&c->specs[0]) + b->ro->timeout_ms,
         .stage_times = times,
     };
     struct kp_err werr;
@@ -198,7 +200,9 @@ static int start_wave(struct churn *c, size_t *next, size_t want, struct k8s_cli
     *started = 0;
     while (*started < want) {
         struct k8s_client_run *cr = NULL;
-        if (k8s_client_start(c->b, &c->specs[*next % c->n_nodes], &cr, err) != 0)
+        const struct run_spec *spec = &c->specs[*next % c->n_nodes];
+        /* a sweep's ring partner serves a node's churn pods as it serves its pair */
+        if (k8s_client_start(c->b, spec, k8s_sweep_server(c->b, spec->group, "pod"), &cr, err) != 0)
             return -1;
         k8s_client_mark_churn(cr);
         runs[(*started)++] = cr;

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
-#include "controller/agent_args.h"
 
 json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *network,
                                    const json_t *hosts)
@@ -111,53 +110,4 @@ void k8s_deploy_cleanup(struct k8s_deploy *d)
 json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token)
 {
     return k8s_objects_server_objects(&d->obj, &d->set, d->create_namespace, token);
-}
-
-uint64_t k8s_deploy_spec_ms(const struct run_spec *spec)
-{
-    uint64_t per = spec->duration_ms + spec->omit_ms;
-    uint64_t n = (uint64_t)spec->n_tests * (uint64_t)(spec->samples > 0 ? spec->samples : 1);
-
-    return per * n;
-}
-
-json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
-                              unsigned step, const char *client_host, const char *server, int port,
-                              char **name_out)
-{
-    const struct plan_group *g = spec->group;
-    struct k8s_group_target t;
-    struct k8s_objects_opts o = d->obj;
-    char **argv;
-    char *name =
-        k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, g->reverse, step);
-    struct k8s_client_job job = {
-        .name = name,
-        .node_hostname = client_host,
-        .scenario = plan_scenario_name(g->scenario),
-        .placement = g->placement_label,
-    };
-    json_t *obj;
-
-    k8s_objects_group_target(g, &t);
-    /* The external host's agent cannot know the per-run token (it is made in the cluster): it
-     * runs with the --external-token-file's token, which only these pods see, or without one
-     * (then a client holding a token would refuse it: mutual auth). */
-    if (t.server_network) {
-        argv = k8s_objects_client_argv(spec, server, port, K8S_TOKEN_FILE);
-    } else {
-        argv = k8s_objects_client_argv(spec, server, port,
-                                       d->obj.external_token ? K8S_EXTERNAL_TOKEN_FILE : NULL);
-        job.token_key = d->obj.external_token ? K8S_EXTERNAL_TOKEN_KEY : NULL;
-    }
-    job.host_network = t.client_host_network;
-    o.job_deadline_s = (int)((k8s_deploy_spec_ms(spec) + d->timeout_ms) / 1000 + 1);
-    job.args = (const char *const *)argv;
-    obj = k8s_objects_client_job(&o, &job);
-    agent_args_free(argv);
-    if (name_out)
-        *name_out = name;
-    else
-        free(name);
-    return obj;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_deploy.h - what one run deploys, decided from the flags and the plan: the shared object
- * options (run id, namespace, image, tolerations), which servers are needed, and one client Job
- * per plan group. Used by backend_k8s (to create them) and `kperf manifests` (to print them).
+ * options (run id, namespace, image, tolerations) and which servers are needed (the client Job
+ * of a group is k8s_client_make_job). Used by k8s_prepare.c (to create them) and `kperf
+ * manifests` (to print them).
  * Knows nothing of HTTP or waiting. */
 #ifndef KPERF_K8S_K8S_DEPLOY_H
 #define KPERF_K8S_K8S_DEPLOY_H
@@ -48,16 +49,5 @@ json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *netwo
 
 /* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n);
-
-/* The client Job for spec, run step `step` of the run (named by k8s_objects_job_name): runs on
- * the node whose hostname label is client_host, talks to server (an IP or DNS name) on port.
- * activeDeadlineSeconds covers the planned measurement time plus --timeout. *name_out (may be
- * NULL): the Job name (caller frees). New reference. */
-json_t *k8s_deploy_client_job(const struct k8s_deploy *d, const struct run_spec *spec,
-                              unsigned step, const char *client_host, const char *server, int port,
-                              char **name_out);
-
-/* The planned measurement time of spec in milliseconds (tests x samples x (duration + omit)). */
-uint64_t k8s_deploy_spec_ms(const struct run_spec *spec);
 
 #endif

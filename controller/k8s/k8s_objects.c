@@ -353,14 +353,6 @@ void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_targe
     }
 }
 
-char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
-                               const char *token_file)
-{
-    struct agent_args_opts o = {.host = server, .port = port, .token_file = token_file};
-
-    return agent_args_client(spec, &o);
-}
-
 /* FNV-1a, 16 bits of it: a short stable suffix that keeps truncated names distinct. */
 static unsigned short_hash(const char *s)
 {

@@ -129,15 +129,6 @@ struct k8s_group_target {
 };
 void k8s_objects_group_target(const struct plan_group *g, struct k8s_group_target *out);
 
-/* The client Job's container args: agent_args_client (controller/agent_args.h) for spec against
- * server:port with no binary (the image's command is kperf-agent) and --token-file token_file:
- * K8S_TOKEN_FILE (in-cluster servers), K8S_EXTERNAL_TOKEN_FILE (the external server with
- * --external-token-file) or NULL (an external server without a token: it cannot know the
- * per-run one, and a client holding a token refuses a server without it). New NULL-terminated
- * array; caller frees with agent_args_free. */
-char **k8s_objects_client_argv(const struct run_spec *spec, const char *server, int port,
-                               const char *token_file);
-
 /* The name of a server DaemonSet / Service / client Job. Caller frees with free(). */
 char *k8s_objects_daemonset_name(const char *network, const char *slot);
 char *k8s_objects_service_name(const char *slot);

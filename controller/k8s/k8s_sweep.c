@@ -9,6 +9,7 @@
 #include "base/kp_log.h"
 #include "base/rowkey.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
 #include "controller/k8s/k8s_wait.h"
@@ -231,6 +232,16 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
     return json_string_value(json_object_get(json_object_get(b->sweep_servers, network), server));
 }
 
+/* the server a client Job of group g measures against: its sweep pair's, or NULL (the
+ * group's usual one: a Service, the external server, a group that is not a sweep pair) */
+static const char *server_of(const struct k8s_backend *b, const struct plan_group *g)
+{
+    struct k8s_group_target t;
+
+    k8s_objects_group_target(g, &t);
+    return t.via_service ? NULL : k8s_sweep_server(b, g, t.server_network);
+}
+
 /* the DaemonSet of `network` on every eligible node but A (A's own servers serve A) */
 static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
 {
@@ -407,7 +418,7 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
         if (o->n_tests != spec->n_tests ||
             memcmp(o->tests, spec->tests, spec->n_tests * sizeof(*spec->tests)) != 0)
             continue;
-        if (k8s_client_start(b, &a.spec, &a.cr, &e) != 0) {
+        if (k8s_client_start(b, &a.spec, server_of(b, o), &a.cr, &e) != 0) {
             kp_log(KP_LOG_INFO, "sweep: not starting %s ahead: %s", o->placement_label,
                    kp_err_msg(&e));
             break;
@@ -528,7 +539,7 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
 
     *doc = NULL;
     if (!st) {
-        if (k8s_client_start(b, spec, &cr, err) != 0)
+        if (k8s_client_start(b, spec, server_of(b, spec->group), &cr, err) != 0)
             return -1;
         return k8s_client_finish(b, cr, doc, err);
     }
@@ -557,7 +568,7 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
     for (size_t i = 0; i < st->n_ahead; i++)
         if (round_of(b, st->ahead[i].g->node) != round)
             collect(b, &st->ahead[i]);
-    if (k8s_client_start(b, spec, &cr, err) != 0)
+    if (k8s_client_start(b, spec, server_of(b, spec->group), &cr, err) != 0)
         return -1;
     if (!was_started(st, spec->group)) {
         mark_started(st, spec->group);

@@ -9,18 +9,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/logdoc.h"
 #include "controller/agent_args.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_wait.h"
-#include <time.h>
+
+#define K8S_GRACE     20000       /* ms for a pod's deletion to reach it and its log to end */
+#define PROBE_LOG_MAX (64L << 20) /* bytes of a probe's log end read for its document */
 
 struct k8s_probe {
     char *job, *uid, *pod, *node, *ns;
+    char *log_path;         /* in b->watch_dir: removed by free */
     char *server_node;      /* NULL: the external server */
     struct kube_client *kc; /* the log thread's own client */
     FILE *log;
@@ -64,7 +70,7 @@ static void *log_thread(void *arg)
 
 /* The probe Job of g: `probe --server T [--token-file F] args...` on g's client node. */
 static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
-                         const struct k8s_probe_opts *o, const char *node, char **name)
+                         const struct backend_probe_opts *o, const char *node, char **name)
 {
     struct k8s_group_target t;
     struct k8s_objects_opts oo = b->d.obj;
@@ -74,13 +80,13 @@ static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
     json_t *job;
 
     k8s_objects_group_target(g, &t);
-    server = k8s_backend_server_addr(b, &t, g->ip_family);
+    server = k8s_client_server_addr(b, &t, g->ip_family);
     if (!server)
         return NULL;
     hp = agent_args_host_port(server, t.server_network ? b->ro->port : b->ro->external_port);
     while (o->args && o->args[n])
         n++;
-    const char **argv = kp_xcalloc(n + 6, sizeof(*argv));
+    const char **argv = kp_xcalloc(n + 8, sizeof(*argv));
     argv[i++] = "probe";
     argv[i++] = "--server";
     argv[i++] = hp;
@@ -90,11 +96,15 @@ static json_t *probe_job(struct k8s_backend *b, const struct plan_group *g,
     }
     for (size_t k = 0; k < n; k++)
         argv[i++] = o->args[k];
+    /* a new pod's first SYN may go unanswered (its network still settling): 3 s covers its
+     * retransmission (a `kperf run` client allows 5 s); also the bound of each reconnect */
+    argv[i++] = "--connect-timeout";
+    argv[i++] = "3s";
     *name =
         k8s_objects_job_name(plan_scenario_name(g->scenario), g->placement_label, 0, b->n_steps++);
     struct k8s_client_job cj = {
         .name = *name,
-        .node_hostname = k8s_backend_node_hostname(b, node),
+        .node_hostname = k8s_client_node_hostname(b, node),
         .scenario = plan_scenario_name(g->scenario),
         .placement = g->placement_label,
         .host_network = t.client_host_network,
@@ -165,29 +175,49 @@ static int start_thread(struct k8s_backend *b, struct k8s_probe *p, const char *
     return 0;
 }
 
+/* the directory of the watch's probe logs (made at the first probe, removed by destroy) */
+static const char *watch_dir(struct k8s_backend *b, struct kp_err *err)
+{
+    char tmpl[] = "/tmp/kperf-watch-XXXXXX";
+
+    if (b->watch_dir)
+        return b->watch_dir;
+    if (!mkdtemp(tmpl)) {
+        kp_err_set(err, "cannot create a directory for the probe logs: %s", strerror(errno));
+        return NULL;
+    }
+    b->watch_dir = kp_xstrdup(tmpl);
+    return b->watch_dir;
+}
+
 int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
-                          const struct k8s_probe_opts *o, struct k8s_probe **out,
+                          const struct backend_probe_opts *o, struct backend_probe **out,
                           struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
-    struct k8s_probe *p = kp_xcalloc(1, sizeof(*p));
+    const char *dir = watch_dir(b, err);
+    struct k8s_probe *p;
     struct k8s_group_target t;
     json_t *job, *created = NULL;
 
     *out = NULL;
+    if (!dir)
+        return -1;
+    p = kp_xcalloc(1, sizeof(*p));
+    p->log_path = kp_xasprintf("%s/probe-%zu.log", dir, o->index);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     k8s_objects_group_target(g, &t);
-    p->node = kp_xstrdup(k8s_backend_client_node(b, g, &t));
+    p->node = kp_xstrdup(k8s_client_node(b, g, &t));
     p->ns = kp_xstrdup(b->d.ns);
     if (t.server_network)
         p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
     job = probe_job(b, g, o, p->node, &p->job);
     if (!job) {
-        k8s_watch_probe_free(p);
+        k8s_watch_probe_free(base, (struct backend_probe *)p);
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
     }
-    *out = p; /* from here the caller stops and frees it */
+    *out = (struct backend_probe *)p; /* from here the caller stops and frees it */
     if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, &created, err) != 0) {
         json_decref(job);
         return kp_err_prefix(err, "creating probe job %s on node %s", p->job, p->node);
@@ -199,11 +229,17 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
     json_decref(created);
     if (wait_ready(b, p, err) != 0)
         return -1;
-    return start_thread(b, p, o->log_path, err);
+    return start_thread(b, p, p->log_path, err);
 }
 
-bool k8s_watch_probe_running(struct k8s_probe *p)
+const char *k8s_watch_probe_log(const struct backend_probe *bp)
 {
+    return ((const struct k8s_probe *)bp)->log_path;
+}
+
+bool k8s_watch_probe_running(struct backend_probe *bp)
+{
+    struct k8s_probe *p = (struct k8s_probe *)bp;
     bool r;
 
     pthread_mutex_lock(&p->mu);
@@ -212,14 +248,17 @@ bool k8s_watch_probe_running(struct k8s_probe *p)
     return r;
 }
 
-const char *k8s_watch_probe_node(const struct k8s_probe *p, bool server)
+const char *k8s_watch_probe_node(const struct backend_probe *bp, bool server)
 {
+    const struct k8s_probe *p = (const struct k8s_probe *)bp;
+
     return server ? p->server_node : p->node;
 }
 
-void k8s_watch_probe_signal(struct backend *base, struct k8s_probe *p)
+void k8s_watch_probe_stop(struct backend *base, struct backend_probe *bp)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_probe *p = (struct k8s_probe *)bp;
     struct kube_delete_opts orphan = {
         .propagation = KUBE_PROPAGATION_ORPHAN, .grace_period_s = -1, .missing_ok = 1};
     struct kube_delete_opts graceful = {.grace_period_s = -1, .missing_ok = 1};
@@ -238,8 +277,10 @@ void k8s_watch_probe_signal(struct backend *base, struct k8s_probe *p)
         kube_client_abort(b->kc);
 }
 
-int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms, struct kp_err *err)
+int k8s_watch_probe_wait(struct backend_probe *bp, struct kp_err *err)
 {
+    struct k8s_probe *p = (struct k8s_probe *)bp;
+    uint64_t timeout_ms = K8S_GRACE;
     struct timespec until;
     int rc = 0;
 
@@ -264,8 +305,9 @@ int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms, struct kp_err
     return rc;
 }
 
-void k8s_watch_probe_describe(struct k8s_probe *p, char *buf, size_t len)
+void k8s_watch_probe_describe(struct backend_probe *bp, char *buf, size_t len)
 {
+    struct k8s_probe *p = (struct k8s_probe *)bp;
     int n = snprintf(buf, len, "probe pod %s on node %s", p->pod ? p->pod : p->job, p->node);
 
     if (n < 0 || (size_t)n >= len)
@@ -279,8 +321,40 @@ void k8s_watch_probe_describe(struct k8s_probe *p, char *buf, size_t len)
     pthread_mutex_unlock(&p->mu);
 }
 
-void k8s_watch_probe_free(struct k8s_probe *p)
+/* The probe's document in its log file, without the agent's lines merged into it
+ * (base/logdoc.h). The document is the log's end: reads at most the last PROBE_LOG_MAX
+ * bytes (hours of status lines come before it). */
+json_t *k8s_watch_probe_doc(const struct backend_probe *bp, json_error_t *jerr)
 {
+    const char *path = ((const struct k8s_probe *)bp)->log_path;
+    FILE *f = fopen(path, "r");
+    char *log = NULL, *text = NULL;
+    size_t len = 0, n;
+    long size;
+    json_t *doc = NULL;
+
+    snprintf(jerr->text, sizeof(jerr->text), "no document in the log");
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+        fseek(f, size > PROBE_LOG_MAX ? size - PROBE_LOG_MAX : 0, SEEK_SET) == 0) {
+        log = kp_xmalloc((size_t)(size > PROBE_LOG_MAX ? PROBE_LOG_MAX : size) + 1); /* ours */
+        len = fread(log, 1, (size_t)(size > PROBE_LOG_MAX ? PROBE_LOG_MAX : size), f);
+        text = logdoc_extract(log, len, &n); /* ours */
+    }
+    fclose(f);
+    free(log);
+    if (text)
+        doc = json_loadb(text, n, 0, jerr);
+    free(text);
+    return doc;
+}
+
+void k8s_watch_probe_free(struct backend *base, struct backend_probe *bp)
+{
+    struct k8s_probe *p = (struct k8s_probe *)bp;
+
+    (void)base;
     if (!p)
         return;
     if (p->started) {
@@ -298,6 +372,9 @@ void k8s_watch_probe_free(struct k8s_probe *p)
     free(p->node);
     free(p->ns);
     free(p->server_node);
+    if (p->log_path)
+        (void)unlink(p->log_path);
+    free(p->log_path);
     free(p);
 }
 

@@ -6,57 +6,51 @@
  * with its own API client, so the caller reads it like a local probe's log. Stopping deletes
  * the Job (orphaning its pod) and then the pod, whose SIGTERM makes the probe print its
  * document; the stream ends when the container exits. Owns the Jobs, the threads and the log
- * files' contents; leaves servers, the Lease and cleanup to the backend (backend_k8s.h). */
+ * files; leaves servers, the Lease and cleanup to the backend (backend_k8s.h), whose ops table
+ * is the only user of this header (cmd/kperf/watch_probes.c goes through the ops). */
 #ifndef KPERF_K8S_K8S_WATCH_H
 #define KPERF_K8S_K8S_WATCH_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/kp_err.h"
 #include "controller/backend.h"
 
-struct k8s_probe;
-
-struct k8s_probe_opts {
-    const char *const *args; /* after `probe --server HOST:PORT [--token-file F]`; borrowed */
-    const char *log_path;    /* created (truncated) and written by the log thread */
-    uint64_t deadline_s;     /* the Job's activeDeadlineSeconds (> 0): its pod is then stopped */
-};
-
-/* After prepare (b must be a Kubernetes backend): creates the probe Job of group g, waits
- * (up to --timeout) until its pod is Ready, and starts streaming its log. Returns 0 with *out
- * (free with k8s_watch_probe_free), or -1 with err (Job refused, pod not starting: the
- * diagnosis names the pod, node and reason). */
+/* The probe operations of the Kubernetes backend's ops table (backend.h says what each does):
+ * b must be a Kubernetes backend, after prepare. The probe's log is
+ * /tmp/kperf-watch-XXXXXX/probe-<index>.log (the directory made at the first probe and removed
+ * by the backend's destroy, each log by probe_free); the probe runs with --connect-timeout 3s
+ * added to o->args. start: creates the Job (activeDeadlineSeconds = o->deadline_s), waits up
+ * to --timeout until its pod is Ready (the diagnosis names the pod, node and reason), and
+ * starts streaming its log. */
 KP_MUST_CHECK int k8s_watch_probe_start(struct backend *b, const struct plan_group *g,
-                                        const struct k8s_probe_opts *o, struct k8s_probe **out,
-                                        struct kp_err *err);
-
+                                        const struct backend_probe_opts *o,
+                                        struct backend_probe **out, struct kp_err *err);
+const char *k8s_watch_probe_log(const struct backend_probe *p);
 /* true while the probe's container runs (its log stream is open). */
-bool k8s_watch_probe_running(struct k8s_probe *p);
-
-/* Stops the probe: deletes its Job (orphaning the pod, so nothing replaces it) and then the pod
- * (gracefully: SIGTERM, on which the probe prints its document). Errors are logged; the
- * backend's cleanup retries. Idempotent. */
-void k8s_watch_probe_signal(struct backend *b, struct k8s_probe *p);
-
-/* Waits up to timeout_ms for the probe's log stream to end (its container exited). Returns 0,
- * or -1 with err when it did not end in time (the log file holds what came so far). */
-KP_MUST_CHECK int k8s_watch_probe_wait(struct k8s_probe *p, uint64_t timeout_ms,
-                                       struct kp_err *err);
-
-/* For an error about the probe's log (no document in it): "probe pod NAME on node N", then
- * why its log may be incomplete when known (the stream failed, or was still open when
- * k8s_watch_probe_wait gave up), into buf. */
-void k8s_watch_probe_describe(struct k8s_probe *p, char *buf, size_t len);
-
+bool k8s_watch_probe_running(struct backend_probe *p);
+/* Deletes its Job (orphaning the pod, so nothing replaces it) and then the pod (gracefully:
+ * SIGTERM, on which the probe prints its document). Errors are logged; the backend's cleanup
+ * retries. Idempotent. */
+void k8s_watch_probe_stop(struct backend *b, struct backend_probe *p);
+/* Waits up to 20 s for the probe's log stream to end (its container exited); -1 with err
+ * when it did not (the log file holds what came so far). */
+KP_MUST_CHECK int k8s_watch_probe_wait(struct backend_probe *p, struct kp_err *err);
+/* The document at the end of the log (its last 64 MiB), without the agent's stderr lines. */
+json_t *k8s_watch_probe_doc(const struct backend_probe *p, json_error_t *jerr);
+/* "probe pod NAME on node N", then why its log may be incomplete when known (the stream
+ * failed, or was still open when wait gave up), into buf. */
+void k8s_watch_probe_describe(struct backend_probe *p, char *buf, size_t len);
 /* The name of the probe's client node, or (server) of its server's node: NULL for the
- * external server. Borrowed, valid until free. */
-const char *k8s_watch_probe_node(const struct k8s_probe *p, bool server);
-
-/* Ends the log thread (aborting its stream) and frees p. NULL is a no-op. Deletes nothing:
- * the backend's cleanup removes every object of the run. */
-void k8s_watch_probe_free(struct k8s_probe *p);
+ * external server. */
+const char *k8s_watch_probe_node(const struct backend_probe *p, bool server);
+/* Ends the log thread (aborting its stream), removes the log file and frees p. NULL is a
+ * no-op. Deletes nothing in the cluster: the backend's cleanup removes every object of the
+ * run. */
+void k8s_watch_probe_free(struct backend *b, struct backend_probe *p);
 
 /* NULL-terminated "NAME=value" entries for a command run beside the watch: KPERF_RUN_ID,
  * KPERF_NAMESPACE (the run's namespace). Caller frees each entry and the array. */

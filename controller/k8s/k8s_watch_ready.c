@@ -13,6 +13,7 @@
 #include "base/kp_log.h"
 #include "base/logdoc.h"
 #include "controller/k8s/k8s_backend_int.h"
+#include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
@@ -151,9 +152,9 @@ static void slot_start(struct k8s_ready_watch *rw, size_t i, double now)
 {
     struct k8s_backend *b = rw->b;
     struct slot *s = &rw->slots[i];
-    json_t *job = k8s_deploy_client_job(&b->d, &rw->specs[i], b->n_steps++,
-                                        k8s_backend_node_hostname(b, s->node), rw->server,
-                                        b->ro->port, &s->job);
+    json_t *job =
+        k8s_client_make_job(&b->d, &rw->specs[i], b->n_steps++,
+                            k8s_client_node_hostname(b, s->node), rw->server, b->ro->port, &s->job);
     struct kp_err err;
 
     s->created_s = clock_unix_s();
@@ -326,7 +327,7 @@ int k8s_watch_ready_start(struct backend *base, uint64_t every_ms, struct k8s_re
     if (rw->n == 0)
         return kp_err_set(err, "--readiness-every: no eligible node");
     k8s_objects_group_target(&rw->groups[0], &t);
-    rw->server = k8s_backend_server_addr(b, &t, rw->groups[0].ip_family);
+    rw->server = k8s_client_server_addr(b, &t, rw->groups[0].ip_family);
     if (!rw->server)
         return kp_err_set(err, "--readiness-every needs the pod server: add pod-to-pod to "
                                "--scenarios");

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,6 +582,140 @@ static void local_destroy(struct backend *b)
     free(bl);
 }
 
+/* ---- kperf watch: the probe operations (backend.h) ---- */
+
+#define PROBE_GRACE 5000 /* ms a probe may take to write its document after SIGTERM */
+
+struct local_probe {
+    pid_t pid; /* 0 once it ended (then reaped: the pid is not ours any more) */
+    char *out; /* its document (--output), in the run directory */
+    char *log; /* its stderr and stdout, in the run directory */
+};
+
+/* `ip netns exec <g's client ns> kperf-agent probe --server <g's target> --token-file <the
+ * run's token> args... --output <run dir>/probe-N.json`, logging to <run dir>/probe-N.log */
+static int local_probe_start(struct backend *b, const struct plan_group *g,
+                             const struct backend_probe_opts *o, struct backend_probe **out,
+                             struct kp_err *err)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    struct local_probe *p;
+    struct route r;
+    char *server;
+    size_t n = 0, i = 0;
+    const char **argv;
+    int rc;
+
+    *out = NULL;
+    if (route_for(g, &r) != 0)
+        return kp_err_set(err, "the local backend has no %s placement", g->placement_label);
+    if (!bl->server_pid[r.server] || !subproc_alive(bl->server_pid[r.server]))
+        return kp_err_set(err, "kperf-agent server (%s) is not running", servers[r.server].name);
+    p = kp_xcalloc(1, sizeof(*p));
+    p->out = kp_xasprintf("%s/probe-%zu.json", localnet_run_dir(bl->ln), o->index);
+    p->log = kp_xasprintf("%s/probe-%zu.log", localnet_run_dir(bl->ln), o->index);
+    *out = (struct backend_probe *)p;
+    while (o->args && o->args[n])
+        n++;
+    server = agent_args_host_port(localnet_addr(r.target, bl->family), LOCALNET_PORT);
+    argv = kp_xcalloc(n + 14, sizeof(*argv));
+    argv[i++] = "ip";
+    argv[i++] = "netns";
+    argv[i++] = "exec";
+    argv[i++] = localnet_ns_name(bl->ln, r.client_ns);
+    argv[i++] = bl->agent;
+    argv[i++] = "probe";
+    argv[i++] = "--server";
+    argv[i++] = server;
+    argv[i++] = "--token-file";
+    argv[i++] = token_for(bl, r.server);
+    for (size_t k = 0; k < n; k++)
+        argv[i++] = o->args[k];
+    argv[i++] = "--output";
+    argv[i++] = p->out;
+    argv[i] = NULL;
+    rc = subproc_spawn(argv, p->log, &p->pid, err);
+    free(argv);
+    free(server);
+    return rc;
+}
+
+static const char *local_probe_log(const struct backend_probe *bp)
+{
+    return ((const struct local_probe *)bp)->log;
+}
+
+static bool local_probe_running(struct backend_probe *bp)
+{
+    struct local_probe *p = (struct local_probe *)bp;
+
+    if (p->pid > 0 && !subproc_alive(p->pid))
+        p->pid = 0;
+    return p->pid > 0;
+}
+
+static void local_probe_stop(struct backend *b, struct backend_probe *bp)
+{
+    struct local_probe *p = (struct local_probe *)bp;
+
+    (void)b;
+    if (p->pid > 0)
+        kill(p->pid, SIGTERM);
+}
+
+static int local_probe_wait(struct backend_probe *bp, struct kp_err *err)
+{
+    struct local_probe *p = (struct local_probe *)bp;
+
+    (void)err;
+    if (p->pid > 0)
+        (void)subproc_stop(p->pid, PROBE_GRACE);
+    p->pid = 0;
+    return 0;
+}
+
+static json_t *local_probe_doc(const struct backend_probe *bp, json_error_t *jerr)
+{
+    return json_load_file(((const struct local_probe *)bp)->out, 0, jerr);
+}
+
+static void local_probe_free(struct backend *b, struct backend_probe *bp)
+{
+    struct local_probe *p = (struct local_probe *)bp;
+
+    (void)b;
+    if (!p)
+        return;
+    if (p->pid > 0)
+        (void)subproc_stop(p->pid, PROBE_GRACE);
+    free(p->out); /* the files go with the run directory */
+    free(p->log);
+    free(p);
+}
+
+/* KPERF_LOCAL_RUN_ID, KPERF_LOCAL_NS_UNDERLAY (links node1, node2, ext), KPERF_LOCAL_NS_NODE1,
+ * KPERF_LOCAL_NS_NODE2, KPERF_LOCAL_NS_EXTERNAL */
+static char **local_watch_env(struct backend *b)
+{
+    struct backend_local *bl = (struct backend_local *)b;
+    static const struct {
+        const char *name;
+        enum localnet_ns ns;
+    } vars[] = {
+        {"KPERF_LOCAL_NS_UNDERLAY", LN_UNDERLAY},
+        {"KPERF_LOCAL_NS_NODE1", LN_NODE1},
+        {"KPERF_LOCAL_NS_NODE2", LN_NODE2},
+        {"KPERF_LOCAL_NS_EXTERNAL", LN_EXTERNAL},
+    };
+    size_t n = sizeof(vars) / sizeof(vars[0]);
+    char **env = kp_xcalloc(n + 2, sizeof(*env));
+
+    env[0] = kp_xasprintf("KPERF_LOCAL_RUN_ID=%s", localnet_id(bl->ln));
+    for (size_t i = 0; i < n; i++)
+        env[i + 1] = kp_xasprintf("%s=%s", vars[i].name, localnet_ns_name(bl->ln, vars[i].ns));
+    return env;
+}
+
 static const struct backend_ops local_ops = {
     .name = "local",
     .batches_tests = false,
@@ -591,6 +726,14 @@ static const struct backend_ops local_ops = {
     .interrupt = local_interrupt,
     .cleanup = local_cleanup,
     .destroy = local_destroy,
+    .probe_start = local_probe_start,
+    .probe_log = local_probe_log,
+    .probe_running = local_probe_running,
+    .probe_stop = local_probe_stop,
+    .probe_wait = local_probe_wait,
+    .probe_doc = local_probe_doc,
+    .probe_free = local_probe_free,
+    .watch_env = local_watch_env,
 };
 
 struct backend *backend_local_new(const struct run_options *opts, struct kp_err *err)
@@ -627,70 +770,4 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
         bl->n_faults++;
     }
     return &bl->base;
-}
-
-/* ---- kperf watch (backend_local.h) ---- */
-
-int backend_local_spawn_probe(struct backend *b, const struct plan_group *g,
-                              const char *const *args, const char *log_path, pid_t *pid,
-                              struct kp_err *err)
-{
-    struct backend_local *bl = (struct backend_local *)b;
-    struct route r;
-    char *server;
-    size_t n = 0, i = 0;
-    const char **argv;
-    int rc;
-
-    if (route_for(g, &r) != 0)
-        return kp_err_set(err, "the local backend has no %s placement", g->placement_label);
-    if (!bl->server_pid[r.server] || !subproc_alive(bl->server_pid[r.server]))
-        return kp_err_set(err, "kperf-agent server (%s) is not running", servers[r.server].name);
-    while (args && args[n])
-        n++;
-    server = agent_args_host_port(localnet_addr(r.target, bl->family), LOCALNET_PORT);
-    argv = kp_xcalloc(n + 12, sizeof(*argv));
-    argv[i++] = "ip";
-    argv[i++] = "netns";
-    argv[i++] = "exec";
-    argv[i++] = localnet_ns_name(bl->ln, r.client_ns);
-    argv[i++] = bl->agent;
-    argv[i++] = "probe";
-    argv[i++] = "--server";
-    argv[i++] = server;
-    argv[i++] = "--token-file";
-    argv[i++] = token_for(bl, r.server);
-    for (size_t k = 0; k < n; k++)
-        argv[i++] = args[k];
-    argv[i] = NULL;
-    rc = subproc_spawn(argv, log_path, pid, err);
-    free(argv);
-    free(server);
-    return rc;
-}
-
-const char *backend_local_run_dir(struct backend *b)
-{
-    return localnet_run_dir(((struct backend_local *)b)->ln);
-}
-
-char **backend_local_env(struct backend *b)
-{
-    struct backend_local *bl = (struct backend_local *)b;
-    static const struct {
-        const char *name;
-        enum localnet_ns ns;
-    } vars[] = {
-        {"KPERF_LOCAL_NS_UNDERLAY", LN_UNDERLAY},
-        {"KPERF_LOCAL_NS_NODE1", LN_NODE1},
-        {"KPERF_LOCAL_NS_NODE2", LN_NODE2},
-        {"KPERF_LOCAL_NS_EXTERNAL", LN_EXTERNAL},
-    };
-    size_t n = sizeof(vars) / sizeof(vars[0]);
-    char **env = kp_xcalloc(n + 2, sizeof(*env));
-
-    env[0] = kp_xasprintf("KPERF_LOCAL_RUN_ID=%s", localnet_id(bl->ln));
-    for (size_t i = 0; i < n; i++)
-        env[i + 1] = kp_xasprintf("%s=%s", vars[i].name, localnet_ns_name(bl->ln, vars[i].ns));
-    return env;
 }

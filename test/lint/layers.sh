@@ -34,6 +34,24 @@ if python3 "$src/scripts/check-layers.py" "$tmp" 2>"$tmp/out2"; then
 fi
 grep -q "backend_local.c:.*layer 'local'" "$tmp/out2"
 
+echo "-- cmd/ names a backend only in backend_pick.c; k8s_client never includes the sweep"
+cp "$src/cmd/kperf/cmd_watch.c" "$tmp/cmd/kperf/cmd_watch.c"
+sed -i '0,/^#include "/s//#include "controller\/local\/backend_local.h"\n#include "/' \
+  "$tmp/cmd/kperf/cmd_watch.c"
+cp "$src/controller/k8s/k8s_client.c" "$tmp/controller/k8s/k8s_client.c"
+sed -i '0,/^#include "/s//#include "controller\/k8s\/k8s_sweep.h"\n#include "/' \
+  "$tmp/controller/k8s/k8s_client.c"
+if python3 "$src/scripts/check-layers.py" "$tmp" 2>"$tmp/out3"; then
+  echo "FAIL: check-layers accepted cmd_watch.c naming the local backend" >&2; exit 1
+fi
+cat "$tmp/out3"
+grep -q "cmd_watch.c:.*only cmd/kperf/backend_pick.c names a concrete backend" "$tmp/out3" || {
+  echo "FAIL: cmd_watch.c including backend_local.h not refused" >&2; exit 1; }
+grep -q "k8s_client.c:.*sits below controller/k8s/k8s_sweep.h" "$tmp/out3" || {
+  echo "FAIL: k8s_client.c including the sweep not refused" >&2; exit 1; }
+[ "$(grep -c 'check-layers: [a-z].*#include' "$tmp/out3")" = 4 ] || {
+  echo "FAIL: other files flagged" >&2; exit 1; }
+
 echo "-- the build refuses the same include: report's include folder has no k8s headers"
 inc="$build/layers/kperf_report"
 [ -d "$inc/controller/report" ] || { echo "FAIL: $inc missing (configure the build)" >&2; exit 1; }

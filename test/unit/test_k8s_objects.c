@@ -266,7 +266,9 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     struct plan_group g = {.scenario = SCENARIO_POD_TO_EXTERNAL, .reverse = true};
     struct run_spec spec = {
         .group = &g, .tests = tests, .n_tests = 2, .samples = 3, .duration_ms = 2000, .streams = 8};
-    char **argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, K8S_EXTERNAL_TOKEN_FILE);
+    struct agent_args_opts ao = {
+        .host = "fd00::5", .port = 6000, .token_file = K8S_EXTERNAL_TOKEN_FILE};
+    char **argv = agent_args_client(&spec, &ao);
     struct k8s_client_job job = {.name = "kperf-c-x",
                                  .node_hostname = "node-1",
                                  .scenario = "pod-to-external",
@@ -321,7 +323,8 @@ static void test_k8s_objects_agent_args_end_to_end(void **state)
     o.external_token = NULL;
 
     /* without the token (the external server): the same argv minus --token-file FILE */
-    argv = k8s_objects_client_argv(&spec, "fd00::5", 6000, NULL);
+    ao.token_file = NULL;
+    argv = agent_args_client(&spec, &ao);
     size_t n = 0;
     for (; argv[n]; n++)
         assert_string_not_equal(argv[n], "--token-file");

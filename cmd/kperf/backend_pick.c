@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backend_pick.c - see backend_pick.h. */
+#include "cmd/kperf/backend_pick.h"
+
+#include <stddef.h>
+
+#include "controller/k8s/backend_k8s.h"
+#include "controller/local/backend_local.h"
+#include "controller/local/local_fault.h"
+
+int backend_pick_check(const struct run_options *ro, struct kp_err *err)
+{
+    for (size_t i = 0; i < ro->n_local_faults; i++) {
+        struct local_fault *lf = local_fault_parse(ro->local_faults[i], err);
+        if (!lf)
+            return -1;
+        local_fault_free(lf);
+    }
+    return 0;
+}
+
+struct backend *backend_pick(const struct run_options *ro, struct kp_err *err)
+{
+    if (ro->local)
+        return backend_local_new(ro, err);
+    return backend_k8s_new(ro, err);
+}
