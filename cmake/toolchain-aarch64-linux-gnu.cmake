@@ -2,7 +2,7 @@
 # Debian's cross toolchain and its multiarch libraries:
 #   dpkg --add-architecture arm64 && apt-get update
 #   apt-get install crossbuild-essential-arm64 libuv1-dev:arm64 libjansson-dev:arm64 libyaml-dev:arm64
-# scripts/build-agent-arch.sh arm64 DIR uses it for the static agent (docs/images.md, "arm64").
+# scripts/build-agent-arch.sh arm64 DIR uses it for the static agent (images/README.md, "arm64").
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

@@ -4,7 +4,7 @@
 # Debian and OCI names) in OUTDIR and prints the binary's path (OUTDIR/bin/kperf-agent). Only
 # the agent is built (-DKPERF_AGENT_ONLY=ON: no libcurl, no controller). A foreign ARCH uses
 # Debian's cross toolchain and multiarch libraries through cmake/toolchain-<triplet>.cmake;
-# docs/images.md ("arm64") says what to install. A second run reuses OUTDIR's build.
+# images/README.md ("arm64") says what to install. A second run reuses OUTDIR's build.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
