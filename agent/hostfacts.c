@@ -83,7 +83,7 @@ static json_t *os_image(void)
 
 json_t *hostfacts_collect(int fd)
 {
-    char host[256], kernel[256], ifname[IF_NAMESIZE + 1] = "";
+    char host[256], kernel[256], machine[64], ifname[IF_NAMESIZE + 1] = "";
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     char *cpuinfo = read_small("/proc/cpuinfo", 1 << 16);
     char *model = hostfacts_cpu_model(cpuinfo);
@@ -92,6 +92,8 @@ json_t *hostfacts_collect(int fd)
     sysinfo_host(host, sizeof(host), kernel, sizeof(kernel));
     json_object_set_new(f, "hostname", json_string(host));
     json_object_set_new(f, "kernel", json_string(kernel));
+    sysinfo_machine(machine, sizeof(machine));
+    json_object_set_new(f, "machine", json_string(machine));
     if (os)
         json_object_set_new(f, "os_image", os);
     if (cpus > 0)

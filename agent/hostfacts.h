@@ -10,9 +10,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* {"hostname", "kernel", "os_image", "cpus", "cpu_model", "interface", "net": {"nics": [that
- * interface], "sysctls": {...}}} for the connected socket fd (fd < 0: no interface, every NIC).
- * Absent facts are left out. New reference, never NULL. */
+/* {"hostname", "kernel", "machine", "os_image", "cpus", "cpu_model", "interface", "net": {"nics":
+ * [that interface], "sysctls": {...}}} for the connected socket fd (fd < 0: no interface, every
+ * NIC). Absent facts are left out. New reference, never NULL. */
 json_t *hostfacts_collect(int fd);
 
 /* The facts as compact JSON text of printable ASCII (non-ASCII escaped), at most max bytes:

@@ -210,6 +210,13 @@ void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_l
     snprintf(kernel, kernel_len, "%s", u.release);
 }
 
+void sysinfo_machine(char *buf, unsigned len)
+{
+    struct utsname u;
+
+    snprintf(buf, len, "%s", uname(&u) == 0 ? u.machine : "unknown");
+}
+
 size_t sysinfo_boot_id(char *buf, size_t len)
 {
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

@@ -59,6 +59,10 @@ KP_MUST_CHECK int sysinfo_keepalive(int fd, int idle_s, unsigned user_timeout_ms
 /* This host's name and kernel release into the caller's buffers (always NUL-terminated). */
 void sysinfo_host(char *host, unsigned host_len, char *kernel, unsigned kernel_len);
 
+/* The machine this agent runs as (uname's machine: "x86_64", "aarch64"; under qemu-user the
+ * emulated one) into buf (always NUL-terminated; "unknown" when uname fails). */
+void sysinfo_machine(char *buf, unsigned len);
+
 /* This kernel's boot id (/proc/sys/kernel/random/boot_id: the same in every namespace of one
  * boot, new at each boot) into buf, NUL-terminated. Its length, or 0 when unreadable. */
 size_t sysinfo_boot_id(char *buf, size_t len);

@@ -510,6 +510,7 @@ static int check_agent(const json_t *v, const char *path, unsigned classes, stru
         {"version", K_STR, ALL, ALL, NULL},
         {"hostname", K_STR, ALL, ALL, NULL},
         {"kernel", K_STR, ALL, ALL, NULL},
+        {"machine", K_STR, 0, ALL, NULL}, /* optional: agents before it did not send it */
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);
@@ -604,9 +605,9 @@ static int check_server_facts(const json_t *v, const char *path, unsigned classe
 {
     static const struct field f[] = {
         {"hostname", K_STR, 0, ALL, NULL},  {"kernel", K_STR, 0, ALL, NULL},
-        {"os_image", K_STR, 0, ALL, NULL},  {"cpus", K_INT, 0, ALL, NULL},
-        {"cpu_model", K_STR, 0, ALL, NULL}, {"interface", K_STR, 0, ALL, NULL},
-        {"net", K_OBJ, 0, ALL, check_net},
+        {"machine", K_STR, 0, ALL, NULL},   {"os_image", K_STR, 0, ALL, NULL},
+        {"cpus", K_INT, 0, ALL, NULL},      {"cpu_model", K_STR, 0, ALL, NULL},
+        {"interface", K_STR, 0, ALL, NULL}, {"net", K_OBJ, 0, ALL, check_net},
     };
     (void)classes;
     return check_object(v, path, f, NFIELDS(f), C_ANY, err);

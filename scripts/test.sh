@@ -10,6 +10,8 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   prometheus prometheus-pushgateway # e2e.prometheus_push (promtool comes with prometheus)
   chromium                          # e2e.compare_html, e2e.report_html (headless)
   podman debootstrap                # e2e.k8s_podman_image (images), e2e.deb_install (packages)
+  crossbuild-essential-arm64 qemu-user-static libuv1-dev:arm64 libjansson-dev:arm64
+  libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
 )
 missing=()
 for p in "${extra[@]}"; do
@@ -17,6 +19,8 @@ for p in "${extra[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
+  # the :arm64 libraries are Debian multiarch packages: dpkg must know the architecture first
+  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -307,10 +307,11 @@ static void m_server_facts(json_t *d)
 {
     json_object_set_new(
         d, "server_facts",
-        json_pack("{s:s, s:s, s:i, s:s, s:s, s:{s:[{s:s, s:s, s:i, s:i, s:b}], s:{s:s}}}",
-                  "hostname", "ip-10-0-0-7", "kernel", "6.1.0", "cpus", 8, "cpu_model", "Xeon",
-                  "interface", "ens5", "net", "nics", "name", "ens5", "driver", "ena", "speed_mbps",
-                  25000, "mtu", 9001, "gro", 1, "sysctls", "tcp_congestion_control", "cubic"));
+        json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:{s:[{s:s, s:s, s:i, s:i, s:b}], s:{s:s}}}",
+                  "hostname", "ip-10-0-0-7", "kernel", "6.1.0", "machine", "aarch64", "cpus", 8,
+                  "cpu_model", "Xeon", "interface", "ens5", "net", "nics", "name", "ens5", "driver",
+                  "ena", "speed_mbps", 25000, "mtu", 9001, "gro", 1, "sysctls",
+                  "tcp_congestion_control", "cubic"));
 }
 static void m_server_facts_unknown(json_t *d)
 {
@@ -324,6 +325,12 @@ static void m_server_facts_nic_mtu_text(json_t *d)
         json_array_get(
             json_object_get(json_object_get(json_object_get(d, "server_facts"), "net"), "nics"), 0),
         "mtu", json_string("9001"));
+}
+
+/* agent.machine (uname's machine) is optional, but a string when present */
+static void m_agent_machine_number(json_t *d)
+{
+    json_object_set_new(json_object_get(d, "agent"), "machine", json_integer(64));
 }
 
 static void test_result_rejects_malformed_documents(void **state)
@@ -365,6 +372,7 @@ static void test_result_rejects_malformed_documents(void **state)
     expect_invalid(m_too_many_intervals, "results[2].intervals: more than 100000 entries");
     expect_invalid(m_server_facts_unknown, "server_facts: unexpected field \"password\"");
     expect_invalid(m_server_facts_nic_mtu_text, "server_facts.net.nics[0].mtu");
+    expect_invalid(m_agent_machine_number, "agent.machine");
 }
 
 static void test_result_stream_cpu_accepted(void **state)

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -118,6 +119,18 @@ static void test_sysinfo_host(void **state)
     assert_true(kernel[0] >= '0' && kernel[0] <= '9');
 }
 
+static void test_sysinfo_machine(void **state)
+{
+    char machine[64], tiny[4];
+    struct utsname u;
+    (void)state;
+    assert_int_equal(uname(&u), 0);
+    sysinfo_machine(machine, sizeof(machine));
+    assert_string_equal(machine, u.machine); /* "x86_64" here, "aarch64" under qemu-aarch64 */
+    sysinfo_machine(tiny, sizeof(tiny));
+    assert_int_equal(strlen(tiny), 3); /* cut, NUL-terminated */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +139,7 @@ int main(void)
         cmocka_unit_test(test_sysinfo_loopback_socket_facts),
         cmocka_unit_test(test_sysinfo_socket_options_report_failures),
         cmocka_unit_test(test_sysinfo_host),
+        cmocka_unit_test(test_sysinfo_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
