@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* compare.h - compares two kperf reports (BASE, NEW): matches rows by (scenario, placement,
- * test, reverse), computes the delta of every metric of compare_metrics.h (latency, op/s,
- * conn/s, Mb/s, retransmits, UDP loss and jitter, node and agent CPU per Gbit/s) and classifies
- * each as regression, improvement or within noise from the samples, not from one number. Also lists
- * provenance differences (nodes, kernel, MTU, CNI, Kubernetes version, backend, parameters) that
- * may explain a change. The method (Mann-Whitney U, Welch interval, the one-sample rule) is in
- * docs/compare.md. Owns the comparison result; reads reports through report.h and numbers through
- * stats.h. */
+/* compare.h - compares two kperf reports (BASE, NEW): matches rows by their key (base/rowkey.h:
+ * scenario, placement, test, reverse, ip_family; no ip_family = IPv4), computes the delta of
+ * every metric of compare_metrics.h (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and
+ * jitter, node and agent CPU per Gbit/s) and classifies each as regression, improvement or
+ * within noise from the samples, not from one number. Also lists provenance differences (nodes,
+ * kernel, MTU, CNI, Kubernetes version, backend, parameters) that may explain a change. The
+ * method (Mann-Whitney U, Welch interval, the one-sample rule) is in docs/compare.md. Owns the
+ * comparison result; reads reports through report.h and numbers through stats.h. */
 #ifndef KPERF_REPORT_COMPARE_H
 #define KPERF_REPORT_COMPARE_H
 

@@ -146,9 +146,10 @@ static json_int_t seen_mtu(const struct report *rep, const char *scenario, const
 
     json_array_foreach(rep->rows, i, row)
     {
-        const char *sc = json_string_value(json_object_get(row, "scenario"));
-        const char *pl = json_string_value(json_object_get(row, "placement"));
-        if (!sc || strcmp(sc, scenario) != 0 || (placement && (!pl || strcmp(pl, placement) != 0)))
+        struct rowkey k; /* any test, direction and family of the place */
+        rowkey_of(row, &k);
+        if (!k.scenario || strcmp(k.scenario, scenario) != 0 ||
+            (placement && (!k.placement || strcmp(k.placement, placement) != 0)))
             continue;
         json_array_foreach(json_object_get(row, "samples"), j, smp)
         {
@@ -233,11 +234,12 @@ int report_finish(struct report *rep, struct kp_err *err)
     fill_mtus(rep);
     json_array_foreach(rep->rows, i, row)
     {
-        if (report_aggregate_row(row, rep->noisy_cv_pct, err) != 0)
-            return kp_err_prefix(err, "%s %s %s",
-                                 json_string_value(json_object_get(row, "scenario")),
-                                 json_string_value(json_object_get(row, "placement")),
-                                 json_string_value(json_object_get(row, "test")));
+        struct rowkey k;
+        char label[256];
+        if (report_aggregate_row(row, rep->noisy_cv_pct, err) != 0) {
+            rowkey_of(row, &k);
+            return kp_err_prefix(err, "%s", rowkey_label(&k, label, sizeof(label)));
+        }
     }
     report_load_annotate(rep->rows);            /* latency under load vs idle */
     outlier_annotate(rep->metadata, rep->rows); /* sweep verdicts; no-op otherwise */

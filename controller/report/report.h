@@ -174,7 +174,7 @@ const json_t *report_row(const struct report *rep, size_t i);
  * the report changes or is freed (whatever other rows are read meanwhile). */
 struct report_row_info {
     const char *scenario, *placement, *test, *kind, *status;
-    const char *ip_family;   /* NULL when the row has none */
+    const char *ip_family;   /* NULL when the row has none (rowkey_make: it is then IPv4) */
     const char *skip_reason; /* NULL when none */
     bool reverse, noisy;
     size_t n_samples, n_errors; /* sizes of samples[] and errors[] */

@@ -2,7 +2,7 @@
 /* report_aggregate.h - turns a row's samples into its aggregate and statistics: latency
  * percentiles from the merged histogram of all samples (never averaged percentiles), scalar
  * metrics as the median of samples, and per key metric median/mean/stddev/cv/ci95/noisy.
- * Also extracts per-sample values, which compare.c uses for its tests. Owns no state. */
+ * Also extracts per-sample values, which compare_judge.c uses for its tests. Owns no state. */
 #ifndef KPERF_REPORT_REPORT_AGGREGATE_H
 #define KPERF_REPORT_REPORT_AGGREGATE_H
 
