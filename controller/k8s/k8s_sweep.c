@@ -27,6 +27,7 @@ struct ahead {
 struct k8s_sweep_state {
     struct plan *plan; /* the runner's: pairs of a node found NotReady are marked skipped */
     json_t *down;      /* node name -> why it is not Ready (found after a pair failed) */
+    json_t *unsched;   /* node name -> why its sweep server pod is unschedulable */
     json_t *by_client; /* client node name -> its pair of the facts' "pairs" (borrowed) */
     struct ahead *ahead;
     size_t n_ahead;
@@ -259,10 +260,36 @@ static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
     return ds;
 }
 
+/* A node whose sweep server pod the scheduler cannot place (a full node, max-pods reached):
+ * its pairs, as client or server, fail at once with why (k8s_sweep_run_client) and its node
+ * fact says so; the other pairs run. */
+static void mark_unschedulable(struct k8s_backend *b, const char *name, const char *why)
+{
+    size_t i;
+    json_t *info;
+
+    if (!b->sweep || json_object_get(b->sweep->unsched, name))
+        return;
+    if (!b->sweep->unsched)
+        b->sweep->unsched = json_object();
+    json_object_set_new(b->sweep->unsched, name, json_string(why));
+    json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "nodes"), i, info)
+    {
+        const char *nm = json_string_value(json_object_get(info, "name"));
+        if (nm && strcmp(nm, name) == 0)
+            json_object_set_new(info, "skipped", json_string(why));
+    }
+    kp_log(KP_LOG_WARN, "sweep: %s; the pairs of node %s fail at once, the sweep goes on", why,
+           name);
+}
+
 static int deploy_network(struct k8s_backend *b, const char *network, size_t want,
                           struct kp_err *err)
 {
     json_t *ds = sweep_daemonset(b, network), *stored = NULL, *pods = NULL, *ips = json_object();
+    json_t *unsched = json_object();
+    const char *k;
+    json_t *v;
     const char *name = json_string_value(json_object_get(json_object_get(ds, "metadata"), "name"));
     char *sel = kp_xasprintf("%s=%s,%s=server,%s=%s,%s=sweep", K8S_LABEL_RUN_ID, b->d.run_id,
                              K8S_LABEL_ROLE, K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT);
@@ -283,9 +310,11 @@ static int deploy_network(struct k8s_backend *b, const char *network, size_t wan
         .what = what,
         .goal = K8S_WAIT_READY,
         .want = want,
-        .timeout_ms = b->ro->timeout_ms};
+        .timeout_ms = b->ro->timeout_ms,
+        .unschedulable = unsched};
     if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0)
         goto out;
+    json_object_foreach(unsched, k, v) mark_unschedulable(b, k, json_string_value(v));
     k8s_backend_note_cpu_limit(b, pods, "sweep server pods");
     json_array_foreach(pods, i, p)
     {
@@ -299,14 +328,15 @@ static int deploy_network(struct k8s_backend *b, const char *network, size_t wan
         if (node && ip)
             json_object_set_new(ips, node, json_string(ip));
     }
-    if (json_object_size(ips) < want) {
+    if (json_object_size(ips) + json_object_size(unsched) < want) {
         kp_err_set(err, "%s: %zu of %zu ready pods have a node and an address", what,
-                   json_object_size(ips), want);
+                   json_object_size(ips), want - json_object_size(unsched));
         goto out;
     }
     json_object_set(b->sweep_servers, network, ips);
     rc = 0;
 out:
+    json_decref(unsched);
     json_decref(ips);
     json_decref(pods);
     json_decref(stored);
@@ -331,6 +361,23 @@ int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err)
     kp_log(KP_LOG_INFO, "sweep: servers ready on %zu more nodes (%u API requests so far)", others,
            (unsigned)kube_request_count(b->kc));
     return 0;
+}
+
+/* Why a pair cannot run because one of its nodes cannot take its pod: "server node n-3: pod
+ * ... is unschedulable: ..." (new string), or NULL. */
+static char *unschedulable_end(const struct k8s_backend *b, const struct plan_group *g)
+{
+    const char *ends[2] = {g->node, g->node ? partner(b, g->node) : NULL};
+
+    if (!b->sweep || !b->sweep->unsched || g->placement != PLACEMENT_NODE)
+        return NULL;
+    for (int k = 0; k < 2; k++) {
+        const char *why =
+            ends[k] ? json_string_value(json_object_get(b->sweep->unsched, ends[k])) : NULL;
+        if (why)
+            return kp_xasprintf("%s node %s: %s", k == 0 ? "client" : "server", ends[k], why);
+    }
+    return NULL;
 }
 
 /* the round of the pair whose client is `client` (-1 when unknown) */
@@ -408,8 +455,11 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
         struct ahead a = {.g = o};
         struct kp_err e;
         struct rowkey ko;
+        char *no = unschedulable_end(b, o);
+        int cannot = no != NULL;
+        free(no);
         group_key(o, &ko);
-        if (o == g || o->skipped || o->placement != PLACEMENT_NODE || !o->node ||
+        if (cannot || o == g || o->skipped || o->placement != PLACEMENT_NODE || !o->node ||
             !rowkey_same_series(&ko, &kg) || was_started(st, o) || round_of(b, o->node) != round)
             continue;
         a.spec = *spec;
@@ -515,8 +565,16 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
 int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
                          struct kp_err *err)
 {
-    int rc = run_client(b, spec, doc, err);
-    char *note = NULL;
+    char *note = unschedulable_end(b, spec->group);
+    int rc;
+
+    if (note) { /* no Job: its pod would not be scheduled either */
+        *doc = NULL;
+        kp_err_set(err, "%s", note);
+        free(note);
+        return -1;
+    }
+    rc = run_client(b, spec, doc, err);
 
     if (b->stop || !b->sweep || spec->group->placement != PLACEMENT_NODE)
         return rc;
@@ -602,6 +660,7 @@ void k8s_sweep_free(struct k8s_backend *b)
     free(st->ahead);
     free(st->started);
     json_decref(st->down);
+    json_decref(st->unsched);
     json_decref(st->by_client);
     free(st);
     b->sweep = NULL;

@@ -92,6 +92,42 @@ static char *container_problem(const json_t *pod, const json_t *cs, int *fatal)
     return out;
 }
 
+const char *k8s_wait_pinned_node(const json_t *pod)
+{
+    const json_t *terms = json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(pod, "spec"), "affinity"),
+                                        "nodeAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    const json_t *t = json_array_get(terms, 0);
+    static const char *const lists[][2] = {{"matchFields", "metadata.name"},
+                                           {"matchExpressions", K8S_HOSTNAME_LABEL}};
+    size_t i;
+    json_t *r;
+
+    if (json_array_size(terms) != 1)
+        return NULL;
+    for (size_t k = 0; k < 2; k++) {
+        json_array_foreach(json_object_get(t, lists[k][0]), i, r)
+        {
+            const json_t *v = json_object_get(r, "values");
+            if (strcmp(or_empty(s_at(r, "key")), lists[k][1]) == 0 &&
+                strcmp(or_empty(s_at(r, "operator")), "In") == 0 && json_array_size(v) == 1)
+                return json_string_value(json_array_get(v, 0));
+        }
+    }
+    return NULL;
+}
+
+/* PodScheduled False with reason Unschedulable */
+static int unschedulable(const json_t *pod)
+{
+    const json_t *c = condition(pod, "PodScheduled");
+
+    return c && strcmp(or_empty(s_at(c, "status")), "False") == 0 &&
+           strcmp(or_empty(s_at(c, "reason")), "Unschedulable") == 0;
+}
+
 char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
 {
     const json_t *status = json_object_get(pod, "status");
@@ -113,7 +149,14 @@ char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
     if (out)
         return out;
     pre = pod_prefix(pod);
-    if (sched && strcmp(or_empty(s_at(sched, "status")), "False") == 0)
+    if (unschedulable(pod) && k8s_wait_pinned_node(pod)) {
+        /* pinned to one node: no new node can take it, so waiting for --timeout only hides
+         * the scheduler's reason (a full node, max-pods reached) */
+        *fatal = 1;
+        out = kp_xasprintf("pod %s for node %s is unschedulable: %s",
+                           or_empty(s_at(json_object_get(pod, "metadata"), "name")),
+                           k8s_wait_pinned_node(pod), or_empty(s_at(sched, "message")));
+    } else if (sched && strcmp(or_empty(s_at(sched, "status")), "False") == 0)
         out = kp_xasprintf("%s: %s: %s", pre, or_empty(s_at(sched, "reason")),
                            or_empty(s_at(sched, "message")));
     else if (*fatal)
@@ -283,6 +326,22 @@ static int finished(const json_t *pod)
     return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
 }
 
+/* With o->unschedulable: a pinned pod that is unschedulable is recorded there (its node ->
+ * problem) instead of ending the wait, and dropped again once it is scheduled. */
+static void note_unschedulable(json_t *all, const json_t *pod, const char *problem, int *fatal)
+{
+    const char *node = k8s_wait_pinned_node(pod);
+
+    if (!node)
+        return;
+    if (problem && *fatal && unschedulable(pod)) {
+        json_object_set_new(all, node, json_string(problem));
+        *fatal = 0;
+    } else {
+        json_object_del(all, node);
+    }
+}
+
 /* One event: only the pod it is about is looked at (the others did not change), and the
  * Ready and finished pods are counted as they change, so a wait for N pods costs O(N) in all,
  * not O(N) per event (500 sweep servers send thousands of events). */
@@ -343,6 +402,8 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
                 return 1;
             }
         }
+        if (w->o->unschedulable)
+            note_unschedulable(w->o->unschedulable, p, problem, &fatal);
         if (problem && fatal && !(w->o->goal == K8S_WAIT_ALL_FINISHED && finished(p))) {
             w->fatal = problem;
             w->fatal_pod = kp_xstrdup(name);
@@ -355,7 +416,8 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     }
     if (w->o->goal == K8S_WAIT_ALL_FINISHED)
         return json_object_size(w->finished) >= w->o->want;
-    if (w->o->goal == K8S_WAIT_READY && json_object_size(w->ready) >= w->o->want) {
+    if (w->o->goal == K8S_WAIT_READY &&
+        json_object_size(w->ready) + json_object_size(w->o->unschedulable) >= w->o->want) {
         json_array_clear(w->done);
         json_object_foreach(w->pods, k, p)
         {

@@ -14,8 +14,15 @@
 #include "controller/kube/kube.h"
 
 /* What is wrong with a pod (borrowed), or NULL when nothing is (yet). *fatal = 1 when it will
- * not fix itself (image pull errors, config errors, crash loops, a failed pod). Caller frees. */
+ * not fix itself (image pull errors, config errors, crash loops, a failed pod, a pod pinned to
+ * one node that the scheduler finds Unschedulable: "pod P for node N is unschedulable: <the
+ * scheduler's message>"). Caller frees. */
 char *k8s_wait_pod_problem(const json_t *pod, int *fatal);
+
+/* The one node a pod's required node affinity names (matchFields metadata.name or
+ * matchExpressions kubernetes.io/hostname, operator In, one value: DaemonSet pods and kperf's
+ * own pods), or NULL. Borrowed from pod. */
+const char *k8s_wait_pinned_node(const json_t *pod);
 
 /* One line from the events of an object (array of core/v1 Event, borrowed): the last three
  * "reason: message" texts, oldest first, plus a hint for Pod Security rejections naming the
@@ -71,6 +78,10 @@ struct k8s_wait_opts {
      * [scheduled_s, running_s] (as k8s_pod_times, 0 = not seen; the caller puts [0, 0] for
      * each pod it waits for, the wait fills them in). Other pods are ignored. */
     json_t *stage_times;
+    /* optional (borrowed object), READY only: an Unschedulable pinned pod does not end the wait;
+     * it is recorded here (node name -> the problem, as k8s_wait_pod_problem says it) and
+     * counts towards `want`, so the pods of the other nodes are still waited for. */
+    json_t *unschedulable;
 };
 
 /* Watches the pods until the goal is met. On 0, *pods (may be NULL) is a new array of the

@@ -57,6 +57,42 @@ static void test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler(void *
     json_decref(pod);
 }
 
+/* issue 29: a pod pinned to one node (a DaemonSet pod, kperf's client pods) that the scheduler
+ * cannot place is reported at once, naming the node and the scheduler's reason */
+static void test_k8s_wait_unschedulable_pinned_is_fatal_and_names_node(void **state)
+{
+    json_t *pod = fixture("pod-unschedulable-pinned.json");
+    json_t *terms;
+    int fatal = 0;
+    char *p = k8s_wait_pod_problem(pod, &fatal);
+    (void)state;
+
+    assert_true(fatal);
+    assert_string_equal(k8s_wait_pinned_node(pod), "node-3");
+    assert_non_null(strstr(p, "pod kperf-server-pod-sweep-7hq2d for node node-3 is unschedulable: "
+                              "0/3 nodes are available: 1 Insufficient cpu"));
+    free(p);
+    /* kperf's own pods: matchExpressions on the hostname label */
+    terms = json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(pod, "spec"), "affinity"),
+                                        "nodeAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    json_array_set_new(terms, 0,
+                       json_pack("{s:[{s:s, s:s, s:[s]}]}", "matchExpressions", "key",
+                                 "kubernetes.io/hostname", "operator", "In", "values", "n-9"));
+    assert_string_equal(k8s_wait_pinned_node(pod), "n-9");
+    /* two node selector terms (two nodes allowed): not pinned, a node may still be found */
+    json_array_append_new(terms,
+                          json_pack("{s:[{s:s, s:s, s:[s]}]}", "matchExpressions", "key",
+                                    "kubernetes.io/hostname", "operator", "In", "values", "n-8"));
+    assert_null(k8s_wait_pinned_node(pod));
+    p = k8s_wait_pod_problem(pod, &fatal);
+    assert_false(fatal);
+    free(p);
+    json_decref(pod);
+}
+
 static void test_k8s_wait_crash_loop_is_fatal(void **state)
 {
     json_t *pod = fixture("pod-crashloop.json");
@@ -145,6 +181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k8s_wait_image_pull_names_pod_node_and_image),
         cmocka_unit_test(test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler),
+        cmocka_unit_test(test_k8s_wait_unschedulable_pinned_is_fatal_and_names_node),
         cmocka_unit_test(test_k8s_wait_crash_loop_is_fatal),
         cmocka_unit_test(test_k8s_wait_running_pod_has_no_problem),
         cmocka_unit_test(test_k8s_wait_failed_pod_with_exit_code),

@@ -15,6 +15,7 @@ import threading
 import time
 import traceback
 
+from . import fit as fit_mod
 from . import resources as R
 from .cron import CronJobs
 from .schema import Rejected
@@ -382,13 +383,9 @@ class Controllers(Workloads, CronJobs, Storage):
             return
         nodes = self.nodes()
         by_name = {n["metadata"]["name"]: n for n in nodes}
-        load = {}
-        for p in allpods:
-            n = p["spec"].get("nodeName")
-            if n:
-                load[n] = load.get(n, 0) + 1
+        used = fit_mod.usage(allpods)
         for p in pods:
-            fit, why = [], {}
+            fit, why, pre = [], {}, {}
             # like the scheduler's node affinity PreFilter: a pod pinned to
             # named nodes (matchFields metadata.name, as DaemonSet pods are)
             # is checked against those nodes only; all nodes are checked
@@ -396,21 +393,25 @@ class Controllers(Workloads, CronJobs, Storage):
             named = _pinned_names(p["spec"])
             if named is not None:
                 fit = [by_name[x] for x in sorted(named) if x in by_name and
-                       not self.unfit(p["spec"], by_name[x])]
+                       not self.unfit(p["spec"], by_name[x], used)[0]]
             if not fit:
                 for n in nodes:
-                    r = self.unfit(p["spec"], n)
-                    if r:
+                    rs, resolvable = self.unfit(p["spec"], n, used)
+                    for r in rs:
                         why[r] = why.get(r, 0) + 1
-                    else:
+                    if not rs:
                         fit.append(n)
+                        continue
+                    r = "No preemption victims found for incoming pod" \
+                        if resolvable else \
+                        "Preemption is not helpful for scheduling"
+                    pre[r] = pre.get(r, 0) + 1
             md = p["metadata"]
             if not fit:
-                msg = "0/%d nodes are available: %s. preemption: 0/%d nodes " \
-                      "are available: %d Preemption is not helpful for " \
-                      "scheduling." % (len(nodes), ", ".join(
-                          "%d %s" % (c, r) for r, c in sorted(why.items())),
-                          len(nodes), len(nodes))
+                msg = "0/%d nodes are available: %s. preemption: 0/%d " \
+                      "nodes are available: %s." % (
+                          len(nodes), fit_mod.histogram(why), len(nodes),
+                          fit_mod.histogram(pre))
                 if self.sched_msg.get(md["uid"]) == msg:
                     continue
                 self.sched_msg[md["uid"]] = msg
@@ -422,10 +423,11 @@ class Controllers(Workloads, CronJobs, Storage):
                 self.event(dict(p, kind="Pod", apiVersion="v1"), "Warning",
                            "FailedScheduling", msg, "default-scheduler")
                 continue
-            fit.sort(key=lambda n: (load.get(n["metadata"]["name"], 0),
+            fit.sort(key=lambda n: ((used.get(n["metadata"]["name"]) or
+                                     {}).get("pods", 0),
                                     n["metadata"]["name"]))
             node = fit[0]["metadata"]["name"]
-            load[node] = load.get(node, 0) + 1
+            fit_mod.add_use(used, node, p["spec"])
 
             def bind(x):
                 if x["spec"].get("nodeName"):
@@ -439,21 +441,24 @@ class Controllers(Workloads, CronJobs, Storage):
                            (md["namespace"], md["name"], node),
                            "default-scheduler")
 
-    def unfit(self, spec, node):
-        """Why the node cannot take the pod (scheduler wording) or None."""
+    def unfit(self, spec, node, used):
+        """(reasons, resolvable): why the node cannot take the pod in the
+        scheduler's words ([] when it can), and whether preemption could
+        make room (never for taints, cordons or affinity)."""
         for t in (node.get("spec") or {}).get("taints") or []:
             if t.get("effect") in ("NoSchedule", "NoExecute") and \
                     not tolerates(spec.get("tolerations"), t):
-                return "node(s) had untolerated taint {%s: %s}" % (
-                    t.get("key"), t.get("value", ""))
+                return ["node(s) had untolerated taint {%s: %s}" % (
+                    t.get("key"), t.get("value", ""))], False
         if (node.get("spec") or {}).get("unschedulable") and not tolerates(
                 spec.get("tolerations"), {
                     "key": "node.kubernetes.io/unschedulable",
                     "effect": "NoSchedule"}):
-            return "node(s) were unschedulable"
+            return ["node(s) were unschedulable"], False
         if not node_matches(spec, node):
-            return "node(s) didn't match Pod's node affinity/selector"
-        return None
+            return ["node(s) didn't match Pod's node affinity/selector"], \
+                False
+        return fit_mod.misfit(spec, node, used)
 
     # ------------------------------------------------------------ workloads
 def _pinned_names(spec):

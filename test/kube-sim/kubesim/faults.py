@@ -4,7 +4,8 @@
 Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 (429 with Retry-After and APF's plain-text body, 500/503 Status, slow
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
-an HTTP 410), node faults (NotReady, unschedulable, tainted), images that
+an HTTP 410), node faults (NotReady, unschedulable, tainted, a node's
+allocatable cpu / memory / pods for the scheduler's fit), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
 readiness (ready-delay), a namespace's LimitRange default CPU limit
 (limit-range-cpu, applied by admission.py and enforced by the kubelet as a
@@ -20,13 +21,15 @@ import re
 import threading
 import time
 
+from .fit import DEFAULT_ALLOCATABLE, quantity
 from .schema import Rejected
 from .util import now_iso
 
 KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
-         "cni-add-delay", "ready-delay", "limit-range-cpu"}
+         "cni-add-delay", "ready-delay", "limit-range-cpu",
+         "node-allocatable"}
 
 
 class FaultError(ValueError):
@@ -76,11 +79,25 @@ def parse(spec):
                 r"^[0-9]+(m|\.[0-9]+)?$", r.get("cpu", "")):
             raise FaultError("fault limit-range-cpu needs cpu=QUANTITY "
                              "(e.g. 500m or 1)")
+        if kind == "node-allocatable":
+            _check_allocatable(r)
         if kind in ("cni-add-delay", "ready-delay") and \
                 ("node" not in r or "delay" not in r):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
         rules.append(r)
     return rules
+
+
+def _check_allocatable(r):
+    keys = [k for k in ("cpu", "memory", "pods") if k in r]
+    if not keys or set(r) - {"kind", "node", "cpu", "memory", "pods"}:
+        raise FaultError("fault node-allocatable needs node=NAME and one or "
+                         "more of cpu=QUANTITY, memory=QUANTITY, pods=N "
+                         "(e.g. node=node-2,cpu=500m,pods=4)")
+    for k in keys:
+        q = quantity(r[k])
+        if q is None or q < 0 or (k == "pods" and q != int(q)):
+            raise FaultError("fault node-allocatable: bad %s=%s" % (k, r[k]))
 
 
 class Faults:
@@ -197,6 +214,13 @@ class Faults:
                 if on:
                     taints.append({"key": key, "effect": "NoSchedule",
                                    "timeAdded": now_iso()})
+            elif kind == "node-allocatable":
+                st = n.setdefault("status", {})
+                alloc = dict(st.get("capacity") or DEFAULT_ALLOCATABLE)
+                if on:
+                    alloc.update({k: r[k] for k in ("cpu", "memory", "pods")
+                                  if k in r})
+                st["allocatable"] = alloc
             elif kind == "node-taint":
                 t = {"key": r.get("key", "kube-sim/fault"),
                      "effect": r.get("effect", "NoSchedule")}

@@ -18,6 +18,7 @@ import traceback
 import uuid
 
 from .cpulimit import CpuLimits
+from .fit import DEFAULT_ALLOCATABLE
 from .net import node_ips, pod_cidrs
 from .util import dcopy, now_iso, rand_token
 from .pod import Worker
@@ -157,12 +158,6 @@ class Kubelet:
     def register_nodes(self):
         """Create the Node objects (Ready)."""
         uname = os.uname()
-        cpu = str(os.cpu_count() or 1)
-        try:
-            with open("/proc/meminfo") as f:
-                mem = f.readline().split()[1] + "Ki"
-        except OSError:
-            mem = "8Gi"
         try:
             with open("/etc/machine-id") as f:
                 mid = f.read().strip()
@@ -191,11 +186,10 @@ class Kubelet:
                          "podCIDRs": pod_cidrs(i),
                          "providerID": "kube-sim://%s" % name},
                 "status": {
-                    "capacity": {"cpu": cpu, "memory": mem, "pods": "110",
-                                 "ephemeral-storage": "50Gi"},
-                    "allocatable": {"cpu": cpu, "memory": mem,
-                                    "pods": "110",
-                                    "ephemeral-storage": "50Gi"},
+                    "capacity": dict(DEFAULT_ALLOCATABLE,
+                                     **{"ephemeral-storage": "50Gi"}),
+                    "allocatable": dict(DEFAULT_ALLOCATABLE,
+                                        **{"ephemeral-storage": "50Gi"}),
                     "conditions": [
                         _ncond("MemoryPressure", "False",
                                "KubeletHasSufficientMemory",
