@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_int.h - state shared by server.c (accept, connection lifecycle, control handshake)
- * and session.c (one test's data plane: echo, sink, source, UDP). Private to the server. */
+/* server_int.h - state shared by the server's files: server.c (listener, caps, loop),
+ * server_conn.c (a connection's reads, writes, refusal and close), server_ctrl.c (the control
+ * handshake) and the session files (one test: session.c its control and result,
+ * session_tcp.c TCP data, session_udp.c UDP data), whose per-kind parts the ops table picks
+ * (testops.h). Private to the server. */
 #ifndef KPERF_AGENT_SERVER_INT_H
 #define KPERF_AGENT_SERVER_INT_H
 
@@ -146,7 +149,7 @@ struct server {
 #define LOG_BURST   10.0
 #define LOG_PER_SEC 2.0
 
-/* server.c */
+/* server_conn.c */
 /* A per-connection warning (one line per dropped connection), rate-limited so that a flood
  * costs a bounded number of lines. */
 void server_warn(struct server *srv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -156,6 +159,20 @@ void conn_resume(struct conn *c); /* restart reading after a pause */
 void conn_send(struct conn *c, const struct proto_msg *m);
 void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Refuses c before (or instead of) serving it: writes REFUSE if the socket takes it at once,
+ * half-closes, stops counting c against the caps and closes it at the peer's EOF or after
+ * SERVER_LINGER_MS, so a refused connection costs the others nothing. Past SERVER_MAX_LINGER
+ * lingering connections c closes at once. Logs nothing (the callers do, rate-limited). */
+void conn_refuse_now(struct conn *c, uint16_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* server_ctrl.c */
+/* The timer of a connection not yet in a test (handshake, idle before START) or of a TCP_CRR
+ * transaction: refuses it with the reason, or closes it. */
+void server_ctrl_deadline(uv_timer_t *t);
+/* Decodes and handles every whole message in c->rbuf. Returns the number of bytes consumed; a
+ * protocol error closes c. */
+size_t server_ctrl_process(struct conn *c);
 
 /* session.c */
 /* A new session (the server's; freed from its timers' close callbacks after session_end), or
