@@ -17,6 +17,7 @@
 
 #include "agent/client_int.h"
 #include "agent/sha256.h"
+#include "agent/testops.h"
 #include "agent/thread_cpu.h"
 #include "base/clock.h"
 #include "base/kp_alloc.h"
@@ -276,7 +277,7 @@ static int handshake(struct sample *s, struct kp_err *err)
 
 /* --- data connections --------------------------------------------------------------------- */
 
-static int open_tcp_stream(struct sample *s, struct worker *w, struct kp_err *err)
+int client_open_tcp(struct sample *s, struct worker *w, struct kp_err *err)
 {
     uint8_t buf[PROTO_HEADER_LEN + 16];
     struct proto_msg m;
@@ -308,7 +309,7 @@ static int open_tcp_stream(struct sample *s, struct worker *w, struct kp_err *er
     return 0;
 }
 
-static int open_udp(struct sample *s, struct worker *w, struct kp_err *err)
+int client_open_udp(struct sample *s, struct worker *w, struct kp_err *err)
 {
     uint64_t deadline = sysinfo_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000ull;
     uint8_t hello[PROTO_MIN_UDP_SIZE];
@@ -427,9 +428,9 @@ static void keep_time(struct sample *s)
     s->rcvbuf1 = sysinfo_udp_rcvbuf_errors();
 }
 
-static unsigned worker_count(const struct proto_test_req *r)
+static unsigned worker_count(const struct sample *s)
 {
-    return r->test == PROTO_TCP_STREAM_MULTI ? r->streams : 1;
+    return testkind_get(s->ops->kind)->multi_stream ? s->req.streams : 1;
 }
 
 static int setup(struct sample *s, struct kp_err *err)
@@ -438,6 +439,10 @@ static int setup(struct sample *s, struct kp_err *err)
 
     if (proto_check_test_req(&s->req, err) != 0)
         return kp_err_prefix(err, "bad parameters");
+    s->ops = testops_get(s->req.test);
+    if (!s->ops || !s->ops->client_loop)
+        return kp_err_set(err, "bad parameters: %s is not run as one sample",
+                          proto_test_name(s->req.test));
     s->ctrl = client_connect(s, s->o->connect_timeout_ms, err);
     if (s->ctrl < 0)
         return -1;
@@ -450,7 +455,7 @@ static int setup(struct sample *s, struct kp_err *err)
     if (handshake(s, err) != 0)
         return -1;
     s->mtu = sysinfo_socket_mtu(s->ctrl);
-    s->nworkers = worker_count(&s->req);
+    s->nworkers = worker_count(s);
     s->nthreads = stream_thread_count(s);
     s->workers = kp_xcalloc(s->nworkers, sizeof(*s->workers));
     for (unsigned i = 0; i < s->nworkers; i++)
@@ -466,9 +471,7 @@ static int setup(struct sample *s, struct kp_err *err)
     }
     for (unsigned i = 0; i < s->nworkers; i++) {
         struct worker *w = &s->workers[i];
-        if (s->req.test == PROTO_TCP_CRR)
-            continue;
-        if (proto_test_is_udp(s->req.test) ? open_udp(s, w, err) : open_tcp_stream(s, w, err))
+        if (s->ops->client_open && s->ops->client_open(s, w, err) != 0)
             return -1;
     }
     return 0;
@@ -622,27 +625,15 @@ void client_sample_cleanup(struct sample *s)
 
 /* --- the document ------------------------------------------------------------------------- */
 
-static uint32_t default_msg_size(uint8_t test)
-{
-    switch (test) {
-    case PROTO_TCP_STREAM:
-    case PROTO_TCP_STREAM_MULTI:
-        return 128 * 1024;
-    case PROTO_UDP_STREAM:
-        return 1472;
-    case PROTO_UDP_RR:
-        return PROTO_MIN_UDP_SIZE;
-    default:
-        return 1;
-    }
-}
-
 void client_build_req(const struct client_opts *o, uint8_t test, struct proto_test_req *r)
 {
+    const struct test_ops *ops = testops_get(test);
+    const struct testkind *tk = testkind_by_wire(test);
+
     memset(r, 0, sizeof(*r));
     r->test = test;
-    r->streams = (uint16_t)(test == PROTO_TCP_STREAM_MULTI ? o->streams : 1);
-    r->msg_size = o->msg_size ? o->msg_size : default_msg_size(test);
+    r->streams = (uint16_t)(tk && tk->multi_stream ? o->streams : 1);
+    r->msg_size = o->msg_size ? o->msg_size : ops ? ops->default_msg_size : 1;
     if (proto_test_is_udp(test) && r->msg_size < PROTO_MIN_UDP_SIZE)
         r->msg_size = PROTO_MIN_UDP_SIZE;
     r->duration_ms = (uint32_t)o->duration_ms;

@@ -49,8 +49,11 @@ struct interval {
 
 struct load_gate; /* client_loaded.c */
 
+struct test_ops;
+
 struct sample {
     const struct client_opts *o;
+    const struct test_ops *ops; /* its test's (testops.h), looked up once in set-up */
     /* TCP_RR_LOADED (client_loaded.c): the gate both halves pass after set-up (NULL for a
      * plain test), whether this is the stream half, and, in the latency half, the stream
      * half whose figures go into its result as load{} (borrowed) */
@@ -107,9 +110,24 @@ void load_gate_load_started(struct load_gate *g, int ok);
 KP_MUST_CHECK int client_run_loaded(const struct client_opts *o, const struct sample *base,
                                     unsigned index, json_t **out, struct kp_err *err);
 
+/* client.c: the data connection or socket of worker w, opened before START (the test's
+ * ops->client_open). 0, or -1 with err. */
+KP_MUST_CHECK int client_open_tcp(struct sample *s, struct worker *w, struct kp_err *err);
+KP_MUST_CHECK int client_open_udp(struct sample *s, struct worker *w, struct kp_err *err);
+
+/* client_loops.c: the worker loops (a test's ops->client_loop and client_loop_reverse); each
+ * runs until the sample's deadline, buf is the thread's buffer. */
+void client_loop_tcp_rr(struct worker *w, uint8_t *buf);
+void client_loop_tcp_crr(struct worker *w, uint8_t *buf);
+void client_loop_stream_send(struct worker *w, uint8_t *buf);
+void client_loop_stream_recv(struct worker *w, uint8_t *buf);
+void client_loop_udp_rr(struct worker *w, uint8_t *buf);
+void client_loop_udp_send(struct worker *w, uint8_t *buf);
+void client_loop_udp_recv(struct worker *w, uint8_t *buf);
+
 /* client_mux.c: the thread body of worker t < nthreads of a multiplexed stream test. */
 void *client_mux_main(void *arg);
-/* client_loops.c: the thread body for the sample's test. */
+/* client_loops.c: the thread body for the sample's test (its ops' loop). */
 void *client_worker_main(void *arg);
 /* Connects a TCP socket to the server within timeout_ms. Returns the fd or -1 with err. */
 KP_MUST_CHECK int client_connect(const struct sample *s, uint64_t timeout_ms, struct kp_err *err);

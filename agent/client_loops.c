@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/testops.h"
 #include "agent/thread_cpu.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
@@ -145,7 +146,7 @@ static int set_timeout(int fd, int opt, uint64_t ms)
     return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
 }
 
-static void tcp_rr(struct worker *w, uint8_t *buf)
+void client_loop_tcp_rr(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     size_t len = s->req.msg_size;
@@ -202,7 +203,7 @@ static int crr_connect(struct worker *w, const struct linger *lg)
     return fd;
 }
 
-static void tcp_crr(struct worker *w, uint8_t *buf)
+void client_loop_tcp_crr(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     size_t len = s->req.msg_size;
@@ -252,7 +253,7 @@ static void tcp_crr(struct worker *w, uint8_t *buf)
     }
 }
 
-static void stream_send(struct worker *w, uint8_t *buf)
+void client_loop_stream_send(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     size_t len = s->req.msg_size;
@@ -274,7 +275,7 @@ static void stream_send(struct worker *w, uint8_t *buf)
     shutdown(w->fd, SHUT_WR);
 }
 
-static void stream_recv(struct worker *w, uint8_t *buf)
+void client_loop_stream_recv(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
 
@@ -301,7 +302,7 @@ static void stream_recv(struct worker *w, uint8_t *buf)
     }
 }
 
-static void udp_rr(struct worker *w, uint8_t *buf)
+void client_loop_udp_rr(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     size_t len = s->req.msg_size;
@@ -346,7 +347,7 @@ static void udp_rr(struct worker *w, uint8_t *buf)
 
 /* Paced UDP sender: datagram i is due at start + i * (size * 8 / rate). The thread sleeps
  * until a little after the next due time and then sends everything due with one sendmmsg. */
-static void udp_send(struct worker *w, uint8_t *buf)
+void client_loop_udp_send(struct worker *w, uint8_t *buf)
 {
     const struct sample *s = w->smp;
     size_t len = s->req.msg_size;
@@ -419,7 +420,7 @@ static void udp_keepalive(struct worker *w, uint64_t now, uint64_t *next_ns)
         kp_log(KP_LOG_DEBUG, "UDP_STREAM keep-alive: send: %s", strerror(errno));
 }
 
-static void udp_recv(struct worker *w, uint8_t *buf)
+void client_loop_udp_recv(struct worker *w, uint8_t *buf)
 {
     struct sample *s = w->smp;
     uint64_t next_keepalive_ns = 0;
@@ -465,32 +466,12 @@ void *client_worker_main(void *arg)
     size_t len = s->req.msg_size + PROTO_HEADER_LEN + 64;
     uint8_t *buf = kp_xcalloc(1, len > RX_BUF_LEN ? len : RX_BUF_LEN); /* ours */
 
-    switch (s->req.test) {
-    case PROTO_TCP_RR:
-        tcp_rr(w, buf);
-        break;
-    case PROTO_TCP_CRR:
-        tcp_crr(w, buf);
-        break;
-    case PROTO_TCP_STREAM:
-    case PROTO_TCP_STREAM_MULTI:
-        if (s->reverse)
-            stream_recv(w, buf);
-        else
-            stream_send(w, buf);
-        break;
-    case PROTO_UDP_RR:
-        udp_rr(w, buf);
-        break;
-    case PROTO_UDP_STREAM:
-        if (s->reverse)
-            udp_recv(w, buf);
-        else
-            udp_send(w, buf);
-        break;
-    default:
-        break;
-    }
+    void (*loop)(struct worker *, uint8_t *) = s->reverse && s->ops->client_loop_reverse
+                                                   ? s->ops->client_loop_reverse
+                                                   : s->ops->client_loop;
+
+    if (loop)
+        loop(w, buf);
     w->cpu_ns = thread_cpu_self_ns();
     free(buf);
     return NULL;

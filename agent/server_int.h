@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_int.h - state shared by server.c (accept, connection lifecycle, control handshake)
- * and session.c (one test's data plane: echo, sink, source, UDP). Private to the server. */
+/* server_int.h - state shared by the server's files: server.c (listener, caps, loop),
+ * server_conn.c (a connection's reads, writes, refusal and close), server_ctrl.c (the control
+ * handshake) and the session files (one test: session.c its control and result,
+ * session_tcp.c TCP data, session_udp.c UDP data), whose per-kind parts the ops table picks
+ * (testops.h). Private to the server. */
 #ifndef KPERF_AGENT_SERVER_INT_H
 #define KPERF_AGENT_SERVER_INT_H
 
@@ -75,6 +78,7 @@ struct conn {
 struct session {
     struct server *srv;
     struct session *next;
+    const struct test_ops *ops; /* its kind's (testops.h), looked up once in session_new */
     uint64_t id;
     struct proto_test_req req;
     struct conn *ctrl;
@@ -146,7 +150,7 @@ struct server {
 #define LOG_BURST   10.0
 #define LOG_PER_SEC 2.0
 
-/* server.c */
+/* server_conn.c */
 /* A per-connection warning (one line per dropped connection), rate-limited so that a flood
  * costs a bounded number of lines. */
 void server_warn(struct server *srv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -156,6 +160,22 @@ void conn_resume(struct conn *c); /* restart reading after a pause */
 void conn_send(struct conn *c, const struct proto_msg *m);
 void conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Refuses c before (or instead of) serving it: writes REFUSE if the socket takes it at once,
+ * half-closes, stops counting c against the caps and closes it at the peer's EOF or after
+ * SERVER_LINGER_MS, so a refused connection costs the others nothing. Past SERVER_MAX_LINGER
+ * lingering connections c closes at once. Logs nothing (the callers do, rate-limited). */
+void conn_refuse_now(struct conn *c, uint16_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* server_ctrl.c */
+/* The timer of a connection not yet in a test (handshake, idle before START) or of a TCP_CRR
+ * transaction: refuses it with the reason, or closes it. */
+void server_ctrl_deadline(uv_timer_t *t);
+/* Decodes and handles every whole message in c->rbuf. Returns the number of bytes consumed; a
+ * protocol error closes c. */
+size_t server_ctrl_process(struct conn *c);
+
+struct test_ops;
 
 /* session.c */
 /* A new session (the server's; freed from its timers' close callbacks after session_end), or
@@ -169,15 +189,46 @@ void session_end(struct session *s, const char *why);
 void session_end_code(struct session *s, uint16_t code, const char *why);
 void session_on_ctrl_msg(struct session *s, const struct proto_msg *m);
 KP_MUST_CHECK int session_attach(struct session *s, struct conn *c, uint16_t stream);
+/* Bytes on a data connection (counted, then the kind's ops->data), and its EOF. */
 void session_on_data(struct conn *c, const uint8_t *buf, size_t len);
 void session_on_data_eof(struct conn *c);
+/* Sends RESULT (once) and ends s; session_report_later does it after ms, on the pace timer
+ * (what names that timer when it cannot start: s then ends with the reason). */
+void session_report(struct session *s);
+void session_report_later(struct session *s, uint64_t ms, const char *what);
+/* Ends s because a call that its measurement needs failed: the client gets REFUSE (internal)
+ * with "server: what: uv_strerror(uv_status)", and the server logs it. */
+void session_fail(struct session *s, const char *what, int uv_status);
+
+/* session_tcp.c: the TCP kinds' ops (testops.h) and the stream threads */
+int session_attach_stream(struct session *s, struct conn *c, uint16_t stream);
+int session_attach_txn(struct session *s, struct conn *c, uint16_t stream);
+void session_tcp_echo(struct conn *c, const uint8_t *buf, size_t len);
+void session_tcp_crr(struct conn *c, const uint8_t *buf, size_t len);
+int session_rr_start(struct session *s, struct kp_err *err);
+void session_stream_eof(struct conn *c);
+int session_stream_start(struct session *s, struct kp_err *err);
+void session_stream_started(struct session *s);
+void session_stream_stopped(struct session *s);
 /* Stops c's streamer, if any, keeping its figures in c->sst; afterwards the loop may do I/O on
  * c again. */
 void session_stream_stop(struct conn *c);
+/* Asks every streamer of s to stop, then joins them: they stop in parallel. */
+void session_streams_stop(struct session *s);
 /* The streams_done wake-up: every streamer whose thread ended is stopped and its stream treated
  * as at EOF (or dropped on an error). */
 void session_streams_done(struct server *srv);
+
+/* session_udp.c: the UDP kinds' ops and the server's datagrams */
 void session_on_udp(struct server *srv, const uint8_t *buf, size_t len,
                     const struct sockaddr *from);
+void session_udp_rr(struct session *s, const uint8_t *buf, size_t len, const struct sockaddr *from,
+                    uint64_t seq, uint64_t ts_ns);
+void session_udp_stream(struct session *s, const uint8_t *buf, size_t len,
+                        const struct sockaddr *from, uint64_t seq, uint64_t ts_ns);
+void session_udp_started(struct session *s);
+void session_udp_stopped(struct session *s);
+/* Stops the UDP_RR echo thread, if any, and adds what it echoed to s's counters. */
+void session_udp_echo_fold(struct session *s);
 
 #endif

@@ -104,120 +104,132 @@ static void test_proto_facts_rules(void **state)
     }
 }
 
+/* A message of type t with distinctive values in every field the type carries. */
+static void sample_msg(uint8_t t, struct proto_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->type = t;
+    switch (t) {
+    case PROTO_HELLO:
+        m->u.hello.version_min = 1;
+        m->u.hello.version_max = 3;
+        break;
+    case PROTO_CHALLENGE:
+        memset(m->u.challenge.nonce, 0xa5, PROTO_NONCE_LEN);
+        m->u.challenge.flags = PROTO_FLAG_AUTH;
+        memset(m->u.challenge.kernel, 0x7e, PROTO_KERNEL_TAG_LEN);
+        break;
+    case PROTO_AUTH:
+        memset(m->u.auth.nonce, 0x5a, PROTO_NONCE_LEN);
+        memset(m->u.auth.mac, 0x3c, PROTO_MAC_LEN);
+        break;
+    case PROTO_AUTH_OK:
+        memset(m->u.auth_ok.mac, 0xc3, PROTO_MAC_LEN);
+        break;
+    case PROTO_TEST_REQ:
+        m->u.test_req = good_req();
+        break;
+    case PROTO_ACCEPT:
+        m->u.accept.session = 0x0102030405060708ull;
+        break;
+    case PROTO_REFUSE:
+        m->u.refuse.code = PROTO_REFUSE_BUSY;
+        strcpy(m->u.refuse.reason, "busy: 16 tests running");
+        break;
+    case PROTO_DATA_HELLO:
+        m->u.data_hello.session = 42;
+        m->u.data_hello.stream = 7;
+        break;
+    case PROTO_STOP:
+        m->u.stop.sent_bytes = 1ull << 40;
+        m->u.stop.udp_sent = 12345;
+        break;
+    case PROTO_RESULT:
+        m->u.result.window_ns = 10000000000ull;
+        m->u.result.rx_bytes = 1000;
+        m->u.result.rx_total = 2000;
+        m->u.result.mtu = 9001;
+        m->u.result.node_cpu[PROTO_CPU_SOFTIRQ] = 77;
+        m->u.result.udp_jitter_ns = 5000;
+        m->u.result.udp_send_ns = 3000000;
+        m->u.result.udp_stop = PROTO_UDP_STOP_UNREACHABLE;
+        m->u.result.nstreams = 3;
+        m->u.result.streams[2].rx_bytes = 999;
+        m->u.result.streams[2].mss = 8949;
+        m->u.result.streams[2].cpu_us = 1234567;
+        m->u.result.streams[2].cpu = 1;
+        m->u.result.streams[1].cpu = PROTO_CPU_UNKNOWN;
+        break;
+    case PROTO_FACTS:
+        strcpy(m->u.facts.text, "{\"kernel\":\"6.1.0\",\"cpus\":8}");
+        break;
+    default:
+        break;
+    }
+}
+
+/* out, decoded from m's encoding, carries m's values. */
+static void check_round_trip(const struct proto_msg *m, const struct proto_msg *out)
+{
+    switch (m->type) {
+    case PROTO_HELLO:
+        assert_int_equal(out->u.hello.version_max, 3);
+        break;
+    case PROTO_CHALLENGE:
+        assert_memory_equal(out->u.challenge.nonce, m->u.challenge.nonce, PROTO_NONCE_LEN);
+        assert_int_equal(out->u.challenge.flags, PROTO_FLAG_AUTH);
+        assert_memory_equal(out->u.challenge.kernel, m->u.challenge.kernel, PROTO_KERNEL_TAG_LEN);
+        break;
+    case PROTO_AUTH:
+        assert_memory_equal(out->u.auth.nonce, m->u.auth.nonce, PROTO_NONCE_LEN);
+        assert_memory_equal(out->u.auth.mac, m->u.auth.mac, PROTO_MAC_LEN);
+        break;
+    case PROTO_AUTH_OK:
+        assert_memory_equal(out->u.auth_ok.mac, m->u.auth_ok.mac, PROTO_MAC_LEN);
+        break;
+    case PROTO_TEST_REQ:
+        assert_memory_equal(&out->u.test_req, &m->u.test_req, sizeof(m->u.test_req));
+        break;
+    case PROTO_ACCEPT:
+        assert_int_equal(out->u.accept.session, m->u.accept.session);
+        break;
+    case PROTO_REFUSE:
+        assert_string_equal(out->u.refuse.reason, m->u.refuse.reason);
+        break;
+    case PROTO_DATA_HELLO:
+        assert_int_equal(out->u.data_hello.stream, 7);
+        break;
+    case PROTO_STOP:
+        assert_int_equal(out->u.stop.sent_bytes, 1ull << 40);
+        break;
+    case PROTO_RESULT:
+        assert_int_equal(out->u.result.nstreams, 3);
+        assert_int_equal(out->u.result.streams[2].mss, 8949);
+        assert_int_equal(out->u.result.streams[2].cpu_us, 1234567);
+        assert_int_equal(out->u.result.streams[2].cpu, 1);
+        assert_int_equal(out->u.result.streams[1].cpu, PROTO_CPU_UNKNOWN);
+        assert_int_equal(out->u.result.node_cpu[PROTO_CPU_SOFTIRQ], 77);
+        assert_int_equal(out->u.result.rx_total, 2000);
+        assert_int_equal(out->u.result.udp_send_ns, 3000000);
+        assert_int_equal(out->u.result.udp_stop, PROTO_UDP_STOP_UNREACHABLE);
+        break;
+    case PROTO_FACTS:
+        assert_string_equal(out->u.facts.text, m->u.facts.text);
+        break;
+    default:
+        break;
+    }
+}
+
 static void test_proto_round_trip_every_type(void **state)
 {
     struct proto_msg m, out;
     (void)state;
 
     for (uint8_t t = 1; t <= PROTO_TYPE_MAX; t++) {
-        memset(&m, 0, sizeof(m));
-        m.type = t;
-        switch (t) {
-        case PROTO_HELLO:
-            m.u.hello.version_min = 1;
-            m.u.hello.version_max = 3;
-            break;
-        case PROTO_CHALLENGE:
-            memset(m.u.challenge.nonce, 0xa5, PROTO_NONCE_LEN);
-            m.u.challenge.flags = PROTO_FLAG_AUTH;
-            memset(m.u.challenge.kernel, 0x7e, PROTO_KERNEL_TAG_LEN);
-            break;
-        case PROTO_AUTH:
-            memset(m.u.auth.nonce, 0x5a, PROTO_NONCE_LEN);
-            memset(m.u.auth.mac, 0x3c, PROTO_MAC_LEN);
-            break;
-        case PROTO_AUTH_OK:
-            memset(m.u.auth_ok.mac, 0xc3, PROTO_MAC_LEN);
-            break;
-        case PROTO_TEST_REQ:
-            m.u.test_req = good_req();
-            break;
-        case PROTO_ACCEPT:
-            m.u.accept.session = 0x0102030405060708ull;
-            break;
-        case PROTO_REFUSE:
-            m.u.refuse.code = PROTO_REFUSE_BUSY;
-            strcpy(m.u.refuse.reason, "busy: 16 tests running");
-            break;
-        case PROTO_DATA_HELLO:
-            m.u.data_hello.session = 42;
-            m.u.data_hello.stream = 7;
-            break;
-        case PROTO_STOP:
-            m.u.stop.sent_bytes = 1ull << 40;
-            m.u.stop.udp_sent = 12345;
-            break;
-        case PROTO_RESULT:
-            m.u.result.window_ns = 10000000000ull;
-            m.u.result.rx_bytes = 1000;
-            m.u.result.rx_total = 2000;
-            m.u.result.mtu = 9001;
-            m.u.result.node_cpu[PROTO_CPU_SOFTIRQ] = 77;
-            m.u.result.udp_jitter_ns = 5000;
-            m.u.result.udp_send_ns = 3000000;
-            m.u.result.udp_stop = PROTO_UDP_STOP_UNREACHABLE;
-            m.u.result.nstreams = 3;
-            m.u.result.streams[2].rx_bytes = 999;
-            m.u.result.streams[2].mss = 8949;
-            m.u.result.streams[2].cpu_us = 1234567;
-            m.u.result.streams[2].cpu = 1;
-            m.u.result.streams[1].cpu = PROTO_CPU_UNKNOWN;
-            break;
-        case PROTO_FACTS:
-            strcpy(m.u.facts.text, "{\"kernel\":\"6.1.0\",\"cpus\":8}");
-            break;
-        default:
-            break;
-        }
+        sample_msg(t, &m);
         round_trip(&m, &out);
-        switch (t) {
-        case PROTO_HELLO:
-            assert_int_equal(out.u.hello.version_max, 3);
-            break;
-        case PROTO_CHALLENGE:
-            assert_memory_equal(out.u.challenge.nonce, m.u.challenge.nonce, PROTO_NONCE_LEN);
-            assert_int_equal(out.u.challenge.flags, PROTO_FLAG_AUTH);
-            assert_memory_equal(out.u.challenge.kernel, m.u.challenge.kernel, PROTO_KERNEL_TAG_LEN);
-            break;
-        case PROTO_AUTH:
-            assert_memory_equal(out.u.auth.nonce, m.u.auth.nonce, PROTO_NONCE_LEN);
-            assert_memory_equal(out.u.auth.mac, m.u.auth.mac, PROTO_MAC_LEN);
-            break;
-        case PROTO_AUTH_OK:
-            assert_memory_equal(out.u.auth_ok.mac, m.u.auth_ok.mac, PROTO_MAC_LEN);
-            break;
-        case PROTO_TEST_REQ:
-            assert_memory_equal(&out.u.test_req, &m.u.test_req, sizeof(m.u.test_req));
-            break;
-        case PROTO_ACCEPT:
-            assert_int_equal(out.u.accept.session, m.u.accept.session);
-            break;
-        case PROTO_REFUSE:
-            assert_string_equal(out.u.refuse.reason, m.u.refuse.reason);
-            break;
-        case PROTO_DATA_HELLO:
-            assert_int_equal(out.u.data_hello.stream, 7);
-            break;
-        case PROTO_STOP:
-            assert_int_equal(out.u.stop.sent_bytes, 1ull << 40);
-            break;
-        case PROTO_RESULT:
-            assert_int_equal(out.u.result.nstreams, 3);
-            assert_int_equal(out.u.result.streams[2].mss, 8949);
-            assert_int_equal(out.u.result.streams[2].cpu_us, 1234567);
-            assert_int_equal(out.u.result.streams[2].cpu, 1);
-            assert_int_equal(out.u.result.streams[1].cpu, PROTO_CPU_UNKNOWN);
-            assert_int_equal(out.u.result.node_cpu[PROTO_CPU_SOFTIRQ], 77);
-            assert_int_equal(out.u.result.rx_total, 2000);
-            assert_int_equal(out.u.result.udp_send_ns, 3000000);
-            assert_int_equal(out.u.result.udp_stop, PROTO_UDP_STOP_UNREACHABLE);
-            break;
-        case PROTO_FACTS:
-            assert_string_equal(out.u.facts.text, m.u.facts.text);
-            break;
-        default:
-            break;
-        }
+        check_round_trip(&m, &out);
     }
 }
 
