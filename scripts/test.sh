@@ -52,8 +52,10 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
   name=$(basename "$f")
   corpus="test/fuzz/corpus/${name#fuzz_}"
   mkdir -p "build-fuzz/corpus-$name"
+  corpora=("build-fuzz/corpus-$name")
+  [ -d "$corpus" ] && corpora+=("$corpus")
   echo "fuzz: $name for ${KPERF_FUZZ_SECONDS:-30}s (seed ${KPERF_FUZZ_SEED:-1})"
   "$f" -max_total_time="${KPERF_FUZZ_SECONDS:-30}" -seed="${KPERF_FUZZ_SEED:-1}" -print_final_stats=0 \
-    "build-fuzz/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) 2>&1 | tail -2
+    "${corpora[@]}" 2>&1 | tail -2
 done
 echo "all tests passed"

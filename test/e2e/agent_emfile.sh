@@ -10,12 +10,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 (ulimit -n 32 && exec "$AGENT" server --port 0 --bind 127.0.0.1 --handshake-timeout 4s) \
     2> "$WORK/server.log" &
 SRV_PID=$!
-for _ in $(seq 1 100); do
-    PORT=$(sed -n 's/^kperf-agent: listening on 127\.0\.0\.1:\([0-9][0-9]*\) (tcp+udp)$/\1/p' "$WORK/server.log")
-    [ -n "$PORT" ] && break
-    sleep 0.05
-done
-[ -n "$PORT" ] || { cat "$WORK/server.log"; exit 1; }
+wait_for 30 "the server to announce its port" server_announced || { cat "$WORK/server.log"; exit 1; }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SRV_PID/stat"; }
 

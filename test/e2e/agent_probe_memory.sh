@@ -16,6 +16,7 @@ DURATION=30
 RATE=5000
 printf 'sekret\n' > "$WORK/token"; chmod 600 "$WORK/token"
 start_server --token-file "$WORK/token"
+# shellcheck disable=SC2153 # PORT: set by start_server
 SPORT=$PORT
 
 restart_server() {

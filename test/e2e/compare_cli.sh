@@ -128,7 +128,7 @@ done
 expect 0 "$KPERF" history list "$D/h"
 grep -q "^5 runs in" "$D/out" || fail "history list: $(head -1 "$D/out")"
 grep -q "^e2e/node-b_node-a/cilium/1.16.1/2026-11-05T02-00-00Z.json$" "$D/out" || fail "layout: $(cat "$D/out")"
-ls -a "$D/h/e2e/node-b_node-a/cilium/1.16.1" | grep -q "^\.tmp" && fail "temporary file left"
+compgen -G "$D/h/e2e/node-b_node-a/cilium/1.16.1/.tmp*" >/dev/null && fail "temporary file left"
 expect 3 "$KPERF" compare --baseline "$D/h" "$D/g/run-05.json"
 grep -q "TCP_STREAM | Mb/s .*| REGRESSION .*5 runs" "$D/out" || fail "10% drop against history not named"
 # stderr names the runs judged against, oldest first

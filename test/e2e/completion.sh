@@ -55,6 +55,7 @@ run_case() { # WORDS...: prints the candidates, space-separated
 }
 n=0
 while IFS='|' read -r line want; do
+    words=() # set by the eval: the case's words, quoted as a shell would
     eval "words=($line)"
     got=$(run_case "${words[@]}")
     n=$((n + 1))

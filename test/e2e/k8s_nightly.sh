@@ -73,7 +73,8 @@ YAML
 
 # a CronJob manifest as shipped but for the run's length and retention: FILE.yaml -> FILE-short.json
 shorten() {
-    local b=$K8S_DIR/$(basename "$1" .yaml)
+    local b
+    b=$K8S_DIR/$(basename "$1" .yaml)
     "$KPERF" manifests --from-yaml "$1" >"$b.json" || fail "$1 does not parse"
     jq '.spec.jobTemplate.spec.template.spec.initContainers[0].args |= (. as $a |
             {"--duration": "1s", "--samples": "1", "--scenarios": "pod-to-pod", "--keep-runs": "3"} as $m |

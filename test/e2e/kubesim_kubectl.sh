@@ -12,7 +12,7 @@ ks_need_root
 [ -x "$KUBECTL" ] || { echo "SKIP: no kubectl at $KUBECTL"; exit 77; }
 D=$(mktemp -d /tmp/kubesim-kubectl.XXXXXX)
 ks_cleanup_on_exit "$D"
-"$KS" up --nodes 3 --state-dir "$D" || { KS_FAILED=1; ks_finish; }
+"$KS" up --nodes 3 --state-dir "$D" || { fail "kube-sim up"; ks_finish; }
 export KUBECONFIG=$D/kubeconfig
 k() { "$KUBECTL" "$@"; }
 
