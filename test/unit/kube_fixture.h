@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kube_fixture.h - harness shared by the test_kube_* transport tests (its data files through
- * fixture.h): spawns
- * test/unit/data/kube/fixture_server.py (HTTPS on 127.0.0.1, certificates made with openssl in a
- * temp dir), talks to its control endpoints, writes kubeconfigs for it, and provides a fake
- * clock so that retries and rate limits never really sleep. Header-only, test use only; include
- * it after <cmocka.h>. */
+/* kube_fixture.h - harness shared by the test_kube_* transport tests (data files through
+ * fixture.h): spawns test/unit/data/kube/fixture_server.py (HTTPS on 127.0.0.1, certificates
+ * made with openssl in a temp dir), talks to its control endpoints, writes kubeconfigs for it,
+ * and provides a fake clock so that retries and rate limits never really sleep. Header-only,
+ * test use only; include it after <cmocka.h>. */
 #ifndef KPERF_TEST_KUBE_FIXTURE_H
 #define KPERF_TEST_KUBE_FIXTURE_H
 
