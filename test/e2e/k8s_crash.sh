@@ -15,14 +15,10 @@ objects() { kadmin get "$KINDS" -A -o custom-columns=K:.kind,NS:.metadata.namesp
 objects >"$K8S_DIR/before.txt" || fail "listing objects"
 
 # waits (bounded) until a client Job of a kperf run exists and its pod runs
-wait_client_running() {
-    local deadline=$((SECONDS + 60))
-    while [ $SECONDS -lt $deadline ]; do
-        kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
-            -o name 2>/dev/null | grep -q . && return 0
-        sleep 0.2
-    done
-    return 1
+wait_client_running() { wait_for 60 "a running client pod" client_running; }
+client_running() {
+    kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+        -o name 2>/dev/null | grep -q .
 }
 
 # start a long run and kill -9 its controller once a client measures
@@ -64,7 +60,8 @@ crash_a_run 1
 grep -q "run $CRASHED .*lease was renewed" "$K8S_DIR/dry.err" &&
     pass "cleanup --dry-run: the Lease of run $CRASHED still counts as held" ||
     fail "cleanup --dry-run: $(cat "$K8S_DIR/dry.err")"
-# the Lease expires LEASE after its last renewal; nothing renews it any more
+# the Lease expires LEASE after its last renewal; nothing renews it any more (this wait is the
+# expiry itself, which no machine makes shorter)
 sleep 3.5
 kperf_k8s --scenarios pod-to-pod --same-node --tests TCP_RR --duration 300ms -o json \
     >"$K8S_DIR/next.json" 2>"$K8S_DIR/next.err"
@@ -82,7 +79,7 @@ fi
 
 # --- 2: `kperf cleanup` removes it too, saying why -------------------------------------
 crash_a_run 2
-sleep 3.5
+sleep 3.5 # the Lease's expiry, as above
 "$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" 2>"$K8S_DIR/cleanup.err"
 rc=$?
 [ "$rc" = 0 ] && pass "kperf cleanup exits 0" || fail "kperf cleanup exit $rc: $(cat "$K8S_DIR/cleanup.err")"

@@ -142,7 +142,7 @@ for mode in cert exec; do
 done
 "$KS" up --nodes 1 --state-dir "$D" --auth exec --exec-expiry 2 >/dev/null || fail "up --exec-expiry"
 k get nodes --no-headers >/dev/null || fail "exec-expiry first call"
-sleep 3
+sleep 3 # the 2 s exec token expires: time is the condition here
 k get nodes --no-headers | grep -q node-1 && [ "$(wc -l < "$D/exec-plugin.calls")" -ge 2 ] \
     && pass "expired exec token: kubectl runs the plugin again" || fail "exec expiry"
 ks_finish
