@@ -6,7 +6,8 @@
 # kube-sim's `cni-add-delay:node=node-2,delay=2s` (every new pod on node-2 waits 2 s for its
 # network, staying ContainerCreating) must show every node-2 pod's network set-up at least 2 s
 # and no other node's (within that run: no check on speed), and `kperf compare` must call it a
-# readiness regression. The churn pods are removed at the end and on SIGINT (nothing of kperf's is left either way).
+# readiness regression. The churn pods are removed at the end and on SIGINT (nothing of kperf's
+# is left either way).
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
