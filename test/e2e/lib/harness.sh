@@ -87,7 +87,7 @@ wait_for() {
 h_run_cleanup() {
     local i
     for ((i = ${#H_CLEANUP[@]} - 1; i >= 0; i--)); do
-        eval "${H_CLEANUP[i]}"
+        eval "${H_CLEANUP[i]}" || true
     done
     H_CLEANUP=()
 }
