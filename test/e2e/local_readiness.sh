@@ -78,19 +78,19 @@ run plain
 r=$(readiness "$D/plain.json") || fail "plain: bad readiness records"
 echo "plain:   $r"
 read -r n1 _ tot1 pods1 n2 _ tot2 pods2 <<<"$r"
-[ "$n1 $pods1 $n2 $pods2" = "node1 3 node2 3" ] || fail "plain: want 3 pods on node1 and node2: $r"
+assert_eq "plain: 3 pods on node1 and node2" "node1 3 node2 3" "$n1 $pods1 $n2 $pods2"
 # how long they took is shown, not judged (2 s on a quiet VM, 5 s seen on a loaded one)
 ms=$(sed -n 's/.*pod network readiness: 6 pods in \([0-9]*\) ms.*/\1/p' "$D/plain.err")
 echo "plain: readiness pods took ${ms:-?} ms"
 [ -n "$ms" ] || fail "plain: the log does not say the 6 readiness pods were made: $(tail -3 "$D/plain.err")"
-grep -q "Pod network readiness" <("$KPERF" report "$D/plain.json") || fail "plain: no readiness table in the text report"
+assert_contains "plain: a readiness table in the text report" "$("$KPERF" report "$D/plain.json")" "Pod network readiness"
 
 # --- 2. a 2 s CNI ADD delay on node2
 run delayed --local-fault cni-add-delay:node=node2,delay=2s
 r=$(readiness "$D/delayed.json") || fail "delayed: bad readiness records"
 echo "delayed: $r"
 read -r d1 _ dtot1 dpods1 d2 _ dtot2 dpods2 <<<"$r"
-[ "$d1 $dpods1 $d2 $dpods2" = "node1 3 node2 3" ] || fail "delayed: want 3 pods on node1 and node2: $r"
+assert_eq "delayed: 3 pods on node1 and node2" "node1 3 node2 3" "$d1 $dpods1 $d2 $dpods2"
 # the delay lands on node2's network set-up, and only there
 out=$(net_split "$D/delayed.json" 2) || fail "delayed run: network set-up not >= 2 s on node2 only: $out"
 echo "delayed: node2's total p50 $tot2 s -> $dtot2 s since the plain run, node1's $tot1 s -> $dtot1 s"
@@ -120,11 +120,11 @@ rc=$?
 
 # --- 3. --pod-churn
 run off --pod-churn 0
-[ "$(readiness "$D/off.json")" = none ] || fail "--pod-churn 0: readiness reported"
+assert_eq "--pod-churn 0: no readiness reported" none "$(readiness "$D/off.json")"
 grep -q "pod network readiness" "$D/off.err" && fail "--pod-churn 0: readiness pods made"
 run one --pod-churn 1
 r=$(readiness "$D/one.json")
-[ "$(echo "$r" | cut -d' ' -f1,4,5,8)" = "node1 1 node2 1" ] || fail "--pod-churn 1: $r"
+assert_eq "--pod-churn 1: one pod per node" "node1 1 node2 1" "$(echo "$r" | cut -d' ' -f1,4,5,8)"
 
 # --- 4. interrupted while the delayed pods are set up
 newest_id() { ls -t /run/kperf/kpl*.state 2>/dev/null | head -1 | sed 's|.*/\(kpl[0-9a-f]*\)\.state|\1|'; }
