@@ -117,7 +117,7 @@ for t in TCP_STREAM "TCP_STREAM --reverse" UDP_STREAM TCP_RR; do
     "$AGENT" client --server "127.0.0.1:$PORT" --token-file "$WORK/token" --tests $t \
         --duration 4s --udp-rate 50M > /dev/null 2>&1 &
     cpid=$!
-    sleep 1
+    sleep 1 # into the 4 s test; a client still in its handshake also "went away during" it
     kill -9 "$cpid"; wait "$cpid" 2>/dev/null
     check "$t: client killed mid-test, server logs one line" \
         eventually went_away_count_is $((before + 1))

@@ -21,6 +21,12 @@ client_running() {
         -o name 2>/dev/null | grep -q .
 }
 
+# lease_renewed: renewed = the kperf Lease's renewTime once it is past its acquireTime
+lease_renewed() {
+    renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
+        jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
+    [ -n "$renewed" ]
+}
 # start a long run and kill -9 its controller once a client measures
 crash_a_run() {
     # the kperf process itself (not a subshell) gets the SIGKILL
@@ -33,12 +39,9 @@ crash_a_run() {
     fi
     # the controller renews its Lease while it runs (every third of --lease-duration)
     if [ "$1" = 1 ]; then
-        local deadline=$((SECONDS + 10)) renewed=
-        while [ $SECONDS -lt $deadline ] && [ -z "$renewed" ]; do
-            renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
-                jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
-            [ -n "$renewed" ] || sleep 0.3
-        done
+        local renewed=
+        # every 1 s with a 3 s lease; 30 s bounds a controller that never renews
+        wait_for 30 "the running kperf to renew its Lease" lease_renewed
         [ -n "$renewed" ] && pass "the running kperf renews its Lease (renewTime $renewed)" ||
             fail "the Lease was never renewed"
     fi
