@@ -11,7 +11,7 @@
 #   assert_eq WHAT WANT GOT             GOT must equal WANT
 #   assert_contains WHAT TEXT NEEDLE    TEXT must contain NEEDLE (a fixed string)
 #   assert_json WHAT FILE JQ-EXPR       the jq expression must be true on FILE
-#   wait_for BOUND WHAT CMD...          poll CMD (every 0.1 s) until it succeeds, at most BOUND
+#   wait_for BOUND WHAT CMD...          poll CMD (every 0.2 s) until it succeeds, at most BOUND
 #                                       seconds; on timeout prints what it waited for, returns 1
 #   h_tmpdir VAR NAME                   VAR = a new /tmp/kperf-NAME.XXXXXX, removed at exit
 #   on_exit CMD                         run CMD (a string) at exit, the last registered first;
@@ -80,7 +80,7 @@ wait_for() {
             echo "timeout: waited ${bound} s for $what"
             return 1
         fi
-        sleep 0.1
+        sleep 0.2 # a poll: often enough, and light on a busy machine (kubectl is ~0.1 s of CPU)
     done
 }
 
