@@ -63,8 +63,7 @@ crash_a_run 1
 grep -q "run $CRASHED .*lease was renewed" "$K8S_DIR/dry.err" &&
     pass "cleanup --dry-run: the Lease of run $CRASHED still counts as held" ||
     fail "cleanup --dry-run: $(cat "$K8S_DIR/dry.err")"
-# the Lease expires LEASE after its last renewal; nothing renews it any more (this wait is the
-# expiry itself, which no machine makes shorter)
+# the Lease expires LEASE after its last renewal; nothing renews it any more
 sleep 3.5
 kperf_k8s --scenarios pod-to-pod --same-node --tests TCP_RR --duration 300ms -o json \
     >"$K8S_DIR/next.json" 2>"$K8S_DIR/next.err"
@@ -82,7 +81,7 @@ fi
 
 # --- 2: `kperf cleanup` removes it too, saying why -------------------------------------
 crash_a_run 2
-sleep 3.5 # the Lease's expiry, as above
+sleep 3.5
 "$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" 2>"$K8S_DIR/cleanup.err"
 rc=$?
 [ "$rc" = 0 ] && pass "kperf cleanup exits 0" || fail "kperf cleanup exit $rc: $(cat "$K8S_DIR/cleanup.err")"

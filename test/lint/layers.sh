@@ -2,6 +2,7 @@
 # lint.layers: the include rules of docs/architecture.md hold on the sources, and both guards
 # (scripts/check-layers.py and the build's per-layer include folders) refuse a forbidden
 # include planted in a copy of the tree.
+# shellcheck disable=SC2046 # $(pkg-config --cflags ...) gives several flags, split on purpose
 set -euo pipefail
 src=${KPERF_SRC:?}
 build=${KPERF_BIN:?}/..
@@ -37,14 +38,12 @@ grep -q "backend_local.c:.*layer 'local'" "$tmp/out2"
 echo "-- the build refuses the same include: report's include folder has no k8s headers"
 inc="$build/layers/kperf_report"
 [ -d "$inc/controller/report" ] || { echo "FAIL: $inc missing (configure the build)" >&2; exit 1; }
-# shellcheck disable=SC2046 # pkg-config prints several flags
 if cc -fsyntax-only -D_GNU_SOURCE -I "$inc" $(pkg-config --cflags jansson) \
     "$tmp/controller/report/stats.c" 2>"$tmp/cc"; then
   echo "FAIL: stats.c including controller/k8s/ compiled in the report layer" >&2; exit 1
 fi
 grep -q 'controller/k8s/k8s_objects.h: No such file' "$tmp/cc" || { cat "$tmp/cc" >&2; exit 1; }
 echo "-- and the unchanged file compiles there"
-# shellcheck disable=SC2046 # pkg-config prints several flags
 cc -fsyntax-only -D_GNU_SOURCE -I "$inc" $(pkg-config --cflags jansson) \
   "$src/controller/report/stats.c"
 echo "ok"
