@@ -45,7 +45,7 @@ grep -q '^timeout: waited 1 s for a thing that never happens$' "$work/wait.out" 
     no "wait_for must say what it waited for and return 1: $(cat "$work/wait.out")"
 grep -q '^old form 0$' "$work/wait.out" || no "wait_for BOUND CMD... must still work: $(cat "$work/wait.out")"
 
-scratch clean "h_tmpdir T lint; echo \"\$T\" > '$work/tdir'; on_exit 'touch $work/cleaned'; fail x; finish"
+scratch clean "h_tmpdir dir lint; echo \"\$dir\" > '$work/tdir'; on_exit 'touch $work/cleaned'; fail x; finish"
 [ -f "$work/cleaned" ] && [ -s "$work/tdir" ] && [ ! -e "$(cat "$work/tdir")" ] ||
     no "on_exit and h_tmpdir must clean up when a test fails"
 rm -f "$work/cleaned"

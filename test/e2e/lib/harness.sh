@@ -99,11 +99,11 @@ trap 'exit 143' TERM
 kill_on_exit() { on_exit "kill -KILL $1 2>/dev/null; wait $1 2>/dev/null"; }
 netns_on_exit() { on_exit "ip netns del '$1' 2>/dev/null"; }
 
-h_tmpdir() {
-    local dir
-    dir=$(mktemp -d "/tmp/kperf-$2.XXXXXX") || { echo "FAIL: cannot make a temporary folder"; exit 1; }
-    on_exit "rm -rf '$dir'"
-    printf -v "$1" '%s' "$dir"
+h_tmpdir() { # (its local has a name no caller uses: printf -v would set the local instead)
+    local h_tmpdir_made_
+    h_tmpdir_made_=$(mktemp -d "/tmp/kperf-$2.XXXXXX") || { echo "FAIL: cannot make a temporary folder"; exit 1; }
+    on_exit "rm -rf '$h_tmpdir_made_'"
+    printf -v "$1" '%s' "$h_tmpdir_made_"
 }
 
 # failed: true once a check failed (for logs shown only on failure)
