@@ -19,5 +19,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# shellcheck disable=SC2086 # KPERF_CMAKE_ARGS holds several arguments
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${KPERF_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"

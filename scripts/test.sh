@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs every test: format check, unit and e2e tests in a
-# -Werror build, unit tests again under AddressSanitizer+UBSan, and the fuzz targets for a
-# bounded time. Run as root on Debian bookworm (e2e tests need network namespaces).
+# Sets up (scripts/setup.sh) and runs every test: format check, unit, lint and e2e tests in a
+# -Werror build, unit tests and the agent's e2e tests again under AddressSanitizer+UBSan, and
+# the fuzz targets for a bounded time. Run as root on Debian bookworm (e2e tests need network
+# namespaces). About 22 minutes on a 2-vCPU VM (docs/testing.md says how to run a part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   podman debootstrap                # e2e.k8s_podman_image (images), e2e.deb_install (packages)
   crossbuild-essential-arm64 qemu-user-static libuv1-dev:arm64 libjansson-dev:arm64
   libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
+  shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes
 )
 missing=()
 for p in "${extra[@]}"; do
@@ -40,11 +42,17 @@ export KUBECTL="${KUBECTL:-$(bash test/tools/get-kubectl.sh)}" # pinned kubectl 
 export HELM="${HELM:-$(bash test/tools/get-helm.sh)}"          # pinned helm 4, same download
 ctest --test-dir build --output-on-failure -LE unstable # unstable: test/CMakeLists.txt says which and why
 
-echo "== unit tests under AddressSanitizer + UBSan"
+echo "== unit tests and the agent's e2e tests under AddressSanitizer + UBSan"
 cmake -S . -B build-asan -DKPERF_WERROR=ON -DKPERF_SANITIZE=address,undefined \
   -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
 ctest --test-dir build-asan -L unit --output-on-failure
+# The agent e2e tests drive kperf-agent (client, server, probe) through bad input, floods and
+# signals: the paths unit tests reach least. Any report fails the process (exit 1, or 23 for a
+# leak at exit), which the tests check; the report itself goes to the test's output.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -R '^e2e\.agent_' --output-on-failure
 
 # A fixed seed makes this stage repeat what it did on the last run (a gate, not a search); a
 # search for new inputs is KPERF_FUZZ_SEED=0 (random) with a longer KPERF_FUZZ_SECONDS.
@@ -56,8 +64,10 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
   name=$(basename "$f")
   corpus="test/fuzz/corpus/${name#fuzz_}"
   mkdir -p "build-fuzz/corpus-$name"
+  corpora=("build-fuzz/corpus-$name")
+  [ -d "$corpus" ] && corpora+=("$corpus")
   echo "fuzz: $name for ${KPERF_FUZZ_SECONDS:-30}s (seed ${KPERF_FUZZ_SEED:-1})"
   "$f" -max_total_time="${KPERF_FUZZ_SECONDS:-30}" -seed="${KPERF_FUZZ_SEED:-1}" -print_final_stats=0 \
-    "build-fuzz/corpus-$name" $( [ -d "$corpus" ] && echo "$corpus" ) 2>&1 | tail -2
+    "${corpora[@]}" 2>&1 | tail -2
 done
 echo "all tests passed"

@@ -29,6 +29,7 @@
 # Usage: sudo test/bench/agent-vs-reference.sh [--bin DIR] [--pairs 5] [--seconds 3]
 #                                              [--paths veth,loopback]
 #                                              [--groups stream,rr,crr,sweep,udp] [--out FILE.md]
+# shellcheck disable=SC2046,SC2086 # lists of samples and flag sets are passed as words on purpose
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -125,6 +126,7 @@ grep -q "listening on" "$tmp/kperf.log" || { echo "kperf-agent server did not st
 sleep 0.5 # the reference servers print nothing when ready
 
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+# shellcheck disable=SC2154 # pid_kperf is set by eval above
 idle_rss=$(rss_kib "$pid_kperf")
 
 # --- one measurement each: print one number ---------------------------------------------

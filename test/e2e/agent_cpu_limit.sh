@@ -23,10 +23,10 @@ fi
 [ -n "$GROUP" ] || { echo "SKIP: no writable cgroup cpu controller (v1 cpu or v2 cpu.max)"; exit 77; }
 mkdir "$GROUP" || { echo "SKIP: cannot create $GROUP"; exit 77; }
 drop_group() {
-    for _ in $(seq 1 50); do rmdir "$GROUP" 2>/dev/null && return 0; sleep 0.1; done
-    echo "warning: $GROUP not removed"
+    # rmdir succeeds once the group's last process has left it (30 s bounds a hang)
+    wait_for 30 "cgroup $GROUP to be removable" rmdir "$GROUP" || echo "warning: $GROUP not removed"
 }
-trap 'drop_group; cleanup' EXIT
+on_exit drop_group
 
 # limited QUOTA_US PERIOD_US OUT args...: the client in our group under that quota
 limited() {

@@ -25,7 +25,8 @@ for t in TCP_RR TCP_CRR UDP_RR; do
     check "$t: histogram count = ops" jqt "$F" "$R | .histogram.count == .ops"
     check "$t: min <= p50 <= p99 <= max" jqt "$F" \
         "$R | .latency_us as \$l | \$l.min <= \$l.p50 and \$l.p50 <= \$l.p99 and \$l.p99 <= \$l.max"
-    check "$t: duration ~ 1 s" jqt "$F" "$R | .duration_s > 0.95 and .duration_s < 1.1"
+    # not ended early; a busy machine's late timer may lengthen it (2 s: ran to no default)
+    check "$t: duration the 1 s asked" jqt "$F" "$R | .duration_s > 0.95 and .duration_s < 2"
     check "$t: ops_per_sec intervals" jqt "$F" "$R | (.intervals|length) >= 3 and (.intervals[0].ops_per_sec > 0)"
 done
 check "UDP_RR: nothing lost on loopback" jqt "$F" \
@@ -115,7 +116,8 @@ client --tests TCP_RR,TCP_STREAM --duration 500ms --omit 300ms --samples 2 --jso
     > "$WORK/omit.json" 2>/dev/null
 O="$WORK/omit.json"
 check "samples: 2 per test, numbered" jqt "$O" '[.results[] | [.test, .sample]] == [["TCP_RR",0],["TCP_RR",1],["TCP_STREAM",0],["TCP_STREAM",1]]'
-check "omit: measured window ~0.5 s" jqt "$O" 'all(.results[]; .duration_s > 0.45 and .duration_s < 0.6)'
+# 0.5 s of the 0.8 s: under 0.75 s proves the omitted 0.3 s is out, whatever the machine's load
+check "omit: measured window ~0.5 s" jqt "$O" 'all(.results[]; .duration_s > 0.45 and .duration_s < 0.75)'
 check "aggregates: one per test, 2 samples, ops summed" jqt "$O" \
     '(.aggregates|length) == 2 and all(.aggregates[]; .samples == 2) and (.aggregates[0].ops == ([.results[] | select(.test == "TCP_RR") | .ops] | add))'
 check "omit: params recorded" jqt "$O" '.params.omit_s == 0.3 and .params.samples == 2'

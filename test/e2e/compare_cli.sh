@@ -4,16 +4,16 @@
 # 3 regression, 1 invalid or mismatched files, 2 usage), one-line errors, every output format,
 # --output-dir, and the JSON Schema check of the reports. The reports are synthetic: the
 # unit-test binary test_compare writes them (seeded RNG, real histograms) into a temp dir.
+# shellcheck disable=SC2010 # ls | grep on names kperf itself writes (no spaces, no newlines)
 set -u
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "$0")/lib/harness.sh"
 KPERF="$KPERF_BIN/kperf"
 GEN="$KPERF_BIN/../test/unit/test_compare"
 SCHEMA="$KPERF_SRC/docs/report-schema.json"
 VALIDATE="$KPERF_SRC/test/tools/validate_report.py"
 [ -x "$KPERF" ] && [ -x "$GEN" ] || { echo "skip: kperf or test_compare not built"; exit 77; }
-D=$(mktemp -d /tmp/kperf-compare-e2e.XXXXXX)
-trap 'rm -rf "$D"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+h_tmpdir D compare-e2e
 
 KPERF_WRITE_FIXTURES="$D" "$GEN" >/dev/null 2>&1 || fail "test_compare did not run"
 for f in base regressed improved noise one-base one-regressed; do
@@ -196,5 +196,4 @@ if command -v python3 >/dev/null; then
     python3 "$VALIDATE" "$SCHEMA" "$D/agent.json" 2>/dev/null && fail "validator accepted an agent doc"
 fi
 
-[ "$fails" = 0 ] && echo "compare_cli: all checks passed"
-[ "$fails" = 0 ]
+finish

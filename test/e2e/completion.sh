@@ -7,17 +7,17 @@
 # candidates; fish completes the same words. Bad input: a clear error and exit 2.
 # zsh and fish come from scripts/test.sh's package list.
 set -euo pipefail
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "$0")/lib/harness.sh"
 KPERF="${KPERF_BIN:?}/kperf"
 [ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+declare tmp # set by h_tmpdir
+h_tmpdir tmp completion
 
 "$KPERF" completion bash >"$tmp/c.bash"
 "$KPERF" completion zsh >"$tmp/c.zsh"
 "$KPERF" completion fish >"$tmp/c.fish"
-bash -n "$tmp/c.bash" || bad "bash script does not parse"
+bash -n "$tmp/c.bash" || fail "bash script does not parse"
 
 # 1. bash: COMP_WORDS as bash splits the line (COMP_WORDBREAKS holds '=': --tests=X is 3 words)
 mkdir -p "$tmp/d/out-a" "$tmp/d/out-b"
@@ -55,29 +55,30 @@ run_case() { # WORDS...: prints the candidates, space-separated
 }
 n=0
 while IFS='|' read -r line want; do
+    words=() # set by the eval: the case's words, quoted as a shell would
     eval "words=($line)"
     got=$(run_case "${words[@]}")
     n=$((n + 1))
     # the shell sorts what it shows; compgen -d/-f lists in directory order
     [ "$(tr ' ' '\n' <<<"$got" | sort | tr '\n' ' ')" = "$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')" ] ||
-        bad "bash: '$line': got '$got', want '$want'"
+        fail "bash: '$line': got '$got', want '$want'"
 done <"$tmp/cases"
 
 # cleanup's flags are its table's: the case above must list them all
 want=$("$KPERF" cleanup --help | grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ')
 got=$(run_case kperf cleanup -- | tr ' ' '\n' | sort -u | tr '\n' ' ')
-[ "$got" = "$want" ] || bad "bash: cleanup flags '$got' are not those of its --help '$want'"
+[ "$got" = "$want" ] || fail "bash: cleanup flags '$got' are not those of its --help '$want'"
 # every run flag of --help is offered
 want=$("$KPERF" run --help | grep -o -- '^ *\(-., \)\?--[a-z][a-z-]*' | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
 got=$(run_case kperf run -- | tr ' ' '\n' | sort -u | tr '\n' ' ')
-[ "$got" = "$want" ] || bad "bash: run flags '$got' differ from its --help '$want'"
+[ "$got" = "$want" ] || fail "bash: run flags '$got' differ from its --help '$want'"
 
 # 2. every offered -o value is accepted (missing files: exit 1), a made-up one is not (exit 2)
 accepts() { # EXPECTED-RC CMD...
     local rc=0 want=$1
     shift
     "$KPERF" "$@" >/dev/null 2>&1 || rc=$?
-    [ "$rc" = "$want" ] || bad "kperf $*: exit $rc, want $want"
+    [ "$rc" = "$want" ] || fail "kperf $*: exit $rc, want $want"
 }
 for v in $(run_case kperf run -o ''); do accepts 0 manifests --format json -o "$v"; done
 for v in $(run_case kperf report x -o ''); do accepts 1 report /nonexistent.json -o "$v"; done
@@ -92,7 +93,7 @@ accepts 2 completion
 accepts 2 completion bash zsh
 msg=$("$KPERF" completion tcsh 2>&1) || true
 [ "$msg" = "kperf: error: 'kperf completion' takes one shell: bash, zsh or fish. Run 'kperf completion --help' for usage." ] ||
-    bad "completion tcsh: $msg"
+    fail "completion tcsh: $msg"
 
 # 3. zsh: bashcompinit registers the function for both names; its compgen returns the candidates
 # unfiltered (zsh's compadd filters by prefix later), so the expected ones must be among them
@@ -101,19 +102,19 @@ zsh_out=$(HOME=$tmp zsh -f -c 'autoload -U +X compinit && compinit -u -d "$HOME/
     setopt ksharrays
     COMP_WORDS=(kperf run --scenarios pod-to-pod,h); COMP_CWORD=3; _kperf; print -r -- "${COMPREPLY[*]}"
     COMP_WORDS=(kperf report x.json -o h); COMP_CWORD=4; _kperf; print -r -- "${COMPREPLY[*]}"' _ "$tmp/c.zsh") ||
-    bad "zsh: sourcing the script failed"
+    fail "zsh: sourcing the script failed"
 [ "$(sed -n 1p <<<"$zsh_out")" = "_bash_complete -F _kperf|_bash_complete -F _kperf" ] ||
-    bad "zsh: not registered: $(sed -n 1p <<<"$zsh_out")"
-grep -qw -- 'pod-to-pod,host-to-host' <<<"$(sed -n 2p <<<"$zsh_out")" || bad "zsh: scenarios: $(sed -n 2p <<<"$zsh_out")"
-grep -qw -- 'html' <<<"$(sed -n 3p <<<"$zsh_out")" || bad "zsh: report -o: $(sed -n 3p <<<"$zsh_out")"
+    fail "zsh: not registered: $(sed -n 1p <<<"$zsh_out")"
+grep -qw -- 'pod-to-pod,host-to-host' <<<"$(sed -n 2p <<<"$zsh_out")" || fail "zsh: scenarios: $(sed -n 2p <<<"$zsh_out")"
+grep -qw -- 'html' <<<"$(sed -n 3p <<<"$zsh_out")" || fail "zsh: report -o: $(sed -n 3p <<<"$zsh_out")"
 
 # 4. fish: complete -C lists candidate<TAB>description
-fish -n "$tmp/c.fish" || bad "fish script does not parse"
+fish -n "$tmp/c.fish" || fail "fish script does not parse"
 fish_c() { HOME=$tmp fish --no-config -c 'source $argv[1]; complete -C $argv[2]' "$tmp/c.fish" "$1" | cut -f1 | tr '\n' ' ' | sed 's/ $//'; }
-[ "$(fish_c 'kperf run --sce')" = "--scenarios" ] || bad "fish: run --sce: $(fish_c 'kperf run --sce')"
-[ "$(fish_c 'kperf report x.json -o h')" = "html" ] || bad "fish: report -o h: $(fish_c 'kperf report x.json -o h')"
-[ "$(fish_c 'kubectl-kperf run --tests TCP_S')" = "TCP_STREAM TCP_STREAM_MULTI" ] || bad "fish: --tests: $(fish_c 'kubectl-kperf run --tests TCP_S')"
-[ "$(fish_c 'kperf comp')" = "compare completion" ] || bad "fish: subcommands: $(fish_c 'kperf comp')"
+[ "$(fish_c 'kperf run --sce')" = "--scenarios" ] || fail "fish: run --sce: $(fish_c 'kperf run --sce')"
+[ "$(fish_c 'kperf report x.json -o h')" = "html" ] || fail "fish: report -o h: $(fish_c 'kperf report x.json -o h')"
+[ "$(fish_c 'kubectl-kperf run --tests TCP_S')" = "TCP_STREAM TCP_STREAM_MULTI" ] || fail "fish: --tests: $(fish_c 'kubectl-kperf run --tests TCP_S')"
+[ "$(fish_c 'kperf comp')" = "compare completion" ] || fail "fish: subcommands: $(fish_c 'kperf comp')"
 
-[ "$fail" = 0 ] && echo "ok: bash ($n cases), zsh and fish completion"
-exit "$fail"
+failed || pass "bash ($n cases), zsh and fish completion"
+finish

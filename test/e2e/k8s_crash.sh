@@ -15,16 +15,18 @@ objects() { kadmin get "$KINDS" -A -o custom-columns=K:.kind,NS:.metadata.namesp
 objects >"$K8S_DIR/before.txt" || fail "listing objects"
 
 # waits (bounded) until a client Job of a kperf run exists and its pod runs
-wait_client_running() {
-    local deadline=$((SECONDS + 60))
-    while [ $SECONDS -lt $deadline ]; do
-        kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
-            -o name 2>/dev/null | grep -q . && return 0
-        sleep 0.2
-    done
-    return 1
+wait_client_running() { wait_for 60 "a running client pod" client_running; }
+client_running() {
+    kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+        -o name 2>/dev/null | grep -q .
 }
 
+# lease_renewed: renewed = the kperf Lease's renewTime once it is past its acquireTime
+lease_renewed() {
+    renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
+        jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
+    [ -n "$renewed" ]
+}
 # start a long run and kill -9 its controller once a client measures
 crash_a_run() {
     # the kperf process itself (not a subshell) gets the SIGKILL
@@ -37,12 +39,9 @@ crash_a_run() {
     fi
     # the controller renews its Lease while it runs (every third of --lease-duration)
     if [ "$1" = 1 ]; then
-        local deadline=$((SECONDS + 10)) renewed=
-        while [ $SECONDS -lt $deadline ] && [ -z "$renewed" ]; do
-            renewed=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf -o json |
-                jq -r '.items[0].spec | select(.renewTime > .acquireTime) | .renewTime')
-            [ -n "$renewed" ] || sleep 0.3
-        done
+        local renewed=
+        # every 1 s with a 3 s lease; 30 s bounds a controller that never renews
+        wait_for 30 "the running kperf to renew its Lease" lease_renewed
         [ -n "$renewed" ] && pass "the running kperf renews its Lease (renewTime $renewed)" ||
             fail "the Lease was never renewed"
     fi

@@ -17,6 +17,8 @@
 #   exactly manifests/cronjob-pvc.yaml; pushgateway.url adds --push-gateway (and clusterName
 #   --cluster-name) to "run"; history.keep 0 stops helm with a clear error.
 set -euo pipefail
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "$0")/lib/harness.sh"
 KPERF="${KPERF_BIN:?}/kperf"
 SRC="${KPERF_SRC:?}"
 VALIDATE="$SRC/test/kube-sim/kubesim/openapi.py"
@@ -25,11 +27,9 @@ CHART="$SRC/manifests/helm/kperf"
 command -v jq >/dev/null || { echo "no jq"; exit 77; }
 HELM=${HELM:-$(bash "$SRC/test/tools/get-helm.sh")}
 KUBECTL=${KUBECTL:-$(bash "$SRC/test/tools/get-kubectl.sh")}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+declare tmp # set by h_tmpdir
+h_tmpdir tmp helm-kustomize
 n_doc=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # to_ndjson YAML OUT: the objects of a multi-document YAML file, one sorted JSON per line, in a
 # stable order (kind, namespace, name)
@@ -59,20 +59,20 @@ queue() {
                  spec: .spec.jobTemplate.spec.template.spec}' "$doc" >"$tmp/pod-$n_doc.json"
             printf '%s\n%s\n' "$tmp/job-$n_doc.json" "$tmp/pod-$n_doc.json" >>"$tmp/queue"
             jq -e '.spec.concurrencyPolicy == "Forbid"' "$doc" >/dev/null ||
-                bad "$2: CronJob concurrencyPolicy"
+                fail "$2: CronJob concurrencyPolicy"
             check_args "$doc" "$2"
             ;;
         ClusterRole | Role)
             jq -e '.rules | length > 0 and all(.[]; (.verbs | length > 0) and
                    (.verbs | index("*") | not) and ((.resources // []) | index("*") | not) and
                    ((.apiGroups // []) | index("*") | not))' "$doc" >/dev/null ||
-                bad "$2: $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"
+                fail "$2: $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"
             ;;
         ClusterRoleBinding | RoleBinding)
             jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' "$doc" \
-                >/dev/null || bad "$2: $kind binding"
+                >/dev/null || fail "$2: $kind binding"
             ;;
-        *) bad "$2: unexpected kind '$kind'" ;;
+        *) fail "$2: unexpected kind '$kind'" ;;
         esac
     done <"$1"
 }
@@ -85,7 +85,7 @@ check_args() {
     local -a run cmp
     mapfile -t run < <(jq -r '.spec.jobTemplate.spec.template.spec.initContainers[0].args[]' "$1")
     mapfile -t cmp < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].args[]' "$1")
-    [ "${run[0]}" = run ] || bad "$2: first container does not run 'kperf run'"
+    [ "${run[0]}" = run ] || fail "$2: first container does not run 'kperf run'"
     local -a flags=()
     local i
     for ((i = 1; i < ${#run[@]}; i++)); do
@@ -96,12 +96,12 @@ check_args() {
         fi
     done
     "$KPERF" manifests --format json "${flags[@]}" >/dev/null 2>"$tmp/err" ||
-        bad "$2: kperf run ${flags[*]}: $(cat "$tmp/err")"
-    [ "${cmp[0]}" = compare ] || bad "$2: second container does not run 'kperf compare'"
+        fail "$2: kperf run ${flags[*]}: $(cat "$tmp/err")"
+    [ "${cmp[0]}" = compare ] || fail "$2: second container does not run 'kperf compare'"
     local rc=0
     "$KPERF" "${cmp[@]}" >/dev/null 2>"$tmp/err" || rc=$?
     [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json\|cannot read /history/nights/latest/report.json' "$tmp/err" ||
-        bad "$2: kperf ${cmp[*]}: exit $rc: $(cat "$tmp/err")"
+        fail "$2: kperf ${cmp[*]}: exit $rc: $(cat "$tmp/err")"
 }
 
 # cron JSON-PATH-FILTER NDJSON: a jq filter on the one CronJob
@@ -112,18 +112,18 @@ cat "$SRC/manifests/namespace.yaml" <(echo ---) "$SRC/manifests/rbac.yaml" <(ech
     "$SRC/manifests/cronjob.yaml" >"$tmp/plain.yaml"
 to_ndjson "$tmp/plain.yaml" "$tmp/plain.ndjson"
 to_ndjson "$SRC/manifests/rbac-namespaces.yaml" "$tmp/plain-rbac-ns.ndjson"
-[ "$(wc -l <"$tmp/plain.ndjson")" -ge 9 ] || bad "manifests/: only $(wc -l <"$tmp/plain.ndjson") objects"
+[ "$(wc -l <"$tmp/plain.ndjson")" -ge 9 ] || fail "manifests/: only $(wc -l <"$tmp/plain.ndjson") objects"
 
 # 2. Helm
-"$HELM" lint "$CHART" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; bad "helm lint"; }
+"$HELM" lint "$CHART" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; fail "helm lint"; }
 for v in "$CHART"/ci/*-values.yaml; do
-    "$HELM" lint "$CHART" -f "$v" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; bad "helm lint -f $v"; }
+    "$HELM" lint "$CHART" -f "$v" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; fail "helm lint -f $v"; }
 done
 render() { # NAME HELM-ARGS...: helm template into $tmp/helm-NAME.ndjson, queued for validation
     local name=$1
     shift
     "$HELM" template kperf "$CHART" "$@" >"$tmp/helm-$name.yaml" 2>"$tmp/err" ||
-        { cat "$tmp/err"; bad "helm template $name"; return; }
+        { cat "$tmp/err"; fail "helm template $name"; return; }
     to_ndjson "$tmp/helm-$name.yaml" "$tmp/helm-$name.ndjson"
     queue "$tmp/helm-$name.ndjson" "helm template ($name)"
 }
@@ -133,44 +133,44 @@ render restricted -f "$CHART/ci/restricted-values.yaml"
 
 # one source of truth: the default rendering is the plain YAML
 diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
-    { cat "$tmp/diff"; bad "helm template (default values) differs from manifests/*.yaml"; }
+    { cat "$tmp/diff"; fail "helm template (default values) differs from manifests/*.yaml"; }
 
 # the packaged chart (what a chart repository serves) carries the linked files: same objects
-"$HELM" package "$CHART" -d "$tmp" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; bad "helm package"; }
-"$HELM" template kperf "$tmp"/kperf-*.tgz >"$tmp/helm-packaged.yaml" 2>"$tmp/err" || { cat "$tmp/err"; bad "helm template kperf-*.tgz"; }
+"$HELM" package "$CHART" -d "$tmp" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "helm package"; }
+"$HELM" template kperf "$tmp"/kperf-*.tgz >"$tmp/helm-packaged.yaml" 2>"$tmp/err" || { cat "$tmp/err"; fail "helm template kperf-*.tgz"; }
 to_ndjson "$tmp/helm-packaged.yaml" "$tmp/helm-packaged.ndjson"
-cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || bad "the packaged chart renders other objects"
-tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && bad "the packaged chart carries ci/"
+cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || fail "the packaged chart renders other objects"
+tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && fail "the packaged chart carries ci/"
 
 P=helm-history-pvc
 # perRunNamespaces adds rbac-namespaces.yaml, and nothing else RBAC-wise besides the baseline rule
 jq -c 'select(.metadata.name == "kperf-namespaces")' "$tmp/$P.ndjson" >"$tmp/rbac-ns.ndjson"
 cmp -s "$tmp/rbac-ns.ndjson" "$tmp/plain-rbac-ns.ndjson" ||
-    bad "rbac.perRunNamespaces does not render manifests/rbac-namespaces.yaml"
+    fail "rbac.perRunNamespaces does not render manifests/rbac-namespaces.yaml"
 cron '.spec.jobTemplate.spec.template.spec.volumes[1] == {name: "baseline",
       persistentVolumeClaim: {claimName: "kperf-history", readOnly: true}}' "$tmp/$P.ndjson" ||
-    bad "$P: baseline.existingClaim"
+    fail "$P: baseline.existingClaim"
 jq -e -s 'map(select(.kind == "Role" and .metadata.name == "kperf"))[0].rules |
           all(.[]; .resources | index("configmaps") | not)' "$tmp/$P.ndjson" >/dev/null ||
-    bad "$P: a PVC baseline still grants the ConfigMap"
+    fail "$P: a PVC baseline still grants the ConfigMap"
 cron '.spec.timeZone == "Europe/Berlin" and .spec.schedule == "30 1 * * 1-5"' "$tmp/$P.ndjson" ||
-    bad "$P: schedule"
+    fail "$P: schedule"
 cron '.spec.jobTemplate.spec.template.spec as $s |
       $s.nodeSelector == {"node-role.example.com/perf": "true"} and
       $s.tolerations[0].key == "dedicated" and $s.imagePullSecrets == [{name: "regcred"}] and
       ($s.initContainers + $s.containers | all(.[]; .image == "mirror.example.internal/kperf/kperf:0.1.0-rc1"
         and .imagePullPolicy == "Always")) and
       ($s.initContainers[0].args | join(" ") | test("--tests all .*--image mirror.example.internal/kperf/kperf-agent:0.1.0-rc1 --image-pull-policy IfNotPresent --image-pull-secret regcred --node-selector node-role.example.com/perf=true --tolerations dedicated=perf:NoSchedule "))' \
-    "$tmp/$P.ndjson" || bad "$P: images, placement or agent flags"
+    "$tmp/$P.ndjson" || fail "$P: images, placement or agent flags"
 
 R=helm-restricted
 jq -e -s 'map(select(.kind == "Namespace"))[0].metadata |
           .name == "perf" and .labels["pod-security.kubernetes.io/enforce"] == "restricted" and
-          .labels.team == "netperf"' "$tmp/$R.ndjson" >/dev/null || bad "$R: namespace"
+          .labels.team == "netperf"' "$tmp/$R.ndjson" >/dev/null || fail "$R: namespace"
 jq -e -s 'all(.[]; (.metadata.namespace // "perf") as $n | ($n == "perf" or $n == "kube-system")
           and .metadata.labels.team == "netperf" and
           all((.subjects // [])[]; .namespace == "perf" and .name == "perf-runner"))' \
-    "$tmp/$R.ndjson" >/dev/null || bad "$R: objects outside namespace perf or unlabelled"
+    "$tmp/$R.ndjson" >/dev/null || fail "$R: objects outside namespace perf or unlabelled"
 cron '.metadata.name == "perf-hourly" and .spec.suspend == true and
       .spec.successfulJobsHistoryLimit == 3 and
       (.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")) ==
@@ -178,64 +178,64 @@ cron '.metadata.name == "perf-hourly" and .spec.suspend == true and
       (.spec.jobTemplate.spec.template.spec.containers[0].args | join(" ")) ==
       "compare /baseline/report.json /results/report.json --threshold 10%" and
       .spec.jobTemplate.spec.template.spec.volumes[1].configMap.name == "perf-baseline"' \
-    "$tmp/$R.ndjson" || bad "$R: CronJob"
+    "$tmp/$R.ndjson" || fail "$R: CronJob"
 
 # history on a volume: the chart's rendering is manifests/cronjob-pvc.yaml (+ history-pvc.yaml
 # is the claim it names); the job keeps RBAC as it is
 render pvc --set history.existingClaim=kperf-history
 to_ndjson "$SRC/manifests/cronjob-pvc.yaml" "$tmp/plain-pvc.ndjson"
 diff <(jq . "$tmp/plain-pvc.ndjson") <(jq -c 'select(.kind == "CronJob")' "$tmp/helm-pvc.ndjson" | jq .) >"$tmp/diff" ||
-    { cat "$tmp/diff"; bad "helm history.existingClaim differs from manifests/cronjob-pvc.yaml"; }
+    { cat "$tmp/diff"; fail "helm history.existingClaim differs from manifests/cronjob-pvc.yaml"; }
 cmp -s <(grep -v '"kind":"CronJob"' "$tmp/helm-default.ndjson") <(grep -v '"kind":"CronJob"' "$tmp/helm-pvc.ndjson") ||
-    bad "history.existingClaim changes more than the CronJob"
+    fail "history.existingClaim changes more than the CronJob"
 "$KPERF" manifests --from-yaml "$SRC/manifests/history-pvc.yaml" |
     jq -e -s '.[0].kind == "PersistentVolumeClaim" and .[0].metadata.name == "kperf-history" and
-              .[0].metadata.namespace == "kperf"' >/dev/null || bad "history-pvc.yaml: not the claim kperf-history"
+              .[0].metadata.namespace == "kperf"' >/dev/null || fail "history-pvc.yaml: not the claim kperf-history"
 if "$HELM" template kperf "$CHART" --set history.existingClaim=h --set history.keep=0 >/dev/null 2>"$tmp/err"; then
-    bad "history.keep=0 rendered"
+    fail "history.keep=0 rendered"
 elif ! grep -q 'history.keep: must be at least 1' "$tmp/err"; then
-    bad "history.keep=0: unclear error: $(cat "$tmp/err")"
+    fail "history.keep=0: unclear error: $(cat "$tmp/err")"
 fi
 
 # the Pushgateway: "run" pushes its metrics (e2e.prometheus_push tests the push itself)
 render push --set pushgateway.url=http://pushgateway.monitoring:9091 --set pushgateway.clusterName=prod-eu
 cron '(.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ") |
        endswith("--output json --output-dir /results --push-gateway http://pushgateway.monitoring:9091 --cluster-name prod-eu"))' \
-    "$tmp/helm-push.ndjson" || bad "pushgateway.url: no --push-gateway/--cluster-name in run"
+    "$tmp/helm-push.ndjson" || fail "pushgateway.url: no --push-gateway/--cluster-name in run"
 
 # 3. kustomize: the base is the plain YAML; each overlay changes only the CronJob, as it says
-"$KUBECTL" kustomize "$SRC/manifests" >"$tmp/k-base.yaml" || bad "kubectl kustomize manifests"
+"$KUBECTL" kustomize "$SRC/manifests" >"$tmp/k-base.yaml" || fail "kubectl kustomize manifests"
 to_ndjson "$tmp/k-base.yaml" "$tmp/k-base.ndjson"
 queue "$tmp/k-base.ndjson" "kustomize base"
-cmp -s "$tmp/plain.ndjson" "$tmp/k-base.ndjson" || bad "kustomize base differs from manifests/*.yaml"
+cmp -s "$tmp/plain.ndjson" "$tmp/k-base.ndjson" || fail "kustomize base differs from manifests/*.yaml"
 for o in eks-vpc-cni tke cilium; do
-    "$KUBECTL" kustomize "$SRC/deploy/overlays/$o" >"$tmp/k-$o.yaml" || { bad "kubectl kustomize $o"; continue; }
+    "$KUBECTL" kustomize "$SRC/deploy/overlays/$o" >"$tmp/k-$o.yaml" || { fail "kubectl kustomize $o"; continue; }
     to_ndjson "$tmp/k-$o.yaml" "$tmp/k-$o.ndjson"
     queue "$tmp/k-$o.ndjson" "kustomize $o"
     cmp -s <(grep -v '"kind":"CronJob"' "$tmp/plain.ndjson") <(grep -v '"kind":"CronJob"' "$tmp/k-$o.ndjson") ||
-        bad "overlay $o changes more than the CronJob"
+        fail "overlay $o changes more than the CronJob"
 done
 A='.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")'
 cron "(.spec.jobTemplate.spec.template.spec.nodeSelector == {\"eks.amazonaws.com/capacityType\": \"ON_DEMAND\"})
       and ($A | endswith(\"--node-selector eks.amazonaws.com/capacityType=ON_DEMAND\"))" \
-    "$tmp/k-eks-vpc-cni.ndjson" || bad "overlay eks-vpc-cni"
+    "$tmp/k-eks-vpc-cni.ndjson" || fail "overlay eks-vpc-cni"
 cron ".spec.timeZone == \"Asia/Shanghai\" and
       (.spec.jobTemplate.spec.template.spec | [.initContainers[0].image, .containers[0].image] ==
        [\"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\"])
       and ($A | test(\"--image ccr.ccs.tencentyun.com/NAMESPACE/kperf-agent:0.1.0 \"))" \
-    "$tmp/k-tke.ndjson" || bad "overlay tke"
+    "$tmp/k-tke.ndjson" || fail "overlay tke"
 cron "($A | endswith(\"--tests all\")) and .spec.jobTemplate.spec.activeDeadlineSeconds == 7200" \
-    "$tmp/k-cilium.ndjson" || bad "overlay cilium"
+    "$tmp/k-cilium.ndjson" || fail "overlay cilium"
 
 # 4. the schemas, all at once (python start-up dominates)
 mapfile -t files <"$tmp/queue"
-python3 "$VALIDATE" --quiet "${files[@]}" || bad "some objects are not valid (above)"
+python3 "$VALIDATE" --quiet "${files[@]}" || fail "some objects are not valid (above)"
 # the check can fail: a misspelt field in a rendered CronJob is caught
 jq -s -c 'map(select(.kind == "CronJob"))[0] | .spec.jobTemplate.spec.template.spec.nodeselector = {}' \
     "$tmp/helm-default.ndjson" >"$tmp/bad.json"
 if python3 "$VALIDATE" --quiet "$tmp/bad.json" >"$tmp/err"; then
-    bad "the validator accepted a misspelt field"
+    fail "the validator accepted a misspelt field"
 fi
-[ "${#files[@]}" -ge 60 ] || bad "only ${#files[@]} objects validated"
-[ "$fail" = 0 ] && echo "ok: helm (3 value sets) and kustomize (base + 3 overlays): ${#files[@]} objects valid; defaults equal manifests/"
-exit "$fail"
+[ "${#files[@]}" -ge 60 ] || fail "only ${#files[@]} objects validated"
+failed || pass "helm (3 value sets) and kustomize (base + 3 overlays): ${#files[@]} objects valid; defaults equal manifests/"
+finish

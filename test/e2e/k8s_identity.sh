@@ -21,9 +21,9 @@ k8s_external_start --port $EXT_PORT --bind $EXT_IP
 names=$("$KPERF" manifests --scenarios pod-to-external --external-server "$EXT_IP:$EXT_PORT" \
     --nodes node-1,node-2 2>/dev/null | awk '$1 == "kind:" {k = $2} $1 == "name:" && k == "Job" {print $2; k = ""}')
 if [ "$(echo "$names" | sort -u | grep -c .)" = 2 ]; then
-    pass "manifests: forward and reverse Jobs have distinct names ($(echo $names))"
+    pass "manifests: forward and reverse Jobs have distinct names (${names//$'\n'/ })"
 else
-    fail "manifests: Job names not distinct: $(echo $names)"
+    fail "manifests: Job names not distinct: ${names//$'\n'/ }"
 fi
 
 k8s_record_pods_start "$K8S_DIR/pods.jsonl"

@@ -27,7 +27,8 @@ interrupt() {
     kill "-$sig" "$pid"
     wait "$pid"
     local rc=$?
-    local want=$([ "$sig" = INT ] && echo 130 || echo 143)
+    local want=143
+    [ "$sig" = INT ] && want=130
     [ "$rc" = "$want" ] && pass "$name: exit $rc" || { fail "$name: exit $rc, want $want"; tail -5 "$K8S_DIR/$name.err"; }
     k8s_nothing_left "$name"
 }

@@ -5,15 +5,16 @@
 # our validator (test/kube-sim/kubesim/openapi.py). On top: a CronJob's jobTemplate is validated as
 # a Job, RBAC rules must not use wildcards, bindings name a role and subjects.
 set -euo pipefail
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "$0")/lib/harness.sh"
 KPERF="${KPERF_BIN:?}/kperf"
 SRC="${KPERF_SRC:?}"
 VALIDATE="$SRC/test/kube-sim/kubesim/openapi.py"
 [ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
 [ -f "$VALIDATE" ] || { echo "no $VALIDATE"; exit 77; }
 command -v jq >/dev/null || { echo "no jq"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+declare tmp # set by h_tmpdir
+h_tmpdir tmp manifests-valid
 n_valid=0
 
 # validate_lines FILE: each line one object, queued for one validator call at the end (python
@@ -37,24 +38,24 @@ validate_lines() {
                  spec: .spec.jobTemplate.spec}' "$doc" >"$tmp/job-$n_doc.json"
             echo "$tmp/job-$n_doc.json" >>"$tmp/queue"
             jq -e '.spec.schedule and .spec.concurrencyPolicy == "Forbid"' "$doc" \
-                >/dev/null || { echo "FAIL: $file CronJob schedule/concurrency"; fail=1; }
+                >/dev/null || { fail "$file CronJob schedule/concurrency"; }
             ;;
         ClusterRole | Role)
             jq -e '.rules | length > 0 and all(.[]; (.verbs | length > 0) and
                    (.verbs | index("*") | not) and ((.resources // []) | index("*") | not) and
                    ((.apiGroups // []) | index("*") | not))' "$doc" >/dev/null ||
-                { echo "FAIL: $file $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"; fail=1; }
+                fail "$file $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"
             ;;
         ClusterRoleBinding | RoleBinding)
             jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' \
-                "$doc" >/dev/null || { echo "FAIL: $file $kind binding"; fail=1; }
+                "$doc" >/dev/null || { fail "$file $kind binding"; }
             ;;
         ServiceAccount | Secret | ConfigMap | PersistentVolumeClaim)
             jq -e '.apiVersion == "v1" and .metadata.name and .metadata.namespace' \
-                "$doc" >/dev/null || { echo "FAIL: $file $kind metadata"; fail=1; }
+                "$doc" >/dev/null || { fail "$file $kind metadata"; }
             ;;
         *)
-            echo "FAIL: $file document $i: unexpected kind '$kind'"; fail=1
+            fail "$file document $i: unexpected kind '$kind'"
             ;;
         esac
     done <"$file"
@@ -66,7 +67,7 @@ validate_queued() {
     if python3 "$VALIDATE" --quiet "${files[@]}"; then
         n_valid=$((n_valid + ${#files[@]}))
     else
-        echo "FAIL: some objects are not valid (above)"; fail=1
+        fail "some objects are not valid (above)"
     fi
 }
 
@@ -83,7 +84,7 @@ for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10
     # every object carries both kperf labels
     jq -e -s 'all(.[]; .metadata.labels["app.kubernetes.io/managed-by"] == "kperf" and
               (.metadata.labels["kperf.io/run-id"] | length > 0))' "$tmp/run-$i.ndjson" \
-        >/dev/null || { echo "FAIL: run $i: unlabelled object"; fail=1; }
+        >/dev/null || { fail "run $i: unlabelled object"; }
     # the pods the DaemonSets and Jobs create are valid Pods too (what the dry run submits)
     jq -c 'select(.kind == "DaemonSet" or .kind == "Job") |
            {apiVersion: "v1", kind: "Pod",
@@ -97,23 +98,23 @@ for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10
     jq -c 'del(.metadata.labels["kperf.io/run-id"], .metadata.namespace, .spec.selector.matchLabels["kperf.io/run-id"], .spec.template.metadata.labels["kperf.io/run-id"], .spec.selector["kperf.io/run-id"], .metadata.name)' "$tmp/run-$i.ndjson" >"$tmp/json-$i.ndjson"
     if ! cmp -s <(grep -v '"Namespace"' "$tmp/yaml-$i.ndjson" | jq -S -c 'del(.spec.template.spec.containers[0].args)') \
                <(grep -v '"Namespace"' "$tmp/json-$i.ndjson" | jq -S -c 'del(.spec.template.spec.containers[0].args)'); then
-        echo "FAIL: run $i: YAML and JSON output differ"; fail=1
+        fail "run $i: YAML and JSON output differ"
     fi
 done
 
 # host-network scenarios label the namespace privileged, others restricted
 jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kubernetes.io/enforce"] == "privileged"' \
-    "$tmp/run-1.ndjson" >/dev/null || { echo "FAIL: host network namespace not privileged"; fail=1; }
+    "$tmp/run-1.ndjson" >/dev/null || { fail "host network namespace not privileged"; }
 jq -e -s 'map(select(.kind == "Namespace"))[0].metadata.labels["pod-security.kubernetes.io/enforce"] == "restricted"' \
-    "$tmp/run-2.ndjson" >/dev/null || { echo "FAIL: pod network namespace not restricted"; fail=1; }
+    "$tmp/run-2.ndjson" >/dev/null || { fail "pod network namespace not restricted"; }
 # --all-nodes: the sweep's server DaemonSets too, one per network, on every eligible node but A
 jq -e -s '[.[] | select(.kind == "DaemonSet") | .metadata.name] | sort ==
           ["kperf-server-host-a", "kperf-server-host-sweep", "kperf-server-pod-a",
            "kperf-server-pod-sweep"]' "$tmp/run-4.ndjson" >/dev/null ||
-    { echo "FAIL: --all-nodes: sweep DaemonSets missing"; fail=1; }
+    { fail "--all-nodes: sweep DaemonSets missing"; }
 # -n NAME: no Namespace object
 if jq -e -s 'any(.[]; .kind == "Namespace")' "$tmp/run-3.ndjson" >/dev/null; then
-    echo "FAIL: -n kperf still creates a Namespace"; fail=1
+    fail "-n kperf still creates a Namespace"
 fi
 
 # 2. the files a person applies
@@ -121,8 +122,8 @@ for f in "$SRC"/manifests/*.yaml; do
     # kustomize's own file lists the others; k8s_helm_kustomize.sh builds and checks it
     [ "$(basename "$f")" = kustomization.yaml ] && continue
     out="$tmp/$(basename "$f").ndjson"
-    "$KPERF" manifests --from-yaml "$f" >"$out" || { echo "FAIL: $f does not parse"; fail=1; continue; }
-    [ -s "$out" ] || { echo "FAIL: $f is empty"; fail=1; }
+    "$KPERF" manifests --from-yaml "$f" >"$out" || { fail "$f does not parse"; continue; }
+    [ -s "$out" ] || { fail "$f is empty"; }
     validate_lines "$out"
 done
 
@@ -132,9 +133,9 @@ validate_queued
 bad() { # NAME FINDING JSON: the validator must reject JSON and print FINDING
     printf '%s\n' "$3" >"$tmp/bad-$1.json"
     if out=$(python3 "$VALIDATE" --quiet "$tmp/bad-$1.json"); then
-        echo "FAIL: the validator accepted a broken object ($1)"; fail=1
+        fail "the validator accepted a broken object ($1)"
     elif ! grep -qF -- "$2" <<<"$out"; then
-        echo "FAIL: broken object ($1): expected '$2' in: $out"; fail=1
+        fail "broken object ($1): expected '$2' in: $out"
     fi
 }
 ds() { # CONTAINER-FIELDS: a DaemonSet whose one container has these fields besides its name
@@ -147,6 +148,6 @@ bad type "$C.ports[0].containerPort: expected integer, got string" "$(ds '"ports
 bad required "$C.ports[0].containerPort: Required value" "$(ds '"ports":[{"protocol":"TCP"}]')"
 bad enum "$C.imagePullPolicy: Unsupported value: \"Sometimes\"" "$(ds '"imagePullPolicy":"Sometimes"')"
 
-[ "$n_valid" -ge 20 ] || { echo "FAIL: only $n_valid documents validated"; fail=1; }
-[ "$fail" = 0 ] && echo "ok: $n_valid documents valid against the API schemas"
-exit "$fail"
+[ "$n_valid" -ge 20 ] || { fail "only $n_valid documents validated"; }
+failed || pass "$n_valid documents valid against the API schemas"
+finish

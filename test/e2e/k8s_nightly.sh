@@ -74,7 +74,8 @@ YAML
 
 # a CronJob manifest as shipped but for the run's length and retention: FILE.yaml -> FILE-short.json
 shorten() {
-    local b=$K8S_DIR/$(basename "$1" .yaml)
+    local b
+    b=$K8S_DIR/$(basename "$1" .yaml)
     "$KPERF" manifests --from-yaml "$1" >"$b.json" || fail "$1 does not parse"
     jq '.spec.jobTemplate.spec.template.spec.initContainers[0].args |= (. as $a |
             {"--duration": "1s", "--samples": "1", "--scenarios": "pod-to-pod", "--keep-runs": "3"} as $m |
@@ -87,6 +88,13 @@ shorten() {
         fail "the shortened $1 differs from the manifest beyond the run's args"
     kadmin apply -f "$b-short.json" >/dev/null || fail "applying $1"
 }
+# job_ended: st = the Job's Complete or Failed condition, once it has one (sets the caller's st)
+job_ended() {
+    st=$(kadmin get job "$JOB" -n kperf -o json 2>/dev/null |
+        jq -r '[.status.conditions[]? | select(.status == "True" and
+                (.type == "Complete" or .type == "Failed")) | .type][0] // empty')
+    [ -n "$st" ]
+}
 # one night: the clock jumps to the next 02:17, the controller creates the Job, it runs to the end
 night() {
     local n=$1 out now st pod t0=$SECONDS
@@ -94,13 +102,8 @@ night() {
     now=$(jq -r .now <<<"$out")
     JOB=kperf-nightly-$(($(date -ud "$now" +%s) / 60))
     st=
-    for _ in $(seq 1 120); do
-        st=$(kadmin get job "$JOB" -n kperf -o json 2>/dev/null |
-            jq -r '[.status.conditions[]? | select(.status == "True" and
-                    (.type == "Complete" or .type == "Failed")) | .type][0] // empty')
-        [ -n "$st" ] && break
-        sleep 0.5
-    done
+    # 60 s bounds a hang (a night's Job takes ~10 s); job_ended sets st
+    wait_for 60 "Job $JOB to complete or fail" job_ended
     pod=$(kadmin get pods -n kperf -l "job-name=$JOB" -o name | head -1)
     kadmin logs -n kperf "$pod" -c run >"$K8S_DIR/run$n.log" 2>&1
     kadmin logs -n kperf "$pod" -c compare >"$K8S_DIR/cmp$n.log" 2>&1
@@ -144,11 +147,13 @@ jq -e '.results | length > 0' "$K8S_DIR/pods/$uid0/volumes/results/report.json" 
 kadmin delete cronjob kperf-nightly -n kperf >/dev/null || fail "deleting the cronjob.yaml CronJob"
 kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
 pvdir=
-for _ in $(seq 1 50); do
+pv=
+# pvc_bound sets pv ("PHASE VOLUME"); 30 s bounds a hang (binding takes well under 1 s)
+pvc_bound() {
     pv=$(kadmin get pvc kperf-history -n kperf -o jsonpath='{.status.phase} {.spec.volumeName}' 2>/dev/null)
-    [ "${pv%% *}" = Bound ] && break
-    sleep 0.2
-done
+    [ "${pv%% *}" = Bound ]
+}
+wait_for 30 "claim kperf-history to be Bound" pvc_bound
 pvdir=$(kadmin get pv "${pv#* }" -o jsonpath='{.spec.hostPath.path}' 2>/dev/null)
 [ "${pv%% *}" = Bound ] && [ -d "$pvdir" ] &&
     pass "claim kperf-history Bound to ${pv#* } (kube-sim's provisioner: $pvdir)" ||

@@ -4,9 +4,10 @@
 # client pods took from creation to scheduling, to a started sandbox with a network, and to the
 # first answered packet; `--pod-churn N` adds N short-lived pods per node. The same run with
 # kube-sim's `cni-add-delay:node=node-2,delay=2s` (every new pod on node-2 waits 2 s for its
-# network, staying ContainerCreating) must show node-2's network set-up 2 s (+-0.5 s) longer and
-# the other nodes' not, and `kperf compare` must call it a readiness regression. The churn pods
-# are removed at the end and on SIGINT (nothing of kperf's is left either way).
+# network, staying ContainerCreating) must show every node-2 pod's network set-up at least 2 s
+# and no other node's (within that run: no check on speed), and `kperf compare` must call it a
+# readiness regression. The churn pods are removed at the end and on SIGINT (nothing of kperf's
+# is left either way).
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -34,7 +35,7 @@ if jq -e '
          [{node: "node-1", pods: 3}, {node: "node-2", pods: 3}, {node: "node-3", pods: 3}])
     and all(.metadata.readiness.pods[]; .scheduling_s >= 0 and .network_s >= 0 and
         .first_packet_s >= 0 and (.total_s - .scheduling_s - .network_s - .first_packet_s
-        | fabs) < 0.001 and .total_s < 5)' "$K8S_DIR/base.json" >/dev/null; then
+        | fabs) < 0.001)' "$K8S_DIR/base.json" >/dev/null; then
     pass "base: readiness of 2 client pods and 3 churn pods per node: $(jq -c '[.metadata.readiness.nodes[] | {node, kind, net: .network_s.p50, total: .total_s.p50}]' "$K8S_DIR/base.json")"
 else
     fail "base readiness: $(jq -c '.metadata.readiness' "$K8S_DIR/base.json" | cut -c1-800)"
@@ -50,40 +51,34 @@ run slow
 "$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null
 k8s_nothing_left "slow (with --pod-churn)"
 
-# within LO HI X: LO <= X <= HI
-within() { awk -v lo="$1" -v hi="$2" -v x="$3" 'BEGIN { exit !(x != "none" && x >= lo && x <= hi) }'; }
-# A client pod starts alone: its network set-up grows by the delay (+-0.5 s). The 3 churn pods
-# of a node start together and kube-sim sets their networks up one after another, which takes
-# a few hundred ms on a busy machine without the fault and overlaps the injected wait with it:
-# for them the delay is a floor (every faulted pod >= 1.9 s), the p50 grows by at most 2.5 s,
-# and the other nodes' pods do not wait longer (at most +0.5 s; they may wait less: one CI
-# run's base set-up of node-3's burst took 0.84 s, the faulted run's 0.19 s).
-if jq -e '[.metadata.readiness.pods[] | select(.node == "node-2" and .kind == "churn")
-        | .network_s] | length == 3 and min >= 1.9' "$K8S_DIR/slow.json" >/dev/null; then
-    pass "every churn pod on node-2 waited >= 1.9 s for its network: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2") | .network_s]' "$K8S_DIR/slow.json")"
-else
-    fail "churn pods on node-2: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2")]' "$K8S_DIR/slow.json")"
-fi
+# The delay is a floor, judged within the faulted run: every node-2 pod (client and churn)
+# waited at least 1.9 s for its network, every pod on the other nodes less (their set-up is
+# ~0.2 s, 0.84 s seen on a busy CI machine: 1.9 s is about 10x), and node-2's client pod has
+# the delay in its network segment, not in scheduling or first packet (each under 1.9 s).
+# Across runs only the figures are shown: a busy machine moves a base run's set-up by hundreds
+# of ms either way (issue 27: no check on speed).
 for kind in client churn; do
     for node in node-1 node-2 node-3; do
         [ "$kind/$node" = client/node-3 ] && continue
-        b=$(seg base "$node" "$kind" network_s)
-        s=$(seg slow "$node" "$kind" network_s)
-        d=$(awk -v a="$b" -v b="$s" 'BEGIN { printf "%.3f", b - a }')
-        if [ "$kind/$node" = client/node-2 ]; then lo=1.5 hi=2.5
-        elif [ "$node" = node-2 ]; then lo=1.0 hi=2.5
-        else lo=-10 hi=0.5; fi # no leak: not longer by more than 0.5 s (a busy base run may be slower)
-        if within "$lo" "$hi" "$d"; then
-            pass "$kind pods on $node: network set-up $b s -> $s s ($d s, want $lo..$hi)"
-        else
-            fail "$kind pods on $node: network set-up $b s -> $s s ($d s, want $lo..$hi)"
-        fi
+        echo "$kind pods on $node: network set-up p50 $(seg base "$node" "$kind" network_s) s -> $(seg slow "$node" "$kind" network_s) s"
     done
 done
-# the delay shows in the segment it belongs to, not in scheduling or first packet
+if jq -e '[.metadata.readiness.pods[] | select(.node == "node-2") | .network_s] | length == 4 and min >= 1.9' \
+    "$K8S_DIR/slow.json" >/dev/null; then
+    pass "every pod on node-2 (1 client, 3 churn) waited >= 1.9 s for its network: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2") | .network_s]' "$K8S_DIR/slow.json")"
+else
+    fail "pods on node-2: $(jq -c '[.metadata.readiness.pods[] | select(.node == "node-2")]' "$K8S_DIR/slow.json")"
+fi
+if jq -e '[.metadata.readiness.pods[] | select(.node != "node-2") | .network_s] | length == 7 and max < 1.9' \
+    "$K8S_DIR/slow.json" >/dev/null; then
+    pass "no pod on node-1 or node-3 waited the delay: $(jq -c '[.metadata.readiness.pods[] | select(.node != "node-2") | .network_s]' "$K8S_DIR/slow.json")"
+else
+    fail "pods off node-2: $(jq -c '[.metadata.readiness.pods[] | select(.node != "node-2") | {node, kind, network_s}]' "$K8S_DIR/slow.json")"
+fi
 for s in scheduling_s first_packet_s; do
     x=$(seg slow node-2 client "$s")
-    within 0 1.0 "$x" && pass "slow: node-2 client $s $x s (not delayed by the 2 s)" ||
+    awk -v x="$x" 'BEGIN { exit !(x != "none" && x >= 0 && x < 1.9) }' &&
+        pass "slow: node-2 client $s $x s (not delayed by the 2 s)" ||
         fail "slow: node-2 client $s $x s"
 done
 
@@ -96,8 +91,8 @@ fi
 "$KPERF" report -o table "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
 "$KPERF" report -o markdown "$K8S_DIR/slow.json" >"$K8S_DIR/slow.md" 2>&1
 if grep -q '^Pod network readiness (seconds, p50 / max)' "$K8S_DIR/slow.txt" &&
-    grep -Eq '^node-2 +1 +client +[0-9.]+ / [0-9.]+ +[12]\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
-    grep -Eq '^node-3 +3 +churn +[0-9.]+ / [0-9.]+ +0\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
+    grep -Eq '^node-2 +1 +client +[0-9.]+ / [0-9.]+ +[0-9]+\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
+    grep -Eq '^node-3 +3 +churn +[0-9.]+ / [0-9.]+ +[0-9]+\.[0-9]{3} / ' "$K8S_DIR/slow.txt" &&
     grep -q '^| node-2 | 1 | client | ' "$K8S_DIR/slow.md"; then
     pass "table and Markdown show readiness per node"
 else

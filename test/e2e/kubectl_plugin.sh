@@ -9,58 +9,58 @@
 # archive of that bin, names files the archive has and its checksum, and installed the way
 # krew does (archive unpacked into a store, bin linked as kubectl-kperf) it works too.
 set -euo pipefail
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "$0")/lib/harness.sh"
 KPERF="${KPERF_BIN:?}/kperf"
 SRC="${KPERF_SRC:?}"
 BUILD=$(dirname "$KPERF_BIN")
 [ -x "$KPERF" ] || { echo "no $KPERF"; exit 77; }
 command -v jq >/dev/null || { echo "no jq"; exit 77; }
 KUBECTL=${KUBECTL:-$(bash "$SRC/test/tools/get-kubectl.sh")}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+declare tmp # set by h_tmpdir
+h_tmpdir tmp kubectl-plugin
 version=$("$KPERF" version)
 
 # 1. cmake --install
 cmake --install "$BUILD" --prefix "$tmp/prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
 for f in kperf kperf-agent; do
-    [ -x "$tmp/prefix/bin/$f" ] && [ ! -L "$tmp/prefix/bin/$f" ] || bad "cmake --install: no bin/$f"
+    [ -x "$tmp/prefix/bin/$f" ] && [ ! -L "$tmp/prefix/bin/$f" ] || fail "cmake --install: no bin/$f"
 done
-[ "$(readlink "$tmp/prefix/bin/kubectl-kperf")" = kperf ] || bad "cmake --install: bin/kubectl-kperf is not a link to kperf"
+[ "$(readlink "$tmp/prefix/bin/kubectl-kperf")" = kperf ] || fail "cmake --install: bin/kubectl-kperf is not a link to kperf"
 # and the completion scripts where bash-completion, zsh and fish look for them
 for spec in bash:bash-completion/completions/kperf bash:bash-completion/completions/kubectl-kperf \
     zsh:zsh/vendor-completions/_kperf fish:fish/vendor_completions.d/kperf.fish; do
     cmp -s <("$KPERF" completion "${spec%%:*}") "$tmp/prefix/share/${spec#*:}" ||
-        bad "cmake --install: share/${spec#*:} is not kperf completion ${spec%%:*}"
+        fail "cmake --install: share/${spec#*:} is not kperf completion ${spec%%:*}"
 done
 
 # 2. kubectl's plugin discovery
 k() { PATH="$tmp/prefix/bin:/usr/bin:/bin" "$KUBECTL" "$@"; }
-[ "$(k kperf version)" = "$version" ] || bad "kubectl kperf version: '$(k kperf version 2>&1)'"
-k plugin list 2>/dev/null | grep -qx "$tmp/prefix/bin/kubectl-kperf" || bad "kubectl plugin list: $(k plugin list 2>&1)"
-k kperf --help >"$tmp/help" || bad "kubectl kperf --help"
-grep -q '^Usage: kubectl kperf <command> \[flags\]$' "$tmp/help" || bad "kubectl kperf --help: $(head -3 "$tmp/help")"
-grep -q "^Run 'kubectl kperf <command> --help'" "$tmp/help" || bad "kubectl kperf --help: no 'kubectl kperf <command> --help'"
-[ "$(k kperf run --help | head -1)" = "Usage: kubectl kperf run [flags]" ] || bad "kubectl kperf run --help: $(k kperf run --help | head -1)"
-k kperf run --help | grep -q '^  kubectl kperf run --scenarios all --local$' || bad "kubectl kperf run --help: examples"
+[ "$(k kperf version)" = "$version" ] || fail "kubectl kperf version: '$(k kperf version 2>&1)'"
+k plugin list 2>/dev/null | grep -qx "$tmp/prefix/bin/kubectl-kperf" || fail "kubectl plugin list: $(k plugin list 2>&1)"
+k kperf --help >"$tmp/help" || fail "kubectl kperf --help"
+grep -q '^Usage: kubectl kperf <command> \[flags\]$' "$tmp/help" || fail "kubectl kperf --help: $(head -3 "$tmp/help")"
+grep -q "^Run 'kubectl kperf <command> --help'" "$tmp/help" || fail "kubectl kperf --help: no 'kubectl kperf <command> --help'"
+[ "$(k kperf run --help | head -1)" = "Usage: kubectl kperf run [flags]" ] || fail "kubectl kperf run --help: $(k kperf run --help | head -1)"
+k kperf run --help | grep -q '^  kubectl kperf run --scenarios all --local$' || fail "kubectl kperf run --help: examples"
 rc=0
 k kperf run --bogus 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && grep -qF "unknown flag '--bogus'. Run 'kubectl kperf run --help' for usage." "$tmp/err" ||
-    bad "kubectl kperf run --bogus: exit $rc: $(cat "$tmp/err")"
+    fail "kubectl kperf run --bogus: exit $rc: $(cat "$tmp/err")"
 # the arguments go through: the objects equal those of kperf itself (run ids apart)
 runid='s/[0-9]{8}-[0-9]{6}-[0-9a-f]{6}/RUN-ID/g'
 k kperf manifests --format json --scenarios pod-to-pod,pod-to-service --samples 3 | sed -E "$runid" >"$tmp/plugin.ndjson"
 "$KPERF" manifests --format json --scenarios pod-to-pod,pod-to-service --samples 3 | sed -E "$runid" >"$tmp/direct.ndjson"
 [ -s "$tmp/plugin.ndjson" ] && cmp -s "$tmp/plugin.ndjson" "$tmp/direct.ndjson" ||
-    bad "kubectl kperf manifests differs from kperf manifests"
+    fail "kubectl kperf manifests differs from kperf manifests"
 # kubectl's own completion of the plugin's arguments (kubectl_complete-kperf, cobra protocol)
 [ "$(k __complete kperf run --sce 2>/dev/null | tr '\n' ' ')" = "--scenarios :4 " ] ||
-    bad "kubectl __complete kperf run --sce: $(k __complete kperf run --sce 2>&1 | tr '\n' ' ')"
+    fail "kubectl __complete kperf run --sce: $(k __complete kperf run --sce 2>&1 | tr '\n' ' ')"
 [ "$(k __complete kperf report x.json -o h 2>/dev/null | tr '\n' ' ')" = "html :4 " ] ||
-    bad "kubectl __complete kperf report -o h: $(k __complete kperf report x.json -o h 2>&1 | tr '\n' ' ')"
-k __complete kperf '' 2>/dev/null | grep -qx completion || bad "kubectl __complete kperf '': no subcommands"
+    fail "kubectl __complete kperf report -o h: $(k __complete kperf report x.json -o h 2>&1 | tr '\n' ' ')"
+k __complete kperf '' 2>/dev/null | grep -qx completion || fail "kubectl __complete kperf '': no subcommands"
 # kperf under its own name is unchanged
-[ "$("$tmp/prefix/bin/kperf" run --help | head -1)" = "Usage: kperf run [flags]" ] || bad "kperf run --help changed"
+[ "$("$tmp/prefix/bin/kperf" run --help | head -1)" = "Usage: kperf run [flags]" ] || fail "kperf run --help changed"
 
 # 3. the krew manifest: filled in the way krew-release-bot does, for an archive of the bin
 tag=v$("$KPERF" version | awk '{print $2}')
@@ -75,15 +75,15 @@ def uri_and_sha(m):
 text = re.sub(r'^( *)\{\{addURIAndSha "([^"]+)" \.TagName \}\}$', uri_and_sha, text, flags=re.M)
 print(text.replace("{{ .TagName }}", tag), end="")
 PY
-if grep -v '^#' "$tmp/krew.yaml" | grep -q '{{'; then bad "krew manifest: unfilled template"; fi
-"$KPERF" manifests --from-yaml "$tmp/krew.yaml" >"$tmp/krew.json" || bad "krew manifest does not parse"
+if grep -v '^#' "$tmp/krew.yaml" | grep -q '{{'; then fail "krew manifest: unfilled template"; fi
+"$KPERF" manifests --from-yaml "$tmp/krew.yaml" >"$tmp/krew.json" || fail "krew manifest does not parse"
 jq -e --arg tag "$tag" --arg sum "$sum" '.apiVersion == "krew.googlecontainertools.github.com/v1alpha2" and
       .kind == "Plugin" and .metadata.name == "kperf" and .spec.version == $tag and
       (.spec.shortDescription | length) > 0 and (.spec.platforms | length) == 2 and
       all(.spec.platforms[]; .sha256 == $sum and .bin == "kperf" and
           .uri == "https://github.com/OWNER/kperf/releases/download/" + $tag + "/kperf-" + $tag +
                   "-linux-" + .selector.matchLabels.arch + ".tar.gz")' \
-    "$tmp/krew.json" >/dev/null || bad "krew manifest: $(cat "$tmp/krew.json")"
+    "$tmp/krew.json" >/dev/null || fail "krew manifest: $(cat "$tmp/krew.json")"
 # installed as krew does: the platform's files from the archive into a store, bin linked
 mkdir -p "$tmp/krew/store" "$tmp/krew/bin" "$tmp/unpacked"
 tar -C "$tmp/unpacked" -xzf "$tmp/kperf-$tag-linux-amd64.tar.gz"
@@ -91,13 +91,13 @@ while IFS= read -r f; do
     if [ -f "$tmp/unpacked/$f" ]; then
         cp "$tmp/unpacked/$f" "$tmp/krew/store/"
     else
-        bad "krew manifest: $f is not in the archive"
+        fail "krew manifest: $f is not in the archive"
     fi
 done < <(jq -r '.spec.platforms[0].files[].from' "$tmp/krew.json")
 ln -s "$tmp/krew/store/$(jq -r '.spec.platforms[0].bin' "$tmp/krew.json")" "$tmp/krew/bin/kubectl-kperf"
-[ "$(PATH="$tmp/krew/bin:/usr/bin:/bin" "$KUBECTL" kperf version)" = "$version" ] || bad "krew-style install: kubectl kperf version"
+[ "$(PATH="$tmp/krew/bin:/usr/bin:/bin" "$KUBECTL" kperf version)" = "$version" ] || fail "krew-style install: kubectl kperf version"
 [ "$(PATH="$tmp/krew/bin:/usr/bin:/bin" "$KUBECTL" kperf report --help | head -1 | cut -d' ' -f1-4)" = "Usage: kubectl kperf report" ] ||
-    bad "krew-style install: usage does not say kubectl kperf"
+    fail "krew-style install: usage does not say kubectl kperf"
 
-[ "$fail" = 0 ] && echo "ok: cmake --install gives kubectl-kperf; kubectl kperf works and says so; krew manifest fills in and installs"
-exit "$fail"
+failed || pass "cmake --install gives kubectl-kperf; kubectl kperf works and says so; krew manifest fills in and installs"
+finish

@@ -12,7 +12,7 @@ if [ ! -x "$AGENT" ]; then
 fi
 D=$(mktemp -d /tmp/kubesim-agent.XXXXXX)
 ks_cleanup_on_exit "$D"
-"$KS" up --nodes 3 --state-dir "$D" --agent-bin "$AGENT" || { KS_FAILED=1; ks_finish; }
+"$KS" up --nodes 3 --state-dir "$D" --agent-bin "$AGENT" || { fail "kube-sim up"; ks_finish; }
 export KUBECONFIG=$D/kubeconfig
 k() { "$KUBECTL" "$@"; }
 cat > "$D/server.yaml" <<'YAML'

@@ -7,6 +7,6 @@
 ks_need_root
 D=$(mktemp -d /tmp/kubesim-api.XXXXXX)
 ks_cleanup_on_exit "$D"
-"$KS" up --nodes 3 --state-dir "$D" --job-backoff 1 || { KS_FAILED=1; ks_finish; }
-python3 "$KPERF_SRC/test/kube-sim/selftest.py" "$D" 3 || KS_FAILED=1
+"$KS" up --nodes 3 --state-dir "$D" --job-backoff 1 || { fail "kube-sim up"; ks_finish; }
+python3 "$KPERF_SRC/test/kube-sim/selftest.py" "$D" 3 || fail "kube-sim selftest"
 ks_finish

@@ -12,7 +12,7 @@ ks_need_root
 [ -x "$KUBECTL" ] || { echo "SKIP: no kubectl at $KUBECTL"; exit 77; }
 D=$(mktemp -d /tmp/kubesim-kubectl.XXXXXX)
 ks_cleanup_on_exit "$D"
-"$KS" up --nodes 3 --state-dir "$D" || { KS_FAILED=1; ks_finish; }
+"$KS" up --nodes 3 --state-dir "$D" || { fail "kube-sim up"; ks_finish; }
 export KUBECONFIG=$D/kubeconfig
 k() { "$KUBECTL" "$@"; }
 
@@ -142,7 +142,7 @@ for mode in cert exec; do
 done
 "$KS" up --nodes 1 --state-dir "$D" --auth exec --exec-expiry 2 >/dev/null || fail "up --exec-expiry"
 k get nodes --no-headers >/dev/null || fail "exec-expiry first call"
-sleep 3
+sleep 3 # the 2 s exec token expires: time is the condition here
 k get nodes --no-headers | grep -q node-1 && [ "$(wc -l < "$D/exec-plugin.calls")" -ge 2 ] \
     && pass "expired exec token: kubectl runs the plugin again" || fail "exec expiry"
 ks_finish

@@ -9,7 +9,7 @@ ks_need_root
 D=$(mktemp -d /tmp/kubesim-rbac.XXXXXX)
 ks_cleanup_on_exit "$D"
 "$KS" up --nodes 2 --state-dir "$D" --auth cert \
-    --rbac "$KPERF_SRC/test/kube-sim/testdata/rbac-fixture.yaml" || { KS_FAILED=1; 
+    --rbac "$KPERF_SRC/test/kube-sim/testdata/rbac-fixture.yaml" || { fail "kube-sim up"; 
 # the project's own manifests load, and their ServiceAccount can do the basics
 M=$KPERF_SRC/manifests
 if [ -f "$M/rbac.yaml" ] && [ -f "$M/namespace.yaml" ]; then

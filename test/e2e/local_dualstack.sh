@@ -7,8 +7,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-ds.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-ds
 
 "$KPERF" run --local --ip-family both --scenarios all --tests TCP_RR,UDP_RR,TCP_STREAM \
     --duration 1s -o json >"$D/ds.json" 2>"$D/ds.err"

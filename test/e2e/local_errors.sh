@@ -7,8 +7,7 @@ set -u
 . "$(dirname "$0")/lib/local_common.sh"
 [ -x "$KPERF" ] || { echo "skip: kperf not built"; exit 77; }
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || { echo "skip: needs root and setpriv"; exit 77; }
-D=$(mktemp -d /tmp/kperf-local-err.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-err
 
 # expect CODE PATTERN CMD...: exit code CODE, one stderr line matching PATTERN, empty stdout
 expect() {

@@ -10,8 +10,7 @@
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/local_common.sh"
 local_preconditions
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+h_tmpdir dir local-ext-token
 umask 077
 printf 'local-ext-%s\n' "$RANDOM$RANDOM" >"$dir/ext.token"
 printf 'another-token\n' >"$dir/wrong.token"

@@ -11,19 +11,10 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-int.XXXXXX)
+h_tmpdir D local-int
 pid=
-trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$D"' EXIT
-
-# wait_for FILE TEXT SECONDS: until FILE contains TEXT
-wait_for() {
-    local i
-    for ((i = 0; i < $3 * 10; i++)); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+on_exit '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null'
+# The bounds below only stop a hang: what they wait for normally comes within a few seconds.
 
 # run_id_from_state: the run id of the newest state file in /run/kperf (the run in progress)
 newest_id() {
@@ -33,7 +24,7 @@ newest_id() {
 # --- 1. SIGINT during the second measurement
 "$KPERF" run --local --scenarios all --duration 3s -o json --history "$D/hist" >"$D/int.json" 2>"$D/int.err" &
 pid=$!
-wait_for "$D/int.err" "[2/23]" 60 || fail "no progress line for the 2nd measurement: $(cat "$D/int.err")"
+wait_for 60 "the progress line of the 2nd measurement" grep -qF -- "[2/23]" "$D/int.err" || fail "no progress line for the 2nd measurement: $(cat "$D/int.err")"
 id=$(newest_id)
 kill -INT "$pid"
 wait "$pid"
@@ -63,7 +54,8 @@ PY
 # --- 2. SIGTERM while the cluster is being built
 "$KPERF" run --local --scenarios all --duration 3s -o json >"$D/term.json" 2>"$D/term.err" &
 pid=$!
-for ((i = 0; i < 100; i++)); do [ -n "$(newest_id)" ] && [ "$(newest_id)" != "$id" ] && break; sleep 0.05; done
+new_state() { [ -n "$(newest_id)" ] && [ "$(newest_id)" != "$id" ]; }
+wait_for 30 "the new run's state file" new_state
 id2=$(newest_id)
 kill -TERM "$pid"
 wait "$pid"
@@ -75,12 +67,14 @@ pid=
 # --- 3. SIGKILL: no cleanup by the run itself; the next run removes its leftovers
 "$KPERF" run --local --scenarios pod-to-pod --duration 5s -o json >/dev/null 2>"$D/kill.err" &
 pid=$!
-wait_for "$D/kill.err" "[1/6]" 60 || fail "no progress before SIGKILL: $(cat "$D/kill.err")"
+wait_for 60 "the progress line of the 1st measurement" grep -qF -- "[1/6]" "$D/kill.err" || fail "no progress before SIGKILL: $(cat "$D/kill.err")"
 id3=$(newest_id)
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 pid=
-sleep 0.5
+# the agents die with kperf (parent-death signal), a moment after it
+agents_gone() { ! leftovers "$id3" | grep -q "^process"; }
+wait_for 30 "the killed run's agents to exit" agents_gone
 left=$(leftovers "$id3")
 echo "$left" | grep -q "^$id3-" || fail "SIGKILL left no namespace? (test assumption): $left"
 echo "$left" | grep -q "^process" && fail "agents outlived a SIGKILLed kperf: $left"

@@ -9,8 +9,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-v6.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-v6
 
 "$KPERF" run --local --ip-family ipv6 --scenarios all --tests TCP_RR,UDP_RR,TCP_STREAM,UDP_STREAM \
     --duration 1s --udp-rate 200M -o json >"$D/v6.json" 2>"$D/v6.err"

@@ -19,8 +19,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-regr.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-regr
 THR="latency=100%,p999=300%,ops=50%,throughput=75%,retransmits=1000000,loss=1pp,jitter=500%,node_cpu=400%,agent_cpu=100%"
 # node CPU is /proc/stat of the whole machine: at 50 Mbit/s whatever else runs on the VM moves it
 # by 2-3x (+178% seen in the rate-reverse pair while a 500-node kube-sim ran beside); the

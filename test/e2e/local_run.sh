@@ -9,8 +9,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-e2e.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-e2e
 
 # check_rows REPORT.json EXPECTED...: each "scenario/placement/test[/reverse]" is present with
 # status ok and plausible figures, and no other row exists.

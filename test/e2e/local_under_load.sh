@@ -10,8 +10,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-local-load.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D local-load
 
 "$KPERF" run --local --scenarios pod-to-pod --tests TCP_RR --under-load --duration 2s \
     -o json --output-dir "$D/out" >"$D/r.json" 2>"$D/r.err"

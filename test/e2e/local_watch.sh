@@ -12,8 +12,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-watch-e2e.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D watch-e2e
 
 # --- 0. usage errors: one line, exit 2, before anything is built -----------------------------
 for args in "--local -o csv" "--local --rate 0" "--local --settle x" "--local --kubeconfig x" \
@@ -119,8 +118,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=
 # --- 3. SIGTERM in the middle: the report so far, exit 143, nothing left ----------------------
 "$KPERF" watch --local --duration 60s -o json > "$D/i.json" 2> "$D/i.err" &
 pid=$!
-for _ in $(seq 1 150); do grep -q "watching" "$D/i.err" && break; sleep 0.2; done
-sleep 2
+wait_for 60 "the watch to start probing" grep -q "watching" "$D/i.err" # bounds a hang; ~5 s
+sleep 2 # probing time to report (200 probes per path at 100/s), not a wait for an event
 kill -TERM "$pid"
 wait "$pid"; rc=$?
 [ "$rc" = 143 ] || fail "watch after SIGTERM exited $rc, want 143: $(tail -3 "$D/i.err")"

@@ -14,8 +14,7 @@
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
-D=$(mktemp -d /tmp/kperf-watch-rollout.XXXXXX)
-trap 'rm -rf "$D"' EXIT
+h_tmpdir D watch-rollout
 
 "$KPERF" watch --local --duration 11s --local-fault rollout:down=2s,gap=2s,flush=1 -o json \
     >"$D/w.json" 2>"$D/w.err"

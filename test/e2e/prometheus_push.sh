@@ -18,29 +18,22 @@ local_preconditions
 for t in prometheus prometheus-pushgateway promtool curl jq python3; do
     command -v "$t" >/dev/null || { echo "FAIL: $t missing (scripts/test.sh installs it)"; exit 1; }
 done
-D=$(mktemp -d /tmp/kperf-prom-e2e.XXXXXX)
+h_tmpdir D prom-e2e
 pids=()
-cleanup() {
+stop_daemons() {
     local p
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$D"
+    return 0
 }
-trap cleanup EXIT
+on_exit stop_daemons
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# wait_http URL SECONDS: polls until URL answers 2xx; 0 or 1
-wait_http() {
-    local i
-    for ((i = 0; i < $2 * 10; i++)); do
-        curl -fsS -o /dev/null --max-time 1 "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# wait_http URL SECONDS: polls until URL answers 2xx; 0 or 1 (60 s: bounds a hang, ~2 s normally)
+wait_http() { wait_for "$2" "$1 to answer" curl -fsS -o /dev/null --max-time 1 "$1"; }
 
 PG_PORT=$(free_port)
 prometheus-pushgateway --web.listen-address="127.0.0.1:$PG_PORT" >"$D/pushgw.log" 2>&1 &
@@ -61,8 +54,8 @@ prometheus --config.file="$D/prometheus.yml" --storage.tsdb.path="$D/data" \
 pids+=($!)
 PG="http://127.0.0.1:$PG_PORT"
 PROM="http://127.0.0.1:$PROM_PORT"
-wait_http "$PG/-/ready" 20 || { echo "FAIL: pushgateway not ready"; tail -5 "$D/pushgw.log"; exit 1; }
-wait_http "$PROM/-/ready" 30 || { echo "FAIL: prometheus not ready"; tail -5 "$D/prometheus.log"; exit 1; }
+wait_http "$PG/-/ready" 60 || { echo "FAIL: pushgateway not ready"; tail -5 "$D/pushgw.log"; exit 1; }
+wait_http "$PROM/-/ready" 60 || { echo "FAIL: prometheus not ready"; tail -5 "$D/prometheus.log"; exit 1; }
 
 # 1. run, push, query back
 CLUSTER='e2e "blue"\cluster/1'
@@ -141,5 +134,4 @@ rc=$?
 "$KPERF" run --local --push-gateway "" >/dev/null 2>"$D/err"
 [ $? = 2 ] || fail "run --push-gateway '': not a usage error: $(cat "$D/err")"
 
-[ "$fails" = 0 ] && echo "prometheus_push: all checks passed"
-exit $((fails > 0))
+finish

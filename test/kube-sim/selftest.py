@@ -309,8 +309,12 @@ def t_delete():
               "name": "j", "group": "batch", "kind": "jobs", "uid": uid} and
           any("child pods are preserved by default" in x for x in w),
           (r.raw, w))
-    time.sleep(1)
-    left = call("GET", NS + "/pods?labelSelector=" + sel).json["items"]
+    # the orphaning is asynchronous: wait (10 s bounds a hang) until the pod has lost its owner
+    def orphaned():
+        items = call("GET", NS + "/pods?labelSelector=" + sel).json["items"]
+        return items if items and "ownerReferences" not in items[0]["metadata"] else None
+
+    left = wait(orphaned, 10) or call("GET", NS + "/pods?labelSelector=" + sel).json["items"]
     check("orphaned pod keeps running without owner", left and
           "ownerReferences" not in left[0]["metadata"], left)
     name = left[0]["metadata"]["name"]

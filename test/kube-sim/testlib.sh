@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # testlib.sh - helpers for test/e2e/kubesim_*.sh (sourced, not run).
 # Provides: KS (the kube-sim command), ks_need_root, ks_up DIR ARGS...,
-# ks_down DIR, ks_cleanup_on_exit DIR, fail MSG, pass MSG, wait_for SECS CMD...
+# ks_down DIR, ks_cleanup_on_exit DIR, ks_finish; fail, pass, wait_for and the rest come from
+# test/e2e/lib/harness.sh.
 KPERF_SRC=${KPERF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# shellcheck source=test/e2e/lib/harness.sh
+. "$KPERF_SRC/test/e2e/lib/harness.sh"
+# shellcheck disable=SC2034 # KS and KUBECTL are for the tests that source this
 KS="$KPERF_SRC/test/kube-sim/kube-sim"
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-KS_FAILED=0
+KS_FAILED=0 # a test may still set it to 1 instead of calling fail: ks_finish counts it
 
 ks_need_root() {
     if [ "$(id -u)" != 0 ]; then
@@ -17,17 +22,8 @@ ks_need_root() {
     done
 }
 
-fail() { echo "FAIL: $*"; KS_FAILED=1; }
-pass() { echo "ok: $*"; }
-
-# wait_for SECS CMD... : retry CMD every 0.2 s until it succeeds
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    while ! "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $end ] && return 1
-        sleep 0.2
-    done
-}
+# ks_failed: a check failed (logs are then shown at exit)
+ks_failed() { failed || [ "$KS_FAILED" = 1 ]; }
 
 ks_dump() {
     local d=$1
@@ -35,15 +31,12 @@ ks_dump() {
 }
 
 # ks_cleanup_on_exit DIR: `down` at exit (logs shown when a check failed),
-# then remove DIR (the test made it). INT/TERM exit through the same trap.
+# then remove DIR (the test made it). INT/TERM exit through the same cleanup.
 ks_cleanup_on_exit() {
-    KS_DIRS="$KS_DIRS $1"
-    trap 'for d in $KS_DIRS; do [ "$KS_FAILED" = 1 ] && ks_dump $d; \
-          "$KS" down --state-dir $d >/dev/null 2>&1; rm -rf "$d"; done' EXIT
-    trap 'exit 1' INT TERM
+    on_exit "ks_failed && ks_dump '$1'; \"\$KS\" down --state-dir '$1' >/dev/null 2>&1; rm -rf '$1'"
 }
 
 ks_finish() {
-    if [ "$KS_FAILED" = 1 ]; then echo "RESULT: FAILED"; exit 1; fi
-    echo "RESULT: PASSED"; exit 0
+    [ "$KS_FAILED" = 1 ] && [ "$H_FAILS" = 0 ] && fail "a step failed (see above)"
+    finish
 }

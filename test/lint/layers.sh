@@ -2,6 +2,7 @@
 # lint.layers: the include rules of docs/architecture.md hold on the sources, and both guards
 # (scripts/check-layers.py and the build's per-layer include folders) refuse a forbidden
 # include planted in a copy of the tree.
+# shellcheck disable=SC2046 # $(pkg-config --cflags ...) gives several flags, split on purpose
 set -euo pipefail
 src=${KPERF_SRC:?}
 build=${KPERF_BIN:?}/..

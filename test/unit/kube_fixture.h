@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kube_fixture.h - harness shared by the test_kube_* transport tests: spawns
- * test/unit/data/kube/fixture_server.py (HTTPS on 127.0.0.1, certificates made with openssl in a
- * temp dir), talks to its control endpoints, writes kubeconfigs for it, and provides a fake
- * clock so that retries and rate limits never really sleep. Header-only, test use only; include
- * it after <cmocka.h>. */
+/* kube_fixture.h - harness shared by the test_kube_* transport tests (data files through
+ * fixture.h): spawns test/unit/data/kube/fixture_server.py (HTTPS on 127.0.0.1, certificates
+ * made with openssl in a temp dir), talks to its control endpoints, writes kubeconfigs for it,
+ * and provides a fake clock so that retries and rate limits never really sleep. Header-only,
+ * test use only; include it after <cmocka.h>. */
 #ifndef KPERF_TEST_KUBE_FIXTURE_H
 #define KPERF_TEST_KUBE_FIXTURE_H
 
@@ -19,6 +19,7 @@
 
 #include "base/kp_alloc.h"
 #include "controller/kube/kube.h"
+#include "test/unit/fixture.h"
 
 #define FX_UNUSED __attribute__((unused))
 
@@ -56,8 +57,7 @@ static void fake_sleep(void *arg, uint64_t ms)
 
 static FX_UNUSED char *fx_data(const char *name)
 {
-    const char *d = getenv("KPERF_TEST_DATA");
-    return kp_xasprintf("%s/kube/%s", d ? d : "test/unit/data", name);
+    return fixture_path("kube", name);
 }
 
 /* Starts the server; returns 0 or -1 (the group setup then fails: no test runs, ctest fails).

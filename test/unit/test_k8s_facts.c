@@ -14,19 +14,7 @@
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_facts_cni.h"
-
-static json_t *fixture(const char *name)
-{
-    const char *dir = getenv("KPERF_TEST_DATA");
-    char *path = kp_xasprintf("%s/k8s/%s", dir ? dir : "test/unit/data", name);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-
-    if (!doc)
-        fail_msg("%s: %s", path, jerr.text);
-    free(path);
-    return doc;
-}
+#include "test/unit/fixture.h"
 
 static const json_t *node_named(const json_t *items, const char *name)
 {
@@ -59,7 +47,7 @@ static json_t *eligible(const json_t *items, const struct k8s_node_filter *f)
 
 static void test_k8s_facts_not_ready_cordoned_and_tainted_nodes_are_skipped(void **state)
 {
-    json_t *doc = fixture("nodes.json");
+    json_t *doc = fixture_json("k8s", "nodes.json");
     const json_t *items = json_object_get(doc, "items");
     char *why = NULL;
     (void)state;
@@ -87,7 +75,7 @@ static void test_k8s_facts_not_ready_cordoned_and_tainted_nodes_are_skipped(void
 
 static void test_k8s_facts_tolerations_and_selector(void **state)
 {
-    json_t *doc = fixture("nodes.json");
+    json_t *doc = fixture_json("k8s", "nodes.json");
     const json_t *items = json_object_get(doc, "items");
     json_t *tol = json_pack("[{s:s, s:s, s:s, s:s}]", "key", "dedicated", "operator", "Equal",
                             "value", "perf", "effect", "NoSchedule");
@@ -118,7 +106,7 @@ static void test_k8s_facts_tolerations_and_selector(void **state)
 
 static void test_k8s_facts_pair_prefers_one_zone(void **state)
 {
-    json_t *doc = fixture("nodes.json");
+    json_t *doc = fixture_json("k8s", "nodes.json");
     const json_t *items = json_object_get(doc, "items");
     json_t *tol = json_pack("[{s:s, s:s}]", "key", "dedicated", "operator", "Exists");
     struct k8s_node_filter f = {.tolerations = tol};
@@ -177,7 +165,7 @@ static void test_k8s_facts_node_not_ready_reason(void **state)
 
 static void test_k8s_facts_pair_across_zones_and_single_node(void **state)
 {
-    json_t *doc = fixture("nodes.json");
+    json_t *doc = fixture_json("k8s", "nodes.json");
     const json_t *items = json_object_get(doc, "items");
     json_t *two = json_pack("[O, O]", node_named(items, "ip-10-0-2-9.ec2.internal"),
                             node_named(items, "ip-10-0-1-5.ec2.internal"));
@@ -205,7 +193,7 @@ static void test_k8s_facts_pair_across_zones_and_single_node(void **state)
 
 static void test_k8s_facts_node_info_for_report(void **state)
 {
-    json_t *doc = fixture("nodes.json");
+    json_t *doc = fixture_json("k8s", "nodes.json");
     const json_t *n = node_named(json_object_get(doc, "items"), "ip-10-0-2-9.ec2.internal");
     json_t *info = k8s_facts_node_info(n, "server");
     (void)state;
@@ -245,7 +233,7 @@ static void test_k8s_facts_nodes_from_report(void **state)
 
 static void test_k8s_facts_aws_vpc_cni_with_settings(void **state)
 {
-    json_t *ds = fixture("ds-eks.json");
+    json_t *ds = fixture_json("k8s", "ds-eks.json");
     json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
     (void)state;
 
@@ -266,8 +254,8 @@ static void test_k8s_facts_aws_vpc_cni_with_settings(void **state)
 
 static void test_k8s_facts_cilium_with_config_and_no_kube_proxy(void **state)
 {
-    json_t *ds = fixture("ds-cilium.json");
-    json_t *cm = fixture("cilium-config.json");
+    json_t *ds = fixture_json("k8s", "ds-cilium.json");
+    json_t *cm = fixture_json("k8s", "cilium-config.json");
     json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), cm, NULL);
     (void)state;
 
@@ -290,8 +278,8 @@ static void test_k8s_facts_cilium_with_config_and_no_kube_proxy(void **state)
 
 static void test_k8s_facts_kube_proxy_mode_from_configmap_and_args(void **state)
 {
-    json_t *ds = fixture("ds-eks.json");
-    json_t *cm = fixture("kube-proxy-cm.json");
+    json_t *ds = fixture_json("k8s", "ds-eks.json");
+    json_t *cm = fixture_json("k8s", "kube-proxy-cm.json");
     json_t *items = json_object_get(ds, "items");
     json_t *kp = json_array_get(
         json_object_get(
@@ -331,8 +319,8 @@ static void test_k8s_facts_unknown_cni_and_chaining(void **state)
 {
     json_t *none = json_array();
     json_t *cni = k8s_facts_cni(none, NULL, NULL);
-    json_t *eks = fixture("ds-eks.json");
-    json_t *cil = fixture("ds-cilium.json");
+    json_t *eks = fixture_json("k8s", "ds-eks.json");
+    json_t *cil = fixture_json("k8s", "ds-cilium.json");
     (void)state;
 
     assert_string_equal(json_string_value(json_object_get(cni, "name")), "unknown");
@@ -357,8 +345,8 @@ static const char *setting(const json_t *cni, const char *key)
 
 static void test_k8s_facts_cilium_datapath_settings(void **state)
 {
-    json_t *ds = fixture("ds-cilium.json");
-    json_t *cm = fixture("cilium-config.json");
+    json_t *ds = fixture_json("k8s", "ds-cilium.json");
+    json_t *cm = fixture_json("k8s", "cilium-config.json");
     json_t *data = json_object_get(cm, "data");
     json_t *items = json_object_get(ds, "items");
     json_t *agent = json_array_get(
@@ -400,7 +388,7 @@ static void test_k8s_facts_cilium_datapath_settings(void **state)
 
 static void test_k8s_facts_aws_vpc_cni_datapath_settings(void **state)
 {
-    json_t *ds = fixture("ds-eks.json");
+    json_t *ds = fixture_json("k8s", "ds-eks.json");
     json_t *items = json_object_get(ds, "items");
     json_t *cni = k8s_facts_cni(items, NULL, NULL);
     json_t *cs = json_object_get(
@@ -431,8 +419,8 @@ static void test_k8s_facts_aws_vpc_cni_datapath_settings(void **state)
 /* one TKE variant: the DaemonSets, the tke-cni-agent-conf (or NULL), the expected CNI, mode */
 static void tke_case(const char *ds_file, const char *conf_file, const char *name, const char *mode)
 {
-    json_t *ds = fixture(ds_file);
-    json_t *conf = conf_file ? fixture(conf_file) : NULL;
+    json_t *ds = fixture_json("k8s", ds_file);
+    json_t *conf = conf_file ? fixture_json("k8s", conf_file) : NULL;
     json_t *cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
 
     k8s_facts_cni_tke(cni, json_object_get(ds, "items"), conf);
@@ -463,8 +451,8 @@ static void test_k8s_facts_tke_variants(void **state)
     tke_case("ds-tke-cilium.json", NULL, "cilium", "cilium+vpc-cni");
 
     /* details: the VPC-CNI's bandwidth plugin, the default network, Cilium's settings on TKE */
-    ds = fixture("ds-tke-vpc-cni.json");
-    json_t *conf = fixture("tke-cni-agent-conf-route-eni.json");
+    ds = fixture_json("k8s", "ds-tke-vpc-cni.json");
+    json_t *conf = fixture_json("k8s", "tke-cni-agent-conf-route-eni.json");
     cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
     k8s_facts_cni_tke(cni, json_object_get(ds, "items"), conf);
     assert_string_equal(setting(cni, "bandwidth_plugin"), "true");
@@ -473,8 +461,8 @@ static void test_k8s_facts_tke_variants(void **state)
     json_decref(cni);
     json_decref(conf);
     json_decref(ds);
-    ds = fixture("ds-tke-cilium.json");
-    conf = fixture("cilium-config-tke.json");
+    ds = fixture_json("k8s", "ds-tke-cilium.json");
+    conf = fixture_json("k8s", "cilium-config-tke.json");
     cni = k8s_facts_cni(json_object_get(ds, "items"), conf, NULL);
     k8s_facts_cni_tke(cni, json_object_get(ds, "items"), NULL);
     assert_string_equal(setting(cni, "routing_mode"), "native"); /* the flag wins */
@@ -488,7 +476,7 @@ static void test_k8s_facts_tke_variants(void **state)
     json_decref(conf);
     json_decref(ds);
     /* not TKE: nothing added */
-    ds = fixture("ds-cilium.json");
+    ds = fixture_json("k8s", "ds-cilium.json");
     cni = k8s_facts_cni(json_object_get(ds, "items"), NULL, NULL);
     k8s_facts_cni_tke(cni, json_object_get(ds, "items"), NULL);
     assert_null(setting(cni, "platform"));

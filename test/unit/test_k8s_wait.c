@@ -12,23 +12,11 @@
 
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_wait.h"
-
-static json_t *fixture(const char *name)
-{
-    const char *dir = getenv("KPERF_TEST_DATA");
-    char *path = kp_xasprintf("%s/k8s/%s", dir ? dir : "test/unit/data", name);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-
-    if (!doc)
-        fail_msg("%s: %s", path, jerr.text);
-    free(path);
-    return doc;
-}
+#include "test/unit/fixture.h"
 
 static void test_k8s_wait_image_pull_names_pod_node_and_image(void **state)
 {
-    json_t *pod = fixture("pod-imagepull.json");
+    json_t *pod = fixture_json("k8s", "pod-imagepull.json");
     int fatal = 0;
     char *p = k8s_wait_pod_problem(pod, &fatal);
     (void)state;
@@ -44,7 +32,7 @@ static void test_k8s_wait_image_pull_names_pod_node_and_image(void **state)
 
 static void test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler(void **state)
 {
-    json_t *pod = fixture("pod-unschedulable.json");
+    json_t *pod = fixture_json("k8s", "pod-unschedulable.json");
     int fatal = 1;
     char *p = k8s_wait_pod_problem(pod, &fatal);
     (void)state;
@@ -95,7 +83,7 @@ static void test_k8s_wait_unschedulable_pinned_is_fatal_and_names_node(void **st
 
 static void test_k8s_wait_crash_loop_is_fatal(void **state)
 {
-    json_t *pod = fixture("pod-crashloop.json");
+    json_t *pod = fixture_json("k8s", "pod-crashloop.json");
     int fatal = 0;
     char *p = k8s_wait_pod_problem(pod, &fatal);
     (void)state;
@@ -108,7 +96,7 @@ static void test_k8s_wait_crash_loop_is_fatal(void **state)
 
 static void test_k8s_wait_running_pod_has_no_problem(void **state)
 {
-    json_t *pod = fixture("pod-running.json");
+    json_t *pod = fixture_json("k8s", "pod-running.json");
     int fatal = 1;
     (void)state;
 
@@ -119,7 +107,7 @@ static void test_k8s_wait_running_pod_has_no_problem(void **state)
 
 static void test_k8s_wait_failed_pod_with_exit_code(void **state)
 {
-    json_t *pod = fixture("pod-running.json");
+    json_t *pod = fixture_json("k8s", "pod-running.json");
     json_t *st = json_object_get(pod, "status");
     int fatal = 0;
     char *p;
@@ -138,7 +126,7 @@ static void test_k8s_wait_failed_pod_with_exit_code(void **state)
 
 static void test_k8s_wait_events_psa_hint_names_the_label(void **state)
 {
-    json_t *ev = fixture("events-psa.json");
+    json_t *ev = fixture_json("k8s", "events-psa.json");
     json_t *none = json_array();
     char *s = k8s_wait_events_summary(ev, "kperf-r1");
     (void)state;

@@ -15,16 +15,11 @@
 
 #include "base/kp_alloc.h"
 #include "controller/kube/config.h"
-
-static char *data_path(const char *name)
-{
-    const char *d = getenv("KPERF_TEST_DATA");
-    return kp_xasprintf("%s/kube/%s", d ? d : "test/unit/data", name);
-}
+#include "test/unit/fixture.h"
 
 static struct kube_config *load_ok(const char *file, const char *context)
 {
-    char *p = data_path(file);
+    char *p = fixture_path("kube", file);
     struct kube_config_opts o = {.kubeconfig = p, .context = context};
     struct kube_config *c = NULL;
     struct kp_err err = {{0}};
@@ -41,7 +36,7 @@ static struct kube_config *load_ok(const char *file, const char *context)
 static const char *load_err(const char *file, const char *context)
 {
     static struct kp_err err;
-    char *p = data_path(file);
+    char *p = fixture_path("kube", file);
     struct kube_config_opts o = {.kubeconfig = p, .context = context};
     struct kube_config *c = NULL;
 
@@ -93,7 +88,7 @@ static void test_kube_config_tke_client_certificate(void **state)
 static void test_kube_config_token_file_relative_paths(void **state)
 {
     struct kube_config *c = load_ok("token-file.yaml", NULL);
-    char *dir = data_path("");
+    char *dir = fixture_path("kube", "");
     char *real = realpath(dir, NULL);
     char *want;
     (void)state;
@@ -113,8 +108,8 @@ static void test_kube_config_token_file_relative_paths(void **state)
 
 static void test_kube_config_kubeconfig_env_merges_first_wins(void **state)
 {
-    char *a = data_path("merge-a.yaml");
-    char *b = data_path("merge-b.yaml");
+    char *a = fixture_path("kube", "merge-a.yaml");
+    char *b = fixture_path("kube", "merge-b.yaml");
     char *env = kp_xasprintf("%s:/nonexistent/kubeconfig:%s:%s", a, b, a);
     struct kube_config *c = NULL;
     struct kube_config_opts o = {0};

@@ -19,6 +19,7 @@
 #include "base/kp_err.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
+#include "test/unit/fixture.h"
 #include "test/unit/report_fixture.h"
 
 static int cmp_u64(const void *x, const void *y)
@@ -393,7 +394,7 @@ static void test_report_write_dir_validates_against_schema(void **state)
     struct report *rep = build(NULL, NULL), *back;
     struct kp_err err = {{0}};
     char dir[] = "/tmp/kperf-report-test-XXXXXX", path[512], cmd[2048];
-    const char *data = getenv("KPERF_TEST_DATA");
+    const char *data = fixture_dir();
     static const char *const files[] = {"report.json", "report.md", "report.csv", "report.html"};
     (void)state;
 
@@ -525,23 +526,16 @@ static void test_report_fills_mtus_from_agents(void **state)
 static void test_report_real_agent_documents(void **state)
 {
     static const char *const files[] = {"agent-loopback.json", "agent-loopback-reverse.json"};
-    const char *data = getenv("KPERF_TEST_DATA");
     struct report *rep = report_new();
     struct kp_err err = {{0}};
-    json_error_t jerr;
-    char path[512];
     const json_t *row;
     double ops = 0;
     size_t i;
     const json_t *s;
     (void)state;
 
-    assert_non_null(data);
     for (size_t k = 0; k < 2; k++) {
-        snprintf(path, sizeof(path), "%s/report/%s", data, files[k]);
-        json_t *doc = json_load_file(path, 0, &jerr);
-        if (!doc)
-            fail_msg("%s: %s", path, jerr.text);
+        json_t *doc = fixture_json("report", files[k]);
         if (report_group_add_doc(report_group_get(rep, k ? "pod-to-external" : "pod-to-pod",
                                                   k ? "external" : "same-node", false),
                                  doc, &err) != 0)

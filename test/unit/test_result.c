@@ -17,28 +17,16 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/result.h"
+#include "test/unit/fixture.h"
 
 static char *doc_text;
 static size_t doc_len;
 
 static int load(void **state)
 {
-    const char *dir = getenv("KPERF_TEST_DATA");
-    char path[1024];
-    FILE *f;
-    long n;
     (void)state;
 
-    snprintf(path, sizeof(path), "%s/result/valid.json", dir ? dir : "test/unit/data");
-    f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    doc_text = kp_xmalloc((size_t)n + 1);
-    doc_len = fread(doc_text, 1, (size_t)n, f);
-    fclose(f);
+    doc_text = fixture_text("result", "valid.json", &doc_len);
     kp_alloc_init_json();
     return 0;
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # agent_port.sh - for e2e tests that start a kperf-agent server with `--port 0` (sourced): the
 # kernel picks a free port and the server announces it on stderr. A fixed random port once
 # collided with another test's listener in CI; port 0 cannot.

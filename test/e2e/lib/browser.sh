@@ -1,18 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # browser.sh - helpers for the e2e tests that render kperf's HTML pages in a real browser
 # (Debian's chromium, headless; sourced). Needs KPERF_BIN. Sets KPERF, GEN (test_compare, whose
 # KPERF_WRITE_FIXTURES writes the synthetic reports), D (a temporary folder, removed on exit),
-# fails. Provides fail MSG, browse ARGS... (chromium, bounded, quiet) and
+# and the checks of harness.sh. Provides browse ARGS... (chromium, bounded, quiet) and
 # probe PAGE < JS (PAGE with JS appended, which fills out{}, rendered: prints out's JSON).
 # The pages themselves have no scripts; the probe runs in a copy.
 KPERF="$KPERF_BIN/kperf"
 GEN="$KPERF_BIN/../test/unit/test_compare"
 [ -x "$KPERF" ] && [ -x "$GEN" ] || { echo "skip: kperf or test_compare not built"; exit 77; }
 command -v chromium >/dev/null || { echo "FAIL: chromium missing (scripts/test.sh installs it)"; exit 1; }
-D=$(mktemp -d "/tmp/kperf-${BROWSER_TEST_NAME:-html}.XXXXXX")
-trap 'rm -rf "$D"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+h_tmpdir D "${BROWSER_TEST_NAME:-html}"
 browse() {
     timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
         --user-data-dir="$D/profile" "$@" 2>>"$D/chromium.err"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # k8s_common.sh - helpers for test/e2e/k8s_*.sh (sourced): a kube-sim cluster per test,
 # a pod recorder (kubectl watch of kperf pods during a run), and "nothing left" checks.
 # Needs: KPERF_BIN, KPERF_SRC. Provides: K8S_DIR, KPERF, k8s_up ARGS, kperf_k8s ARGS,
@@ -14,13 +15,13 @@ command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
 
 k8s_on_exit() {
     [ -n "$K8S_REC_PID" ] && kill "$K8S_REC_PID" 2>/dev/null
-    if [ "$KS_FAILED" = 1 ]; then
+    if ks_failed; then
         ks_dump "$K8S_DIR"
     fi
     "$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
     rm -rf "$K8S_DIR"
 }
-trap k8s_on_exit EXIT
+on_exit k8s_on_exit
 
 # k8s_up ARGS: a kube-sim (3 nodes unless ARGS say otherwise). K8S_AGENT_IMAGE=DIR runs the
 # agent pods from an exported image root (kube-sim up --agent-image; test/e2e/k8s_podman_image.sh)
@@ -54,12 +55,23 @@ k8s_nothing_left() {
 
 # k8s_record_pods_start FILE: every state of every kperf pod, one JSON object per line
 k8s_record_pods_start() {
+    local listed
     K8S_REC_OUT=$1
+    listed=$(k8s_admin_pod_lists)
     kadmin get pods -A -l app.kubernetes.io/managed-by=kperf -w -o json --output-watch-events \
         >"$1.raw" 2>/dev/null &
     K8S_REC_PID=$!
-    sleep 0.5 # let the watch start; it only records
+    # the watch goes on from its first LIST's resourceVersion, so once that LIST is answered no
+    # event is missed; 30 s bounds a hang (it normally takes ~0.3 s)
+    wait_for 30 "the pod recorder's first LIST" k8s_admin_pod_lists_past "$listed"
 }
+# the admin's answered LISTs of pods in all namespaces, so far (requests.log, one line each)
+k8s_admin_pod_lists() {
+    local n
+    n=$(grep -c ' kube-sim-admin GET /api/v1/pods?' "$K8S_DIR/requests.log" 2>/dev/null)
+    echo "${n:-0}"
+}
+k8s_admin_pod_lists_past() { [ "$(k8s_admin_pod_lists)" -gt "$1" ]; }
 
 k8s_record_pods_stop() {
     kill "$K8S_REC_PID" 2>/dev/null
@@ -85,7 +97,7 @@ k8s_external_host() {
     UL=$(grep -- '-ul$' "$K8S_DIR/netns.list")
     BR=$(ip netns exec "$UL" ip -br link | awk '/-ub[ @]/{print $1}')
     [ -n "$UL" ] && [ -n "$BR" ] || { fail "no underlay namespace/bridge"; ks_finish; }
-    trap 'k8s_external_stop; k8s_on_exit' EXIT
+    on_exit k8s_external_stop # runs before k8s_on_exit (registered later)
     ip netns exec "$UL" ip addr add "$ip/24" dev "$BR"
     for n in "$@"; do
         cidr=$(kadmin get node "$n" -o jsonpath='{.spec.podCIDR}')

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # local_common.sh - shared by the test/e2e/local_*.sh tests (sourced, not a test itself):
-# preconditions (root, network namespaces, ip, nft; exit 77 = skipped otherwise), failure
-# counting, and the checks that a run left nothing behind.
+# preconditions (root, network namespaces, ip, nft; exit 77 = skipped otherwise) and the checks
+# that a run left nothing behind; checks, waiting and cleanup come from harness.sh.
+# shellcheck source=test/e2e/lib/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 KPERF="$KPERF_BIN/kperf"
 SCHEMA="$KPERF_SRC/docs/report-schema.json"
 VALIDATE="$KPERF_SRC/test/tools/validate_report.py"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 local_preconditions() {
     [ -x "$KPERF" ] && [ -x "$KPERF_BIN/kperf-agent" ] || { echo "skip: kperf or kperf-agent not built"; exit 77; }
@@ -20,7 +21,7 @@ local_preconditions() {
 # leftovers ID: prints what run ID left behind (namespaces, state, processes); empty = nothing
 leftovers() {
     local id=$1
-    ip netns list 2>/dev/null | grep -o "^$id[^ ]*"
+    ip netns list 2>/dev/null | grep -o "^${id}[^ ]*"
     [ -e "/run/kperf/$id.state" ] && echo "state file /run/kperf/$id.state"
     [ -e "/run/kperf/$id" ] && echo "run dir /run/kperf/$id"
     nft list tables 2>/dev/null | grep -F "$id"
@@ -59,13 +60,4 @@ local_run() {
 # validate REPORT.json: JSON Schema of kperf.report/v1
 validate() {
     python3 "$VALIDATE" "$SCHEMA" "$1" || fail "$1 does not validate against the report schema"
-}
-
-finish() {
-    if [ "$fails" -gt 0 ]; then
-        echo "$fails check(s) failed"
-        exit 1
-    fi
-    echo "all checks passed"
-    exit 0
 }

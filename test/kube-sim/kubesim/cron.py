@@ -26,7 +26,7 @@ import time
 
 from . import resources as R
 from .schema import Rejected
-from .util import dcopy, now_iso, parse_iso
+from .util import dcopy, parse_iso
 
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
           "oct", "nov", "dec"]
