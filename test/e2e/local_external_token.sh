@@ -10,6 +10,7 @@
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/local_common.sh"
 local_preconditions
+dir="" # set by h_tmpdir
 h_tmpdir dir local-ext-token
 umask 077
 printf 'local-ext-%s\n' "$RANDOM$RANDOM" >"$dir/ext.token"

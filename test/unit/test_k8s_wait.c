@@ -49,7 +49,7 @@ static void test_k8s_wait_unschedulable_is_not_fatal_and_quotes_scheduler(void *
  * cannot place is reported at once, naming the node and the scheduler's reason */
 static void test_k8s_wait_unschedulable_pinned_is_fatal_and_names_node(void **state)
 {
-    json_t *pod = fixture("pod-unschedulable-pinned.json");
+    json_t *pod = fixture_json("k8s", "pod-unschedulable-pinned.json");
     json_t *terms;
     int fatal = 0;
     char *p = k8s_wait_pod_problem(pod, &fatal);
