@@ -80,6 +80,8 @@ if head -1 "$K8S_DIR/sweep.csv" | grep -q ',node_verdict$' && [ "$csv_verdicts" 
 else
     fail "CSV/table: $(head -3 "$K8S_DIR/sweep.csv") / $(grep -i sweep -A7 "$K8S_DIR/sweep.txt")"
 fi
-if [ "$wall" -le 60 ]; then pass "sweep of 6 nodes in ${wall}s"; else fail "sweep took ${wall}s (> 60s)"; fi
+# Not a speed check: the rounds above prove the pairs ran three at a time. This bound only
+# guards a hang (about 10x the ~50 s a quiet 2-vCPU machine takes); the time is printed.
+if [ "$wall" -le 600 ]; then pass "sweep of 6 nodes ended (${wall}s)"; else fail "sweep took ${wall}s: hung? (> 600s)"; fi
 k8s_nothing_left "sweep"
 ks_finish
