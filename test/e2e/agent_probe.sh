@@ -19,8 +19,10 @@ rc=$?
 Q="$WORK/q.json"
 check "quiet: exit 0 (rc $rc: $(head -c 300 "$WORK/q.err"))" [ "$rc" -eq 0 ]
 check "quiet: schema kperf.probe/v1" jqt "$Q" '.schema == "kperf.probe/v1"'
-check "quiet: ~200 udp and tcp probes, ~20 connects" jqt "$Q" \
-    '(.probes.udp.sent | . >= 190 and . <= 210) and (.probes.tcp.sent | . >= 190 and . <= 210) and (.probes.connect.sent | . >= 18 and . <= 22)'
+# the schedule's slots, sent or skipped: a slot that fell due while a busy machine stalled the
+# prober is skipped (counted, not sent late in a burst), so the count holds on a loaded machine
+check "quiet: ~200 udp and tcp slots, ~20 connects (sent or skipped)" jqt "$Q" \
+    'def slots(p): p.sent + (p.skipped // 0); (slots(.probes.udp) | . >= 190 and . <= 210) and (slots(.probes.tcp) | . >= 190 and . <= 210) and (slots(.probes.connect) | . >= 18 and . <= 22)'
 check "quiet: nothing lost, no outage" jqt "$Q" \
     'all(.probes[]; .lost == 0 and .answered == .sent and .outages_total == 0 and (.outages|length) == 0)'
 check "quiet: connections survived, no reset" jqt "$Q" \
