@@ -153,10 +153,10 @@ static inline const char *verdict(const struct compare *cmp, const char *test, c
     return buf;
 }
 
-static inline struct compare *run(const struct spec *b, const struct spec *n, const char *bname,
-                                  const char *nname)
+/* Compares rb with rn at the default options, frees both, and returns the comparison (fails
+ * the test when compare refuses). */
+static inline struct compare *compare_owned(struct report *rb, struct report *rn)
 {
-    struct report *rb = make(b, bname), *rn = make(n, nname);
     struct compare_opts o;
     struct kp_err err = {{0}};
     struct compare *cmp;
@@ -168,5 +168,11 @@ static inline struct compare *run(const struct spec *b, const struct spec *n, co
     report_free(rb);
     report_free(rn);
     return cmp;
+}
+
+static inline struct compare *run(const struct spec *b, const struct spec *n, const char *bname,
+                                  const char *nname)
+{
+    return compare_owned(make(b, bname), make(n, nname));
 }
 #endif

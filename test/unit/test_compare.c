@@ -448,18 +448,7 @@ static struct report *loaded_run(uint64_t seed, double loaded_us)
 
 static struct compare *loaded_compare(double base_us, double new_us)
 {
-    struct report *rb = loaded_run(31, base_us), *rn = loaded_run(32, new_us);
-    struct compare_opts o;
-    struct kp_err err = {{0}};
-    struct compare *cmp;
-
-    compare_opts_init(&o);
-    cmp = compare_reports(rb, rn, &o, &err);
-    if (!cmp)
-        fail_msg("compare failed: %s", kp_err_msg(&err));
-    report_free(rb);
-    report_free(rn);
-    return cmp;
+    return compare_owned(loaded_run(31, base_us), loaded_run(32, new_us));
 }
 
 static void test_compare_latency_under_load(void **state)

@@ -75,10 +75,10 @@ static void test_k8s_client_job_carries_duration_and_its_deadline(void **state)
 
     base_deploy(&d);
     assert_int_equal(k8s_client_spec_ms(&spec), 2 * 3 * 8000);
-    job = k8s_client_make_job(&d, &spec, 4, "node-b", "10.0.0.7", 5201, &name);
+    job = k8s_client_make_job(&d, &spec, 4, "node-b", "198.18.0.7", 5201, &name);
     assert_non_null(job);
     assert_string_equal(arg_after(job, "--duration"), "7000ms");
-    assert_string_equal(arg_after(job, "--server"), "10.0.0.7:5201");
+    assert_string_equal(arg_after(job, "--server"), "198.18.0.7:5201");
     assert_string_equal(arg_after(job, "--token-file"), K8S_TOKEN_FILE);
     /* the planned 48 s plus --timeout 60 s, rounded up */
     assert_int_equal(
@@ -94,7 +94,7 @@ static void test_k8s_client_job_carries_duration_and_its_deadline(void **state)
     json_decref(job);
 
     spec.duration_ms = 2000; /* the value follows the flag, nothing else changes */
-    job = k8s_client_make_job(&d, &spec, 5, "node-b", "10.0.0.7", 5201, NULL);
+    job = k8s_client_make_job(&d, &spec, 5, "node-b", "198.18.0.7", 5201, NULL);
     assert_string_equal(arg_after(job, "--duration"), "2000ms");
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(job, "spec"), "activeDeadlineSeconds")),
