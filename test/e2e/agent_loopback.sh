@@ -3,9 +3,12 @@
 # agent_loopback.sh - every test type over loopback, forward and reverse, and the figures are
 # consistent: bytes sent = bytes received, RR ops / duration = ops_per_sec, histogram count =
 # ops, no UDP loss at a low rate, per-stream bytes add up, intervals and samples are there.
+# The server's start-up line is the one docs/external.md shows (scripts/check-docs.py).
 . "$(dirname "$0")/agent_common.inc"
 
 start_server
+check "the server prints the listening line docs/external.md shows" \
+    python3 "$KPERF_SRC/scripts/check-docs.py" check "$KPERF_SRC/docs/external.md" agent_loopback.sh "$WORK/server.log"
 
 # --- every test, forward ---------------------------------------------------------------------
 client --tests all --duration 1s --streams 3 --udp-rate 20M --interval 250ms --json \

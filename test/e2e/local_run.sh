@@ -3,7 +3,8 @@
 # local_run.sh - `kperf run --local` end to end, as root with network namespaces:
 #  1. --scenarios all --duration 2s: every expected row (4 scenarios, both placements, the
 #     external host in both directions) with plausible figures; the report validates against
-#     docs/report-schema.json; --output-dir writes all four files; nothing is left behind.
+#     docs/report-schema.json; --output-dir writes all four files; nothing is left behind; the
+#     table printed is the one README.md shows (scripts/check-docs.py, numbers masked).
 #  2. every test with --mtu 9001: UDP rows have loss figures, MSS shows the jumbo MTU.
 # Runtime about 80 s.
 set -u
@@ -62,10 +63,13 @@ PY
 }
 
 # --- 1. all scenarios, default tests
-"$KPERF" run --local --scenarios all --duration 2s -o json --output-dir "$D/out" \
-    >"$D/all.json" 2>"$D/all.err"
+"$KPERF" run --local --scenarios all --duration 2s --output-dir "$D/out" \
+    >"$D/all.txt" 2>"$D/all.err"
 rc=$?
 [ "$rc" = 0 ] || fail "run --scenarios all exited $rc: $(tail -3 "$D/all.err")"
+cp "$D/out/report.json" "$D/all.json" 2>/dev/null || fail "--output-dir lacks report.json"
+python3 "$KPERF_SRC/scripts/check-docs.py" check "$KPERF_SRC/README.md" local_run.sh "$D/all.txt" ||
+    fail "README.md's local run output drifted from what kperf prints"
 validate "$D/all.json"
 rows=()
 for s in pod-to-pod host-to-host pod-to-service; do
