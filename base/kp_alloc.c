@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "base/portable.h"
+
 static void oom(size_t n)
 {
     char msg[96];
@@ -80,7 +82,7 @@ void kp_free_secret(char *s)
 {
     if (!s)
         return;
-    explicit_bzero(s, strlen(s));
+    kp_wipe(s, strlen(s));
     free(s);
 }
 

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 
 #define TMP_HEX      16   /* random hex digits in a temporary name */
 #define STALE_S      3600 /* unlocked folders: a leftover this old has no live writer */
@@ -48,7 +48,7 @@ static char *tmp_name(void)
     unsigned char rnd[TMP_HEX / 2];
     char hex[TMP_HEX + 1];
 
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) { /* no entropy: still unique */
+    if (kp_random_bytes(rnd, sizeof(rnd)) != 0) { /* no entropy: still unique */
         uint64_t v = clock_now_ns() ^ ((uint64_t)getpid() << 40);
         memcpy(rnd, &v, sizeof(rnd));
     }

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "base/portable.h"
 
 #define ERR_TAIL_BYTES  4096
 #define DEFAULT_MAX_OUT (1024u * 1024u)
@@ -47,9 +47,9 @@ static void child_setup(pid_t parent, bool same_pgroup)
 
     if (!same_pgroup)
         setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    kp_die_with_parent(SIGKILL);
     if (getppid() != parent)
-        _exit(127); /* the parent died before prctl took effect */
+        _exit(127); /* the parent died before kp_die_with_parent took effect */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
@@ -65,7 +65,7 @@ static void append(char **buf, size_t *len, size_t *cap, const char *data, size_
         char *b = kp_xmalloc(grown);
         if (*buf) {
             memcpy(b, *buf, *len);
-            explicit_bzero(*buf, *cap);
+            kp_wipe(*buf, *cap);
             free(*buf);
         }
         *buf = b;
@@ -235,8 +235,8 @@ int subproc_run(const char *const argv[], const struct subproc_opts *o, struct s
     r->exit_code = -1;
     if (!o)
         o = &none;
-    if (pipe2(out_p, O_CLOEXEC) != 0 || (!o->stderr_inherit && pipe2(err_p, O_CLOEXEC) != 0) ||
-        pipe2(st_p, O_CLOEXEC) != 0) {
+    if (kp_pipe_cloexec(out_p) != 0 || (!o->stderr_inherit && kp_pipe_cloexec(err_p) != 0) ||
+        kp_pipe_cloexec(st_p) != 0) {
         kp_err_set(err, "cannot create a pipe for %s: %s", argv[0], strerror(errno));
         goto out;
     }
@@ -293,7 +293,7 @@ out:
 void subproc_result_cleanup(struct subproc_result *r)
 {
     if (r->out)
-        explicit_bzero(r->out, r->out_len);
+        kp_wipe(r->out, r->out_len);
     free(r->out);
     free(r->err);
     memset(r, 0, sizeof(*r));

@@ -13,6 +13,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/portable.h"
 
 static const char *file_kind(mode_t mode)
 {
@@ -116,7 +117,7 @@ out:
     if (fd >= 0)
         close(fd);
     if (rc != 0) {
-        explicit_bzero(data, TOKEN_MAX_LEN + 3);
+        kp_wipe(data, TOKEN_MAX_LEN + 3);
         free(data);
         return -1;
     }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +23,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/portable.h"
 #include "base/safefile.h"
 #include "base/subproc.h"
 #include "base/units.h"
@@ -177,7 +177,7 @@ static pid_t start_command(char **argv, char **env, struct kp_err *err)
     if (pid < 0)
         return kp_err_set(err, "fork: %s", strerror(errno)), -1;
     if (pid == 0) {
-        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+        kp_die_with_parent(SIGTERM);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "base/portable.h"
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_client.h"
@@ -229,7 +229,7 @@ struct backend *backend_k8s_new(const struct run_options *opts, struct kp_err *e
     struct k8s_backend *b = kp_xcalloc(1, sizeof(*b));
     unsigned char rnd[24];
 
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    if (kp_random_bytes(rnd, sizeof(rnd)) != 0) {
         free(b);
         kp_err_set(err, "cannot read random bytes for the run token");
         return NULL;
@@ -239,6 +239,6 @@ struct backend *backend_k8s_new(const struct run_options *opts, struct kp_err *e
     b->token = kp_xmalloc(sizeof(rnd) * 2 + 1);
     for (size_t i = 0; i < sizeof(rnd); i++)
         snprintf(b->token + 2 * i, 3, "%02x", rnd[i]);
-    explicit_bzero(rnd, sizeof(rnd));
+    kp_wipe(rnd, sizeof(rnd));
     return &b->base;
 }

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/portable.h"
 
 const struct kube_resource K8S_RES_LEASES = {"coordination.k8s.io/v1", "leases", 1};
 
@@ -246,7 +247,7 @@ static void read_lease(struct k8s_lease_keeper *k)
 /* waits on the condition variable until `until` or a stop; 1 when stopping. mu held. */
 static int wait_until(struct k8s_lease_keeper *k, const struct timespec *until)
 {
-    while (!k->stop && !k->lost && pthread_cond_timedwait(&k->cv, &k->mu, until) != ETIMEDOUT)
+    while (!k->stop && !k->lost && kp_cond_timedwait_monotonic(&k->cv, &k->mu, until) != ETIMEDOUT)
         ;
     return k->stop || k->lost;
 }
@@ -313,17 +314,13 @@ int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
 {
     struct k8s_lease_keeper *k = kp_xcalloc(1, sizeof(*k));
     struct kube_client_opts own = *ko;
-    pthread_condattr_t ca;
     struct timespec now;
     char holder[300], host[256] = "";
     json_t *obj;
 
     *out = NULL;
     pthread_mutex_init(&k->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&k->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    kp_cond_init_monotonic(&k->cv);
     k->ns = kp_xstrdup(opts->ns);
     k->name = k8s_lease_name(opts->run_id);
     k->renew_s = ho->duration_s / 3 > 0 ? ho->duration_s / 3 : 1;

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "controller/agent_args.h"
 
 #define DNS_LABEL_MAX 63
@@ -24,7 +24,7 @@ int k8s_objects_run_id(char *buf, size_t len, struct kp_err *err)
 
     if (len < K8S_RUN_ID_MAX + 1)
         return kp_err_set(err, "run id buffer too small");
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    if (kp_random_bytes(rnd, sizeof(rnd)) != 0)
         return kp_err_set(err, "cannot read random bytes for the run id: %s", strerror(errno));
     gmtime_r(&now, &tm);
     snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,

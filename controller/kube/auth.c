@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "controller/kube/config_int.h"
 #include "controller/kube/exec.h"
 
@@ -49,7 +50,7 @@ void auth_free(struct auth *a)
 static int changed(const struct stat *a, const struct stat *b)
 {
     return a->st_ino != b->st_ino || a->st_size != b->st_size ||
-           a->st_mtim.tv_sec != b->st_mtim.tv_sec || a->st_mtim.tv_nsec != b->st_mtim.tv_nsec;
+           kp_stat_mtime_ns(a) != kp_stat_mtime_ns(b);
 }
 
 /* Re-reads the token file when it changed or is a minute old; keeps the last good token. */

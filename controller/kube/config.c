@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "base/yaml_load.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
@@ -46,7 +47,7 @@ static void grow_wiped(char **buf, size_t n, size_t old_cap, size_t cap)
     char *b = kp_xmalloc(cap + 1);
 
     memcpy(b, *buf, n);
-    explicit_bzero(*buf, old_cap + 1);
+    kp_wipe(*buf, old_cap + 1);
     free(*buf);
     *buf = b;
 }
@@ -96,7 +97,7 @@ int cfg_read_file(const char *path, size_t max, char **out, size_t *len, struct 
 out:
     fclose(f);
     if (buf) {
-        explicit_bzero(buf, cap + 1);
+        kp_wipe(buf, cap + 1);
         free(buf);
     }
     return rc;

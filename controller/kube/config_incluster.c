@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "controller/kube/config_int.h"
 
 #define INCLUSTER_ROOT "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -82,7 +83,7 @@ void cfg_exec_free(struct kube_exec_config *e)
 static void free_secret_n(char *p, size_t n)
 {
     if (p)
-        explicit_bzero(p, n);
+        kp_wipe(p, n);
     free(p);
 }
 

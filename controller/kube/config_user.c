@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "controller/kube/codec.h"
 
 #define EXEC_V1      "client.authentication.k8s.io/v1"
@@ -198,7 +199,7 @@ void cfg_drop_user_creds(struct kube_config *c)
     c->cert_data = NULL;
     c->cert_data_len = 0;
     if (c->key_data)
-        explicit_bzero(c->key_data, c->key_data_len);
+        kp_wipe(c->key_data, c->key_data_len);
     free(c->key_data);
     c->key_data = NULL;
     c->key_data_len = 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 #include "base/subproc.h"
 #include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
@@ -25,7 +26,7 @@ void exec_cred_cleanup(struct exec_cred *c)
     kp_free_secret(c->token);
     free(c->cert);
     if (c->key)
-        explicit_bzero(c->key, c->key_len);
+        kp_wipe(c->key, c->key_len);
     free(c->key);
     memset(c, 0, sizeof(*c));
 }

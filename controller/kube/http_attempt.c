@@ -13,6 +13,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "base/portable.h"
 #include "controller/kube/auth.h"
 #include "controller/kube/userinfo.h"
 
@@ -326,7 +327,7 @@ int http_attempt(struct http *h, const struct http_request *rq, struct attempt *
     curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &at->status);
     /* the header list holds the bearer token: wipe it */
     for (struct curl_slist *p = hdr; p; p = p->next)
-        explicit_bzero(p->data, strlen(p->data));
+        kp_wipe(p->data, strlen(p->data));
     curl_slist_free_all(hdr);
     curl_slist_free_all(h->connect_to_list);
     h->connect_to_list = NULL;

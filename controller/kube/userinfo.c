@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 
 /* A libcurl string as ours (NULL in, NULL out); the libcurl copy wiped and freed. */
 static char *take(char *s)
@@ -17,7 +18,7 @@ static char *take(char *s)
     char *mine = kp_xstrdup(s);
 
     if (s) {
-        explicit_bzero(s, strlen(s));
+        kp_wipe(s, strlen(s));
         curl_free(s);
     }
     return mine;
@@ -94,7 +95,7 @@ void userinfo_scrub(char *buf, size_t size, const char *url)
     fputs(p, f);
     if (fclose(f) != 0 || !out)
         abort();
-    explicit_bzero(buf, size);
+    kp_wipe(buf, size);
     snprintf(buf, size, "%s", out);
     free(out);
     free(shown);

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "base/kp_alloc.h"
+#include "base/portable.h"
 
 #define REDACTED "REDACTED"
 
@@ -21,7 +22,7 @@ static char *take(char *s)
     char *mine = kp_xstrdup(s);
 
     if (s) {
-        explicit_bzero(s, strlen(s));
+        kp_wipe(s, strlen(s));
         curl_free(s);
     }
     return mine;
@@ -52,7 +53,7 @@ static bool has(CURLU *u, CURLUPart part)
     bool yes = curl_url_get(u, part, &s, 0) == CURLUE_OK && s;
 
     if (s) {
-        explicit_bzero(s, strlen(s));
+        kp_wipe(s, strlen(s));
         curl_free(s);
     }
     return yes;
