@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* portable.h - the few calls the controller makes whose spelling differs between Linux and the
- * other systems `kperf` builds on without its local backend (macOS: docs/kubernetes.md, "From a
- * Mac or Windows laptop"). Each is the Linux call on Linux and the nearest equivalent elsewhere.
+ * other systems `kperf` builds on without its local backend (macOS: docs/laptop.md). Each is
+ * the Linux call on Linux and the nearest equivalent elsewhere.
  * The agent and the local backend are Linux-only and call Linux directly. */
 #ifndef KPERF_BASE_PORTABLE_H
 #define KPERF_BASE_PORTABLE_H

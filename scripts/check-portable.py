@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """check-portable.py BUILD SRC - the controller of a -DKPERF_LOCAL_BACKEND=OFF build uses nothing
-that only Linux has, so it builds on macOS (docs/kubernetes.md, "From a Mac or Windows laptop").
+that only Linux has, so it builds on macOS (docs/laptop.md).
 
 BUILD is a configured build with CMAKE_EXPORT_COMPILE_COMMANDS=ON. For every translation unit of
 the controller in BUILD/compile_commands.json (base/, controller/, cmd/kperf/; the agent is

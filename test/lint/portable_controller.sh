@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # lint.portable_controller: `kperf` builds without its local backend (-DKPERF_LOCAL_BACKEND=OFF,
-# the controller for macOS: docs/kubernetes.md, "From a Mac or Windows laptop") and then includes
+# the controller for macOS: docs/laptop.md) and then includes
 # no Linux-only header and calls no Linux-only function (scripts/check-portable.py, on every
 # unit of that build); such a kperf refuses --local with one line and exit 2 and holds none of
 # the local backend; and the checker refuses a planted Linux-only header, function and local/
