@@ -30,6 +30,8 @@ expect() {
 
 expect 3 "$KPERF" compare "$D/base.json" "$D/regressed.json"
 grep -q "REGRESSION" "$D/out" || fail "regression not shown"
+python3 "$KPERF_SRC/scripts/check-docs.py" check "$KPERF_SRC/docs/compare.md" compare_cli.sh "$D/out" ||
+    fail "docs/compare.md's example drifted from what kperf compare prints"
 expect 0 "$KPERF" compare "$D/base.json" "$D/improved.json" -o markdown
 grep -q "| improvement" "$D/out" || fail "improvement not shown in markdown"
 expect 0 "$KPERF" compare "$D/base.json" "$D/noise.json"
