@@ -357,16 +357,16 @@ def pod_args(pod, cid):
 
 
 def result_ips(res, netns):
-    """The pod's addresses from a CNI 1.0 result: those of the interfaces in
-    the pod's namespace (every address when none says where it is), the
-    cluster's primary family first."""
+    """The pod's addresses from a CNI 1.0 result: those on an interface in
+    the pod's namespace (or naming no interface), the cluster's primary
+    family first."""
     ifs = res.get("interfaces") or []
     ips = []
     for a in res.get("ips") or []:
         k = a.get("interface")
         if k is not None and 0 <= k < len(ifs) and \
-                ifs[k].get("sandbox") not in (None, netns):
-            continue
+                ifs[k].get("sandbox") != netns:
+            continue   # an address on the host side (none of the pod's)
         ips.append(a["address"].split("/")[0])
     order = {f: n for n, f in enumerate(net.FAMILIES)}
     return sorted(ips, key=lambda ip: order.get(net.family_of(ip), 9))

@@ -617,8 +617,9 @@ def cmd_down(a):
         print("kube-sim: down needs root", file=sys.stderr)
         return 1
     r = down(d, a.keep_logs)
-    print("kube-sim down: killed %d process(es), deleted %d network "
-          "namespace(s)" % (len(r["killed"]), len(r["netns"])))
+    print("kube-sim down: killed %d process(es), CNI DEL of %d pod "
+          "network(s), deleted %d network namespace(s)" % (
+              len(r["killed"]), r.get("cni_del", 0), len(r["netns"])))
     return 0
 
 

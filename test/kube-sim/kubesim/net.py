@@ -4,9 +4,13 @@
 Owns: the underlay (one namespace "<p>ul" holding a bridge "<p>ub"), one
 namespace per node ("<p>n<i>", eth0 = 198.19.0.(10+i) on the underlay,
 bridge "<p>br" = 198.19.(16+i).1/24 for its pods, routes to every other
-node's pod CIDR), one namespace per pod ("<p>p<k>", eth0 on its node's
-bridge through veth "<p>v<k>"), and the per-node nftables table
+node's pod CIDR), the pod namespaces ("<p>p<k>"; their eth0, address and
+routes come from the CNI plugins, cniruntime.py; static neighbour entries
+are added here), and the per-node nftables table
 "<p>svc" that DNATs Service ClusterIPs (198.19.240.0/20) to endpoints.
+What stays here rather than in a CNI plugin: the underlay, the node
+namespaces, bridges and host-gw routes (the cluster's node network, not a
+pod's CNI job), the neighbour entries and the Service proxy (kube-proxy's).
 With --ip-family ipv6 or dual (configure()), the same from 2001:2::/48:
 underlay 2001:2:0:100::/64 (node i = ::(10+i) in hex), pod CIDR of node i
 2001:2:0:(200+i hex)::/64 (gateway ::1, a pod's host number as in IPv4),
