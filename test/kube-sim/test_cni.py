@@ -77,8 +77,8 @@ def main():
            (3, True)], nft)
     add = nft[0][1]
     check("the drop table is kube-sim's, on the pods' veths, IP only",
-          "table bridge kst-cni" in add and 'iifname "kst-v*"' in add and
-          'oifname "kst-v*"' in add and "ether type { ip, ip6 } drop" in add,
+          "table bridge kst-cni" in add and 'iifname "veth*"' in add and
+          'oifname "veth*"' in add and "ether type { ip, ip6 } drop" in add,
           add)
     check("undrop deletes only that table",
           nft[1][1].strip() == "delete table bridge kst-cni", nft[1][1])

@@ -20,6 +20,9 @@ ks_need_root() {
     for t in ip nft openssl python3 nsenter; do
         command -v "$t" >/dev/null || { echo "SKIP: $t missing"; exit 77; }
     done
+    # pods get their network from Debian's containernetworking-plugins
+    [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] ||
+        { echo "SKIP: no CNI plugins (containernetworking-plugins)"; exit 77; }
 }
 
 # ks_failed: a check failed (logs are then shown at exit)

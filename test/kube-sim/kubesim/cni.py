@@ -7,7 +7,7 @@ annotation in it), its pods are replaced node by node, in node order, one at
 a time (RollingUpdate, maxUnavailable 1): each node's CNI pod takes
 --cni-restart-time seconds, and for the first --cni-restart-outage seconds
 of it that node's pod traffic is dropped (an nftables "bridge" table
-"<p>cni" in the node's namespace, on the pod veths kube-sim made: IPv4 and
+"<p>cni" in the node's namespace, on the pod veths the bridge plugin made: IPv4 and
 IPv6 frames entering the bridge from pods or leaving it to pods; ARP passes, so
 neighbours stay resolved), and with --cni-conntrack-flush the node's
 conntrack table is flushed as the outage starts. The DaemonSet's status
@@ -122,9 +122,11 @@ class Rollout:
             raise net.NetError("nft: %s" % p.stderr.strip())
 
     def drop(self, i):
-        # the pods' veths on the node's bridge are "<p>v<k>": frames from a pod (prerouting:
-        # bridged to another pod or routed by the node) and frames to a pod (output)
-        veths = self.cfg.prefix + "v*"
+        # the pods' veths on the node's bridge are the bridge plugin's "veth<8 hex>" (the
+        # node's namespace has no other veth on it: its own eth0 is the underlay link):
+        # frames from a pod (prerouting: bridged to another pod or routed by the node) and
+        # frames to a pod (output)
+        veths = "veth*"
         self._nft(i, (
             "table bridge %s {\n"
             " chain pre { type filter hook prerouting priority -200;\n"
