@@ -351,10 +351,20 @@ json_t *local_cni_describe(const struct local_cni *c, int mtu)
 
     for (size_t i = 0; i < c->n_bins; i++) {
         const struct cni_bin *b = &c->bins[i];
+        char *sup = kp_xstrdup(""); /* "0.3.0,0.4.0,1.0.0": one field for compare, not six */
+        size_t k;
+        const json_t *v;
+        json_array_foreach(b->supported, k, v)
+        {
+            char *t = kp_xasprintf("%s%s%s", sup, k ? "," : "", json_string_value(v));
+            free(sup);
+            sup = t;
+        }
         json_array_append_new(plugins,
-                              json_pack("{s:s, s:s, s:s, s:s?, s:s, s:O?}", "type", b->type, "path",
+                              json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s}", "type", b->type, "path",
                                         b->path, "sha256", b->sha256, "about", b->about,
-                                        "cniVersion", c->ver, "supportedVersions", b->supported));
+                                        "cniVersion", c->ver, "supportedVersions", sup));
+        free(sup);
     }
     d = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:O, s:s, s:s, s:s, s:i}, s:o}", "name", name, "version",
