@@ -437,6 +437,7 @@ static int cleanup_state_file(const char *state_dir, const char *file, struct kp
 {
     char *path = kp_xasprintf("%s/%s", state_dir, file);
     struct state s;
+    struct kp_err cni_err;
     int rc = 0;
 
     if (read_state(path, &s) != 0)
@@ -444,8 +445,9 @@ static int cleanup_state_file(const char *state_dir, const char *file, struct kp
     if (s.pid > 0 && s.pid != getpid() && proc_starttime((pid_t)s.pid) == s.start)
         goto out; /* still running: not a leftover */
     rc = 1;
-    if (cleanup_cni(state_dir, &s, err) != 0)
-        kp_log(KP_LOG_WARN, "CNI DEL of a killed run's pods: %s", kp_err_msg(err));
+    kp_err_clear(&cni_err);
+    if (cleanup_cni(state_dir, &s, &cni_err) != 0) /* the namespaces go all the same */
+        kp_log(KP_LOG_WARN, "CNI DEL of a killed run's pods: %s", kp_err_msg(&cni_err));
     for (int i = s.n_ns - 1; i >= 0; i--)
         if (localnet_remove_ns(s.ns[i], err) != 0)
             rc = -1;
