@@ -207,6 +207,12 @@ int localnet_cni_build(struct localnet *ln, struct kp_err *err)
     for (int i = 0; i < 3; i++) /* after all: proxy NDP needs every node's interfaces */
         if (publish(ln, &ln->cni_pods[idx[i]], true, err) != 0)
             return -1;
+    for (int i = 0; i < 3; i++) { /* as a runtime may: CHECK that what ADD made is in place */
+        struct local_cni_pod cp;
+        pod_of(ln, &ln->cni_pods[idx[i]], &cp);
+        if (local_cni_check(ln->cni, &cp, ln->cni_pods[idx[i]].result, err) != 0)
+            return -1;
+    }
     return 0;
 }
 
