@@ -344,6 +344,7 @@ static char *types_joined(const struct local_cni *c)
 json_t *local_cni_describe(const struct local_cni *c, int mtu)
 {
     json_t *plugins = json_array(), *d;
+    char *version;
     char *types = types_joined(c), *name = kp_xasprintf("%s (%s)", local_cni_name(c), types);
     const struct cni_bin *first =
         bin_of(c, json_string_value(json_object_get(
@@ -366,15 +367,22 @@ json_t *local_cni_describe(const struct local_cni *c, int mtu)
                                         "cniVersion", c->ver, "supportedVersions", sup));
         free(sup);
     }
+    /* the first plugin's own version when it tells one, else its binary's sha256: two builds of
+     * a plugin then differ here too, and --history keeps them in two folders */
+    if (first && first->about && !strstr(first->about, "version unknown"))
+        version = kp_xstrdup(first->about);
+    else
+        version = kp_xasprintf("sha256:%.12s", first ? first->sha256 : "unknown");
     d = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:O, s:s, s:s, s:s, s:i}, s:o}", "name", name, "version",
-        first && first->about ? first->about : (first ? first->sha256 : "unknown"), "settings",
-        "pod_network", "your CNI conflist (--cni-conf), plugins called as a container runtime does",
-        "plugins", types, "cni_version", c->ver, "conflist", c->list, "node_routing",
+        version, "settings", "pod_network",
+        "your CNI conflist (--cni-conf), plugins called as a container runtime does", "plugins",
+        types, "cni_version", c->ver, "conflist", c->list, "node_routing",
         "each pod address routed to its node across a veth underlay (proxy ARP/NDP on the nodes)",
         "service_proxy", "nftables DNAT (kube-proxy style), bridged traffic through netfilter",
         "egress", "SNAT (masquerade) at the node for pod traffic to other than pods", "mtu", mtu,
         "plugins", plugins);
+    free(version);
     free(types);
     free(name);
     return d ? d : json_object();

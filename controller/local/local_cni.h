@@ -40,7 +40,8 @@ const char *local_cni_text(const struct local_cni *c);
 const char *local_cni_path(const struct local_cni *c);
 const char *local_cni_name(const struct local_cni *c);
 
-/* The report's metadata.cni: {name: "<list name> (<types>)", version: the first plugin's,
+/* The report's metadata.cni: {name: "<list name> (<types>)", version: the first plugin's
+ * `about` line when it tells a version, else "sha256:<12 hex of its binary>",
  * settings: {conflist, cni_version, plugins, and what kperf adds (routing, proxy, egress)},
  * plugins: [{type, path, sha256, about, cniVersion, supportedVersions}]}. New reference. */
 json_t *local_cni_describe(const struct local_cni *c, int mtu);
