@@ -65,7 +65,7 @@ reservations() {
 
 # check_cni_run REPORT.json LIST TYPES: every row ok and the expected ones there; metadata.cni
 check_cni_run() {
-    python3 - "$@" <<'PY'
+    if ! python3 - "$@" <<'PY'; then
 import json, re, sys
 rep = json.load(open(sys.argv[1]))
 name, types = sys.argv[2], sys.argv[3].split("+")
@@ -101,7 +101,9 @@ for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 PY
-    [ $? = 0 ] || { fail "report of $2"; return 1; }
+        fail "report of $2"
+        return 1
+    fi
 }
 
 # --- 1. the whole matrix with a bridge conflist, then with a ptp one
