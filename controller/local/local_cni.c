@@ -232,6 +232,8 @@ static int call_failure(const struct call *k, const struct subproc_result *r, st
         for (const char *p = e; *p; p++) /* the last non-empty line of stderr */
             if (p[0] == '\n' && p[1] && p[1] != '\n')
                 last = p + 1;
+        if (strstr(e, "panic: ")) /* a Go plugin's crash: its reason, not the stack's end */
+            last = strstr(e, "panic: ");
         kp_err_set(err, "CNI plugin \"%s\" failed (%s) for pod %s: %.*s", k->type, lc, who,
                    *last ? (int)strcspn(last, "\n") : 40,
                    *last ? last : (r->term_signal ? "killed by a signal" : "exited non-zero"));
