@@ -13,7 +13,7 @@
 #     namespace, state or reservation left.
 #  4. SIGKILL mid-run: the next run DELs the killed run's pods (its reservations go) and
 #     removes its namespaces.
-# Runtime about 60 s.
+# Runtime about 50 to 65 s.
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
