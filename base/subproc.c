@@ -202,7 +202,9 @@ static void child_exec(const char *const argv[], const struct subproc_opts *o, c
 {
     int e;
 
-    if (o->stdin_null) {
+    if (o->stdin_fd > 0) {
+        dup2(o->stdin_fd, STDIN_FILENO);
+    } else if (o->stdin_null) {
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0)
             dup2(devnull, STDIN_FILENO);

@@ -29,6 +29,8 @@ struct subproc_opts {
     const char *const *env; /* optional, borrowed: NULL-terminated "NAME=value" entries added to
                                our environment; each replaces ours of the same NAME */
     bool stdin_null;        /* stdin is /dev/null (default: ours) */
+    int stdin_fd;           /* > 0: the child reads this descriptor as stdin (a memfd holding
+                               its input, say; ours stays open); beats stdin_null */
     bool stderr_inherit;    /* stderr stays ours (the user sees the child's messages); r->err is
                                then "" (default: captured into r->err) */
     bool same_pgroup;       /* the child stays in our process group, so a terminal's signals and

@@ -70,6 +70,8 @@ void run_options_cleanup(struct run_options *o)
     for (size_t i = 0; i < o->n_local_faults; i++)
         free(o->local_faults[i]);
     free(o->local_faults);
+    free(o->cni_conf);
+    free(o->cni_path);
     memset(o, 0, sizeof(*o));
 }
 
@@ -79,6 +81,12 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
     if (!o->local && o->n_local_faults > 0)
         return kp_err_set(err, "--local-fault applies to --local only");
+    if (!o->local && (o->cni_conf || o->cni_path))
+        return kp_err_set(err, "--cni-conf and --cni-path apply to --local only (a cluster's CNI "
+                               "is its own)");
+    if (o->cni_path && !o->cni_conf)
+        return kp_err_set(err, "--cni-path needs --cni-conf FILE (the conflist whose plugins it "
+                               "finds)");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->keep_runs > 0) {

@@ -80,6 +80,10 @@ struct run_options {
     enum run_ip_family ip_family; /* --ip-family (run_ip_families_choose) */
     char **local_faults;          /* --local-fault SPEC, test-only (local_fault.h); owned */
     size_t n_local_faults;
+    char *cni_conf; /* --cni-conf FILE: the pods' network by this CNI conflist;
+                       owned; NULL = the hand-built bridge+veth */
+    char *cni_path; /* --cni-path DIRS: where its plugins are; owned; NULL =
+                       /opt/cni/bin:/usr/lib/cni */
     /* Kubernetes backend (consumed by backend_k8s) */
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */

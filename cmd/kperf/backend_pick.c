@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "base/kp_err.h"
+
 #include "controller/k8s/backend_k8s.h"
 #ifndef KPERF_NO_LOCAL_BACKEND
 #include "controller/local/backend_local.h"
@@ -39,6 +41,14 @@ int backend_pick_check(const struct run_options *ro, struct kp_err *err)
         struct local_fault *lf = local_fault_parse(ro->local_faults[i], err);
         if (!lf)
             return -1;
+        if (ro->cni_conf && local_fault_on_pod_links(lf)) {
+            kp_err_set(err,
+                       "--local-fault %s acts on kperf's own pod links, which --cni-conf "
+                       "replaces. Use a node or ext link, cni-add-delay or cpu",
+                       ro->local_faults[i]);
+            local_fault_free(lf);
+            return -1;
+        }
         local_fault_free(lf);
     }
     return 0;

@@ -45,6 +45,8 @@ enum flag_id {
     F_MTU,
     F_IP_FAMILY,
     F_LOCAL_FAULT,
+    F_CNI_CONF,
+    F_CNI_PATH,
     F_KUBECONFIG,
     F_CONTEXT,
     F_NAMESPACE,
@@ -395,6 +397,8 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
     }
 }
 
+static void set_str(char **dst, const char *v);
+
 static int handle_local(struct run_parse *p, const struct flag *f, const char *v,
                         struct kp_err *err)
 {
@@ -422,6 +426,12 @@ static int handle_local(struct run_parse *p, const struct flag *f, const char *v
         o->local_faults =
             kp_xrealloc(o->local_faults, (o->n_local_faults + 1) * sizeof(*o->local_faults));
         o->local_faults[o->n_local_faults++] = kp_xstrdup(v);
+        return 0;
+    }
+    if (f->id == F_CNI_CONF || f->id == F_CNI_PATH) { /* read when the backend starts */
+        if (!v[0])
+            return kp_err_set(err, "--%s: empty", f->name);
+        set_str(f->id == F_CNI_CONF ? &o->cni_conf : &o->cni_path, v);
         return 0;
     }
     if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
@@ -642,6 +652,13 @@ static const struct flag run_flags[] = {
              "ipv4, ipv6 or both: the address families measured\n"
              "(default: every family of the cluster; ipv4 with --local,\n"
              "whose cluster is dual-stack, IPv6 from 2001:2::/48)"),
+    RUN_FLAG(G_LOCAL, F_CNI_CONF, "cni-conf", 0, "FILE",
+             "make the pods' network with this CNI conflist, its\n"
+             "plugins called as a container runtime does (ADD, DEL);\n"
+             "the report names the plugins and their versions"),
+    RUN_FLAG(G_LOCAL, F_CNI_PATH, "cni-path", 0, "DIRS",
+             "where --cni-conf's plugins are (default\n"
+             "/opt/cni/bin:/usr/lib/cni)"),
     /* test-only, not in --help: docs/local-backend.md "Injected faults" */
     RUN_FLAG(G_LOCAL, F_LOCAL_FAULT, "local-fault", 0, "SPEC", NULL),
     RUN_FLAG(G_K8S, F_KUBECONFIG, "kubeconfig", 0, "FILE",

@@ -21,6 +21,7 @@
 #include "base/kp_log.h"
 #include "base/subproc.h"
 #include "controller/agent_args.h"
+#include "controller/local/local_cni.h"
 #include "controller/local/local_fault.h"
 #include "controller/local/local_ready.h"
 #include "controller/local/local_rollout.h"
@@ -69,6 +70,7 @@ struct backend_local {
     size_t n_faults;
     int ready_pods;                /* readiness pods per node (--pod-churn; 0 = none) */
     struct local_rollout *rollout; /* a rollout fault being played, or NULL */
+    struct local_cni *cni;         /* owned: --cni-conf, or NULL */
 };
 
 /* ---- where a group runs ---- */
@@ -202,14 +204,14 @@ static const char *token_for(const struct backend_local *bl, enum server s)
 static int start_server(struct backend_local *bl, enum server s, struct kp_err *err)
 {
     const char *prefix[] = {"ip", "netns", "exec", localnet_ns_name(bl->ln, servers[s].ns), NULL};
-    struct agent_args_opts o = {.prefix = prefix,
-                                .agent = bl->agent,
-                                /* both families: the default bind, :: dual-stack */
-                                .host =
-                                    bl->both ? NULL : localnet_addr(servers[s].addr, bl->family),
-                                .port = LOCALNET_PORT,
-                                .token_file = token_for(bl, s),
-                                .udp_rate_bps = bl->udp_rate_bps};
+    struct agent_args_opts o = {
+        .prefix = prefix,
+        .agent = bl->agent,
+        /* both families: the default bind, :: dual-stack */
+        .host = bl->both ? NULL : localnet_addr_of(bl->ln, servers[s].addr, bl->family),
+        .port = LOCALNET_PORT,
+        .token_file = token_for(bl, s),
+        .udp_rate_bps = bl->udp_rate_bps};
     char **argv = agent_args_server(&o);
     int rc;
 
@@ -286,7 +288,11 @@ static int local_prepare(struct backend *b, struct plan *plan, struct kp_err *er
         if (!g->skipped && route_for(g, &r) == 0)
             need[r.server] = true;
     }
-    if (localnet_create(bl->ln, &bl->interrupted, err) != 0)
+    if (bl->cni && local_cni_identify(bl->cni, err) != 0) /* VERSION of each plugin */
+        return -1;
+    if (localnet_create(bl->ln, &bl->interrupted, err) != 0 ||
+        localnet_cni_require(bl->ln, bl->family, err) != 0 ||
+        (bl->both && localnet_cni_require(bl->ln, LOCALNET_IPV6, err) != 0))
         return -1;
     for (size_t i = 0; i < bl->n_faults; i++) {
         if (local_fault_apply(bl->faults[i], (int)i, bl->ln, err) != 0)
@@ -361,7 +367,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
     }
     prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
     ao.token_file = token_for(bl, r.server);
-    ao.host = localnet_addr(r.target, family_of(bl, spec->group));
+    ao.host = localnet_addr_of(bl->ln, r.target, family_of(bl, spec->group));
     argv = agent_args_client(spec, &ao);
     o.timeout_ms = spec->timeout_ms;
     if (kp_log_enabled(KP_LOG_DEBUG)) {
@@ -464,7 +470,10 @@ static json_t *local_describe(struct backend *b)
             json_object_set_new(n, "net", net);
         json_array_append_new(nodes, n);
     }
-    cni = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",
+    cni = bl->cni
+              ? local_cni_describe(bl->cni, mtu)
+              : json_pack(
+                    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}}", "name", "kperf-local (bridge+veth)",
                     "version", KPERF_VERSION, "settings", "pod_network",
                     "veth to a per-node bridge, /32 and /128 pod addresses routed via the node",
                     "node_routing", "pod CIDRs routed across a veth underlay", "service_proxy",
@@ -507,7 +516,7 @@ static json_t *local_readiness(struct backend *b)
     struct local_ready_opts o = {.ln = bl->ln,
                                  .agent = bl->agent,
                                  .token_file = token_for(bl, SRV_POD1),
-                                 .server = localnet_addr(LA_POD_SERVER1, bl->family),
+                                 .server = localnet_addr_of(bl->ln, LA_POD_SERVER1, bl->family),
                                  .port = LOCALNET_PORT,
                                  .pods_per_node = bl->ready_pods,
                                  .timeout_ms = bl->timeout_ms < 10000 ? bl->timeout_ms : 10000,
@@ -576,6 +585,7 @@ static void local_destroy(struct backend *b)
         local_fault_free(bl->faults[i]);
     free(bl->faults);
     localnet_free(bl->ln);
+    local_cni_free(bl->cni);
     free(bl->token_path);
     free(bl->ext_token_path);
     free(bl->agent);
@@ -617,7 +627,7 @@ static int local_probe_start(struct backend *b, const struct plan_group *g,
     *out = (struct backend_probe *)p;
     while (o->args && o->args[n])
         n++;
-    server = agent_args_host_port(localnet_addr(r.target, bl->family), LOCALNET_PORT);
+    server = agent_args_host_port(localnet_addr_of(bl->ln, r.target, bl->family), LOCALNET_PORT);
     argv = kp_xcalloc(n + 14, sizeof(*argv));
     argv[i++] = "ip";
     argv[i++] = "netns";
@@ -759,6 +769,14 @@ struct backend *backend_local_new(const struct run_options *opts, struct kp_err 
     bl->ready_pods = opts->pod_churn < 0 ? LOCAL_READY_DEFAULT_PODS : opts->pod_churn;
     localnet_new_id(id);
     bl->ln = localnet_new(id, opts->mtu, LOCALNET_STATE_DIR);
+    if (opts->cni_conf) { /* a missing plugin stops the run before anything is built */
+        bl->cni = local_cni_load(opts->cni_conf, opts->cni_path, opts->timeout_ms, err);
+        if (!bl->cni) {
+            local_destroy(&bl->base);
+            return NULL;
+        }
+        localnet_set_cni(bl->ln, bl->cni);
+    }
     if (opts->n_local_faults > 0)
         bl->faults = kp_xcalloc(opts->n_local_faults, sizeof(*bl->faults));
     for (size_t i = 0; i < opts->n_local_faults; i++) {

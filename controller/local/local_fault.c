@@ -260,6 +260,11 @@ bool local_fault_rollout(const struct local_fault *f, uint64_t *down_ms, uint64_
     return true;
 }
 
+bool local_fault_on_pod_links(const struct local_fault *f)
+{
+    return (f->kind->keys & K_DOWN) || (f->link && f->link->b_ns != LN_UNDERLAY);
+}
+
 uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node)
 {
     return (f->kind->keys & K_DELAY) && f->node == node ? f->delay_ms : 0;

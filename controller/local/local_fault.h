@@ -54,6 +54,10 @@ bool local_fault_rollout(const struct local_fault *f, uint64_t *down_ms, uint64_
 
 /* What f adds to the network set-up of a new pod on node (LN_NODE1 or LN_NODE2): the delay of
  * a cni-add-delay on that node, else 0. */
+/* True when f acts on kperf's own pod links (client, server1, server2, the rollout's cni0
+ * table), which --cni-conf replaces with the plugins'. */
+bool local_fault_on_pod_links(const struct local_fault *f);
+
 uint64_t local_fault_pod_delay_ms(const struct local_fault *f, enum localnet_ns node);
 
 /* Puts f in place in the built cluster ln (after localnet_create). index makes its nftables

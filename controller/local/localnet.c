@@ -85,6 +85,10 @@ void localnet_free(struct localnet *ln)
     for (size_t i = 0; i < ln->n_pods; i++)
         free(ln->pods[i]);
     free(ln->pods);
+    for (size_t i = 0; i < ln->n_cni_pods; i++)
+        json_decref(ln->cni_pods[i].result);
+    free(ln->cni_pods);
+    free(ln->cni_copy);
     free(ln->run_dir);
     free(ln->state_path);
     free(ln->state_dir);
@@ -99,6 +103,22 @@ const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which)
 const char *localnet_addr(enum localnet_addr which, enum localnet_family family)
 {
     return family == LOCALNET_IPV6 ? addrs6[which] : addrs[which];
+}
+
+void localnet_set_cni(struct localnet *ln, struct local_cni *cni)
+{
+    ln->cni = cni;
+}
+
+const char *localnet_addr_of(const struct localnet *ln, enum localnet_addr which,
+                             enum localnet_family family)
+{
+    int fam = family == LOCALNET_IPV6 ? 1 : 0;
+
+    if (!ln->cni || (which != LA_POD_CLIENT && which != LA_POD_SERVER1 && which != LA_POD_SERVER2))
+        return localnet_addr(which, family);
+    int pod = which == LA_POD_CLIENT ? 0 : which == LA_POD_SERVER1 ? 1 : 2;
+    return ln->pod_addr[pod][fam][0] ? ln->pod_addr[pod][fam] : NULL;
 }
 
 const char *localnet_id(const struct localnet *ln)
@@ -247,6 +267,7 @@ static int fill_state(FILE *f, void *arg, struct kp_err *err)
         fprintf(f, "netns %s\n", ln->ns[i]);
     for (size_t i = 0; i < ln->n_pods; i++)
         fprintf(f, "netns %s\n", ln->pods[i]);
+    localnet_cni_state(ln, f);
     fprintf(f, "dir %s\n", ln->run_dir);
     return 0;
 }
@@ -316,6 +337,11 @@ int localnet_destroy(struct localnet *ln, struct kp_err *err)
     struct kp_err one;
     int rc = 0;
 
+    /* the CNI's DEL first, while the namespaces are there: its IPAM gets its addresses back */
+    if (ln->cni && localnet_cni_teardown(ln, &one) != 0) {
+        kp_err_set(err, "%s", kp_err_msg(&one));
+        rc = -1;
+    }
     /* short-lived pods first (normally gone already), the underlay last: the reverse of
      * creation */
     for (size_t i = ln->n_pods; i-- > 0;) {
@@ -338,17 +364,36 @@ int localnet_destroy(struct localnet *ln, struct kp_err *err)
     return rc;
 }
 
+/* What a state file lists. */
+struct state {
+    long pid;
+    long long start;
+    char *ns[MAX_STATE_NS]; /* owned */
+    int n_ns;
+    char *dir;                   /* owned */
+    char *cni;                   /* owned: "COPY CNI_PATH", or NULL */
+    char *cnipods[MAX_STATE_NS]; /* owned: "NODE_NS POD_NS" */
+    int n_cnipods;
+};
+
+static void state_cleanup(struct state *s)
+{
+    for (int i = 0; i < s->n_ns; i++)
+        free(s->ns[i]);
+    for (int i = 0; i < s->n_cnipods; i++)
+        free(s->cnipods[i]);
+    free(s->dir);
+    free(s->cni);
+}
+
 /* Reads a state file: owner pid and starttime, the namespaces and the directory it lists. */
-static int read_state(const char *path, long *pid, long long *start, char **ns, int *n_ns,
-                      char **dir)
+static int read_state(const char *path, struct state *s)
 {
     FILE *f = fopen(path, "r");
     char line[512];
 
-    *pid = 0;
-    *start = -1;
-    *n_ns = 0;
-    *dir = NULL;
+    memset(s, 0, sizeof(*s));
+    s->start = -1;
     if (!f)
         return -1;
     while (fgets(line, sizeof(line), f)) {
@@ -358,16 +403,32 @@ static int read_state(const char *path, long *pid, long long *start, char **ns, 
         *v++ = '\0';
         v[strcspn(v, "\n")] = '\0';
         if (strcmp(line, "pid") == 0)
-            *pid = strtol(v, NULL, 10);
+            s->pid = strtol(v, NULL, 10);
         else if (strcmp(line, "starttime") == 0)
-            *start = strtoll(v, NULL, 10);
-        else if (strcmp(line, "netns") == 0 && *n_ns < MAX_STATE_NS && localnet_name_is_ours(v))
-            ns[(*n_ns)++] = kp_xstrdup(v);
-        else if (strcmp(line, "dir") == 0 && !*dir)
-            *dir = kp_xstrdup(v);
+            s->start = strtoll(v, NULL, 10);
+        else if (strcmp(line, "netns") == 0 && s->n_ns < MAX_STATE_NS && localnet_name_is_ours(v))
+            s->ns[s->n_ns++] = kp_xstrdup(v);
+        else if (strcmp(line, "dir") == 0 && !s->dir)
+            s->dir = kp_xstrdup(v);
+        else if (strcmp(line, "cni") == 0 && !s->cni)
+            s->cni = kp_xstrdup(v);
+        else if (strcmp(line, "cnipod") == 0 && s->n_cnipods < MAX_STATE_NS)
+            s->cnipods[s->n_cnipods++] = kp_xstrdup(v);
     }
     fclose(f);
     return 0;
+}
+
+/* DEL, through the killed run's own conflist (kept in its run directory), of the pods it
+ * listed, so that their IPAM reservations go too. */
+static int cleanup_cni(const char *state_dir, struct state *s, struct kp_err *err)
+{
+    char copy[512], cni_path[1024];
+
+    if (!s->cni || sscanf(s->cni, "%511s %1023s", copy, cni_path) != 2 ||
+        strncmp(copy, state_dir, strlen(state_dir)) != 0)
+        return 0;
+    return localnet_cni_leftovers(copy, cni_path, s->cnipods, s->n_cnipods, err);
 }
 
 /* Cleans one earlier run from its state file unless its owner still runs. Returns 1 when
@@ -375,28 +436,27 @@ static int read_state(const char *path, long *pid, long long *start, char **ns, 
 static int cleanup_state_file(const char *state_dir, const char *file, struct kp_err *err)
 {
     char *path = kp_xasprintf("%s/%s", state_dir, file);
-    char *ns[MAX_STATE_NS];
-    char *dir = NULL;
-    long pid;
-    long long start;
-    int n_ns = 0, rc = 0;
+    struct state s;
+    struct kp_err cni_err;
+    int rc = 0;
 
-    if (read_state(path, &pid, &start, ns, &n_ns, &dir) != 0)
+    if (read_state(path, &s) != 0)
         goto out;
-    if (pid > 0 && pid != getpid() && proc_starttime((pid_t)pid) == start)
+    if (s.pid > 0 && s.pid != getpid() && proc_starttime((pid_t)s.pid) == s.start)
         goto out; /* still running: not a leftover */
     rc = 1;
-    for (int i = n_ns - 1; i >= 0; i--)
-        if (localnet_remove_ns(ns[i], err) != 0)
+    kp_err_clear(&cni_err);
+    if (cleanup_cni(state_dir, &s, &cni_err) != 0) /* the namespaces go all the same */
+        kp_log(KP_LOG_WARN, "CNI DEL of a killed run's pods: %s", kp_err_msg(&cni_err));
+    for (int i = s.n_ns - 1; i >= 0; i--)
+        if (localnet_remove_ns(s.ns[i], err) != 0)
             rc = -1;
-    if (dir && strncmp(dir, state_dir, strlen(state_dir)) == 0)
-        remove_dir(dir);
+    if (s.dir && strncmp(s.dir, state_dir, strlen(state_dir)) == 0)
+        remove_dir(s.dir);
     if (rc == 1)
         unlink(path);
 out:
-    for (int i = 0; i < n_ns; i++)
-        free(ns[i]);
-    free(dir);
+    state_cleanup(&s);
     free(path);
     return rc;
 }

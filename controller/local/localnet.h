@@ -94,6 +94,24 @@ KP_MUST_CHECK int localnet_create(struct localnet *ln, volatile sig_atomic_t *ca
  * and the state file. Idempotent; safe when nothing was created. Returns 0 or -1 with err. */
 KP_MUST_CHECK int localnet_destroy(struct localnet *ln, struct kp_err *err);
 
+/* Pods through the user's CNI conflist (--cni-conf, local_cni.h) instead of the hand-built
+ * veth to cni0: the run's pods and the readiness pods get their network by the plugins' ADD
+ * (DEL at removal and teardown), in namespaces and nodes as above; their addresses are the
+ * plugins' (localnet_addr_of). Call before localnet_create; cni is borrowed until
+ * localnet_free. */
+struct local_cni;
+void localnet_set_cni(struct localnet *ln, struct local_cni *cni);
+
+/* The address of `which` in this run: the CNI's for the pods when a conflist made them (NULL
+ * when it gave that pod no address of the family), else localnet_addr's. Borrowed. */
+const char *localnet_addr_of(const struct localnet *ln, enum localnet_addr which,
+                             enum localnet_family family);
+
+/* With a CNI: checks that the plugins gave each of the run's pods an address of the family and
+ * a default route of that family. Returns 0 (also without a CNI) or -1 with what to change. */
+KP_MUST_CHECK int localnet_cni_require(const struct localnet *ln, enum localnet_family family,
+                                       struct kp_err *err);
+
 /* Names and addresses (borrowed until localnet_free / static). */
 const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which);
 const char *localnet_addr(enum localnet_addr which, enum localnet_family family);

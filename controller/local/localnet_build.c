@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
+#include "controller/local/local_cni.h"
 #include "controller/local/localnet_int.h"
 
 /* An `ip -batch` file being written. */
@@ -99,6 +100,18 @@ static int build_namespaces(struct localnet *ln, struct kp_err *err)
                 NULL) != 0)
             return -1;
     }
+    /* with a CNI: bridged pod traffic goes through netfilter (br_netfilter, as kubeadm asks),
+     * so a same-node service reply is un-DNATed; the nodes answer ARP and NDP for the other
+     * node's pods (localnet_cni.c) */
+    for (int i = LN_NODE1; ln->cni && i <= LN_NODE2; i++)
+        if (localnet_cmd(ln, err, "ip", "netns", "exec", ln->ns[i], "sysctl", "-q", "-e", "-w",
+                         "net.ipv4.conf.all.proxy_arp=1", "net.ipv6.conf.all.proxy_ndp=1",
+                         /* answered at once, not after up to 0.8 s as by default */
+                         "net.ipv4.neigh.default.proxy_delay=0",
+                         "net.ipv6.neigh.default.proxy_delay=0",
+                         "net.bridge.bridge-nf-call-iptables=1",
+                         "net.bridge.bridge-nf-call-ip6tables=1", NULL) != 0)
+            return -1;
     return 0;
 }
 
@@ -114,15 +127,19 @@ static int build_links(struct localnet *ln, struct kp_err *err)
         {LN_POD_SERVER1, LN_NODE1, "vethp2"}, {LN_POD_SERVER2, LN_NODE2, "vethp1"},
     };
     struct batch b;
+    /* with a CNI the pods' links are the plugins' */
+    size_t n = ln->cni ? 3 : sizeof(veths) / sizeof(veths[0]);
 
     if (batch_open(ln, &b, "links", err) != 0)
         return -1;
-    for (size_t i = 0; i < sizeof(veths) / sizeof(veths[0]); i++)
+    for (size_t i = 0; i < n; i++)
         line(&b, "link add eth0 netns %s mtu %d type veth peer name %s netns %s mtu %d",
              ln->ns[veths[i].a], ln->mtu, veths[i].b_dev, ln->ns[veths[i].b], ln->mtu);
     line(&b, "link add br0 netns %s mtu %d type bridge", ln->ns[LN_UNDERLAY], ln->mtu);
-    line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE1], ln->mtu);
-    line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE2], ln->mtu);
+    if (!ln->cni) {
+        line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE1], ln->mtu);
+        line(&b, "link add cni0 netns %s mtu %d type bridge", ln->ns[LN_NODE2], ln->mtu);
+    }
     return batch_run(ln, &b, NULL, err);
 }
 
@@ -140,11 +157,16 @@ static void config_underlay(struct batch *b)
 }
 
 /* A node: underlay address, pod bridge with the pods' gateway, routes to the other node's
- * pods and, by default, to the VPC router. */
-static void config_node(struct batch *b, bool first)
+ * pods and, by default, to the VPC router. With a CNI, the pods' side is the plugins'. */
+static void config_node(struct batch *b, bool first, bool cni)
 {
     line(b, "link set eth0 up");
     line(b, "addr add %s/24 dev eth0", first ? "198.18.0.1" : "198.18.0.2");
+    line(b, "addr add %s/64 dev eth0 nodad", first ? "2001:2::1" : "2001:2::2");
+    line(b, "route add default via 198.18.0.254 dev eth0 onlink");
+    line(b, "route add default via 2001:2::fe dev eth0");
+    if (cni)
+        return;
     line(b, "link set cni0 up");
     line(b, "addr add %s/24 dev cni0", first ? "198.18.1.1" : "198.18.2.1");
     line(b, "link set vethp1 master cni0 up");
@@ -152,12 +174,9 @@ static void config_node(struct batch *b, bool first)
         line(b, "link set vethp2 master cni0 up");
     line(b, "route add %s via %s dev eth0 onlink", first ? "198.18.2.0/24" : "198.18.1.0/24",
          first ? "198.18.0.2" : "198.18.0.1");
-    line(b, "route add default via 198.18.0.254 dev eth0 onlink");
-    line(b, "addr add %s/64 dev eth0 nodad", first ? "2001:2::1" : "2001:2::2");
     line(b, "addr add %s/64 dev cni0 nodad", first ? "2001:2:0:1::1" : "2001:2:0:2::1");
     line(b, "route add %s via %s dev eth0", first ? "2001:2:0:2::/64" : "2001:2:0:1::/64",
          first ? "2001:2::2" : "2001:2::1");
-    line(b, "route add default via 2001:2::fe dev eth0");
 }
 
 /* A pod or the external host: eth0 with its addresses and a default route per family. */
@@ -186,12 +205,14 @@ static int build_config(struct localnet *ln, struct kp_err *err)
             break;
         case LN_NODE1:
         case LN_NODE2:
-            config_node(&b, i == LN_NODE1);
+            config_node(&b, i == LN_NODE1, ln->cni != NULL);
             break;
         case LN_EXTERNAL:
             config_host(&b, "198.18.4.2/24", "198.18.4.1", "2001:2:0:4::2/64", "2001:2:0:4::1");
             break;
         default: /* pods: /32 and /128, everything via their node's bridge address */
+            if (ln->cni)
+                break; /* the plugins' */
             pod = i == LN_POD_CLIENT    ? LA_POD_CLIENT
                   : i == LN_POD_SERVER1 ? LA_POD_SERVER1
                                         : LA_POD_SERVER2;
@@ -207,37 +228,101 @@ static int build_config(struct localnet *ln, struct kp_err *err)
     return 0;
 }
 
+/* Appends to *text. */
+static void add(char **text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(char **text, const char *fmt, ...)
+{
+    va_list ap;
+    char *more = NULL, *t;
+
+    va_start(ap, fmt);
+    if (vasprintf(&more, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    t = kp_xasprintf("%s%s", *text, more);
+    free(*text);
+    free(more);
+    *text = t;
+}
+
+/* The egress source of a node's pods: its pod CIDR, or with a CNI "{ a, b }", the addresses
+ * the plugins gave its pods (NULL when none of that family); *all: every pod's. Caller frees. */
+static char *pod_sources(const struct localnet *ln, enum localnet_ns node, int fam, char **all)
+{
+    static const char *const cidrs[2][2] = {{"198.18.1.0/24", "2001:2:0:1::/64"},
+                                            {"198.18.2.0/24", "2001:2:0:2::/64"}};
+    char *mine = kp_xstrdup(""), *every = kp_xstrdup(""), *out = NULL;
+
+    *all = NULL;
+    if (!ln->cni) {
+        free(mine);
+        free(every);
+        return kp_xstrdup(cidrs[node == LN_NODE2][fam]);
+    }
+    for (int i = 0; i < 3; i++) {
+        const char *a = ln->pod_addr[i][fam];
+        bool here = (i == 2) == (node == LN_NODE2);
+        if (!*a)
+            continue;
+        add(&every, "%s%s", *every ? ", " : "", a);
+        if (here)
+            add(&mine, "%s%s", *mine ? ", " : "", a);
+    }
+    if (*mine)
+        out = kp_xasprintf("{ %s }", mine);
+    if (*every)
+        *all = kp_xasprintf("{ %s }", every);
+    free(mine);
+    free(every);
+    return out;
+}
+
 /* kube-proxy's part (service DNAT) and the CNI's SNAT of pod traffic leaving the cluster. */
 static int build_nft(struct localnet *ln, enum localnet_ns node, struct kp_err *err)
 {
+    static const char *const ipf[2] = {"ip", "ip6"}, *const cluster[2] = {"198.18.0.0/22",
+                                                                          "2001:2::/62"};
     char *file = kp_xasprintf("nft-%s.conf", localnet_ns_suffix[node] + 1);
+    char *text = kp_xasprintf("table inet %s {\n  chain services {\n"
+                              "    type nat hook prerouting priority dstnat; policy accept;\n",
+                              ln->id);
     char *path;
     int rc = -1;
-    char *text =
-        kp_xasprintf("table inet %s {\n"
-                     "  chain services {\n"
-                     "    type nat hook prerouting priority dstnat; policy accept;\n"
-                     "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
-                     "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n"
-                     "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
-                     "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n"
-                     "  }\n"
-                     "  chain egress {\n"
-                     "    type nat hook postrouting priority srcnat; policy accept;\n"
-                     "    ip saddr %s ip daddr != 198.18.0.0/22 oifname \"eth0\" masquerade\n"
-                     "    ip6 saddr %s ip6 daddr != 2001:2::/62 oifname \"eth0\" masquerade\n"
-                     "  }\n"
-                     "}\n",
-                     ln->id, localnet_addr(LA_SVC_SAME, LOCALNET_IPV4), LOCALNET_PORT,
-                     localnet_addr(LA_POD_SERVER1, LOCALNET_IPV4), LOCALNET_PORT,
-                     localnet_addr(LA_SVC_OTHER, LOCALNET_IPV4), LOCALNET_PORT,
-                     localnet_addr(LA_POD_SERVER2, LOCALNET_IPV4), LOCALNET_PORT,
-                     localnet_addr(LA_SVC_SAME, LOCALNET_IPV6), LOCALNET_PORT,
-                     localnet_addr(LA_POD_SERVER1, LOCALNET_IPV6), LOCALNET_PORT,
-                     localnet_addr(LA_SVC_OTHER, LOCALNET_IPV6), LOCALNET_PORT,
-                     localnet_addr(LA_POD_SERVER2, LOCALNET_IPV6), LOCALNET_PORT,
-                     node == LN_NODE1 ? "198.18.1.0/24" : "198.18.2.0/24",
-                     node == LN_NODE1 ? "2001:2:0:1::/64" : "2001:2:0:2::/64");
+
+    for (int fam = 0; fam < 2; fam++) {
+        enum localnet_family f = fam ? LOCALNET_IPV6 : LOCALNET_IPV4;
+        const char *pod1 = localnet_addr_of(ln, LA_POD_SERVER1, f);
+        const char *pod2 = localnet_addr_of(ln, LA_POD_SERVER2, f);
+        const char *vips[2] = {localnet_addr(LA_SVC_SAME, f), localnet_addr(LA_SVC_OTHER, f)};
+        const char *pods[2] = {pod1, pod2};
+        for (int k = 0; k < 2; k++) {
+            if (!pods[k])
+                continue;
+            if (fam)
+                add(&text,
+                    "    ip6 daddr %s meta l4proto { tcp, udp } th dport %d dnat ip6 to [%s]:%d\n",
+                    vips[k], LOCALNET_PORT, pods[k], LOCALNET_PORT);
+            else
+                add(&text,
+                    "    ip daddr %s meta l4proto { tcp, udp } th dport %d dnat ip to %s:%d\n",
+                    vips[k], LOCALNET_PORT, pods[k], LOCALNET_PORT);
+        }
+    }
+    add(&text, "  }\n  chain egress {\n"
+               "    type nat hook postrouting priority srcnat; policy accept;\n");
+    for (int fam = 0; fam < 2; fam++) {
+        char *all = NULL, *mine = pod_sources(ln, node, fam, &all);
+        if (mine) {
+            add(&text, "    %s saddr %s %s daddr != %s", ipf[fam], mine, ipf[fam], cluster[fam]);
+            if (all) /* with a CNI: pod to pod is not egress, whatever the range */
+                add(&text, " %s daddr != %s", ipf[fam], all);
+            add(&text, " oifname \"eth0\" masquerade\n");
+        }
+        free(mine);
+        free(all);
+    }
+    add(&text, "  }\n}\n");
     path = localnet_write(ln, file, text, err);
     if (path)
         rc = localnet_cmd(ln, err, "ip", "netns", "exec", ln->ns[node], "nft", "-f", path, NULL);
@@ -264,8 +349,14 @@ int localnet_create(struct localnet *ln, volatile sig_atomic_t *cancel, struct k
     if (localnet_check_host(err) != 0 || make_dirs(ln, err) != 0 ||
         localnet_write_state(ln, err) != 0)
         goto out;
-    if (build_namespaces(ln, err) != 0 || build_links(ln, err) != 0 || build_config(ln, err) != 0 ||
-        build_nft(ln, LN_NODE1, err) != 0 || build_nft(ln, LN_NODE2, err) != 0)
+    if (build_namespaces(ln, err) != 0 || build_links(ln, err) != 0 || build_config(ln, err) != 0)
+        goto out;
+    if (ln->cni) { /* the pods: the plugins' ADD; their conflist kept for a later run's DEL */
+        ln->cni_copy = localnet_write(ln, "cni.conflist", local_cni_text(ln->cni), err);
+        if (!ln->cni_copy || localnet_cni_build(ln, err) != 0)
+            goto out;
+    }
+    if (build_nft(ln, LN_NODE1, err) != 0 || build_nft(ln, LN_NODE2, err) != 0)
         goto out;
     rc = 0;
 out:

@@ -57,6 +57,8 @@ int localnet_pods_reserve(struct localnet *ln, int n, struct kp_err *err)
                 continue;
             ln->pods = kp_xrealloc(ln->pods, (ln->n_pods + 1) * sizeof(*ln->pods));
             ln->pods[ln->n_pods++] = kp_xstrdup(ns);
+            if (ln->cni) /* its CNI record too: no reallocation once pods are made */
+                (void)localnet_cni_reserve(ln, (enum localnet_ns)node, ns);
         }
     return localnet_write_state(ln, err);
 }
@@ -76,8 +78,15 @@ int localnet_pod_sandbox(struct localnet *ln, enum localnet_ns node, int slot, s
     if (localnet_ns_exists(ns))
         return kp_err_set(err, "network namespace %s already exists", ns);
     /* no sysctls: a new namespace has the kernel's defaults (no forwarding, IPv6 on); the
-     * addresses are nodad and nothing sends router advertisements on the pod bridge */
-    return localnet_cmd(ln, err, "ip", "netns", "add", ns, NULL);
+     * addresses are nodad and nothing sends router advertisements on the pod bridge. A CNI's
+     * IPv6 address would wait for DAD, which the run's pods do not do: turned off alike */
+    if (localnet_cmd(ln, err, "ip", "netns", "add", ns, NULL) != 0)
+        return -1;
+    if (!ln->cni)
+        return 0;
+    return localnet_cmd(ln, err, "ip", "netns", "exec", ns, "sysctl", "-q", "-e", "-w",
+                        "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+                        NULL);
 }
 
 /* Writes text to <run_dir>/ip-<name>.batch and runs it in namespace ns. */
@@ -107,6 +116,8 @@ int localnet_pod_network(struct localnet *ln, enum localnet_ns node, int slot, s
     if (check_args(node, slot, err) != 0)
         return -1;
     localnet_pod_ns(ln, node, slot, ns, sizeof(ns));
+    if (ln->cni) /* the plugins' ADD, and its routes on the other node */
+        return localnet_cni_attach(ln, ns, err);
     localnet_pod_addr(node, slot, LOCALNET_IPV4, a4, sizeof(a4));
     localnet_pod_addr(node, slot, LOCALNET_IPV6, a6, sizeof(a6));
     /* the node's end: a veth whose peer is born inside the pod, joined to the pod bridge */
@@ -139,6 +150,8 @@ int localnet_pod_remove(struct localnet *ln, enum localnet_ns node, int slot, st
     if (check_args(node, slot, err) != 0)
         return -1;
     localnet_pod_ns(ln, node, slot, ns, sizeof(ns));
+    if (ln->cni && localnet_cni_detach(ln, ns, err) != 0)
+        return -1;
     if (!localnet_ns_exists(ns))
         return 0;
     /* deleting the namespace deletes its veth, and with it the node's end */

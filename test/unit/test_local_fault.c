@@ -133,6 +133,32 @@ static void test_local_fault_pod_delay(void **state)
     local_fault_free(c);
 }
 
+/* --cni-conf replaces kperf's pod links: the faults on them are refused with it. */
+static void test_local_fault_on_pod_links(void **state)
+{
+    static const struct {
+        const char *spec;
+        bool pod;
+    } cases[] = {
+        {"loss:link=client,pct=1", true},
+        {"mtu:link=server2,mtu=1280", true},
+        {"rollout:down=1s,gap=1s", true},
+        {"loss:link=node2,pct=1", false},
+        {"rate:link=ext,rate=1G", false},
+        {"cpu:node=node1,rules=10", false},
+        {"cni-add-delay:node=node1,delay=1s", false},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct kp_err err = {{0}};
+        struct local_fault *f = local_fault_parse(cases[i].spec, &err);
+        assert_non_null(f);
+        if (local_fault_on_pod_links(f) != cases[i].pod)
+            fail_msg("%s: on pod links %d", cases[i].spec, !cases[i].pod);
+        local_fault_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_local_fault_bad_specs),
         cmocka_unit_test(test_local_fault_pod_delay),
         cmocka_unit_test(test_local_fault_rollout),
+        cmocka_unit_test(test_local_fault_on_pod_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -274,6 +274,12 @@ static void test_run_flags_local_flags(void **state)
     assert_int_equal(parse(&o, &err, "--ip-family", "both", NULL), 0);
     assert_int_equal(o.ip_family, RUN_IP_BOTH);
     run_options_cleanup(&o);
+    /* the conflist is read when the backend starts */
+    assert_int_equal(
+        parse(&o, &err, "--local", "--cni-conf", "b.conflist", "--cni-path", "/x:/y", NULL), 0);
+    assert_string_equal(o.cni_conf, "b.conflist");
+    assert_string_equal(o.cni_path, "/x:/y");
+    run_options_cleanup(&o);
 }
 
 /* Each bad command line fails with one line naming the flag (or the argument). */
@@ -299,6 +305,9 @@ static void test_run_flags_usage_errors_name_the_flag(void **state)
         {{"--mtu", "100", "--local"}, "--mtu"},
         {{"--mtu", "9001"}, "--mtu"},
         {{"--ip-family", "ipv5", "--local"}, "--ip-family: unknown family 'ipv5'"},
+        {{"--cni-conf", "b.conflist"}, "--cni-conf and --cni-path apply to --local only"},
+        {{"--local", "--cni-path", "/x"}, "--cni-path needs --cni-conf FILE"},
+        {{"--local", "--cni-conf", ""}, "--cni-conf: empty"},
         {{"--local", "--kubeconfig", "k"}, "--kubeconfig"},
         {{"--local", "-n", "x"}, "--namespace"},
         {{"--nodes", "a,a"}, "--nodes"},
