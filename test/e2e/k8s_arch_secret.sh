@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# k8s_arch_secret.sh - on a 3-node kube-sim whose node-3 is arm64 (kube-sim --node-arch):
+#  * --image-pull-secret team-a/regcred without -n: the Secret is copied into the run's
+#    namespace as kperf-pull-secret (its type and data, kperf's run labels, copied-from), every
+#    agent pod references it, and it goes with the run (--keep, then kperf cleanup);
+#  * a pull secret that does not exist: one line naming it and the namespace it was looked for
+#    in (the context's), exit 1, nothing created;
+#  * node choice per architecture: by default the amd64 pair (node-3 left out, said once), the
+#    report's nodes[] and text summary carry each node's arch; --arch arm64 (one node: same-node
+#    only); --arch mixed (B of the other architecture); a named node of another architecture is
+#    refused with the reason.
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 3 --zones 1 --node-arch node-3=arm64
+RUN=(--scenarios pod-to-pod --tests TCP_RR --duration 1s --omit 0s)
+start=$(date +%s)
+
+# --- the pull secret's copy ------------------------------------------------------------------
+cfg=$(printf '{"auths":{"registry.example:5000":{"auth":"%s"}}}' "$(printf 'u:p' | base64)")
+kadmin create namespace team-a >/dev/null || fail "create namespace team-a"
+kadmin -n team-a create secret generic regcred --type=kubernetes.io/dockerconfigjson \
+    --from-literal=.dockerconfigjson="$cfg" >/dev/null || fail "create team-a/regcred"
+src_data=$(kadmin -n team-a get secret regcred -o json | jq -c .data)
+
+k8s_record_pods_start "$K8S_DIR/pods.ndjson"
+kperf_k8s "${RUN[@]}" --image-pull-secret team-a/regcred --keep -o json \
+    >"$K8S_DIR/copy.json" 2>"$K8S_DIR/copy.err"
+rc=$?
+k8s_record_pods_stop
+[ "$rc" = 0 ] && pass "run with --image-pull-secret team-a/regcred (no -n) exits 0" ||
+    fail "rc $rc: $(tail -3 "$K8S_DIR/copy.err")"
+run_id=$(jq -r .metadata.run_id "$K8S_DIR/copy.json")
+ns=$(jq -r .metadata.namespace "$K8S_DIR/copy.json")
+kadmin -n "$ns" get secret kperf-pull-secret -o json >"$K8S_DIR/copy-secret.json" 2>&1 ||
+    fail "no kperf-pull-secret in $ns: $(cat "$K8S_DIR/copy-secret.json")"
+if jq -e --arg id "$run_id" --argjson data "$src_data" '
+        .type == "kubernetes.io/dockerconfigjson" and .data == $data and
+        .metadata.labels["app.kubernetes.io/managed-by"] == "kperf" and
+        .metadata.labels["kperf.io/run-id"] == $id and
+        .metadata.annotations["kperf.io/copied-from"] == "team-a/regcred"' \
+    "$K8S_DIR/copy-secret.json" >/dev/null; then
+    pass "the copy in $ns: same type and data, run labels, copied-from team-a/regcred"
+else
+    fail "copy: $(jq -c '{type, metadata}' "$K8S_DIR/copy-secret.json")"
+fi
+pods=$(jq -s --arg ns "$ns" '[.[] | select(.metadata.namespace == $ns)] |
+        unique_by(.metadata.name)' "$K8S_DIR/pods.ndjson")
+if jq -e 'length >= 3 and all(.[]; .spec.imagePullSecrets == [{"name": "kperf-pull-secret"}])' \
+    <<<"$pods" >/dev/null; then
+    pass "every agent pod ($(jq length <<<"$pods"): servers and clients) references kperf-pull-secret"
+else
+    fail "pods' pull secrets: $(jq -c '[.[] | [.metadata.name, .spec.imagePullSecrets]]' <<<"$pods")"
+fi
+kadmin -n team-a get secret regcred >/dev/null 2>&1 && pass "the source Secret is untouched" ||
+    fail "team-a/regcred is gone"
+"$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" --run-id "$run_id" >/dev/null 2>&1 ||
+    fail "kperf cleanup --run-id $run_id"
+k8s_nothing_left "kperf cleanup after --keep (the copy included)"
+
+# a missing source: one line, exit 1, nothing created
+kperf_k8s "${RUN[@]}" --image-pull-secret nosuch -o json >/dev/null 2>"$K8S_DIR/missing.err"
+rc=$?
+if [ "$rc" = 1 ] && [ "$(grep -c '^kperf: error:' "$K8S_DIR/missing.err")" = 1 ] &&
+    grep -q "Secret nosuch not found in namespace default: create it there" "$K8S_DIR/missing.err"; then
+    pass "missing pull secret: $(grep '^kperf: error:' "$K8S_DIR/missing.err" | cut -c1-110)..."
+else
+    fail "missing pull secret: rc $rc: $(cat "$K8S_DIR/missing.err")"
+fi
+k8s_nothing_left "missing pull secret"
+if ! kadmin get namespaces -o name | grep -q kperf-; then
+    pass "no run namespace was created"
+else
+    fail "namespaces: $(kadmin get namespaces -o name | grep kperf-)"
+fi
+
+# --- architectures ---------------------------------------------------------------------------
+arches() { jq -r '[.metadata.nodes[] | "\(.name)=\(.role)/\(.arch)"] | join(" ")' "$1"; }
+# the copy run above used the default rule: the amd64 pair, node-3 left out and said so
+if [ "$(arches "$K8S_DIR/copy.json")" = "node-1=server/amd64 node-2=client/amd64" ] &&
+    jq -e '.metadata.arch == "amd64"' "$K8S_DIR/copy.json" >/dev/null &&
+    grep -q "measuring the amd64 nodes only (eligible: amd64 x2, arm64 x1)" "$K8S_DIR/copy.err"; then
+    pass "default: the amd64 pair ($(arches "$K8S_DIR/copy.json")), arm64 node-3 left out with a warning"
+else
+    fail "default: $(arches "$K8S_DIR/copy.json"), arch $(jq -c .metadata.arch "$K8S_DIR/copy.json"): $(grep -i arch "$K8S_DIR/copy.err")"
+fi
+"$KPERF" report -o table "$K8S_DIR/copy.json" >"$K8S_DIR/copy.txt" 2>&1
+grep -q "node node-1 (server, amd64," "$K8S_DIR/copy.txt" &&
+    grep -q "node node-2 (client, amd64," "$K8S_DIR/copy.txt" &&
+    pass "the text summary names each node's arch" ||
+    fail "text summary: $(grep '^node' "$K8S_DIR/copy.txt")"
+
+kperf_k8s "${RUN[@]}" --arch arm64 -o json >"$K8S_DIR/arm.json" 2>"$K8S_DIR/arm.err" ||
+    fail "--arch arm64: rc $?: $(tail -2 "$K8S_DIR/arm.err")"
+if [ "$(arches "$K8S_DIR/arm.json")" = "node-3=server/arm64" ] &&
+    jq -e '([.results[].placement] | unique) == ["same-node"] and all(.results[]; .status == "ok")' \
+        "$K8S_DIR/arm.json" >/dev/null; then
+    pass "--arch arm64: node-3 alone (same-node measured, no other-node row)"
+else
+    fail "--arch arm64: $(arches "$K8S_DIR/arm.json"): $(jq -c '[.results[] | [.placement, .status]]' "$K8S_DIR/arm.json")"
+fi
+
+kperf_k8s "${RUN[@]}" --arch mixed -o json >"$K8S_DIR/mixed.json" 2>"$K8S_DIR/mixed.err" ||
+    fail "--arch mixed: rc $?: $(tail -2 "$K8S_DIR/mixed.err")"
+[ "$(arches "$K8S_DIR/mixed.json")" = "node-1=server/amd64 node-3=client/arm64" ] &&
+    pass "--arch mixed: a cross-architecture pair ($(arches "$K8S_DIR/mixed.json"))" ||
+    fail "--arch mixed: $(arches "$K8S_DIR/mixed.json")"
+
+kperf_k8s "${RUN[@]}" --nodes node-1,node-3 -o json >/dev/null 2>"$K8S_DIR/named.err"
+rc=$?
+if [ "$rc" != 0 ] && grep -q "node node-3 cannot run agents: architecture arm64, not amd64" "$K8S_DIR/named.err"; then
+    pass "--nodes node-1,node-3: refused, naming node-3's architecture"
+else
+    fail "--nodes node-1,node-3: rc $rc: $(cat "$K8S_DIR/named.err")"
+fi
+k8s_nothing_left "after the arch runs"
+echo "time: $(($(date +%s) - start)) s (kube-sim start-up excluded)"
+ks_finish
