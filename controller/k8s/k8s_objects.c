@@ -57,7 +57,7 @@ int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err)
         return kp_err_set(err, "namespace '%s' is not a valid DNS-1123 label",
                           opts->ns ? opts->ns : "");
     if (k8s_image_parse(opts->image, &ref, err) != 0)
-        return kp_err_prefix(err, "--image REGISTRY/REPO[:TAG][@sha256:DIGEST]");
+        return kp_err_prefix(err, "--image");
     k8s_image_ref_cleanup(&ref);
     if (opts->port < 1 || opts->port > 65535)
         return kp_err_set(err, "port %d is out of range 1..65535", opts->port);

@@ -8,8 +8,8 @@
 #    in (the context's), exit 1, nothing created;
 #  * node choice per architecture: by default the amd64 pair (node-3 left out, said once), the
 #    report's nodes[] and text summary carry each node's arch; --arch arm64 (one node: same-node
-#    only); --arch mixed (B of the other architecture); a named node of another architecture is
-#    refused with the reason.
+#    only); --arch mixed (B of the other architecture); --all-nodes rings the amd64 nodes only;
+#    a named node of another architecture is refused with the reason.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -106,6 +106,17 @@ kperf_k8s "${RUN[@]}" --arch mixed -o json >"$K8S_DIR/mixed.json" 2>"$K8S_DIR/mi
 [ "$(arches "$K8S_DIR/mixed.json")" = "node-1=server/amd64 node-3=client/arm64" ] &&
     pass "--arch mixed: a cross-architecture pair ($(arches "$K8S_DIR/mixed.json"))" ||
     fail "--arch mixed: $(arches "$K8S_DIR/mixed.json")"
+
+# a sweep keeps to one architecture too: the ring of the amd64 nodes
+kperf_k8s "${RUN[@]}" --all-nodes -o json >"$K8S_DIR/sweep.json" 2>"$K8S_DIR/sweep.err" ||
+    fail "--all-nodes: rc $?: $(tail -2 "$K8S_DIR/sweep.err")"
+if jq -e '.metadata.sweep | ([.pairs[] | "\(.client)>\(.server)"] == ["node-1>node-2", "node-2>node-1"])
+        and ([.nodes[] | "\(.name)/\(.arch)"] == ["node-1/amd64", "node-2/amd64"])' \
+    "$K8S_DIR/sweep.json" >/dev/null; then
+    pass "--all-nodes: the ring of the amd64 nodes, each node's arch in metadata.sweep.nodes"
+else
+    fail "--all-nodes: $(jq -c '.metadata.sweep | [.pairs, [.nodes[] | [.name, .arch]]]' "$K8S_DIR/sweep.json")"
+fi
 
 kperf_k8s "${RUN[@]}" --nodes node-1,node-3 -o json >/dev/null 2>"$K8S_DIR/named.err"
 rc=$?

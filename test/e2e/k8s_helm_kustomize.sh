@@ -130,6 +130,12 @@ render() { # NAME HELM-ARGS...: helm template into $tmp/helm-NAME.ndjson, queued
 render default
 render history-pvc -f "$CHART/ci/history-pvc-values.yaml"
 render restricted -f "$CHART/ci/restricted-values.yaml"
+# rbac.pullSecretSource renders manifests/rbac-pull-secret.yaml (whose example names it uses)
+render pull-secret --set rbac.pullSecretSource.name=regcred
+to_ndjson "$SRC/manifests/rbac-pull-secret.yaml" "$tmp/plain-pull.ndjson"
+diff <(jq -S 'select(.metadata.name == "kperf-pull-secret")' "$tmp/helm-pull-secret.ndjson") \
+    <(jq -S . "$tmp/plain-pull.ndjson") >"$tmp/diff" ||
+    { cat "$tmp/diff"; fail "rbac.pullSecretSource differs from manifests/rbac-pull-secret.yaml"; }
 
 # one source of truth: the default rendering is the plain YAML
 diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
