@@ -25,7 +25,7 @@ kadmin -n team-a create secret generic regcred --type=kubernetes.io/dockerconfig
 src_data=$(kadmin -n team-a get secret regcred -o json | jq -c .data)
 
 k8s_record_pods_start "$K8S_DIR/pods.ndjson"
-kperf_k8s "${RUN[@]}" --image-pull-secret team-a/regcred --keep -o json \
+kperf_k8s "${RUN[@]}" --image-pull-secret team-a/regcred --keep -v -o json \
     >"$K8S_DIR/copy.json" 2>"$K8S_DIR/copy.err"
 rc=$?
 k8s_record_pods_stop
@@ -85,6 +85,10 @@ if [ "$(arches "$K8S_DIR/copy.json")" = "node-1=server/amd64 node-2=client/amd64
 else
     fail "default: $(arches "$K8S_DIR/copy.json"), arch $(jq -c .metadata.arch "$K8S_DIR/copy.json"): $(grep -i arch "$K8S_DIR/copy.err")"
 fi
+grep -q "node node-3 skipped: architecture arm64, not amd64 (--arch)" "$K8S_DIR/copy.err" &&
+    grep -q "node A node-1 (amd64), node B node-2 (amd64)" "$K8S_DIR/copy.err" &&
+    pass "-v lists the node left out and the pair, with their architectures" ||
+    fail "-v node lines: $(grep -i "node" "$K8S_DIR/copy.err" | head -5)"
 "$KPERF" report -o table "$K8S_DIR/copy.json" >"$K8S_DIR/copy.txt" 2>&1
 grep -q "node node-1 (server, amd64," "$K8S_DIR/copy.txt" &&
     grep -q "node node-2 (client, amd64," "$K8S_DIR/copy.txt" &&
