@@ -227,8 +227,8 @@ cron "(.spec.jobTemplate.spec.template.spec.nodeSelector == {\"eks.amazonaws.com
     "$tmp/k-eks-vpc-cni.ndjson" || fail "overlay eks-vpc-cni"
 cron ".spec.timeZone == \"Asia/Shanghai\" and
       (.spec.jobTemplate.spec.template.spec | [.initContainers[0].image, .containers[0].image] ==
-       [\"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\"])
-      and ($A | test(\"--image ccr.ccs.tencentyun.com/NAMESPACE/kperf-agent:0.1.0 \"))" \
+       [\"ccr.ccs.tencentyun.com/your-namespace/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/your-namespace/kperf:0.1.0\"])
+      and ($A | test(\"--image ccr.ccs.tencentyun.com/your-namespace/kperf-agent:0.1.0 \"))" \
     "$tmp/k-tke.ndjson" || fail "overlay tke"
 cron "($A | endswith(\"--tests all\")) and .spec.jobTemplate.spec.activeDeadlineSeconds == 7200" \
     "$tmp/k-cilium.ndjson" || fail "overlay cilium"
