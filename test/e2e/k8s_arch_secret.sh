@@ -9,7 +9,9 @@
 #  * node choice per architecture: by default the amd64 pair (node-3 left out, said once), the
 #    report's nodes[] and text summary carry each node's arch; --arch arm64 (one node: same-node
 #    only); --arch mixed (B of the other architecture); --all-nodes rings the amd64 nodes only;
-#    a named node of another architecture is refused with the reason.
+#    a named node of another architecture is refused with the reason;
+#  * RBAC: with manifests/rbac.yaml (-n kperf) a copy from team-a is refused naming
+#    manifests/rbac-pull-secret.yaml, and runs once that Role (get of the one Secret) is applied.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -130,5 +132,33 @@ else
     fail "--nodes node-1,node-3: rc $rc: $(cat "$K8S_DIR/named.err")"
 fi
 k8s_nothing_left "after the arch runs"
+
+# --- RBAC: manifests/rbac.yaml (-n kperf) plus manifests/rbac-pull-secret.yaml is enough -------
+"$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
+k8s_up --nodes 2 --zones 1 --rbac "$KPERF_SRC/manifests/rbac.yaml" \
+    --user system:serviceaccount:kperf:kperf
+kadmin apply -f "$KPERF_SRC/manifests/namespace.yaml" -f "$KPERF_SRC/manifests/rbac.yaml" \
+    >/dev/null || fail "namespace.yaml, rbac.yaml"
+kadmin create namespace team-a >/dev/null || fail "create namespace team-a"
+kadmin -n team-a create secret generic regcred --type=kubernetes.io/dockerconfigjson \
+    --from-literal=.dockerconfigjson="$cfg" >/dev/null || fail "create team-a/regcred"
+kperf_k8s "${RUN[@]}" -n kperf --image-pull-secret team-a/regcred -o json >/dev/null \
+    2>"$K8S_DIR/rbac-no.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "cannot read Secret team-a/regcred .*manifests/rbac-pull-secret.yaml" \
+    "$K8S_DIR/rbac-no.err"; then
+    pass "rbac.yaml alone: refused before anything exists, naming manifests/rbac-pull-secret.yaml"
+else
+    fail "without the Role: rc $rc: $(cat "$K8S_DIR/rbac-no.err")"
+fi
+k8s_nothing_left "refused for want of the Role"
+# the shipped Role with its namespace set to where the Secret lives (its RoleBinding too)
+sed 's/^  namespace: kperf$/  namespace: team-a/' "$KPERF_SRC/manifests/rbac-pull-secret.yaml" |
+    kadmin apply -f - >/dev/null || fail "apply rbac-pull-secret.yaml for team-a"
+kperf_k8s "${RUN[@]}" -n kperf --image-pull-secret team-a/regcred -o json \
+    >"$K8S_DIR/rbac.json" 2>"$K8S_DIR/rbac.err" &&
+    pass "with manifests/rbac-pull-secret.yaml (get of team-a/regcred only): -n kperf copies it and runs" ||
+    fail "with the Role: rc $?: $(tail -3 "$K8S_DIR/rbac.err")"
+k8s_nothing_left "after the run with the Role (the copy in kperf included)"
 echo "time: $(($(date +%s) - start)) s (kube-sim start-up excluded)"
 ks_finish
