@@ -12,6 +12,24 @@
 #include "controller/backend.h"
 #include "controller/plan.h"
 
+/* set by CMake on this file only (KPERF_AGENT_IMAGE_REPO, KPERF_AGENT_IMAGE_DIGEST cache
+ * variables), so a release build changes one object file */
+#ifndef KPERF_AGENT_IMAGE_REPO
+#define KPERF_AGENT_IMAGE_REPO "ghcr.io/kperf/kperf-agent"
+#endif
+#ifndef KPERF_AGENT_IMAGE_DIGEST
+#define KPERF_AGENT_IMAGE_DIGEST ""
+#endif
+
+const char *run_options_default_image(void)
+{
+    static const char digest[] = KPERF_AGENT_IMAGE_DIGEST;
+
+    if (digest[0])
+        return KPERF_AGENT_IMAGE_REPO ":" KPERF_VERSION "@" KPERF_AGENT_IMAGE_DIGEST;
+    return KPERF_AGENT_IMAGE_REPO ":" KPERF_VERSION;
+}
+
 void run_options_init(struct run_options *o)
 {
     memset(o, 0, sizeof(*o));
@@ -49,6 +67,7 @@ void run_options_cleanup(struct run_options *o)
     free(o->image);
     free(o->image_pull_secret);
     free(o->image_pull_policy);
+    free(o->arch);
     for (size_t i = 0; i < o->n_node_selector; i++) {
         free(o->node_selector[i].key);
         free(o->node_selector[i].value);

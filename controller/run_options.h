@@ -88,8 +88,8 @@ struct run_options {
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */
     char *namespace_name;            /* -n/--namespace; owned; NULL = create kperf-<run-id> */
-    char *image;                     /* --image; owned; NULL = backend default */
-    char *image_pull_secret;         /* owned; NULL = none */
+    char *image;                     /* --image; owned; NULL = run_options_default_image() */
+    char *image_pull_secret;         /* NAME or NS/NAME (k8s_pullsecret.h); owned; NULL = none */
     char *image_pull_policy;         /* owned; NULL = cluster default; Always|IfNotPresent|Never */
     struct run_label *node_selector; /* owned array */
     size_t n_node_selector;
@@ -98,6 +98,7 @@ struct run_options {
     char *node_a;        /* --nodes A,B: server node and other-node client node; owned; or NULL */
     char *node_b;        /* owned; NULL when not given (then A is used for same-node only) */
     char *nodes_from;    /* --nodes-from BASE.json; owned; NULL = none */
+    char *arch;          /* --arch amd64|arm64|any|mixed (k8s_arch.h); owned; NULL = default */
     int port;            /* --port, default TESTKIND_DEFAULT_PORT */
     char *external_host; /* --external-server HOST[:PORT]; owned; NULL = none */
     int external_port;   /* default TESTKIND_DEFAULT_PORT */
@@ -120,6 +121,10 @@ struct run_options {
     int argc;
     char **argv;
 };
+
+/* The default --image: KPERF_AGENT_IMAGE_REPO:KPERF_VERSION, pinned with "@sha256:..." when
+ * the build set KPERF_AGENT_IMAGE_DIGEST (the release's image index). Static string. */
+const char *run_options_default_image(void);
 
 /* Defaults as documented in --help. */
 void run_options_init(struct run_options *o);

@@ -82,6 +82,10 @@ static enum value_kind value_of(const struct sub *s, const struct flag *f, char 
         snprintf(buf, cap, "Always IfNotPresent Never");
         return V_WORDS;
     }
+    if (strcmp(f->name, "arch") == 0) {
+        snprintf(buf, cap, "amd64 arm64 any mixed");
+        return V_WORDS;
+    }
     if (strcmp(f->name, "context") == 0)
         return V_CONTEXT;
     if (strcmp(f->arg, "DIR") == 0)

@@ -14,6 +14,7 @@
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "cmd/kperf/commands.h"
+#include "controller/run_options.h"
 
 struct command {
     const char *name;
@@ -39,7 +40,7 @@ static void usage(FILE *f)
     flags_fputs(f, "Usage: kperf <command> [flags]\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "  %-10s %s\n\n", "version", "print the version");
+    fprintf(f, "  %-10s %s\n\n", "version", "print the version and the default agent image");
     flags_fputs(f, "Run 'kperf <command> --help' for a command's flags.\n");
 }
 
@@ -108,7 +109,8 @@ static int dispatch(int argc, char **argv)
         return 0;
     }
     if (g.version || (next < argc && strcmp(argv[next], "version") == 0)) {
-        printf("kperf %s\n", KPERF_VERSION);
+        /* one line: scripts read the second word as the version */
+        printf("kperf %s (default agent image %s)\n", KPERF_VERSION, run_options_default_image());
         return 0;
     }
     if (next == argc) {

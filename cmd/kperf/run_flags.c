@@ -57,6 +57,7 @@ enum flag_id {
     F_TOLERATIONS,
     F_NODES,
     F_NODES_FROM,
+    F_ARCH,
     F_PORT,
     F_EXTERNAL,
     F_EXTERNAL_TOKEN,
@@ -497,6 +498,11 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
     case F_NODES_FROM:
         set_str(&o->nodes_from, v);
         return 0;
+    case F_ARCH: /* docs/kubernetes.md "Node architectures" */
+        if (strcmp(v, "amd64") && strcmp(v, "arm64") && strcmp(v, "any") && strcmp(v, "mixed"))
+            return kp_err_set(err, "--arch: '%s' is not amd64, arm64, any or mixed", v);
+        set_str(&o->arch, v);
+        return 0;
     case F_PORT:
         if (parse_int(v, 1, 65535, &n, f->name, err) != 0)
             return -1;
@@ -669,8 +675,9 @@ static const struct flag run_flags[] = {
              "use this existing namespace (default: create kperf-<run-id>)"),
     RUN_FLAG(G_K8S, F_IMAGE, "image", 0, "IMAGE",
              "kperf-agent image (registry mirrors, air-gapped)"),
-    RUN_FLAG(G_K8S, F_PULL_SECRET, "image-pull-secret", 0, "NAME",
-             "image pull secret for agent pods"),
+    RUN_FLAG(G_K8S, F_PULL_SECRET, "image-pull-secret", 0, "[NS/]NAME",
+             "pull secret for agent pods; without -n, copied into the\n"
+             "run's namespace from NS (default: the context's)"),
     RUN_FLAG(G_K8S, F_PULL_POLICY, "image-pull-policy", 0, "POLICY",
              "Always, IfNotPresent or Never"),
     RUN_FLAG(G_K8S, F_NODE_SELECTOR, "node-selector", 0, "K=V,...", "only nodes with these labels"),
@@ -680,6 +687,10 @@ static const struct flag run_flags[] = {
              "server node A, other-node client B (same-node uses A)"),
     RUN_FLAG(G_K8S, F_NODES_FROM, "nodes-from", 0, "REPORT.json",
              "use the node pair of an earlier report"),
+    RUN_FLAG(G_K8S, F_ARCH, "arch", 0, "ARCH",
+             "amd64, arm64, any or mixed: the nodes' CPU architecture\n"
+             "(default: A's, else the most common; any: pairs may\n"
+             "mix; mixed: B of another architecture than A)"),
     RUN_FLAG(G_K8S, F_PORT, "port", 0, "PORT",
              "agent server port (default " TESTKIND_DEFAULT_PORT_TEXT ")"),
     RUN_FLAG(G_K8S, F_EXTERNAL, "external-server", 0, "HOST[:PORT]",

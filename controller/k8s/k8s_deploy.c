@@ -86,9 +86,18 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->set.node_a = d->node_a_host;
     d->obj.run_id = d->run_id;
     d->obj.ns = d->ns;
-    d->obj.image = ro->image ? ro->image : K8S_DEFAULT_IMAGE;
+    d->obj.image = ro->image ? ro->image : run_options_default_image();
     d->obj.pull_policy = ro->image_pull_policy;
-    d->obj.pull_secret = ro->image_pull_secret;
+    if (k8s_pullsecret_parse(ro->image_pull_secret, ro->namespace_name, &d->pull, err) != 0)
+        return -1;
+    d->obj.pull_secret = d->pull.copy ? K8S_PULL_SECRET_NAME : d->pull.name;
+    if (d->pull.copy) {
+        char *from =
+            kp_xasprintf("%s/%s", d->pull.src_ns ? d->pull.src_ns : "(context)", d->pull.name);
+        d->pull_copy = k8s_pullsecret_object(&d->obj, NULL, from);
+        d->obj.pull_secret_copy = d->pull_copy;
+        free(from);
+    }
     d->obj.tolerations = d->tolerations;
     d->obj.port = ro->port;
     d->obj.udp_rate_bps = ro->udp_rate_bps;
@@ -104,7 +113,30 @@ void k8s_deploy_cleanup(struct k8s_deploy *d)
     free(d->ns);
     free(d->node_a_host);
     json_decref(d->tolerations);
+    json_decref(d->pull_copy);
+    k8s_pullsecret_cleanup(&d->pull);
     memset(d, 0, sizeof(*d));
+}
+
+int k8s_deploy_pull_secret(struct k8s_deploy *d, struct kube_client *kc, const char *ctx_ns,
+                           struct kp_err *err)
+{
+    json_t *src = NULL;
+    char *from = NULL;
+    int rc = -1;
+
+    if (!d->pull.copy)
+        return 0;
+    if (k8s_pullsecret_fetch(kc, &d->pull, ctx_ns, &src, &from, err) != 0)
+        goto out;
+    json_decref(d->pull_copy);
+    d->pull_copy = k8s_pullsecret_object(&d->obj, src, from);
+    d->obj.pull_secret_copy = d->pull_copy;
+    rc = 0;
+out:
+    json_decref(src); /* holds the registry credentials: released at once */
+    free(from);
+    return rc;
 }
 
 json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token)

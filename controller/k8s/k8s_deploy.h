@@ -12,11 +12,11 @@
 #include "base/kp_err.h"
 #include "controller/backend.h"
 #include "controller/k8s/k8s_objects.h"
+#include "controller/k8s/k8s_pullsecret.h"
 #include "controller/plan.h"
 #include "controller/run_options.h"
 
-#define K8S_DEFAULT_IMAGE "ghcr.io/kperf/kperf-agent:" KPERF_VERSION
-#define K8S_JOB_TTL_S     600 /* the TTL controller reaps what a killed kperf left behind */
+#define K8S_JOB_TTL_S 600 /* the TTL controller reaps what a killed kperf left behind */
 
 struct k8s_deploy {
     char run_id[K8S_RUN_ID_MAX + 1];
@@ -27,6 +27,9 @@ struct k8s_deploy {
     struct k8s_server_set set;   /* node_a borrowed from node_a_host below */
     char *node_a_host;           /* owned: kubernetes.io/hostname of node A */
     uint64_t timeout_ms;         /* --timeout */
+    struct k8s_pull_secret pull; /* --image-pull-secret */
+    json_t *pull_copy;           /* owned: its copy (pull.copy), placeholder data until
+                                  * k8s_deploy_pull_secret read the source; obj borrows it */
 };
 
 /* Fills d for a run with these flags and plan. run_id NULL = a fresh one; node_a_host is the
@@ -36,6 +39,12 @@ KP_MUST_CHECK int k8s_deploy_init(struct k8s_deploy *d, const struct run_options
                                   const struct plan *plan, const char *run_id,
                                   const char *node_a_host, struct kp_err *err);
 void k8s_deploy_cleanup(struct k8s_deploy *d);
+
+/* When the pull secret is copied: reads the source Secret (k8s_pullsecret_fetch; ctx_ns = the
+ * context's namespace) so that the copy created with the servers carries its data. Before
+ * anything is created: a missing source is one line and nothing is left. 0 or -1. */
+KP_MUST_CHECK int k8s_deploy_pull_secret(struct k8s_deploy *d, struct kube_client *kc,
+                                         const char *ctx_ns, struct kp_err *err);
 
 /* The servers and shared objects in creation order (see k8s_objects_server_objects). New
  * array, caller releases. token NULL = placeholder text. */

@@ -41,6 +41,15 @@ const char *k8s_facts_node_zone(const json_t *node)
     return z ? z : label(node, "failure-domain.beta.kubernetes.io/zone");
 }
 
+const char *k8s_facts_node_arch(const json_t *node)
+{
+    const char *a = label(node, "kubernetes.io/arch");
+
+    if (!a || !*a)
+        a = str(obj(obj(node, "status"), "nodeInfo"), "architecture");
+    return a && *a ? a : NULL;
+}
+
 const char *k8s_facts_pod_cpu_limit(const json_t *pod, const char **why)
 {
     size_t i;
@@ -132,6 +141,13 @@ int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f,
             return 0;
         }
     }
+    if (f && f->arch && k8s_facts_node_arch(node) &&
+        strcmp(k8s_facts_node_arch(node), f->arch) != 0) {
+        set_why(why_owned, kp_xasprintf("architecture %s, not %s (--arch; --arch any lets pairs "
+                                        "mix architectures)",
+                                        k8s_facts_node_arch(node), f->arch));
+        return 0;
+    }
     if (!node_ready(node)) {
         set_why(why_owned, kp_xstrdup("not Ready"));
         return 0;
@@ -185,8 +201,8 @@ json_t *k8s_facts_node_info(const json_t *node, const char *role)
     if (str(ni, "containerRuntimeVersion"))
         json_object_set_new(out, "container_runtime",
                             json_string(str(ni, "containerRuntimeVersion")));
-    if (str(ni, "architecture"))
-        json_object_set_new(out, "arch", json_string(str(ni, "architecture")));
+    if (k8s_facts_node_arch(node))
+        json_object_set_new(out, "arch", json_string(k8s_facts_node_arch(node)));
     if (str(ni, "kubeletVersion"))
         json_object_set_new(out, "kubelet", json_string(str(ni, "kubeletVersion")));
     if (it)

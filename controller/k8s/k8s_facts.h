@@ -17,12 +17,15 @@ struct k8s_node_filter {
     const struct run_label *selector; /* every key=value must be a node label */
     size_t n_selector;
     const json_t *tolerations; /* core/v1 Toleration array or NULL */
+    const char *arch; /* --arch's choice (k8s_arch_pick): other architectures are ineligible;
+                       * NULL = any */
 };
 
 /* Whether agents may run on node (a core/v1 Node). Returns 1 when eligible; 0 with *why set
  * (static text or a caller-freed string in *why_owned) when not: "not Ready", "cordoned
  * (unschedulable)", "taint dedicated=x:NoSchedule not tolerated", "does not match
- * --node-selector a=b". why_owned may be NULL (then the reason is dropped). */
+ * --node-selector a=b", "architecture arm64, not amd64 (--arch)". why_owned may be NULL (then the
+ * reason is dropped). */
 int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f, char **why_owned);
 
 /* NULL when the node (core/v1 Node, borrowed) is Ready; else why not, from its Ready condition:
@@ -34,6 +37,9 @@ char *k8s_facts_node_not_ready(const json_t *node);
 const char *k8s_facts_node_hostname(const json_t *node);
 const char *k8s_facts_node_name(const json_t *node); /* borrowed; "" when missing */
 const char *k8s_facts_node_zone(const json_t *node); /* topology.kubernetes.io/zone or NULL */
+/* The node's CPU architecture (borrowed): its kubernetes.io/arch label, else
+ * status.nodeInfo.architecture; NULL when it has neither (then no --arch rule excludes it). */
+const char *k8s_facts_node_arch(const json_t *node);
 
 /* Report facts of one node: {"name","role","kernel","os_image","container_runtime","instance_type",
  * "zone","internal_ip","arch"} (absent fields omitted). role borrowed. New reference. */

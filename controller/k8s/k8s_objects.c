@@ -13,6 +13,7 @@
 #include "base/kp_alloc.h"
 #include "base/portable.h"
 #include "controller/agent_args.h"
+#include "controller/k8s/k8s_image.h"
 
 #define DNS_LABEL_MAX 63
 
@@ -47,15 +48,17 @@ static int is_dns_label(const char *s, size_t max)
 
 int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err)
 {
+    struct k8s_image_ref ref;
+
     if (!is_dns_label(opts->run_id, K8S_RUN_ID_MAX))
         return kp_err_set(err, "run id '%s' is not a lowercase DNS label of at most %d characters",
                           opts->run_id ? opts->run_id : "", K8S_RUN_ID_MAX);
     if (!is_dns_label(opts->ns, DNS_LABEL_MAX))
         return kp_err_set(err, "namespace '%s' is not a valid DNS-1123 label",
                           opts->ns ? opts->ns : "");
-    if (!opts->image || !*opts->image || strchr(opts->image, ' '))
-        return kp_err_set(err, "image '%s' is not a valid image reference",
-                          opts->image ? opts->image : "");
+    if (k8s_image_parse(opts->image, &ref, err) != 0)
+        return kp_err_prefix(err, "--image");
+    k8s_image_ref_cleanup(&ref);
     if (opts->port < 1 || opts->port > 65535)
         return kp_err_set(err, "port %d is out of range 1..65535", opts->port);
     if (opts->pull_policy && strcmp(opts->pull_policy, "Always") != 0 &&
@@ -321,6 +324,8 @@ json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
         json_array_append_new(out, k8s_objects_namespace(opts));
     json_array_append_new(out, k8s_objects_service_account(opts));
     json_array_append_new(out, k8s_objects_secret(opts, token));
+    if (opts->pull_secret_copy)
+        json_array_append_new(out, json_deep_copy(opts->pull_secret_copy));
     if (set->pod_network || set->services)
         json_array_append_new(out, k8s_objects_server_daemonset(opts, "pod", "a", set->node_a));
     if (set->host_network)

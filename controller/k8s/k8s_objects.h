@@ -40,13 +40,14 @@
 
 /* What every object of one run shares. Strings are borrowed for the duration of each call. */
 struct k8s_objects_opts {
-    const char *run_id;          /* [a-z0-9-], <= K8S_RUN_ID_MAX; see k8s_objects_run_id */
-    const char *ns;              /* namespace the namespaced objects go to */
-    const char *image;           /* kperf-agent image */
-    const char *pull_policy;     /* Always|IfNotPresent|Never, or NULL (server default) */
-    const char *pull_secret;     /* name of an existing docker-registry Secret, or NULL */
-    const json_t *tolerations;   /* array of core/v1 Toleration, or NULL */
-    int port;                    /* agent TCP+UDP port */
+    const char *run_id;             /* [a-z0-9-], <= K8S_RUN_ID_MAX; see k8s_objects_run_id */
+    const char *ns;                 /* namespace the namespaced objects go to */
+    const char *image;              /* kperf-agent image */
+    const char *pull_policy;        /* Always|IfNotPresent|Never, or NULL (server default) */
+    const char *pull_secret;        /* name of the docker-registry Secret the pods use, or NULL */
+    const json_t *pull_secret_copy; /* the Secret to create for them (k8s_pullsecret.h), or NULL */
+    const json_t *tolerations;      /* array of core/v1 Toleration, or NULL */
+    int port;                       /* agent TCP+UDP port */
     uint64_t udp_rate_bps;       /* the run's --udp-rate (0 = default): the server's --max-rate */
     int host_network_used;       /* label the namespace Pod Security enforce=privileged */
     int job_deadline_s;          /* client Job activeDeadlineSeconds (> 0) */
@@ -115,7 +116,8 @@ struct k8s_server_set {
 };
 
 /* Every object of the run in creation order: Namespace (when create_namespace), ServiceAccount,
- * Secret, DaemonSets, Services. New array (caller releases). token as for k8s_objects_secret. */
+ * Secret, the pull secret's copy (opts->pull_secret_copy), DaemonSets, Services. New array (caller
+ * releases). token as for k8s_objects_secret. */
 json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
                                    const struct k8s_server_set *set, int create_namespace,
                                    const char *token);

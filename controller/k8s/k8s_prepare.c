@@ -9,6 +9,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
+#include "controller/k8s/k8s_arch.h"
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_churn.h"
 #include "controller/k8s/k8s_cleanup.h"
@@ -322,6 +323,7 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
         .selector = b->ro->node_selector, .n_selector = b->ro->n_node_selector, .tolerations = tol};
     char *want_a = NULL, *want_b = NULL;
     const char *note = NULL;
+    int mixed = b->ro->arch && strcmp(b->ro->arch, "mixed") == 0;
     size_t i;
     json_t *n;
     int rc = -1;
@@ -342,7 +344,13 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
             kp_log(KP_LOG_INFO, "node %s skipped: %s", k8s_facts_node_name(n), why);
         free(why);
     }
-    if (k8s_facts_choose_pair(b->nodes, want_a, want_b, &b->node_a, &b->node_b, &note, err) != 0) {
+    if (k8s_arch_apply(&b->nodes, b->ro->arch, want_a, &f.arch, err) != 0)
+        goto out;
+    if (f.arch || b->ro->arch) /* the --arch rule's outcome (docs/kubernetes.md) */
+        json_object_set_new(b->facts, "arch", json_string(f.arch ? f.arch : b->ro->arch));
+    if (k8s_facts_choose_pair(b->nodes, want_a, want_b, &b->node_a, &b->node_b, &note, err) != 0 ||
+        (mixed && !b->ro->all_nodes &&
+         k8s_arch_cross_partner(b->nodes, b->node_a, &b->node_b, want_b != NULL, err) != 0)) {
         if (want_a && !b->node_a)
             named_node_error(all, &f, want_a, err);
         else if (want_b && !b->node_b)
@@ -351,6 +359,10 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     }
     if (note)
         kp_log(KP_LOG_WARN, "%s", note);
+    kp_log(KP_LOG_INFO, "node A %s (%s), node B %s (%s)", k8s_facts_node_name(b->node_a),
+           k8s_facts_node_arch(b->node_a) ? k8s_facts_node_arch(b->node_a) : "arch unknown",
+           b->node_b ? k8s_facts_node_name(b->node_b) : "none",
+           b->node_b && k8s_facts_node_arch(b->node_b) ? k8s_facts_node_arch(b->node_b) : "-");
     json_t *nodes = json_pack("[o]", k8s_facts_node_info(b->node_a, "server"));
     if (b->node_b)
         json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
@@ -748,7 +760,8 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     json_object_set_new(b->facts, "run_id", json_string(b->d.run_id));
     json_object_set_new(b->facts, "namespace", json_string(b->d.ns));
     json_object_set_new(b->facts, "image", json_string(b->d.obj.image));
-    if (check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
+    if (k8s_deploy_pull_secret(&b->d, b->kc, kube_client_config(b->kc)->ns, err) != 0 ||
+        check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
         return kp_err_prefix(err, "preflight");
     if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0 ||
         k8s_sweep_deploy(b, err) != 0)

@@ -25,7 +25,8 @@ const char *provenance_kind(const char *field)
     if (strncmp(field, "cni.", 4) == 0 || strncmp(field, "kube_proxy_mode", 15) == 0 ||
         strncmp(field, "mtu", 3) == 0 || has(field, "].mtu") || has(field, "].net.") ||
         strncmp(field, "ip_family", 9) == 0 || strncmp(field, "external.net.", 13) == 0 ||
-        strncmp(field, "samples.placement.", 18) == 0 || strcmp(field, "agent_cpu_limit") == 0)
+        strncmp(field, "samples.placement.", 18) == 0 || strcmp(field, "agent_cpu_limit") == 0 ||
+        strcmp(field, "arch") == 0 || has(field, "].arch"))
         return "setting";
     return "other";
 }

@@ -107,17 +107,19 @@ static void print_metadata(const struct report *rep, FILE *out)
     v = json_object_get(md, "nodes");
     if (json_array_size(v) == 0)
         return;
-    fputs("<h3>Nodes</h3>\n<table><tr><th>name</th><th>role</th><th>kernel</th><th>OS</th>"
+    fputs("<h3>Nodes</h3>\n<table><tr><th>name</th><th>role</th><th>arch</th><th>kernel</"
+          "th><th>OS</th>"
           "<th>runtime</th><th>instance</th><th>zone</th><th>MTU</th></tr>\n",
           out);
     size_t i;
     const json_t *n;
     json_array_foreach(v, i, n)
     {
-        static const char *const keys[] = {
-            "name", "role", "kernel", "os_image", "container_runtime", "instance_type", "zone"};
+        static const char *const keys[] = {"name",          "role",     "arch",
+                                           "kernel",        "os_image", "container_runtime",
+                                           "instance_type", "zone"};
         fputs("<tr>", out);
-        for (size_t k = 0; k < 7; k++) {
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
             fputs("<td>", out);
             html_esc(str(n, keys[k]), out);
             fputs("</td>", out);

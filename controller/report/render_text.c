@@ -503,11 +503,12 @@ static void node_net(const json_t *net, int parts, FILE *out)
         fprintf(out, "%sTCP %s", parts ? ", " : "", cc);
 }
 
-/* One line per node: "node-a (server, kernel 6.1.0, MTU 9001, zone eu-1a, m5.large)". */
+/* One line per node: "node-a (server, arm64, kernel 6.1.0, zone eu-1a, m5.large, MTU 9001)". */
 static void node_lines(const json_t *nodes, bool markdown, FILE *out)
 {
-    static const char *const keys[] = {"role", "kernel", "os_image", "zone", "instance_type"};
-    static const char *const labels[] = {"", "kernel ", "", "zone ", ""};
+    static const char *const keys[] = {"role",     "arch", "kernel",
+                                       "os_image", "zone", "instance_type"};
+    static const char *const labels[] = {"", "", "kernel ", "", "zone ", ""};
     const json_t *n;
     size_t i;
     char safe[256];
@@ -517,7 +518,7 @@ static void node_lines(const json_t *nodes, bool markdown, FILE *out)
         int parts = 0;
         fprintf(out, "%snode %s (", markdown ? "- " : "",
                 textsafe(meta_str(n, "name") ? meta_str(n, "name") : "?", safe, sizeof(safe)));
-        for (size_t k = 0; k < 5; k++)
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
             if (meta_str(n, keys[k]))
                 fprintf(out, "%s%s%s", parts++ ? ", " : "", labels[k],
                         textsafe(meta_str(n, keys[k]), safe, sizeof(safe)));

@@ -130,6 +130,12 @@ render() { # NAME HELM-ARGS...: helm template into $tmp/helm-NAME.ndjson, queued
 render default
 render history-pvc -f "$CHART/ci/history-pvc-values.yaml"
 render restricted -f "$CHART/ci/restricted-values.yaml"
+# rbac.pullSecretSource renders manifests/rbac-pull-secret.yaml (whose example names it uses)
+render pull-secret --set rbac.pullSecretSource.name=regcred
+to_ndjson "$SRC/manifests/rbac-pull-secret.yaml" "$tmp/plain-pull.ndjson"
+diff <(jq -S 'select(.metadata.name == "kperf-pull-secret")' "$tmp/helm-pull-secret.ndjson") \
+    <(jq -S . "$tmp/plain-pull.ndjson") >"$tmp/diff" ||
+    { cat "$tmp/diff"; fail "rbac.pullSecretSource differs from manifests/rbac-pull-secret.yaml"; }
 
 # one source of truth: the default rendering is the plain YAML
 diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
@@ -221,8 +227,8 @@ cron "(.spec.jobTemplate.spec.template.spec.nodeSelector == {\"eks.amazonaws.com
     "$tmp/k-eks-vpc-cni.ndjson" || fail "overlay eks-vpc-cni"
 cron ".spec.timeZone == \"Asia/Shanghai\" and
       (.spec.jobTemplate.spec.template.spec | [.initContainers[0].image, .containers[0].image] ==
-       [\"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/NAMESPACE/kperf:0.1.0\"])
-      and ($A | test(\"--image ccr.ccs.tencentyun.com/NAMESPACE/kperf-agent:0.1.0 \"))" \
+       [\"ccr.ccs.tencentyun.com/your-namespace/kperf:0.1.0\", \"ccr.ccs.tencentyun.com/your-namespace/kperf:0.1.0\"])
+      and ($A | test(\"--image ccr.ccs.tencentyun.com/your-namespace/kperf-agent:0.1.0 \"))" \
     "$tmp/k-tke.ndjson" || fail "overlay tke"
 cron "($A | endswith(\"--tests all\")) and .spec.jobTemplate.spec.activeDeadlineSeconds == 7200" \
     "$tmp/k-cilium.ndjson" || fail "overlay cilium"

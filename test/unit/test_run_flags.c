@@ -198,6 +198,12 @@ static void test_run_flags_kubernetes_flags(void **state)
     assert_int_equal(parse(&o, &err, "--parallel", "0", NULL), -1);
     assert_non_null(strstr(kp_err_msg(&err), "parallel"));
     run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--arch", "arm64", NULL), 0);
+    assert_string_equal(o.arch, "arm64");
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--arch", "x86_64", NULL), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "--arch: 'x86_64' is not amd64, arm64, any or mixed"));
+    run_options_cleanup(&o);
 
     assert_int_equal(parse(&o, &err, "--external-server", "ec2.example.com", "--nodes", "a",
                            "--namespace=x", NULL),

@@ -47,6 +47,13 @@ static void test_run_options_defaults(void **state)
 }
 
 /* Each combination that cannot work fails with one line naming the flag. */
+/* a build without KPERF_AGENT_IMAGE_DIGEST: the release's tag (test_run_options_digest.c: with) */
+static void test_run_options_default_image_is_the_tag(void **state)
+{
+    (void)state;
+    assert_string_equal(run_options_default_image(), "ghcr.io/kperf/kperf-agent:" KPERF_VERSION);
+}
+
 static void test_run_options_validate_refuses(void **state)
 {
     struct run_options o;
@@ -167,6 +174,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_options_defaults),
+        cmocka_unit_test(test_run_options_default_image_is_the_tag),
         cmocka_unit_test(test_run_options_ip_families),
         cmocka_unit_test(test_run_options_validate_refuses),
         cmocka_unit_test(test_run_options_validate_normalises_interval),

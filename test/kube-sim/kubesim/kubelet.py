@@ -160,6 +160,13 @@ class Kubelet:
                 self._image_conf = json.load(f)
         return self._image_conf
 
+    def node_arch(self, name):
+        """The node's kubernetes.io/arch: --node-arch, else this machine's
+        (an arm64 node on an amd64 host runs its containers under
+        qemu-user)."""
+        return (getattr(self.cfg, "node_arch", None) or {}).get(
+            name) or _arch()
+
     def node_name(self, i):
         return "node-%d" % i
 
@@ -171,9 +178,9 @@ class Kubelet:
                 mid = f.read().strip()
         except OSError:
             mid = rand_token(32).lower()
-        arch = _arch()
         for i in range(1, self.cfg.nodes + 1):
             name = self.node_name(i)
+            arch = self.node_arch(name)
             self.node_index[name] = i
             t = now_iso()
             node = {"apiVersion": "v1", "kind": "Node", "metadata": {

@@ -128,6 +128,16 @@ def cmd_up(a):
             print("kube-sim: --label NODE=KEY=VALUE", file=sys.stderr)
             return 2
         labels.setdefault(node, {})[k] = v
+    node_arch = {}
+    for na in a.node_arch or []:
+        node, _, arch = na.partition("=")
+        if arch not in ("amd64", "arm64") or node not in [
+                "node-%d" % i for i in range(1, a.nodes + 1)]:
+            print("kube-sim: --node-arch NODE=amd64|arm64 (NODE one of node-1"
+                  "..node-%d), got %r" % (a.nodes, na),
+                  file=sys.stderr)
+            return 2
+        node_arch[node] = arch
     if a.cni and a.cni.split(":")[0] not in CNIS:
         print("kube-sim: --cni: one of %s" % ", ".join(sorted(CNIS)),
               file=sys.stderr)
@@ -162,6 +172,7 @@ def cmd_up(a):
            "taints": taints, "faults": a.faults or "",
            "port": a.port, "prefix": prefix_for(d), "cni": a.cni,
            "zones": max(1, min(a.zones, 26)), "labels": labels,
+           "node_arch": node_arch,
            "exec_expiry": a.exec_expiry, "ip_family": a.ip_family,
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
@@ -724,6 +735,9 @@ def main(argv=None):
                     "(sim-1a, sim-1b, ...; default 3)")
     up.add_argument("--label", action="append",
                     help="NODE=KEY=VALUE extra node label (repeatable)")
+    up.add_argument("--node-arch", action="append", metavar="NODE=ARCH",
+                    help="node architecture (amd64|arm64; default: this "
+                    "machine's): label kubernetes.io/arch, nodeInfo")
     up.add_argument("--exec-expiry", type=int, default=0,
                     help="(--auth exec) token lifetime in seconds: the plugin"
                     " reports expirationTimestamp, the server then rejects "
