@@ -90,6 +90,9 @@ case "$tls_verify" in true | false) ;; *) die "--tls-verify takes true or false,
 [ -z "$authfile" ] || [ -r "$authfile" ] || die "--authfile $authfile: no such readable file"
 [ -z "$cert_dir" ] || [ -d "$cert_dir" ] || die "--cert-dir $cert_dir: no such directory"
 [ -z "$creds" ] || [[ "$creds" == *:* ]] || die "--creds takes USER:PASSWORD"
+for p in ${platforms//,/ }; do
+    case "$p" in linux/amd64 | linux/arm64) ;; *) die "--platforms: '$p' is not linux/amd64 or linux/arm64" ;; esac
+done
 check_repo() { # OPTION VALUE: REG/PATH, no tag or digest (images.sh adds /kperf-agent:TAG)
     [ -n "$2" ] || die "$cmd needs $1 REG/PATH (e.g. $1 123456789012.dkr.ecr.eu-west-1.amazonaws.com/kperf)"
     [[ "$2" != *://* && "$2" != *@* && "$2" != */ ]] || die "$1 $2: give REG/PATH without scheme, digest or trailing /"
@@ -193,7 +196,7 @@ local_name() { echo "localhost/kperf-images/$1:$tag"; }
 # build_one I [PUSH-REF]: image I for every platform; docker pushes while it builds
 build_one() {
     local name=${IMAGES[$1]} file=${DOCKERFILES[$1]} ref=${2:-}
-    local args=(--platform "$platforms" --build-arg "DEBIAN=$base" -f "$SRC/$file")
+    local args=(--build-arg "DEBIAN=$base" -f "$SRC/$file")
     say "building $name from $file for $platforms"
     case "$builder" in
     podman | buildah)
@@ -204,16 +207,22 @@ build_one() {
         if "$builder" manifest inspect "$(local_name "$name")" >/dev/null 2>&1; then
             "$builder" manifest rm "$(local_name "$name")" >/dev/null
         fi
-        local b=(build)
+        local b=(build) p
         [ "$builder" = buildah ] && b=(bud)
-        run "$tmp/build-$name.log" "$builder build of $name" \
-            "$builder" "${b[@]}" "${args[@]}" --manifest "$(local_name "$name")" "$SRC"
+        # one platform at a time, in the order given: the index lists them in that order, so
+        # the same sources give the same index digest (built together, the first to finish
+        # came first)
+        for p in ${platforms//,/ }; do
+            run "$tmp/build-$name.log" "$builder build of $name for $p" "$builder" "${b[@]}" \
+                "${args[@]}" --platform "$p" --manifest "$(local_name "$name")" "$SRC"
+        done
         ;;
     docker)
         if [ -n "$ref" ]; then
             args+=(-t "$ref" --push --metadata-file "$tmp/meta-$name.json")
         fi
-        run "$tmp/build-$name.log" "docker buildx build of $name" docker buildx build "${args[@]}" "$SRC"
+        run "$tmp/build-$name.log" "docker buildx build of $name" docker buildx build \
+            --platform "$platforms" "${args[@]}" "$SRC"
         ;;
     esac
 }
@@ -281,10 +290,9 @@ build)
     fi
     ;;
 push)
+    preflight "$registry" "$creds" # first: a wrong address or password costs no build
     pick_builder
-    host=${registry%%/*}
-    [ "$builder" != docker ] || docker_login "$host"
-    preflight "$registry" "$creds"
+    [ "$builder" != docker ] || docker_login "${registry%%/*}"
     for i in 0 1; do
         ref="$registry/${IMAGES[$i]}:$tag"
         build_one "$i" "$ref"
