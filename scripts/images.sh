@@ -29,8 +29,10 @@ die() {
 }
 say() { echo "images.sh: $*" >&2; }
 
-usage() {
-    cat >&2 <<'EOF'
+usage() { # EXIT-CODE: the usage on stdout for --help (0), on stderr otherwise
+    local fd=2
+    [ "$1" != 0 ] || fd=1
+    cat >&"$fd" <<'EOF'
 usage: images.sh build [--tag T] [options]
        images.sh push --registry REG/PATH [--tag T] [options]
        images.sh copy --from REG1/PATH --to REG2/PATH [--tag T] [options]
@@ -38,7 +40,7 @@ options: --creds USER:PASSWORD  --authfile FILE  --tls-verify=false  --cert-dir 
          --platforms linux/amd64,linux/arm64  --base IMAGE  --builder podman|buildah|docker
          --isolation chroot  --record FILE  --quiet
 EOF
-    exit 2
+    exit "$1"
 }
 
 # --- options --------------------------------------------------------------------------------
@@ -46,7 +48,7 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
 build | push | copy) ;;
--h | --help | help) usage ;;
+-h | --help | help) usage 0 ;;
 "") echo "images.sh: say what to do: build, push or copy (images.sh --help)" >&2; exit 2 ;;
 *) echo "images.sh: unknown command '$cmd': use build, push or copy" >&2; exit 2 ;;
 esac
