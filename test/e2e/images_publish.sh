@@ -37,6 +37,10 @@ src_auth=(--src-cert-dir "$reg" --src-authfile "$reg/auth.json")
 raw() { skopeo inspect --raw "${auth[@]}" "docker://$1"; }
 
 base=$(bash "$SRC/test/tools/podman-base.sh") || { fail "debootstrap root / podman import"; finish; }
+# the local index lists images.sh builds (their layers stay: the cache of the next build)
+for img in kperf-agent kperf; do
+    on_exit "podman manifest rm localhost/kperf-images/$img:e2e >/dev/null 2>&1"
+done
 
 # 1. push: both images, both architectures, by the one command
 t0=$SECONDS
