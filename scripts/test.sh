@@ -12,6 +12,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   prometheus prometheus-pushgateway # e2e.prometheus_push (promtool comes with prometheus)
   chromium                          # e2e.compare_html, e2e.report_html (headless)
   podman debootstrap                # e2e.k8s_podman_image (images), e2e.deb_install (packages)
+  docker-registry skopeo openssl file # e2e.images_publish (test/tools/registry.sh, scripts/images.sh)
   crossbuild-essential-arm64 qemu-user-static libuv1-dev:arm64 libjansson-dev:arm64
   libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
   shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes

@@ -40,15 +40,8 @@ cleanup() {
 trap cleanup EXIT
 t0=$(date +%s)
 
-# 1. the base image: today's debootstrap root, imported once (labelled with the root's name)
-root=$(bash "$SRC/test/tools/debootstrap-root.sh") || { echo "FAIL: debootstrap root"; exit 1; }
-base=localhost/debian:bookworm-slim
-have=$(podman image inspect "$base" --format '{{index .Config.Labels "kperf.root"}}' 2>/dev/null)
-if [ "$have" != "$(basename "$root")" ]; then
-    tar -C "$root" --exclude=./.kperf-complete -c . |
-        podman import --change "LABEL kperf.root=$(basename "$root")" - "$base" >/dev/null ||
-        { echo "FAIL: podman import"; exit 1; }
-fi
+# 1. the base image: today's debootstrap root, imported once (test/tools/podman-base.sh)
+base=$(bash "$SRC/test/tools/podman-base.sh") || { echo "FAIL: debootstrap root / podman import"; exit 1; }
 t1=$(date +%s)
 
 # 2. both images from the Dockerfiles as they are
