@@ -3,6 +3,7 @@
  * each group has a small handler. --help is generated from the same table, so the two never
  * disagree. */
 #include "cmd/kperf/run_flags.h"
+#include "cmd/kperf/run_values.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -89,157 +90,6 @@ struct run_parse {
 
 static const char *const output_names[] = {"table", "markdown", "json", "csv"};
 
-/* ---- value parsers ---- */
-
-static int parse_int(const char *s, long lo, long hi, long *out, const char *flag,
-                     struct kp_err *err)
-{
-    char *end = NULL;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return kp_err_set(err, "--%s: '%s' is not a whole number in [%ld, %ld]", flag, s, lo, hi);
-    *out = v;
-    return 0;
-}
-
-/* Splits a comma list and calls fn for each non-empty item. */
-static int for_each_item(const char *list, int (*fn)(void *ctx, const char *item, struct kp_err *),
-                         void *ctx, struct kp_err *err)
-{
-    char *copy = kp_xstrdup(list);
-    char *save = NULL;
-    int rc = 0;
-
-    for (char *it = strtok_r(copy, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save))
-        rc = fn(ctx, it, err);
-    free(copy);
-    return rc;
-}
-
-static int add_scenario(void *ctx, const char *item, struct kp_err *err)
-{
-    unsigned *mask = ctx;
-    int s;
-
-    if (strcmp(item, "all") == 0) {
-        *mask |= SCENARIO_ALL_MASK;
-        return 0;
-    }
-    s = plan_scenario_from_name(item);
-    if (s < 0)
-        return kp_err_set(err,
-                          "--scenarios: unknown scenario '%s' (all, pod-to-pod, host-to-host, "
-                          "pod-to-service, pod-to-external)",
-                          item);
-    *mask |= 1u << s;
-    return 0;
-}
-
-static int add_test(void *ctx, const char *item, struct kp_err *err)
-{
-    unsigned *mask = ctx;
-    const struct testkind *tk;
-
-    if (strcasecmp(item, "all") == 0) {
-        *mask |= TEST_ALL_MASK;
-        return 0;
-    }
-    tk = testkind_by_name_icase(item);
-    if (!tk)
-        return kp_err_set(err,
-                          "--tests: unknown test '%s' (all, TCP_RR, TCP_CRR, UDP_RR, "
-                          "TCP_RR_LOADED, TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
-                          item);
-    *mask |= 1u << tk->kind;
-    return 0;
-}
-
-static int add_label(void *ctx, const char *item, struct kp_err *err)
-{
-    struct run_options *o = ctx;
-    const char *eq = strchr(item, '=');
-
-    if (!eq || eq == item)
-        return kp_err_set(err, "--node-selector: '%s' is not KEY=VALUE", item);
-    o->node_selector =
-        kp_xrealloc(o->node_selector, (o->n_node_selector + 1) * sizeof(*o->node_selector));
-    o->node_selector[o->n_node_selector].key = kp_xstrndup(item, (size_t)(eq - item));
-    o->node_selector[o->n_node_selector].value = kp_xstrdup(eq + 1);
-    o->n_node_selector++;
-    return 0;
-}
-
-static int add_toleration(void *ctx, const char *item, struct kp_err *err)
-{
-    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
-    struct run_options *o = ctx;
-    struct run_toleration t = {0};
-    char *copy = kp_xstrdup(item);
-    char *colon = strrchr(copy, ':');
-    char *eq;
-    int ok = colon == NULL;
-
-    if (colon) {
-        *colon = '\0';
-        for (size_t i = 0; i < 3; i++)
-            if (strcmp(colon + 1, effects[i]) == 0)
-                ok = 1;
-        if (!ok) {
-            free(copy);
-            return kp_err_set(err,
-                              "--tolerations: '%s': effect must be NoSchedule, "
-                              "PreferNoSchedule or NoExecute",
-                              item);
-        }
-        t.effect = kp_xstrdup(colon + 1);
-    }
-    eq = strchr(copy, '=');
-    if (eq) {
-        *eq = '\0';
-        t.value = kp_xstrdup(eq + 1);
-    }
-    if (copy[0] && strcmp(copy, "*") != 0)
-        t.key = kp_xstrdup(copy);
-    free(copy);
-    if (!t.key && t.value) {
-        free(t.value);
-        free(t.effect);
-        return kp_err_set(err, "--tolerations: '%s' has a value but no key", item);
-    }
-    o->tolerations = kp_xrealloc(o->tolerations, (o->n_tolerations + 1) * sizeof(*o->tolerations));
-    o->tolerations[o->n_tolerations++] = t;
-    return 0;
-}
-
-/* HOST[:PORT] or [V6]:PORT or a bare IPv6 address. */
-static int parse_host_port(const char *s, char **host, int *port, struct kp_err *err)
-{
-    const char *colon = strrchr(s, ':');
-    long p = *port;
-
-    if (s[0] == '[') {
-        const char *close = strchr(s, ']');
-        if (!close || close == s + 1 || (close[1] && close[1] != ':'))
-            return kp_err_set(err, "--external-server: '%s' is not [ADDR]:PORT", s);
-        if (close[1] == ':' && parse_int(close + 2, 1, 65535, &p, "external-server", err) != 0)
-            return -1;
-        *host = kp_xstrndup(s + 1, (size_t)(close - s - 1));
-    } else if (colon && strchr(s, ':') == colon) {
-        if (colon == s || parse_int(colon + 1, 1, 65535, &p, "external-server", err) != 0)
-            return kp_err_set(err, "--external-server: '%s' is not HOST[:PORT]", s);
-        *host = kp_xstrndup(s, (size_t)(colon - s));
-    } else {
-        if (!s[0])
-            return kp_err_set(err, "--external-server: empty host");
-        *host = kp_xstrdup(s);
-    }
-    *port = (int)p;
-    return 0;
-}
-
 /* ---- one handler per group ---- */
 
 static int handle_what(struct run_parse *p, const struct flag *f, const char *v, struct kp_err *err)
@@ -249,14 +99,14 @@ static int handle_what(struct run_parse *p, const struct flag *f, const char *v,
 
     switch (f->id) {
     case F_SCENARIOS:
-        if (for_each_item(v, add_scenario, &mask, err) != 0)
+        if (rv_for_each_item(v, rv_add_scenario, &mask, err) != 0)
             return -1;
         if (!mask)
             return kp_err_set(err, "--scenarios: empty list");
         o->scenarios = mask;
         return 0;
     case F_TESTS:
-        if (for_each_item(v, add_test, &mask, err) != 0)
+        if (rv_for_each_item(v, rv_add_test, &mask, err) != 0)
             return -1;
         if (!mask)
             return kp_err_set(err, "--tests: empty list");
@@ -312,13 +162,13 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
             o->samples_max = 10;
             return 0;
         }
-        if (parse_int(v, 1, 100, &n, f->name, NULL) != 0)
+        if (rv_parse_int(v, 1, 100, &n, f->name, NULL) != 0)
             return kp_err_set(err, "--%s: '%s' is not a whole number in [1, 100] or 'auto'",
                               f->name, v);
         o->samples = o->samples_max = (int)n;
         return 0;
     case F_STREAMS:
-        if (parse_int(v, 1, 128, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 1, 128, &n, f->name, err) != 0)
             return -1;
         o->streams = (int)n;
         return 0;
@@ -382,7 +232,7 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
         o->push_gateway_password_file = kp_xstrdup(v);
         return 0;
     case F_KEEP_RUNS:
-        if (parse_int(v, 1, 100000, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 1, 100000, &n, f->name, err) != 0)
             return -1;
         o->keep_runs = (unsigned)n;
         return 0;
@@ -435,7 +285,7 @@ static int handle_local(struct run_parse *p, const struct flag *f, const char *v
         set_str(f->id == F_CNI_CONF ? &o->cni_conf : &o->cni_path, v);
         return 0;
     }
-    if (parse_int(v, 576, 65000, &n, f->name, err) != 0)
+    if (rv_parse_int(v, 576, 65000, &n, f->name, err) != 0)
         return -1;
     o->mtu = (int)n;
     return 0;
@@ -490,9 +340,9 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         set_str(&o->image_pull_policy, v);
         return 0;
     case F_NODE_SELECTOR:
-        return for_each_item(v, add_label, o, err);
+        return rv_for_each_item(v, rv_add_label, o, err);
     case F_TOLERATIONS:
-        return for_each_item(v, add_toleration, o, err);
+        return rv_for_each_item(v, rv_add_toleration, o, err);
     case F_NODES:
         return handle_nodes(o, v, err);
     case F_NODES_FROM:
@@ -504,14 +354,14 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         set_str(&o->arch, v);
         return 0;
     case F_PORT:
-        if (parse_int(v, 1, 65535, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 1, 65535, &n, f->name, err) != 0)
             return -1;
         o->port = (int)n;
         return 0;
     case F_EXTERNAL:
         free(o->external_host);
         o->external_host = NULL;
-        return parse_host_port(v, &o->external_host, &o->external_port, err);
+        return rv_parse_host_port(v, &o->external_host, &o->external_port, err);
     case F_EXTERNAL_TOKEN:
         /* read now, as the agent reads it (base/token.h): a bad file is a usage error before
          * anything is deployed, and the Kubernetes backend puts the bytes in the run's Secret */
@@ -534,17 +384,17 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
             return kp_err_set(err, "--%s: '%s' is longer than 1h", f->name, v);
         return 0;
     case F_PARALLEL:
-        if (parse_int(v, 1, 64, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 1, 64, &n, f->name, err) != 0)
             return -1;
         o->parallel = (int)n;
         return 0;
     case F_CONFIRM_OUTLIERS:
-        if (parse_int(v, 0, 64, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 0, 64, &n, f->name, err) != 0)
             return -1;
         o->confirm_outliers = (int)n;
         return 0;
     case F_POD_CHURN:
-        if (parse_int(v, 0, 100, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 0, 100, &n, f->name, err) != 0)
             return -1;
         o->pod_churn = (int)n;
         return 0;

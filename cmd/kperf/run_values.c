@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* run_values.c - see run_values.h. */
+#include "cmd/kperf/run_values.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/kp_alloc.h"
+#include "base/kp_err.h"
+#include "base/testkind.h"
+#include "controller/plan.h"
+#include "controller/run_options.h"
+
+int rv_parse_int(const char *s, long lo, long hi, long *out, const char *flag, struct kp_err *err)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return kp_err_set(err, "--%s: '%s' is not a whole number in [%ld, %ld]", flag, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* Splits a comma list and calls fn for each non-empty item. */
+int rv_for_each_item(const char *list, int (*fn)(void *ctx, const char *item, struct kp_err *),
+                     void *ctx, struct kp_err *err)
+{
+    char *copy = kp_xstrdup(list);
+    char *save = NULL;
+    int rc = 0;
+
+    for (char *it = strtok_r(copy, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save))
+        rc = fn(ctx, it, err);
+    free(copy);
+    return rc;
+}
+
+int rv_add_scenario(void *ctx, const char *item, struct kp_err *err)
+{
+    unsigned *mask = ctx;
+    int s;
+
+    if (strcmp(item, "all") == 0) {
+        *mask |= SCENARIO_ALL_MASK;
+        return 0;
+    }
+    s = plan_scenario_from_name(item);
+    if (s < 0)
+        return kp_err_set(err,
+                          "--scenarios: unknown scenario '%s' (all, pod-to-pod, host-to-host, "
+                          "pod-to-service, pod-to-external)",
+                          item);
+    *mask |= 1u << s;
+    return 0;
+}
+
+int rv_add_test(void *ctx, const char *item, struct kp_err *err)
+{
+    unsigned *mask = ctx;
+    const struct testkind *tk;
+
+    if (strcasecmp(item, "all") == 0) {
+        *mask |= TEST_ALL_MASK;
+        return 0;
+    }
+    tk = testkind_by_name_icase(item);
+    if (!tk)
+        return kp_err_set(err,
+                          "--tests: unknown test '%s' (all, TCP_RR, TCP_CRR, UDP_RR, "
+                          "TCP_RR_LOADED, TCP_STREAM, TCP_STREAM_MULTI, UDP_STREAM)",
+                          item);
+    *mask |= 1u << tk->kind;
+    return 0;
+}
+
+int rv_add_label(void *ctx, const char *item, struct kp_err *err)
+{
+    struct run_options *o = ctx;
+    const char *eq = strchr(item, '=');
+
+    if (!eq || eq == item)
+        return kp_err_set(err, "--node-selector: '%s' is not KEY=VALUE", item);
+    o->node_selector =
+        kp_xrealloc(o->node_selector, (o->n_node_selector + 1) * sizeof(*o->node_selector));
+    o->node_selector[o->n_node_selector].key = kp_xstrndup(item, (size_t)(eq - item));
+    o->node_selector[o->n_node_selector].value = kp_xstrdup(eq + 1);
+    o->n_node_selector++;
+    return 0;
+}
+
+int rv_add_toleration(void *ctx, const char *item, struct kp_err *err)
+{
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+    struct run_options *o = ctx;
+    struct run_toleration t = {0};
+    char *copy = kp_xstrdup(item);
+    char *colon = strrchr(copy, ':');
+    char *eq;
+    int ok = colon == NULL;
+
+    if (colon) {
+        *colon = '\0';
+        for (size_t i = 0; i < 3; i++)
+            if (strcmp(colon + 1, effects[i]) == 0)
+                ok = 1;
+        if (!ok) {
+            free(copy);
+            return kp_err_set(err,
+                              "--tolerations: '%s': effect must be NoSchedule, "
+                              "PreferNoSchedule or NoExecute",
+                              item);
+        }
+        t.effect = kp_xstrdup(colon + 1);
+    }
+    eq = strchr(copy, '=');
+    if (eq) {
+        *eq = '\0';
+        t.value = kp_xstrdup(eq + 1);
+    }
+    if (copy[0] && strcmp(copy, "*") != 0)
+        t.key = kp_xstrdup(copy);
+    free(copy);
+    if (!t.key && t.value) {
+        free(t.value);
+        free(t.effect);
+        return kp_err_set(err, "--tolerations: '%s' has a value but no key", item);
+    }
+    o->tolerations = kp_xrealloc(o->tolerations, (o->n_tolerations + 1) * sizeof(*o->tolerations));
+    o->tolerations[o->n_tolerations++] = t;
+    return 0;
+}
+
+/* HOST[:PORT] or [V6]:PORT or a bare IPv6 address. */
+int rv_parse_host_port(const char *s, char **host, int *port, struct kp_err *err)
+{
+    const char *colon = strrchr(s, ':');
+    long p = *port;
+
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (!close || close == s + 1 || (close[1] && close[1] != ':'))
+            return kp_err_set(err, "--external-server: '%s' is not [ADDR]:PORT", s);
+        if (close[1] == ':' && rv_parse_int(close + 2, 1, 65535, &p, "external-server", err) != 0)
+            return -1;
+        *host = kp_xstrndup(s + 1, (size_t)(close - s - 1));
+    } else if (colon && strchr(s, ':') == colon) {
+        if (colon == s || rv_parse_int(colon + 1, 1, 65535, &p, "external-server", err) != 0)
+            return kp_err_set(err, "--external-server: '%s' is not HOST[:PORT]", s);
+        *host = kp_xstrndup(s, (size_t)(colon - s));
+    } else {
+        if (!s[0])
+            return kp_err_set(err, "--external-server: empty host");
+        *host = kp_xstrdup(s);
+    }
+    *port = (int)p;
+    return 0;
+}

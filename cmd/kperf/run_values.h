@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* run_values.h - the value parsers of `kperf run`'s flags (run_flags.c): numbers in a range,
+ * comma lists, scenarios, tests, node selectors, tolerations, HOST[:PORT]. Each returns 0, or -1
+ * with one line in err naming the flag. Split from run_flags.c, which keeps the table and the
+ * per-group handlers. */
+#ifndef KPERF_CMD_RUN_VALUES_H
+#define KPERF_CMD_RUN_VALUES_H
+
+#include "base/kp_err.h"
+
+struct kp_err;
+
+/* s as a whole number in [lo, hi] into out; flag names it in the error. */
+KP_MUST_CHECK int rv_parse_int(const char *s, long lo, long hi, long *out, const char *flag,
+                               struct kp_err *err);
+/* Splits a comma list and calls fn for each non-empty item; stops at the first error. */
+KP_MUST_CHECK int rv_for_each_item(const char *list,
+                                   int (*fn)(void *ctx, const char *item, struct kp_err *),
+                                   void *ctx, struct kp_err *err);
+/* for_each_item callbacks: ctx is an unsigned mask (scenarios, tests) or the run_options. */
+int rv_add_scenario(void *ctx, const char *item, struct kp_err *err);
+int rv_add_test(void *ctx, const char *item, struct kp_err *err);
+int rv_add_label(void *ctx, const char *item, struct kp_err *err);
+int rv_add_toleration(void *ctx, const char *item, struct kp_err *err);
+/* HOST[:PORT], [V6]:PORT or a bare IPv6 address; *port keeps its value when none is given. */
+KP_MUST_CHECK int rv_parse_host_port(const char *s, char **host, int *port, struct kp_err *err);
+
+#endif
