@@ -14,6 +14,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   crossbuild-essential-arm64 qemu-user-static libuv1-dev:arm64 libjansson-dev:arm64
   libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
   shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes
+  docker-registry                   # every kube-sim test: a registry per cluster (kubesim_pull)
 )
 missing=()
 for p in "${extra[@]}"; do

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """chroot_exec - the last step of starting a container from an image root
-(kube-sim --agent-image): run as `unshare --mount --propagation private
+(every pulled image): run as `unshare --mount --propagation private
 python3 chroot_exec.py SPEC.json` inside the pod's network namespace.
 
 Owns: the container's filesystem view and identity. In the fresh mount
@@ -13,7 +13,9 @@ no_new_privs when allowPrivilegeEscalation is false, and execs the
 image's entrypoint + args with PATH looked up inside the root.
 
 SPEC.json: {"root", "argv", "env", "cwd", "uid", "gid", "groups",
-"read_only", "no_new_privs", "mounts": [{"src", "dst", "ro"}]}.
+"read_only", "no_new_privs", "mounts": [{"src", "dst", "ro"}], "emulator"}
+(emulator: a qemu-user binary inside the root that runs argv, for a node
+of another architecture).
 Python 3 standard library only (ctypes for prctl).
 """
 import ctypes
@@ -92,6 +94,10 @@ def main():
     argv = spec["argv"]
     env = spec.get("env") or {}
     path = lookup(argv[0], env, root)
+    if spec.get("emulator"):
+        # a foreign architecture: qemu-user (copied into the root) runs it
+        argv = [spec["emulator"], "-0", argv[0], path] + list(argv[1:])
+        path = spec["emulator"]
     os.chroot(root)
     os.chdir(spec.get("cwd") or "/")
     os.setgroups(spec.get("groups") or [])
