@@ -132,6 +132,8 @@ def start_registry(cfg, pids, agent_image=""):
             push_layout(hosts, lay, "seed.local/" + ref.split("/", 1)[1])
     for host in ("ghcr.io", "docker.io"):
         cfg.registry_mirrors.setdefault(host, url)
+    with open(os.path.join(d, "url"), "w") as f:
+        f.write(url + "\n")
     return url
 
 

@@ -86,7 +86,8 @@ class Hosts:
         return "https://" + ("registry-1.docker.io" if host == "docker.io"
                              else host)
 
-    def request(self, method, url, headers=None, body=None, auth=None):
+    def request(self, method, url, headers=None, body=None, auth=None,
+                shown=None):
         """(status, headers dict lower-cased, body bytes); raises
         PullError for a connection failure, worded as Go's net/http."""
         u = urllib.parse.urlsplit(url)
@@ -106,7 +107,8 @@ class Hosts:
             return r.status, {k.lower(): v for k, v in r.getheaders()}, data
         except (OSError, http.client.HTTPException) as e:
             raise PullError("Unknown", 'failed to do request: %s "%s": %s' % (
-                method.capitalize(), url, _net_err(u, e)), transient=True)
+                (shown or method).capitalize(), url, _net_err(u, e)),
+                transient=True)
         finally:
             conn.close()
 
@@ -146,11 +148,18 @@ class Puller:
     def get(self, kind, what, accept=None, method="GET"):
         url = "%s/v2/%s/%s/%s" % (self.base, self.ref.repo, kind, what)
         hdr = {"Accept": accept} if accept else {}
-        st, h, body = self.hosts.request(method, url, hdr, auth=self.auth)
+        # containerd resolves a reference with a HEAD of the manifest
+        shown = "HEAD" if kind == "manifests" else method
+        resolving = 'failed to resolve reference "%s": ' % self.ref.name()
+        try:
+            st, h, body = self.hosts.request(method, url, hdr, auth=self.auth,
+                                             shown=shown)
+        except PullError as e:
+            e.text = resolving + e.text if kind == "manifests" else e.text
+            raise
         if st == 401:
-            raise PullError("Unknown", "failed to resolve reference \"%s\": "
-                            "unexpected status from %s request to %s: 401 "
-                            "Unauthorized" % (self.ref.name(), method, url))
+            raise PullError("Unknown", "%sunexpected status from %s request "
+                            "to %s: 401 Unauthorized" % (resolving, shown, url))
         if st == 404:
             raise PullError("NotFound", "failed to resolve reference \"%s\""
                             ": %s: not found" % (self.ref.name(),
@@ -158,10 +167,10 @@ class Puller:
         if st >= 500:
             raise PullError("Unknown", "failed to resolve reference \"%s\": "
                             "unexpected status from %s request to %s: %d" % (
-                                self.ref.name(), method, url, st), True)
+                                self.ref.name(), shown, url, st), True)
         if st != 200:
             raise PullError("Unknown", "unexpected status from %s request "
-                            "to %s: %d" % (method, url, st))
+                            "to %s: %d" % (shown, url, st))
         return h, body
 
     def manifest(self, what):
