@@ -21,8 +21,9 @@ grep -q arm64 "$KUBESIM_SEED_IMAGES/kperf-agent/blobs/sha256/"* 2>/dev/null ||
 V=$(sed -n 's/^project(kperf VERSION \([0-9.]*\).*/\1/p' "$KPERF_SRC/CMakeLists.txt")
 D=$(mktemp -d /tmp/kubesim-pull.XXXXXX)
 R=$D/reg
-on_exit "bash '$KPERF_SRC/test/tools/registry.sh' stop '$R' >/dev/null 2>&1"
 ks_cleanup_on_exit "$D"
+# (registered last, so it runs first: before DIR and its pid file go)
+on_exit "bash '$KPERF_SRC/test/tools/registry.sh' stop '$R' >/dev/null 2>&1"
 t0=$(date +%s.%N)
 REG=$(bash "$KPERF_SRC/test/tools/registry.sh" start "$R") || { fail "registry.sh start"; ks_finish; }
 CREDS="$(cat "$R/user"):$(cat "$R/password")"
