@@ -12,7 +12,7 @@
 # Waits are bounded at ~10x their normal time on a busy machine.
 . "$(dirname "$0")/../kube-sim/testlib.sh"
 ks_need_root
-for t in skopeo jq curl qemu-aarch64-static; do
+for t in jq curl file qemu-aarch64-static; do
     command -v "$t" >/dev/null || { echo "SKIP: $t missing"; exit 77; }
 done
 [ -n "${KUBESIM_SEED_IMAGES:-}" ] || { echo "SKIP: no seed images (KPERF_BIN unset?)"; exit 77; }
@@ -26,13 +26,12 @@ ks_cleanup_on_exit "$D"
 on_exit "bash '$KPERF_SRC/test/tools/registry.sh' stop '$R' >/dev/null 2>&1"
 t0=$(date +%s.%N)
 REG=$(bash "$KPERF_SRC/test/tools/registry.sh" start "$R") || { fail "registry.sh start"; ks_finish; }
-CREDS="$(cat "$R/user"):$(cat "$R/password")"
 push() { # REPO:TAG: the seeded agent layout (both architectures) into the private registry
-    skopeo copy -q --all --dest-cert-dir "$R" --dest-creds "$CREDS" \
-        "oci:$KUBESIM_SEED_IMAGES/kperf-agent" "docker://$REG/$1"
+    python3 "$KPERF_SRC/test/kube-sim/kubesim/registry.py" push "$KUBESIM_SEED_IMAGES/kperf-agent" \
+        "$REG/$1" "$R/ca.crt" "$R/user" "$R/password" >/dev/null
 }
-push private/kperf-agent:1 && push private/doomed:1 || { fail "skopeo copy to $REG"; ks_finish; }
-echo "# private registry started and seeded in $(echo "$(date +%s.%N) - $t0" | bc) s"
+push private/kperf-agent:1 || { fail "push to $REG"; ks_finish; }
+echo "# private registry started (registry.sh) and seeded in $(echo "$(date +%s.%N) - $t0" | bc) s"
 "$KS" up --nodes 3 --state-dir "$D" --node-arch node-3=arm64 --registry-ca "$R/ca.crt" \
     --image-pull-backoff 2 >"$D/up.log" || { cat "$D/up.log"; fail "kube-sim up"; ks_finish; }
 cat "$D/up.log"
@@ -73,7 +72,7 @@ has_event server "Successfully pulled image \"ghcr.io/kperf/kperf-agent:$V\" in 
     pass "Pulled event: $(events server | grep Successfully)" || fail "no Pulled event: $(events server)"
 ip=$(k get pod server -o jsonpath='{.status.podIP}')
 pod client node-3 "ghcr.io/kperf/kperf-agent:$V" "" \
-    "[client, --server, \"$ip:5201\", --tests, TCP_RR, --duration, 1s, --json]"
+    "[client, --server, \"$ip:5201\", --tests, TCP_RR, --duration, 1s, --server-facts, --json]"
 wait_for 120 "arm64 client finished" sh -c "k() { \"$KUBECTL\" --kubeconfig '$D/admin.kubeconfig' \"\$@\"; };
     k get pod client -o jsonpath='{.status.phase}' | grep -qE 'Succeeded|Failed'"
 k logs client >"$D/client.json" 2>&1
@@ -107,10 +106,14 @@ wait_for 60 "private pod Succeeded" is_phase private Succeeded &&
     [ "$(k logs private)" = "kperf-agent $V" ] && pass "private image with the secret runs" ||
     fail "private: $(phase private); $(events private)"
 
-# 4. a deleted tag: ErrImagePull, then ImagePullBackOff, with containerd's words
-skopeo delete --cert-dir "$R" --creds "$CREDS" "docker://$REG/private/doomed:1" || fail "skopeo delete"
-pod doomed node-2 "$REG/private/doomed:1" "imagePullSecrets: [{name: regcred}]"
-wait_for 30 "doomed ErrImagePull" has_event doomed "failed to resolve reference \"$REG/private/doomed:1\": $REG/private/doomed:1: not found" &&
+# 4. a deleted tag (in the cluster's registry, ghcr.io's mirror): ErrImagePull, then
+# ImagePullBackOff, with containerd's words
+dd=$(python3 "$KPERF_SRC/test/kube-sim/kubesim/registry.py" push "$KUBESIM_SEED_IMAGES/kperf-agent" \
+    "${LOCAL#http://}/kperf/doomed:1") &&
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$LOCAL/v2/kperf/doomed/manifests/$dd")" = 202 ] ||
+    fail "push and delete of kperf/doomed:1"
+pod doomed node-2 "ghcr.io/kperf/doomed:1"
+wait_for 30 "doomed ErrImagePull" has_event doomed "failed to resolve reference \"ghcr.io/kperf/doomed:1\": ghcr.io/kperf/doomed:1: not found" &&
     pass "deleted tag: $(events doomed | grep -m1 'Failed to pull')" || fail "doomed: $(events doomed)"
 wait_for 30 "doomed ImagePullBackOff" is_waiting doomed ImagePullBackOff &&
     has_event doomed 'BackOff: Back-off pulling image' && has_event doomed 'Failed: Error: ErrImagePull' &&

@@ -5,7 +5,8 @@ python3 chroot_exec.py SPEC.json` inside the pod's network namespace.
 
 Owns: the container's filesystem view and identity. In the fresh mount
 namespace it bind-mounts the container's root onto itself, mounts /proc,
-a sysfs of the pod's network namespace, a /dev with null, zero, random,
+a sysfs of the pod's network namespace with the host's cgroup tree
+(rbind) at /sys/fs/cgroup, a /dev with null, zero, random,
 urandom and tty, and each volume at its mountPath (read-only where the
 volumeMount says so), then remounts the root read-only when the pod asks
 for readOnlyRootFilesystem, chroots, sets the groups, gid and uid, sets
@@ -78,6 +79,11 @@ def main():
     mount("-t", "proc", "proc", mountpoint(root, "/proc", True))
     mount("-t", "sysfs", "-o", "ro,nosuid,nodev,noexec", "sysfs",
           mountpoint(root, "/sys", True))
+    if os.path.isdir("/sys/fs/cgroup") and os.path.isdir(
+            os.path.join(root, "sys/fs/cgroup")):
+        # the cgroup tree (no cgroup namespace: /proc/self/cgroup paths
+        # resolve in it), so a program reads its CPU limit as in a pod
+        mount("--rbind", "/sys/fs/cgroup", os.path.join(root, "sys/fs/cgroup"))
     dev = mountpoint(root, "/dev", True)
     mount("-t", "tmpfs", "-o", "nosuid,mode=0755,size=64k", "tmpfs", dev)
     for name in ("null", "zero", "random", "urandom", "tty"):

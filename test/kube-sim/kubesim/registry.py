@@ -214,10 +214,13 @@ class Puller:
         os.replace(tmp, dest)
 
 
-def push_layout(hosts, layout, ref):
+def push_layout(hosts, layout, ref, auth=None):
     """Push the OCI layout directory's (single) index to ref
-    ("host/repo:tag", host as given to Hosts): blobs, manifests, index.
-    Returns the index digest."""
+    ("host/repo:tag", host as given to Hosts) with basic credentials auth
+    ((user, password) or None): blobs, manifests, index. Returns the index
+    digest. As a command (tests): python3 registry.py push LAYOUT REF
+    [CA_FILE USER_FILE PASSWORD_FILE] (HTTPS with them, plain HTTP
+    without)."""
     r = Ref(ref)
     base = hosts.base(r.host)
 
@@ -226,11 +229,11 @@ def push_layout(hosts, layout, ref):
 
     def push_blob(d):
         url = "%s/v2/%s/blobs/%s" % (base, r.repo, d)
-        st, _, _ = hosts.request("HEAD", url)
+        st, _, _ = hosts.request("HEAD", url, auth=auth)
         if st == 200:
             return
         st, h, _ = hosts.request("POST", "%s/v2/%s/blobs/uploads/" % (
-            base, r.repo))
+            base, r.repo), auth=auth)
         if st != 202:
             raise PullError("Unknown", "push %s: upload start %d" % (ref, st))
         loc = h["location"]
@@ -241,7 +244,8 @@ def push_layout(hosts, layout, ref):
         st, _, body = hosts.request("PUT", loc + ("&" if "?" in loc else "?")
                                     + "digest=" + d, {
                                         "Content-Type":
-                                        "application/octet-stream"}, data)
+                                        "application/octet-stream"}, data,
+                                    auth)
         if st != 201:
             raise PullError("Unknown", "push %s: blob %d %s" % (ref, st, body))
 
@@ -249,7 +253,7 @@ def push_layout(hosts, layout, ref):
         with open(blob_path(d), "rb") as f:
             data = f.read()
         st, _, body = hosts.request("PUT", "%s/v2/%s/manifests/%s" % (
-            base, r.repo, what), {"Content-Type": mt}, data)
+            base, r.repo, what), {"Content-Type": mt}, data, auth)
         if st != 201:
             raise PullError("Unknown", "push %s: manifest %d %s" % (
                 ref, st, body))
@@ -266,3 +270,21 @@ def push_layout(hosts, layout, ref):
         push_manifest(m["digest"], m["mediaType"], m["digest"])
     push_manifest(top["digest"], top["mediaType"], r.tag or top["digest"])
     return top["digest"]
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) not in (4, 7) or sys.argv[1] != "push":
+        sys.exit("usage: registry.py push LAYOUT HOST/REPO:TAG "
+                 "[CA_FILE USER_FILE PASSWORD_FILE]")
+    # without credentials: a plain-HTTP test registry (kube-sim's own)
+    cas, cred, scheme = [], None, "http://"
+    if len(sys.argv) == 7:
+        cas, scheme = [sys.argv[4]], "https://"
+        cred = tuple(open(f).read().strip() for f in sys.argv[5:7])
+    host = Ref(sys.argv[3]).host
+    try:
+        print(push_layout(Hosts({host: scheme + host}, cas), sys.argv[2],
+                          sys.argv[3], cred))
+    except PullError as e:
+        sys.exit("registry.py: %s" % e.text)
