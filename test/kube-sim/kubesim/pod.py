@@ -293,6 +293,8 @@ class Worker:
                 continue
             d = os.path.join(vdir, v["name"])
             os.makedirs(d, exist_ok=True)
+            if "emptyDir" in v:
+                os.chmod(d, 0o777)   # as the kubelet makes it: any user writes
             files = {}
             if "secret" in v:
                 s = self.secret(v["secret"].get("secretName"))
