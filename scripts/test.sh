@@ -17,6 +17,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
   shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes
   containernetworking-plugins       # kube-sim pod networks (e2e.kubesim_*, e2e.k8s_*, e2e.local_cni)
+  docker-registry                   # every kube-sim test: a registry per cluster (kubesim_pull)
 )
 missing=()
 for p in "${extra[@]}"; do

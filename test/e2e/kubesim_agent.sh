@@ -10,12 +10,14 @@ if [ ! -x "$AGENT" ]; then
     echo "SKIP: no agent binary at $AGENT (build kperf-agent, set KPERF_BIN)"
     exit 77
 fi
+# kperf's default image: pulled from the cluster's registry (seeded by testlib.sh)
+V=$(sed -n 's/^project(kperf VERSION \([0-9.]*\).*/\1/p' "$KPERF_SRC/CMakeLists.txt")
 D=$(mktemp -d /tmp/kubesim-agent.XXXXXX)
 ks_cleanup_on_exit "$D"
-"$KS" up --nodes 3 --state-dir "$D" --agent-bin "$AGENT" || { fail "kube-sim up"; ks_finish; }
+"$KS" up --nodes 3 --state-dir "$D" || { fail "kube-sim up"; ks_finish; }
 export KUBECONFIG=$D/kubeconfig
 k() { "$KUBECTL" "$@"; }
-cat > "$D/server.yaml" <<'YAML'
+cat > "$D/server.yaml" <<YAML
 apiVersion: v1
 kind: Namespace
 metadata: {name: perf}
@@ -30,10 +32,11 @@ kind: Pod
 metadata: {name: server, namespace: perf, labels: {app: kperf-server}}
 spec:
   nodeSelector: {kubernetes.io/hostname: node-1}
-  volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0400}}]
+  securityContext: {fsGroup: 65532}  # the image's user reads the token by group
+  volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0440}}]
   containers:
   - name: server
-    image: ghcr.io/example/kperf-agent:dev
+    image: ghcr.io/kperf/kperf-agent:$V
     args: ["server", "--port", "5201", "--token-file", "/var/run/kperf/token"]
     volumeMounts: [{name: tok, mountPath: /var/run/kperf, readOnly: true}]
     ports: [{containerPort: 5201, name: kperf}]
@@ -53,10 +56,11 @@ spec:
     spec:
       restartPolicy: Never
       nodeSelector: {kubernetes.io/hostname: node-2}
-      volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0400}}]
+      securityContext: {fsGroup: 65532}
+      volumes: [{name: tok, secret: {secretName: run-token, defaultMode: 0440}}]
       containers:
       - name: client
-        image: ghcr.io/example/kperf-agent:dev
+        image: ghcr.io/kperf/kperf-agent:$V
         command: ["/usr/local/bin/kperf-agent"]
         args: ["client", "--server", "$ip:5201", "--tests", "TCP_RR,TCP_STREAM",
                "--duration", "2s", "--json", "--token-file=/var/run/kperf/token"]

@@ -12,12 +12,22 @@ KS="$KPERF_SRC/test/kube-sim/kube-sim"
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 KS_FAILED=0 # a test may still set it to 1 instead of calling fail: ks_finish counts it
 
+# The images every kube-sim's own registry is seeded with (kube-sim up --seed-images, from the
+# environment), made once per build from its binaries (test/kube-sim/seed-images.sh; cached in
+# the build dir, so a test pays only the push)
+if [ -z "${KUBESIM_SEED_IMAGES:-}" ] && [ -x "${KPERF_BIN:-/nonexistent}/kperf" ] &&
+    command -v docker-registry >/dev/null; then
+    KUBESIM_SEED_IMAGES=$(bash "$KPERF_SRC/test/kube-sim/seed-images.sh" "$KPERF_BIN" \
+        "$KPERF_BIN/../kube-sim-images") || { echo "FAIL: test/kube-sim/seed-images.sh"; exit 1; }
+    export KUBESIM_SEED_IMAGES
+fi
+
 ks_need_root() {
     if [ "$(id -u)" != 0 ]; then
         echo "SKIP: needs root (network namespaces)"
         exit 77
     fi
-    for t in ip nft openssl python3 nsenter; do
+    for t in ip nft openssl python3 nsenter docker-registry; do
         command -v "$t" >/dev/null || { echo "SKIP: $t missing"; exit 77; }
     done
     # pods get their network from Debian's containernetworking-plugins

@@ -23,12 +23,12 @@ k8s_on_exit() {
 }
 on_exit k8s_on_exit
 
-# k8s_up ARGS: a kube-sim (3 nodes unless ARGS say otherwise). K8S_AGENT_IMAGE=DIR runs the
-# agent pods from an exported image root (kube-sim up --agent-image; test/e2e/k8s_podman_image.sh)
+# k8s_up ARGS: a kube-sim (3 nodes unless ARGS say otherwise); its registry serves the seeded
+# images (testlib.sh). K8S_AGENT_IMAGE=DIR pushes an exported image root there as the agent
+# image instead (kube-sim up --agent-image; test/e2e/k8s_podman_image.sh)
 k8s_up() {
-    # (the host binary is then made unreachable, so nothing falls back to it)
     "$KS" up --state-dir "$K8S_DIR" \
-        ${K8S_AGENT_IMAGE:+--agent-image "$K8S_AGENT_IMAGE" --agent-bin /nonexistent/kperf-agent} "$@" \
+        ${K8S_AGENT_IMAGE:+--agent-image "$K8S_AGENT_IMAGE"} "$@" \
         >"$K8S_DIR/up.log" 2>&1 ||
         { cat "$K8S_DIR/up.log"; echo "FAIL: kube-sim up"; exit 1; }
 }

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """chroot_exec - the last step of starting a container from an image root
-(kube-sim --agent-image): run as `unshare --mount --propagation private
+(every pulled image): run as `unshare --mount --propagation private
 python3 chroot_exec.py SPEC.json` inside the pod's network namespace.
 
 Owns: the container's filesystem view and identity. In the fresh mount
 namespace it bind-mounts the container's root onto itself, mounts /proc,
-a sysfs of the pod's network namespace, a /dev with null, zero, random,
+a sysfs of the pod's network namespace with the host's cgroup tree
+(rbind) at /sys/fs/cgroup, a /dev with null, zero, random,
 urandom and tty, and each volume at its mountPath (read-only where the
 volumeMount says so), then remounts the root read-only when the pod asks
 for readOnlyRootFilesystem, chroots, sets the groups, gid and uid, sets
@@ -13,7 +14,9 @@ no_new_privs when allowPrivilegeEscalation is false, and execs the
 image's entrypoint + args with PATH looked up inside the root.
 
 SPEC.json: {"root", "argv", "env", "cwd", "uid", "gid", "groups",
-"read_only", "no_new_privs", "mounts": [{"src", "dst", "ro"}]}.
+"read_only", "no_new_privs", "mounts": [{"src", "dst", "ro"}], "emulator"}
+(emulator: a qemu-user binary inside the root that runs argv, for a node
+of another architecture).
 Python 3 standard library only (ctypes for prctl).
 """
 import ctypes
@@ -76,6 +79,11 @@ def main():
     mount("-t", "proc", "proc", mountpoint(root, "/proc", True))
     mount("-t", "sysfs", "-o", "ro,nosuid,nodev,noexec", "sysfs",
           mountpoint(root, "/sys", True))
+    if os.path.isdir("/sys/fs/cgroup") and os.path.isdir(
+            os.path.join(root, "sys/fs/cgroup")):
+        # the cgroup tree (no cgroup namespace: /proc/self/cgroup paths
+        # resolve in it), so a program reads its CPU limit as in a pod
+        mount("--rbind", "/sys/fs/cgroup", os.path.join(root, "sys/fs/cgroup"))
     dev = mountpoint(root, "/dev", True)
     mount("-t", "tmpfs", "-o", "nosuid,mode=0755,size=64k", "tmpfs", dev)
     for name in ("null", "zero", "random", "urandom", "tty"):
@@ -92,6 +100,10 @@ def main():
     argv = spec["argv"]
     env = spec.get("env") or {}
     path = lookup(argv[0], env, root)
+    if spec.get("emulator"):
+        # a foreign architecture: qemu-user (copied into the root) runs it
+        argv = [spec["emulator"], "-0", argv[0], path] + list(argv[1:])
+        path = spec["emulator"]
     os.chroot(root)
     os.chdir(spec.get("cwd") or "/")
     os.setgroups(spec.get("groups") or [])

@@ -8,9 +8,7 @@ deleted, node heartbeats, LogSource (CRI-like files under
 DIR/pods/<uid>/logs), and DIR/pids (every process started, with its start
 time, so `down` can kill exactly those).
 """
-import json
 import os
-import platform
 import sys
 import threading
 import time
@@ -20,6 +18,7 @@ import uuid
 from .cniruntime import CniRuntime
 from .cpulimit import CpuLimits
 from .fit import DEFAULT_ALLOCATABLE
+from .images import Store, host_arch
 from .net import node_ips, pod_cidrs
 from .util import dcopy, now_iso, rand_token
 from .pod import Worker
@@ -38,11 +37,6 @@ def _os_image():
     except OSError:
         pass
     return "Linux"
-
-
-def _arch():
-    m = platform.machine()
-    return {"x86_64": "amd64", "aarch64": "arm64"}.get(m, m)
 
 
 def proc_starttime(pid):
@@ -140,6 +134,7 @@ class Kubelet:
         self.cpulimits = CpuLimits(getattr(cfg, "prefix", ""),
                                    getattr(cfg, "state_dir", None))
         self.workers = {}          # pod uid -> Worker
+        self.images = Store(cfg, faults)   # every node's images
         self.lock = threading.Lock()
         self.node_index = {}       # node name -> i
         self.wake = threading.Event()
@@ -151,21 +146,12 @@ class Kubelet:
         faults.on_cni = self.nodenet.fault_changed
         store.subscribers.append(self._on_change)
 
-    def agent_image_config(self):
-        """The agent image's config (User, Entrypoint, Cmd, Env,
-        WorkingDir: `podman inspect`'s .Config) of --agent-image DIR, read
-        from DIR/config.json once."""
-        if getattr(self, "_image_conf", None) is None:
-            with open(os.path.join(self.cfg.agent_image, "config.json")) as f:
-                self._image_conf = json.load(f)
-        return self._image_conf
-
     def node_arch(self, name):
         """The node's kubernetes.io/arch: --node-arch, else this machine's
         (an arm64 node on an amd64 host runs its containers under
         qemu-user)."""
         return (getattr(self.cfg, "node_arch", None) or {}).get(
-            name) or _arch()
+            name) or host_arch()
 
     def node_name(self, i):
         return "node-%d" % i

@@ -22,7 +22,8 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log",
-               "cni-rollout.jsonl", "volumes", "cgroups.list", "cni"]
+               "cni-rollout.jsonl", "volumes", "cgroups.list", "cni", "images",
+               "registry"]
 
 
 class Cfg:
@@ -90,10 +91,6 @@ def cmd_up(a):
     os.makedirs(d, exist_ok=True)
     if os.path.exists(os.path.join(d, "ready")):
         os.unlink(os.path.join(d, "ready"))
-    agent = a.agent_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
-                                        "kperf-agent")
-    kperf = a.kperf_bin or os.path.join(os.environ.get("KPERF_BIN", ""),
-                                        "kperf")
     if a.cron_minute_seconds <= 0:
         print("kube-sim: --cron-minute-seconds must be > 0", file=sys.stderr)
         return 2
@@ -109,6 +106,15 @@ def cmd_up(a):
             os.path.isfile(os.path.join(a.agent_image, "config.json"))):
         print("kube-sim: --agent-image %s: needs rootfs/ and config.json" %
               a.agent_image, file=sys.stderr)
+        return 2
+    from .images import cfg_from_args
+    icfg, ierr = cfg_from_args(a)
+    if ierr:
+        print("kube-sim: " + ierr, file=sys.stderr)
+        return 2
+    if a.agent_image and not icfg["seed_images"]:
+        print("kube-sim: --agent-image needs --seed-images (the registry it "
+              "is pushed to)", file=sys.stderr)
         return 2
     taints = {}
     for t in a.taint or []:
@@ -162,8 +168,6 @@ def cmd_up(a):
     cfg = {"state_dir": d, "nodes": a.nodes, "auth": a.auth,
            "user": a.user, "groups": a.group or [],
            "rbac_files": [os.path.abspath(x) for x in a.rbac or []],
-           "agent_bin": os.path.abspath(agent),
-           "kperf_bin": os.path.abspath(kperf),
            "cron_minute_seconds": a.cron_minute_seconds,
            "cron_start": a.cron_start or "",
            "agent_image": os.path.abspath(a.agent_image) if a.agent_image
@@ -182,6 +186,7 @@ def cmd_up(a):
            "cni_conntrack_flush": a.cni_conntrack_flush,
            "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
            "created_dir": created}
+    cfg.update(icfg)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     t0 = time.time()
@@ -273,6 +278,18 @@ def serve(d):
             err.append(e)
     tn = threading.Thread(target=build_net)
     tn.start()
+    treg = None
+    if cfg.seed_images:
+        from . import images
+
+        def build_registry():
+            try:
+                images.start_registry(cfg, kubelet.PidFile(os.path.join(
+                    d, "pids")), cfg.agent_image)
+            except Exception as e:
+                err.append(e)
+        treg = threading.Thread(target=build_registry)
+        treg.start()
     adm = admission.Admission(cfg, st, fl)
     cm = ctrl.Controllers(cfg, st, adm, network, fl)
     adm.ctrl = cm
@@ -297,6 +314,8 @@ def serve(d):
     sock_srv[0] = srv
     seed(st, adm, cfg)
     tn.join()
+    if treg:
+        treg.join()
     if err:
         raise err[0]
     # the in-cluster address (default/kubernetes): a listener made inside
@@ -691,6 +710,7 @@ def cmd_status(a):
 
 
 def main(argv=None):
+    from . import images
     ap = argparse.ArgumentParser(prog="kube-sim", description=(
         "A Kubernetes API server, controllers and kubelets in network "
         "namespaces, for testing kperf. See docs/kube-sim.md."))
@@ -708,16 +728,10 @@ def main(argv=None):
                     help="the kubeconfig's user name (RBAC subject)")
     up.add_argument("--group", action="append",
                     help="extra group of the kubeconfig's user")
-    up.add_argument("--agent-bin", help="binary for kperf-agent images "
-                    "(default $KPERF_BIN/kperf-agent)")
     up.add_argument("--agent-image", help="DIR with rootfs/ (an exported "
-                    "kperf-agent image) and config.json (its `podman "
-                    "inspect` .Config): kperf-agent containers run chrooted "
-                    "in a copy of it, as the image's user, instead of "
-                    "--agent-bin")
-    up.add_argument("--kperf-bin", help="binary for kperf (controller) "
-                    "images, e.g. ghcr.io/kperf/kperf:0.1.0 (default "
-                    "$KPERF_BIN/kperf)")
+                    "image) and config.json: pushed as the seeded "
+                    "kperf-agent image (needs --seed-images)")
+    images.add_args(up)
     up.add_argument("--cron-minute-seconds", type=float, default=60.0,
                     help="real seconds per minute of the CronJob clock "
                     "(default 60: real time; 0.5 = a day in 12 minutes)")

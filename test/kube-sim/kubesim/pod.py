@@ -23,7 +23,9 @@ import time
 import traceback
 
 from . import sandbox
+from . import podimage
 from .ctrl import set_cond
+from .images import EMULATORS, Image, host_arch
 from .net import in_netns, kube_service_ips, node_ip, node_ips
 from .util import dcopy, now_iso, rand_token
 
@@ -31,12 +33,6 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # mount paths a program opens by a built-in name (no argument to rewrite):
 # bind-mounted in a private mount namespace instead (hostns_exec.py)
 HOST_MOUNT_PREFIXES = ("/var/run/secrets/", "/run/secrets/")
-
-
-def image_name(img):
-    """The repository's last path element: ghcr.io/kperf/kperf:0.1.0 ->
-    kperf."""
-    return img.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
 
 
 class Ctr:
@@ -90,6 +86,7 @@ class Worker:
         self.dir = os.path.join(kl.cfg.state_dir, "pods", self.uid)
         self.log_lock = threading.Lock()
         self.phase = "Pending"
+        self.images = {}  # container name -> images.Image (True: host)
 
     # ------------------------------------------------------------ helpers
     def ev(self, typ, reason, msg, ctr=None):
@@ -107,14 +104,17 @@ class Worker:
         all_ready = True
         for c in list(self.inits.values()) + list(self.containers.values()):
             img = c.spec.get("image", "")
+            image = self.images.get(c.name)
             s = {"name": c.name, "state": dcopy(c.state),
                  "lastState": dcopy(c.last), "ready": c.ready,
                  "restartCount": c.restarts, "image": img,
                  "imageID": "", "started": c.started}
             if c.cid:
                 s["containerID"] = "containerd://" + c.cid
-                s["imageID"] = "docker.io/library/%s@sha256:%s" % (
-                    img.rsplit("/", 1)[-1].split(":")[0], "0" * 64)
+            if isinstance(image, Image):
+                # as containerd reports them: the full name, the repo digest
+                s["image"] = image.ref.name()
+                s["imageID"] = image.image_id()
             if c.init:
                 istat.append(s)
                 continue
@@ -269,64 +269,8 @@ class Worker:
         return True
 
     # ------------------------------------------------------------ images
-    def runnable(self, image):
-        if self.kl.faults.pull_fails(image):
-            return False
-        if "kperf-agent" in image or image_name(image) == "kperf":
-            return True
-        base = image.split("@")[0]
-        return any(base == h or base.startswith(h + ":") or
-                   base.startswith(h + "/") for h in self.kl.cfg.host_images)
-
     def pull_images(self):
-        allc = list(self.inits.values()) + list(self.containers.values())
-        bad = [c for c in allc if not self.runnable(c.spec.get("image", ""))]
-        for c in allc:
-            if c not in bad:
-                self.ev("Normal", "Pulled", 'Container image "%s" already '
-                        'present on machine' % c.spec.get("image"), c.name)
-        if not bad:
-            return True
-        delay = 2.0
-        while not self.deleting.is_set():
-            for c in bad:
-                img = c.spec.get("image", "")
-                ref = img if "/" in img else "docker.io/library/" + img
-                if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
-                    ref += ":latest"
-                self.ev("Normal", "Pulling", 'Pulling image "%s"' % img,
-                        c.name)
-                msg = ('failed to pull and unpack image "%s": failed to '
-                       'resolve reference "%s": %s: not found' %
-                       (ref, ref, ref))
-                self.ev("Warning", "Failed", 'Failed to pull image "%s": '
-                        'rpc error: code = NotFound desc = %s' % (img, msg),
-                        c.name)
-                self.ev("Warning", "Failed", "Error: ErrImagePull", c.name)
-                c.state = {"waiting": {"reason": "ErrImagePull", "message":
-                                       "rpc error: code = NotFound desc = " +
-                                       msg}}
-            self.push()
-            if self.deleting.wait(min(delay, 3)):
-                return False
-            for c in bad:
-                img = c.spec.get("image", "")
-                self.ev("Normal", "BackOff", 'Back-off pulling image "%s"' %
-                        img, c.name)
-                self.ev("Warning", "Failed", "Error: ImagePullBackOff",
-                        c.name)
-                c.state = {"waiting": {"reason": "ImagePullBackOff",
-                                       "message": 'Back-off pulling image '
-                                       '"%s"' % img}}
-            self.push()
-            if self.deleting.wait(delay):
-                return False
-            delay = min(delay * 2, 300)
-            bad = [c for c in bad if not self.runnable(c.spec.get("image",
-                                                                  ""))]
-            if not bad:
-                return True
-        return False
+        return podimage.pull_images(self)
 
     # ------------------------------------------------------------ volumes
     def secret(self, name):
@@ -348,6 +292,8 @@ class Worker:
                 continue
             d = os.path.join(vdir, v["name"])
             os.makedirs(d, exist_ok=True)
+            if "emptyDir" in v:
+                os.chmod(d, 0o777)   # as the kubelet makes it: any user writes
             files = {}
             if "secret" in v:
                 s = self.secret(v["secret"].get("secretName"))
@@ -557,31 +503,20 @@ class Worker:
         env = self.envs.get(c.name, {})
         cmd = [_expand(x, env) for x in cmd]
         args = [_expand(x, env) for x in args]
-        img = spec.get("image", "")
         if self.from_image(c):
             # the image's ENTRYPOINT/CMD, as a runtime combines them with
             # command/args; paths stay container paths (volumes are mounted)
-            conf = self.kl.agent_image_config()
+            conf = self.images[c.name].config
             if cmd:
                 return cmd + args, None
             full = list(conf.get("Entrypoint") or []) + (
                 args or list(conf.get("Cmd") or []))
             return (full, None) if full else (None, "no command specified")
-        kperf = getattr(self.kl.cfg, "kperf_bin", "")
+        # a --host-images container: its command from the host's files
         if not cmd:
-            if "kperf-agent" in img:
-                cmd = [self.kl.cfg.agent_bin]
-            elif image_name(img) == "kperf" and kperf:
-                cmd = [kperf]   # the controller image's ENTRYPOINT
-            elif args:
-                cmd, args = args[:1], args[1:]
-            else:
+            if not args:
                 return None, "no command specified"
-        if os.path.basename(cmd[0]) == "kperf-agent":
-            cmd[0] = self.kl.cfg.agent_bin
-        elif os.path.basename(cmd[0]) == "kperf" and kperf and \
-                image_name(img) == "kperf":
-            cmd[0] = kperf
+            cmd, args = args[:1], args[1:]
         argv = [self.map_path(c, a) for a in cmd + args]
         return argv, None
 
@@ -598,13 +533,7 @@ class Worker:
             argv, err = self.image_exec(c, argv)
             cwd = self.dir
         elif err is None:
-            if argv[0] in (self.kl.cfg.agent_bin, getattr(
-                    self.kl.cfg, "kperf_bin", None)) and not os.access(
-                    argv[0], os.X_OK):
-                err = ('exec: "%s": stat %s: no such file or directory: '
-                       'unknown' % (argv[0], argv[0]))
-            else:
-                argv = self.host_mounts(c, argv)
+            argv = self.host_mounts(c, argv)
         if err is None:
             try:
                 proc = subprocess.Popen(
@@ -656,25 +585,35 @@ class Worker:
         self.ev("Normal", "Started", "Started container %s" % c.name, c.name)
 
     def from_image(self, c):
-        """True when the container runs from the agent image's exported
-        root (kube-sim up --agent-image) rather than a host binary."""
-        return bool(getattr(self.kl.cfg, "agent_image", "")) and \
-            "kperf-agent" in c.spec.get("image", "")
+        """True when the container runs from its pulled image's root
+        (every image but --host-images)."""
+        return isinstance(self.images.get(c.name), Image)
 
     def image_exec(self, c, argv):
         """A fresh copy of the image root for this start of container c
         (its writable layer) and the chroot_exec.py command line that runs
         argv in it; returns (argv, error)."""
-        conf = self.kl.agent_image_config()
+        image = self.images[c.name]
+        conf = image.config
         root = os.path.join(self.dir, "rootfs", c.name)
         shutil.rmtree(root, ignore_errors=True)
         os.makedirs(os.path.dirname(root), exist_ok=True)
-        r = subprocess.run(["cp", "-a", os.path.join(
-            self.kl.cfg.agent_image, "rootfs"), root],
-            stderr=subprocess.PIPE)
+        r = subprocess.run(["cp", "-a", image.root, root],
+                           stderr=subprocess.PIPE)
         if r.returncode != 0:
             return None, "copy of the image root: " + r.stderr.decode(
                 errors="replace").strip()
+        emulator = None
+        arch = self.kl.node_arch(self.node)
+        if arch != host_arch():
+            # a foreign node: its binaries run under qemu-user, copied
+            # into the container's root (no binfmt_misc needed)
+            emulator = shutil.which(EMULATORS.get(arch, ""))
+            if not emulator:
+                return None, "exec format error (node arch %s: %s not " \
+                    "installed)" % (arch, EMULATORS.get(arch))
+            shutil.copy(emulator, os.path.join(root, ".kube-sim-qemu"))
+            emulator = "/.kube-sim-qemu"
         psc = self.pod["spec"].get("securityContext") or {}
         csc = c.spec.get("securityContext") or {}
         iuser, _, igroup = (conf.get("User") or "0").partition(":")
@@ -718,7 +657,7 @@ class Worker:
                 or "/", "uid": uid, "gid": gid, "groups": groups,
                 "read_only": bool(csc.get("readOnlyRootFilesystem")),
                 "no_new_privs": csc.get("allowPrivilegeEscalation") is False,
-                "mounts": mounts}
+                "mounts": mounts, "emulator": emulator}
         sp = os.path.join(self.dir, "rootfs", c.name + ".json")
         with open(sp, "w") as f:
             json.dump(spec, f)
