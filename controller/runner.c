@@ -237,14 +237,28 @@ static void step_label(const struct step *s, char *buf, size_t len)
 }
 
 /* Records a failed client run against every test of the step, in its direction. */
-static void step_error(const struct step *s, const char *msg)
+/* cause (may be NULL): why the cluster could not start the step's pod (the row's errors[]
+ * entries carry it as "cause") */
+static void step_error(const struct step *s, const char *msg, const char *cause)
 {
     if (s->n_tests > 1 && !s->g->reverse) {
-        report_group_error(s->rg, msg);
+        report_group_error_cause(s->rg, msg, cause);
         return;
     }
     for (size_t i = 0; i < s->n_tests; i++)
-        report_group_error_test(s->rg, s->tests[i], msg);
+        report_group_error_test_cause(s->rg, s->tests[i], msg, cause);
+}
+
+/* counts a failure the backend puts on the cluster (backend_ops.failure_cause); its cause */
+static const char *cluster_cause(struct backend *b, struct runner_outcome *out)
+{
+    const char *cause = b->ops->failure_cause ? b->ops->failure_cause(b) : NULL;
+
+    if (!cause)
+        return NULL;
+    if (out->n_cluster_failed++ == 0)
+        snprintf(out->cause, sizeof(out->cause), "%s", cause);
+    return cause;
 }
 
 /* The external server's host facts (the agent document's "server_facts", FACTS in
@@ -317,7 +331,7 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
         if (check_lost(b))
             kp_err_set(&err, "%s", lost_reason);
         else if (!sig_first) /* an interrupted measurement is not an error of the row */
-            step_error(s, kp_err_msg(&err));
+            step_error(s, kp_err_msg(&err), cluster_cause(b, out));
         progress_end(pg, false, kp_err_msg(&err));
         return false;
     }
@@ -330,7 +344,7 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
             out->min_cpu_quota_millis = quota;
     }
     if (report_group_add_doc(s->rg, doc, &err) != 0) {
-        step_error(s, kp_err_msg(&err));
+        step_error(s, kp_err_msg(&err), NULL);
         progress_end(pg, false, kp_err_msg(&err));
     } else {
         summarize(doc, result, sizeof(result));
@@ -660,6 +674,8 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     if (b->ops->prepare(b, plan, err) != 0) {
         if (check_lost(b))
             kp_err_set(err, "%s", lost_reason);
+        else
+            (void)cluster_cause(b, out);
         goto cleanup;
     }
     rc = 0;

@@ -146,6 +146,7 @@ static int collect_wave(struct churn *c, struct k8s_client_run **runs, size_t n,
         .want = n,
         .timeout_ms = k8s_client_spec_ms(&c->specs[0]) + b->ro->timeout_ms,
         .stage_times = times,
+        .events = b->podevents,
     };
     struct kp_err werr;
     int rc = 0;

@@ -205,7 +205,7 @@ static int classify_unschedulable(const json_t *pod, const char *name, struct k8
     }
     set_out(out, K8S_PODFAIL_UNSCHEDULABLE, node != NULL,
             node ? kp_xasprintf("pod %s for node %s is unschedulable: %s", name, node, msg)
-                 : kp_xasprintf("pod %s is unschedulable: %s", name, msg),
+                 : kp_xasprintf("pod %s on node (not scheduled): Unschedulable: %s", name, msg),
             *detail ? detail : msg, node, k8s_podfail_time(s_at(c, "lastTransitionTime")));
     return 1;
 }
