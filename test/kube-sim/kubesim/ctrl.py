@@ -81,20 +81,25 @@ class Controllers(Workloads, CronJobs, Storage):
 
     # ------------------------------------------------------------ events
     def event(self, obj, typ, reason, msg, component, host=None,
-              field_path=None):
+              field_path=None, combine=None):
+        """Record an Event, or count an identical one again. combine: a key
+        that replaces the message in that identity (the event recorder's
+        aggregation of similar events: the one event's message becomes the
+        latest)."""
         md = obj["metadata"]
         ns = md.get("namespace") or "default"
         st = self.store
         # (object uid, reason, message) -> event name: the event to count
         # again is found at once, not by scanning the namespace's events
         # (which made a 250-node sweep quadratic); a deleted event is a miss
-        key = (ns, md.get("uid"), reason, msg)
+        key = (ns, md.get("uid"), reason, combine or msg)
         with st.lock:
             name = self.event_names.get(key)
             if name and st.get("events", ns, name) is not None:
                 def bump(x):
                     x["count"] = x.get("count", 1) + 1
                     x["lastTimestamp"] = now_iso()
+                    x["message"] = msg
                 st.mutate("events", ns, name, bump)
                 return
             io = {"kind": obj.get("kind"), "namespace": md.get("namespace"),

@@ -30,6 +30,21 @@ KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
          "cni-add-delay", "ready-delay", "limit-range-cpu",
          "node-allocatable"}
+# faults of a node's CNI (kubesim/cniruntime.py writes them into the node's
+# conflist; kubesim/sandbox.py reports what the kubelet then reports)
+CNI_KINDS = {"cni-ipam-size", "cni-plugin-fail", "cni-add-hang",
+             "cni-conf-missing", "cni-conf-broken"}
+KINDS |= CNI_KINDS
+# cni-plugin-fail:msg=PRESET: (plugin type, message) as the real CNIs say it
+CNI_FAIL_PRESETS = {
+    "vpc-cni": ("aws-cni", "add cmd: failed to assign an IP address to "
+                "container"),
+    "cilium": ("cilium-cni", "unable to connect to Cilium daemon: failed to "
+               "create cilium agent client after 30.000000 seconds timeout: "
+               "Get \"http:///var/run/cilium/cilium.sock/v1/config\": dial "
+               "unix /var/run/cilium/cilium.sock: connect: connection "
+               "refused")}
+CNI_FAIL_TYPE = "kube-sim-fail"
 
 
 class FaultError(ValueError):
@@ -70,7 +85,7 @@ def parse(spec):
         for k in ("count",):
             if k in r:
                 r[k] = int(r[k])
-        for k in ("delay", "after", "retry-after"):
+        for k in ("delay", "after", "retry-after", "for"):
             if k in r:
                 r[k] = _dur(r[k])
         if kind.startswith("node-") and "node" not in r:
@@ -84,8 +99,39 @@ def parse(spec):
         if kind in ("cni-add-delay", "ready-delay") and \
                 ("node" not in r or "delay" not in r):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
+        if kind in CNI_KINDS:
+            _check_cni(r)
         rules.append(r)
     return rules
+
+
+def _check_cni(r):
+    kind = r["kind"]
+    if not re.match(r"^node-[0-9]+$", r.get("node", "")):
+        raise FaultError("fault %s needs node=node-N" % kind)
+    allowed = {"kind", "node", "for"} | {
+        "cni-ipam-size": {"size"}, "cni-plugin-fail": {"msg", "type"}}.get(
+            kind, set())
+    if set(r) - allowed:
+        raise FaultError("fault %s takes only %s" % (kind, ", ".join(
+            sorted(allowed - {"kind"}))))
+    if kind == "cni-ipam-size":
+        if not re.match(r"^[0-9]+$", r.get("size", "")) or \
+                int(r["size"]) < 1:
+            raise FaultError("fault cni-ipam-size needs node=node-N,size=K "
+                             "(K >= 1 pod addresses)")
+        r["size"] = int(r["size"])
+    if kind == "cni-plugin-fail":
+        if not r.get("msg"):
+            raise FaultError("fault cni-plugin-fail needs node=node-N,"
+                             "msg=TEXT (no ',' or ';'; presets: %s)" %
+                             ", ".join(sorted(CNI_FAIL_PRESETS)))
+        t, m = CNI_FAIL_PRESETS.get(r["msg"], (CNI_FAIL_TYPE, r["msg"]))
+        r["msg"] = m
+        r.setdefault("type", t)
+        if not re.match(r"^[a-z0-9][a-z0-9._-]*$", r["type"]):
+            raise FaultError("fault cni-plugin-fail: type=%r is not a "
+                             "plugin name ([a-z0-9._-])" % r["type"])
 
 
 def _check_allocatable(r):
@@ -108,6 +154,9 @@ class Faults:
         self.psa_default = None
         self.down_nodes = set()
         self.store = self.auth = None   # wired by main
+        # called with a node name when that node's CNI faults change (the
+        # kubelets rewrite its conflist and check its network): wired by main
+        self.on_cni = None
 
     # ------------------------------------------------------------ control
     def add(self, spec):
@@ -127,7 +176,36 @@ class Faults:
                 self.apply_node(r, True)
             elif r["kind"] == "slow-node":
                 self.slow_node(r, True)
+            elif r["kind"] in CNI_KINDS:
+                self._cni_changed(r["node"])
+            if r.get("for") is not None:
+                t = threading.Timer(r["for"], self._lift, (r,))
+                t.daemon = True
+                t.start()
         return new
+
+    def _lift(self, r):
+        """A fault given for=DUR ends by itself after DUR."""
+        with self.lock:
+            if not any(x is r for x in self.rules):
+                return
+            self.rules = [x for x in self.rules if x is not r]
+        if r["kind"].startswith("node-"):
+            self.apply_node(r, False)
+        elif r["kind"] == "slow-node":
+            self.slow_node(r, False)
+        elif r["kind"] in CNI_KINDS:
+            self._cni_changed(r["node"])
+
+    def _cni_changed(self, node):
+        if self.on_cni:
+            self.on_cni(node)
+
+    def cni_rules(self, node):
+        """The CNI faults (CNI_KINDS) of node now, oldest first."""
+        with self.lock:
+            return [dict(r) for r in self.rules
+                    if r["kind"] in CNI_KINDS and r["node"] == node]
 
     def clear(self):
         with self.lock:
@@ -138,6 +216,9 @@ class Faults:
                 self.apply_node(r, False)
             elif r["kind"] == "slow-node":
                 self.slow_node(r, False)
+        for node in sorted({r["node"] for r in old
+                            if r["kind"] in CNI_KINDS}):
+            self._cni_changed(node)
 
     def slow_node(self, r, on):
         """A slow node network: netem delay (`delay`) and/or a tbf rate

@@ -17,11 +17,13 @@ import time
 import traceback
 import uuid
 
+from .cniruntime import CniRuntime
 from .cpulimit import CpuLimits
 from .fit import DEFAULT_ALLOCATABLE
 from .net import node_ips, pod_cidrs
 from .util import dcopy, now_iso, rand_token
 from .pod import Worker
+from .sandbox import NodeNetworks
 
 RUNTIME = "containerd://1.7.27"
 KUBELET_VERSION = "v1.35.0"
@@ -141,6 +143,12 @@ class Kubelet:
         self.lock = threading.Lock()
         self.node_index = {}       # node name -> i
         self.wake = threading.Event()
+        # each node's CNI runtime (net.d, host-local pool, plugins) and its
+        # network readiness
+        self.cni = CniRuntime(cfg.state_dir, cfg.prefix, cfg.nodes,
+                              float(getattr(cfg, "cni_timeout", 10.0)))
+        self.nodenet = NodeNetworks(self)
+        faults.on_cni = self.nodenet.fault_changed
         store.subscribers.append(self._on_change)
 
     def agent_image_config(self):
@@ -221,6 +229,7 @@ class Kubelet:
             if taints:
                 node["spec"]["taints"] = taints
             self.store.create("nodes", node)
+        self.cni.setup()
 
     def _on_change(self, typ, res, obj, old):
         if res == "pods" and obj["spec"].get("nodeName"):

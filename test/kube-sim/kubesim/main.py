@@ -22,7 +22,7 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-expiry",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log",
-               "cni-rollout.jsonl", "volumes", "cgroups.list"]
+               "cni-rollout.jsonl", "volumes", "cgroups.list", "cni"]
 
 
 class Cfg:
@@ -169,6 +169,7 @@ def cmd_up(a):
            "ready_lag": max(0.0, a.ready_lag),
            "cni_restart_time": cni_restart, "cni_restart_outage": cni_outage,
            "cni_conntrack_flush": a.cni_conntrack_flush,
+           "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
            "created_dir": created}
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -562,6 +563,7 @@ def down(d, keep_logs=False):
     while time.time() < end and any(
             alive(p, st) and not _zombie(p) for p, st, _ in pids):
         time.sleep(0.02)
+    report["cni_del"] = _cni_teardown(d)
     report["netns"] = net.teardown(d)
     cpulimit.release_listed(d)
     created = False
@@ -584,6 +586,21 @@ def down(d, keep_logs=False):
         except OSError:
             pass
     return report
+
+
+def _cni_teardown(d):
+    """CNI DEL of every pod network still up (the pods' addresses go back to
+    their host-local pools, as when the pods are deleted), before the
+    namespaces go."""
+    from . import cniruntime
+    try:
+        with open(os.path.join(d, "config.json")) as f:
+            c = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    if not os.path.isdir(os.path.join(d, "cni")):
+        return 0
+    return cniruntime.teardown(d, c.get("nodes", 0), c.get("prefix", ""))
 
 
 def _zombie(pid):
@@ -734,6 +751,12 @@ def main(argv=None):
     up.add_argument("--cni-conntrack-flush", action="store_true",
                     help="with --cni: flush the node's conntrack table as "
                     "its CNI pod restarts")
+    up.add_argument("--cni-timeout", type=float, default=10.0,
+                    help="seconds a CNI plugin may take before the runtime "
+                    "kills it (default 10; kubelet/containerd allow minutes)")
+    up.add_argument("--sandbox-backoff", type=float, default=10.0,
+                    help="seconds before the kubelet retries a failed pod "
+                    "sandbox (default 10, plus up to 50%% jitter)")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

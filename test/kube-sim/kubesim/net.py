@@ -64,12 +64,6 @@ def _v4_block(i):
     return "198.18.%d" % (k >> 1), (k & 1) * 128, 25
 
 
-def pod_hosts(i):
-    """The last octets (IPv6: host numbers) a pod of node i may take."""
-    _, base, plen = _v4_block(i)
-    return set(range(base + 2, base + (1 << (32 - plen)) - 1))
-
-
 def pod_plen(i):
     return _v4_block(i)[2]
 
@@ -114,27 +108,9 @@ def pod_gw6(i):
     return "2001:2:0:%x::1" % (0x200 + i)
 
 
-def pod_ips(i, host):
-    return [_ip(f, "%s.%d" % (_v4_block(i)[0], host),
-                "2001:2:0:%x::%x" % (0x200 + i, host)) for f in FAMILIES]
-
-
 def bridge_mac(i):
     """The fixed MAC of node i's pod bridge (the pods' gateway)."""
     return "02:00:c6:13:%02x:%02x" % (i >> 8, i & 0xff)
-
-
-def pod_mac(i, host):
-    """The MAC of the pod of node i with host number host: fixed by the
-    address, so a static neighbour entry stays right when it is reused."""
-    return "02:01:%02x:%02x:%02x:%02x" % (i >> 8, i & 0xff, host >> 8,
-                                         host & 0xff)
-
-
-def host_of(ip):
-    if ":" in ip:
-        return int(ip.rsplit(":", 1)[1], 16)
-    return int(ip.rsplit(".", 1)[1])
 
 
 class NetError(RuntimeError):
@@ -234,7 +210,6 @@ class Network:
         self.ul = prefix + "ul"
         self.lock = threading.Lock()
         self.pod_seq = 0
-        self.free_ips = {}  # node index -> set of free host numbers
 
     def node_ns(self, i):
         return "%sn%d" % (self.prefix, i)
@@ -337,74 +312,45 @@ class Network:
             t.join()
         if errs:
             raise errs[0]
-        for i in range(1, self.nnodes + 1):
-            self.free_ips[i] = pod_hosts(i)
 
-    def add_pod(self, node_i):
-        """Create a pod namespace on node node_i. Returns (ns, ips): one
-        address per cluster family, the primary first."""
+    def new_pod_ns(self):
+        """Create a pod's network namespace ("<p>p<k>", what a runtime
+        makes for a sandbox); its interfaces come from the CNI plugins
+        (cniruntime.py)."""
         with self.lock:
             self.pod_seq += 1
             k = self.pod_seq
-            free = self.free_ips[node_i]
-            if not free:
-                raise NetError("node %d: pod CIDR exhausted" % node_i)
-            host = min(free)
-            free.discard(host)
         ns = "%sp%d" % (self.prefix, k)
-        veth = "%sv%d" % (self.prefix, k)
-        ips = pod_ips(node_i, host)
         self.names.record(ns)
-        try:
-            # the node may still hold a neighbour entry for this address with
-            # the MAC of the pod that had it before: a pod that only listens
-            # (sends no ARP) would be unreachable from its node (readiness
-            # probes, Services) until that entry fails, ~10 s later
-            for ip in ips:
-                run(["ip", "-n", self.node_ns(node_i), "neigh", "flush", "to",
-                     ip], check=False)
-            run(["ip", "netns", "add", ns])
-            if "IPv6" in FAMILIES:
-                ipv6_sysctls(ns)
-            # static neighbour entries both ways (the pod's MAC follows from
-            # its node and address, the bridge's is fixed), as CNIs such as
-            # Calico install them: the kernel's neighbour table is shared by
-            # every namespace and holds 1024 learned entries by default
-            # (gc_thresh3); with 500 nodes, pods and probes learned more
-            # and new ARP entries failed ("neighbor table overflow")
-            mac = pod_mac(node_i, host)
-            neigh = "".join("neigh replace %s lladdr %s dev %s nud permanent\n"
-                            % (ip, mac, self.bridge()) for ip in ips)
-            run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin=(
-                "link add %s type veth peer name eth0 netns %s\n"
-                "link set %s master %s up\n"
-                "link set %s type bridge_slave hairpin on\n" % (
-                    veth, ns, veth, self.bridge(), veth)) + neigh)
-            c = "link set lo up\nlink set eth0 address %s\n" % mac
-            for ip in ips:
-                if ":" in ip:
-                    c += "addr add %s/64 dev eth0 nodad\n" % ip
-                else:
-                    c += "addr add %s/%d dev eth0\n" % (ip, pod_plen(node_i))
-            c += "link set eth0 up\n"
-            for ip in ips:
-                gw = pod_gw6(node_i) if ":" in ip else pod_gw(node_i)
-                c += "route add default via %s\n" % gw
-                c += "neigh replace %s lladdr %s dev eth0 nud permanent\n" % (
-                    gw, bridge_mac(node_i))
-            run(["ip", "-n", ns, "-batch", "-"], stdin=c)
-        except NetError:
-            self.del_pod(ns, node_i, ips[0])
-            raise
-        return ns, ips
+        run(["ip", "netns", "add", ns])
+        if "IPv6" in FAMILIES:
+            # before the plugin makes eth0, so its addresses are never
+            # tentative (the bridge plugin would wait for DAD)
+            ipv6_sysctls(ns)
+        return ns
 
-    def del_pod(self, ns, node_i, ip):
+    def pod_neigh(self, node_i, ns, ips, mac):
+        """Static neighbour entries both ways once the plugins made the
+        pod's interface (kept by hand: the plugins leave neighbours to the
+        kernel), as CNIs such as Calico install them: the kernel's neighbour
+        table is shared by every namespace and holds 1024 learned entries by
+        default (gc_thresh3); with 500 nodes, pods and probes learned more
+        and new ARP entries failed ("neighbor table overflow"). A "replace"
+        also overwrites the entry a former pod with this address left on
+        the node, which a pod that only listens would otherwise be hidden
+        behind until it failed (~10 s)."""
+        if not mac:
+            return
+        run(["ip", "-n", self.node_ns(node_i), "-batch", "-"], stdin="".join(
+            "neigh replace %s lladdr %s dev %s nud permanent\n" % (
+                ip, mac, self.bridge()) for ip in ips))
+        run(["ip", "-n", ns, "-batch", "-"], stdin="".join(
+            "neigh replace %s lladdr %s dev eth0 nud permanent\n" % (
+                pod_gw6(node_i) if ":" in ip else pod_gw(node_i),
+                bridge_mac(node_i)) for ip in ips))
+
+    def del_pod_ns(self, ns):
         run(["ip", "netns", "del", ns], check=False)
-        with self.lock:
-            try:
-                self.free_ips[node_i].add(host_of(ip))
-            except (KeyError, ValueError):
-                pass
 
     def set_services(self, rules):
         """rules: list of (cluster_ip, proto, port, [(ip, port), ...]).

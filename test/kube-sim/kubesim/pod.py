@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 
+from . import sandbox
 from .ctrl import set_cond
 from .net import in_netns, kube_service_ips, node_ip, node_ips
 from .util import dcopy, now_iso, rand_token
@@ -85,6 +86,7 @@ class Worker:
         self.netns = None
         self.ip = None  # the primary address (podIP)
         self.ips = []  # one per cluster family (podIPs)
+        self.sandbox_id = None  # of the sandbox whose network is up
         self.dir = os.path.join(kl.cfg.state_dir, "pods", self.uid)
         self.log_lock = threading.Lock()
         self.phase = "Pending"
@@ -182,20 +184,17 @@ class Worker:
         if self.deleting.is_set():
             return
         self.push()
-        if not self.pull_images():
-            return
+        # the sandbox and its network first, then the images, as the kubelet
+        # does (RunPodSandbox before any pull)
         if self.pod["spec"].get("hostNetwork"):
             self.netns = self.kl.net.node_ns(self.node_i)
             self.ips = node_ips(self.node_i)
             self.ip = self.ips[0]
-        else:
-            # a slow CNI ADD (fault cni-add-delay): the sandbox has no network
-            # yet, so the pod stays ContainerCreating until the delay passes
-            delay = self.kl.faults.cni_add_delay(self.node)
-            if delay > 0 and self.deleting.wait(delay):
-                return
-            self.netns, self.ips = self.kl.net.add_pod(self.node_i)
-            self.ip = self.ips[0]
+        elif not sandbox.create(self):
+            return   # deleted before its network was up
+        self.push()
+        if not self.pull_images():
+            return
         while not self.deleting.is_set():
             err = self.prepare()
             if not err:
@@ -963,7 +962,7 @@ class Worker:
         try:
             self.kill_all()
             if self.netns and not self.pod["spec"].get("hostNetwork"):
-                self.kl.net.del_pod(self.netns, self.node_i, self.ip)
+                sandbox.destroy(self)
         finally:
             with self.kl.lock:
                 self.kl.workers.pop(self.uid, None)
