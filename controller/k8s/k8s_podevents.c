@@ -78,8 +78,9 @@ static void *watch_main(void *arg)
 
     kp_err_clear(&err);
     if (kube_watch(pe->kc, &KUBE_RES_EVENTS, pe->ns, &wo, on_event, pe, &err) < 0 && !pe->stop)
-        kp_log(KP_LOG_INFO, "the watch of the pods' events ended (pods that cannot start are "
-                            "then found at --timeout): %s",
+        kp_log(KP_LOG_INFO,
+               "the watch of the pods' events ended (pods that cannot start are "
+               "then found at --timeout): %s",
                kp_err_msg(&err));
     return NULL;
 }

@@ -186,11 +186,12 @@ static void set_out(struct k8s_podfail *out, enum k8s_podfail_cause c, int fatal
 
 /* Unschedulable: "pod P for node N is unschedulable: <the scheduler's message>" (fatal when
  * the pod is pinned to N: no other node can take it); detail "Insufficient cpu" and the like */
-static int classify_unschedulable(const json_t *pod, const char *name, struct k8s_podfail *out)
+static int classify_unschedulable(const json_t *pod, const char *name, const json_t *nodeobj,
+                                  struct k8s_podfail *out)
 {
     static const char *const res[] = {"Insufficient cpu", "Insufficient memory",
                                       "Insufficient ephemeral-storage", "Too many pods", NULL};
-    const json_t *c = condition(pod, "PodScheduled");
+    const json_t *c = condition(pod, "PodScheduled"), *ready;
     const char *msg, *node = k8s_wait_pinned_node(pod);
     char detail[256] = "";
 
@@ -198,6 +199,18 @@ static int classify_unschedulable(const json_t *pod, const char *name, struct k8
         strcmp(or_empty(s_at(c, "reason")), "Unschedulable") != 0)
         return 0;
     msg = or_empty(s_at(c, "message"));
+    ready = condition(nodeobj, "Ready");
+    if (node && ready && strstr(or_empty(s_at(ready, "message")), "NetworkReady=false")) {
+        /* the node lifecycle controller's not-ready taint keeps the pod off a node whose CNI
+         * is not ready: the CNI is the cause, the scheduler only the messenger */
+        set_out(out, K8S_PODFAIL_CNI_NOT_READY, 1,
+                kp_xasprintf("pod %s for node %s: %s (%s): %s (the scheduler: %s)", name, node,
+                             cause_words(K8S_PODFAIL_CNI_NOT_READY),
+                             k8s_podfail_cause_name(K8S_PODFAIL_CNI_NOT_READY),
+                             s_at(ready, "message"), msg),
+                s_at(ready, "message"), node, k8s_podfail_time(s_at(ready, "lastTransitionTime")));
+        return 1;
+    }
     for (const char *const *r = res; *r; r++) {
         size_t len = strlen(detail);
         if (strstr(msg, *r))
@@ -313,7 +326,7 @@ enum k8s_podfail_cause k8s_podfail_classify(const json_t *pod, const json_t *eve
     const char *on = s_at(json_object_get(pod, "spec"), "nodeName");
 
     memset(out, 0, sizeof(*out));
-    if (classify_unschedulable(pod, name, out) || classify_pull(pod, name, on, events, out) ||
+    if (classify_unschedulable(pod, name, node, out) || classify_pull(pod, name, on, events, out) ||
         classify_sandbox(pod, name, on, events, node, out))
         return out->cause;
     return K8S_PODFAIL_NONE;

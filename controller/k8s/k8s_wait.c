@@ -223,6 +223,8 @@ static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, 
 
 struct pod_wait {
     const struct k8s_wait_opts *o;
+    struct kube_client *kc;
+    int rescanning;     /* wait_cb is called from rescan(), outside the watch */
     json_t *was_ready;  /* pod name -> true: seen Ready (since its node was last read) */
     char *suspect_node; /* a running pod of it turned not Ready: read it (between streams) */
     char *node_down;    /* "node n-2 is NotReady: ..." ends the wait */
@@ -286,6 +288,11 @@ void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod)
         t->scheduled_s = now;
     if (stage >= 2 && t->running_s <= 0)
         t->running_s = now;
+    if (t->sandbox_s <= 0) {
+        const json_t *c = condition(pod, "PodReadyToStartContainers");
+        if (c && strcmp(or_empty(s_at(c, "status")), "True") == 0)
+            t->sandbox_s = now;
+    }
 }
 
 /* the entry of stage_times for pod, NULL when it is not one the wait is for */
@@ -300,7 +307,7 @@ static json_t *stage_entry(json_t *all, const json_t *pod)
 static void observe_stage_times(json_t *all, const json_t *pod)
 {
     json_t *e = stage_entry(all, pod);
-    struct k8s_pod_times t = {0, 0};
+    struct k8s_pod_times t = {0, 0, 0};
 
     if (!e)
         return;
@@ -318,12 +325,14 @@ static int finished(const json_t *pod)
 }
 
 /* What is wrong with pod (caller frees; NULL: nothing yet): k8s_podfail with the pod's events
- * first, then k8s_wait_pod_problem. cause: the k8s_podfail cause ("" when not one). */
+ * first, then k8s_wait_pod_problem. cause: the k8s_podfail cause ("" when not one). can_read:
+ * the API client is free (not inside a watch callback) for one read of the pod's node. */
 static char *diagnose(const struct pod_wait *w, const json_t *pod, int *fatal,
-                      char cause[K8S_CAUSE_MAX])
+                      char cause[K8S_CAUSE_MAX], int can_read)
 {
     const char *name = or_empty(s_at(json_object_get(pod, "metadata"), "name"));
     json_t *ev = k8s_podevents_of(w->o->events, name);
+    volatile sig_atomic_t *wake = k8s_podevents_wake(w->o->events);
     struct k8s_podfail f;
     char *out;
 
@@ -331,6 +340,20 @@ static char *diagnose(const struct pod_wait *w, const json_t *pod, int *fatal,
     if (k8s_podfail_classify(pod, ev, NULL, &f) == K8S_PODFAIL_NONE) {
         json_decref(ev);
         return k8s_wait_pod_problem(pod, fatal);
+    }
+    if (f.cause == K8S_PODFAIL_UNSCHEDULABLE && f.node && strstr(f.message, "not-ready")) {
+        /* a node that is not Ready: one read tells whether its CNI is why. Inside the watch
+         * the client is busy: wake the watch and judge the pod again from rescan() */
+        json_t *n = NULL;
+        struct kp_err ne;
+        if (!can_read && wake) {
+            *wake = 1;
+            f.fatal = 0;
+        } else if (can_read && kube_get(w->kc, &KUBE_RES_NODES, NULL, f.node, &n, &ne) == 0) {
+            k8s_podfail_cleanup(&f);
+            (void)k8s_podfail_classify(pod, ev, n, &f);
+        }
+        json_decref(n);
     }
     *fatal = f.fatal;
     snprintf(cause, K8S_CAUSE_MAX, "%s", k8s_podfail_cause_name(f.cause));
@@ -347,8 +370,8 @@ static char *diagnose(const struct pod_wait *w, const json_t *pod, int *fatal,
 /* With o->failed_nodes: a pinned pod that cannot start (a classified, fatal problem) is
  * recorded there (its node -> {why, cause}) instead of ending the wait, and dropped again once
  * it no longer says so. */
-static void note_failed_node(json_t *all, const json_t *pod, const char *problem,
-                             const char *cause, int *fatal)
+static void note_failed_node(json_t *all, const json_t *pod, const char *problem, const char *cause,
+                             int *fatal)
 {
     const char *node = k8s_wait_pinned_node(pod);
 
@@ -389,7 +412,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
         if (w->o->stage_times)
             observe_stage_times(w->o->stage_times, pod);
         p = pod;
-        problem = diagnose(w, p, &fatal, cause);
+        problem = diagnose(w, p, &fatal, cause, w->rescanning);
         phase = or_empty(s_at(json_object_get(p, "status"), "phase"));
         if (w->o->goal == K8S_WAIT_FINISHED &&
             (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
@@ -477,6 +500,7 @@ static int rescan(struct pod_wait *w, struct kp_err *err)
     json_t *p;
     int rc = 0;
 
+    w->rescanning = 1;
     json_object_foreach(snap, k, p)
     {
         if (json_object_get(w->ready, k) || json_object_get(w->finished, k))
@@ -484,6 +508,7 @@ static int rescan(struct pod_wait *w, struct kp_err *err)
         if ((rc = wait_cb(w, KUBE_EVENT_MODIFIED, p, err)) != 0)
             break;
     }
+    w->rescanning = 0;
     json_decref(snap);
     return rc;
 }
@@ -492,6 +517,7 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
                   struct kp_err *err)
 {
     struct pod_wait w = {.o = o,
+                         .kc = kc,
                          .was_ready = json_object(),
                          .pods = json_object(),
                          .ready = json_object(),
@@ -499,10 +525,8 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
                          .done = json_array()};
     char *resume = NULL; /* where the next slice's watch starts: no list again */
     volatile sig_atomic_t *wake = k8s_podevents_wake(o->events);
-    struct kube_watch_opts wo = {.label_selector = o->selector,
-                                 .stream_timeout_s = 60,
-                                 .resume_rv = &resume,
-                                 .wake = wake};
+    struct kube_watch_opts wo = {
+        .label_selector = o->selector, .stream_timeout_s = 60, .resume_rv = &resume, .wake = wake};
     uint64_t end = clock_now_ms() + o->timeout_ms;
     int rc;
     char *ev = NULL;

@@ -51,6 +51,7 @@ void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod);
 struct k8s_pod_times {
     double scheduled_s;
     double running_s;
+    double sandbox_s; /* its PodReadyToStartContainers condition True: the pod has its IP */
 };
 
 enum k8s_wait_goal {
