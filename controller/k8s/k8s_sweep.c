@@ -504,7 +504,11 @@ static void mark_down(struct k8s_backend *b, const char *name, const char *why)
     struct k8s_sweep_state *st = b->sweep;
     size_t n = plan_group_count(st->plan), n_extra = 0, i, skipped;
     size_t *extra = kp_xcalloc(n + 1, sizeof(*extra));
-    char *reason = kp_xasprintf("node %s is NotReady: %s", name, why);
+    /* a node whose runtime network is not ready (no conflist, the CNI agent down) */
+    int cni = strstr(why, "NetworkReady=false") != NULL;
+    char *reason = kp_xasprintf("node %s is NotReady%s: %s", name,
+                                cni ? " (cni-not-ready: the CNI is not ready on the node)" : "",
+                                why);
     json_t *info;
 
     json_object_set_new(st->down, name, json_string(why));
@@ -598,6 +602,8 @@ int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, jso
         return rc;
     if (rc != 0 || json_array_size(json_object_get(*doc, "errors")) > 0)
         note = check_pair_nodes(b, spec->group);
+    if (note && rc != 0 && strstr(note, "NetworkReady=false"))
+        snprintf(b->fail_cause, sizeof(b->fail_cause), "%s", "cni-not-ready");
     if (note && rc != 0 && !strstr(kp_err_msg(err), "is NotReady"))
         kp_err_prefix(err, "%s", note);
     else if (note)

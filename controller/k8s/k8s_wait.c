@@ -576,6 +576,8 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
     }
 
     if (rc == 0 && w.node_down) {
+        if (o->cause_out && strstr(w.node_down, "NetworkReady=false"))
+            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", "cni-not-ready");
         kp_err_set(err, "%s: %s", o->what, w.node_down);
         rc = -1;
     } else if (rc == 0 && w.fatal) {
