@@ -206,6 +206,25 @@ static void test_k8s_podfail_unschedulable_names_the_resource(void **state)
     json_decref(pod);
 }
 
+/* the not-ready taint keeps the pod off a node whose CNI is not ready: the CNI is the cause */
+static void test_k8s_podfail_unschedulable_on_a_network_not_ready_node(void **state)
+{
+    json_t *pod = fixture_json("k8s", "pod-unschedulable-pinned.json");
+    json_t *node = fixture_json("k8s", "node-network-not-ready.json");
+    struct k8s_podfail f;
+    (void)state;
+
+    assert_int_equal(k8s_podfail_classify(pod, NULL, node, &f), K8S_PODFAIL_CNI_NOT_READY);
+    assert_true(f.fatal);
+    assert_non_null(strstr(f.message, "for node node-3: no pod network: the CNI is not ready on "
+                                      "the node (cni-not-ready): container runtime network not "
+                                      "ready: NetworkReady=false"));
+    assert_non_null(strstr(f.message, "(the scheduler: 0/3 nodes are available"));
+    k8s_podfail_cleanup(&f);
+    json_decref(node);
+    json_decref(pod);
+}
+
 static void test_k8s_podfail_text_cause(void **state)
 {
     (void)state;
@@ -230,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_k8s_podfail_pull_permanent_fails_naming_image_and_registry),
         cmocka_unit_test(test_k8s_podfail_pull_transient_keeps_waiting),
         cmocka_unit_test(test_k8s_podfail_unschedulable_names_the_resource),
+        cmocka_unit_test(test_k8s_podfail_unschedulable_on_a_network_not_ready_node),
         cmocka_unit_test(test_k8s_podfail_text_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
