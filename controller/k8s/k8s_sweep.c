@@ -506,9 +506,9 @@ static void mark_down(struct k8s_backend *b, const char *name, const char *why)
     size_t *extra = kp_xcalloc(n + 1, sizeof(*extra));
     /* a node whose runtime network is not ready (no conflist, the CNI agent down) */
     int cni = strstr(why, "NetworkReady=false") != NULL;
-    char *reason = kp_xasprintf("node %s is NotReady%s: %s", name,
-                                cni ? " (cni-not-ready: the CNI is not ready on the node)" : "",
-                                why);
+    char *reason =
+        kp_xasprintf("node %s is NotReady%s: %s", name,
+                     cni ? " (cni-not-ready: the CNI is not ready on the node)" : "", why);
     json_t *info;
 
     json_object_set_new(st->down, name, json_string(why));

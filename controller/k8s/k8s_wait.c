@@ -513,6 +513,44 @@ static int rescan(struct pod_wait *w, struct kp_err *err)
     return rc;
 }
 
+/* The wait's outcome as k8s_wait_pods returns it: rc 0 (goal met), 1 (--timeout) or -1 (the
+ * watch failed) becomes 0, or -1 with err naming the pod, node, cause and events. */
+static int wait_result(struct kube_client *kc, const struct k8s_wait_opts *o,
+                       const struct pod_wait *w, int rc, struct kp_err *err)
+{
+    char *ev = NULL;
+
+    if (rc == 0 && w->node_down) {
+        if (o->cause_out && strstr(w->node_down, "NetworkReady=false"))
+            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", "cni-not-ready");
+        kp_err_set(err, "%s: %s", o->what, w->node_down);
+        rc = -1;
+    } else if (rc == 0 && w->fatal) {
+        char *logtail = crash_log(kc, o->ns, w->fatal_pod, w->fatal);
+        ev = events_of(kc, o->ns, w->fatal_pod);
+        if (o->cause_out && *w->fatal_cause)
+            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", w->fatal_cause);
+        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w->fatal,
+                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
+                   ev ? ev : "");
+        free(logtail);
+        rc = -1;
+    } else if (rc == 1) {
+        ev = events_of(kc, o->ns, o->owner);
+        if (!ev && w->last_problem == NULL && json_object_size(w->pods) == 0)
+            ev = kp_xstrdup("no pod was created");
+        kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,
+                   o->goal == K8S_WAIT_READY ? "ready" : "finished",
+                   (unsigned long long)(o->timeout_ms / 1000), w->last_problem ? ": " : "",
+                   w->last_problem ? w->last_problem : "", ev ? "; events: " : "", ev ? ev : "");
+        rc = -1;
+    } else if (rc != 0) {
+        kp_err_prefix(err, "waiting for %s", o->what);
+    }
+    free(ev);
+    return rc;
+}
+
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
                   struct kp_err *err)
 {
@@ -529,7 +567,6 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         .label_selector = o->selector, .stream_timeout_s = 60, .resume_rv = &resume, .wake = wake};
     uint64_t end = clock_now_ms() + o->timeout_ms;
     int rc;
-    char *ev = NULL;
 
     for (;;) {
         json_t *n = NULL;
@@ -575,38 +612,11 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         /* the node is fine: watch on from where the last watch stopped (no new list) */
     }
 
-    if (rc == 0 && w.node_down) {
-        if (o->cause_out && strstr(w.node_down, "NetworkReady=false"))
-            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", "cni-not-ready");
-        kp_err_set(err, "%s: %s", o->what, w.node_down);
-        rc = -1;
-    } else if (rc == 0 && w.fatal) {
-        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal);
-        ev = events_of(kc, o->ns, w.fatal_pod);
-        if (o->cause_out && *w.fatal_cause)
-            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", w.fatal_cause);
-        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
-                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
-                   ev ? ev : "");
-        free(logtail);
-        rc = -1;
-    } else if (rc == 1) {
-        ev = events_of(kc, o->ns, o->owner);
-        if (!ev && w.last_problem == NULL && json_object_size(w.pods) == 0)
-            ev = kp_xstrdup("no pod was created");
-        kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,
-                   o->goal == K8S_WAIT_READY ? "ready" : "finished",
-                   (unsigned long long)(o->timeout_ms / 1000), w.last_problem ? ": " : "",
-                   w.last_problem ? w.last_problem : "", ev ? "; events: " : "", ev ? ev : "");
-        rc = -1;
-    } else if (rc != 0) {
-        kp_err_prefix(err, "waiting for %s", o->what);
-    }
+    rc = wait_result(kc, o, &w, rc, err);
     if (rc == 0 && pods) {
         *pods = w.done;
         w.done = NULL;
     }
-    free(ev);
     free(resume);
     free(w.fatal);
     free(w.node_down);
