@@ -35,7 +35,7 @@ struct runner_outcome {
      * (backend_ops.failure_cause); cause: the first one's ("ip-exhaustion", ...) */
     size_t n_cluster_failed;
     char cause[32];
-    bool cleanup_failed;  /* the backend could not remove everything */
+    bool cleanup_failed; /* the backend could not remove everything */
     /* client runs with a stream test whose client was held to a CPU quota (the result's
      * placement.client_cpu_quota_millicores: a pod's limits.cpu, a cgroup's cpu.max), and the
      * smallest such quota: those rates measure the quota as much as the path */

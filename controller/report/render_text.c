@@ -438,10 +438,10 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
     fprintf(out, "\nErrors:\n\n");
     json_array_foreach(report_errors(rep), i, v)
     {
-        textsafe_line(out, "%s%s %s: %s%s%s%s", bullet,
-                      json_string_value(json_object_get(v, "scenario")),
-                      json_string_value(json_object_get(v, "placement")), cause_tag(v, 0),
-                      cause_str(v), cause_tag(v, 1), json_string_value(json_object_get(v, "error")));
+        textsafe_line(
+            out, "%s%s %s: %s%s%s%s", bullet, json_string_value(json_object_get(v, "scenario")),
+            json_string_value(json_object_get(v, "placement")), cause_tag(v, 0), cause_str(v),
+            cause_tag(v, 1), json_string_value(json_object_get(v, "error")));
     }
     for (i = 0; i < report_row_count(rep); i++) {
         size_t k;
