@@ -347,8 +347,12 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
         step_error(s, kp_err_msg(&err), NULL);
         progress_end(pg, false, kp_err_msg(&err));
     } else {
+        const char *cause = json_string_value(
+            json_object_get(json_array_get(json_object_get(doc, "errors"), 0), "cause"));
         summarize(doc, result, sizeof(result));
         ok = json_array_size(json_object_get(doc, "errors")) == 0;
+        if (cause && out->n_cluster_failed++ == 0) /* the backend put it on the cluster */
+            snprintf(out->cause, sizeof(out->cause), "%s", cause);
         progress_end(pg, ok, result);
     }
     json_decref(doc);

@@ -559,8 +559,12 @@ static char *check_pair_nodes(struct k8s_backend *b, const struct plan_group *g)
         }
         json_decref(n);
         if ((known || why) && !note)
-            note = kp_xasprintf("%s node %s is NotReady (%s)", k == 0 ? "client" : "server",
-                                ends[k], known ? known : why);
+            note = kp_xasprintf("%s node %s is NotReady %s(%s)", k == 0 ? "client" : "server",
+                                ends[k],
+                                strstr(known ? known : why, "NetworkReady=false")
+                                    ? "(cni-not-ready) "
+                                    : "",
+                                known ? known : why);
         free(why);
     }
     return note;
@@ -576,6 +580,8 @@ static void prefix_doc_errors(json_t *doc, const char *note)
     {
         const char *msg = json_string_value(json_object_get(e, "error"));
         json_object_set_new(e, "error", json_sprintf("%s: %s", note, msg ? msg : ""));
+        if (strstr(note, "NetworkReady=false")) /* the cluster's failure (docs/report.md) */
+            json_object_set_new(e, "cause", json_string("cni-not-ready"));
     }
 }
 
