@@ -131,6 +131,8 @@ void report_group_error_test(struct report_group *rg, enum test_kind t, const ch
 void report_group_error_cause(struct report_group *rg, const char *message, const char *cause);
 void report_group_error_test_cause(struct report_group *rg, enum test_kind t, const char *message,
                                    const char *cause);
+/* Sets cause on the errors of test t's row (the group's direction) that have none. */
+void report_group_tag_cause(struct report_group *rg, enum test_kind t, const char *cause);
 
 /* For `--samples auto`: true when the row of test t (in the group's direction) has at least 2
  * samples of its key metric (ops_per_sec for latency tests, throughput_mbps otherwise) and the

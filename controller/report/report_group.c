@@ -203,6 +203,19 @@ void report_group_error_cause(struct report_group *rg, const char *message, cons
     json_array_append_new(pl->rep->errors, e);
 }
 
+void report_group_tag_cause(struct report_group *rg, enum test_kind t, const char *cause)
+{
+    const json_t *row = rg->place->rows[rg->reverse][t];
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(row, "errors"), i, e)
+    {
+        if (!json_object_get(e, "cause"))
+            json_object_set_new(e, "cause", json_string(cause));
+    }
+}
+
 void report_group_error_test_cause(struct report_group *rg, enum test_kind t, const char *message,
                                    const char *cause)
 {
