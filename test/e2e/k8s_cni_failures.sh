@@ -15,7 +15,7 @@
 #     node turns Ready=False with NetworkReady=false and its server stops answering; node-2's
 #     pair (server on node-3) fails with cause cni-not-ready, node-3's own pair (the last round)
 #     is skipped with that reason; node-1's pair measured. kperf learns it when node-2's client
-#     gets no answer (its 5 s connect timeout) and reads the node: about 6 s.
+#     gets no answer (its 5 s connect timeout) and reads the node: 6-11 s (10.3 s measured).
 # (Insufficient cpu and max-pods, the scheduler's causes: e2e.k8s_unschedulable.)
 # Time to diagnosis: from the first sign in the cluster (the first FailedCreatePodSandBox /
 # NetworkNotReady event of node-3, or node-3's Ready transition; kube-sim's whole-second
