@@ -97,6 +97,11 @@ struct backend_ops {
      * backend has already made its waits return (-1) and the runner stops at once: the rest
      * is listed as not run, the run fails with this reason. Borrowed until destroy(). */
     const char *(*lost)(struct backend *b);
+    /* Optional. When the last prepare() or run_client() failed because the cluster could not
+     * start a pod (no pod network: IP exhaustion, CNI not ready, ADD timeout, a plugin error;
+     * unschedulable; an image that will not pull), the cause's short name ("ip-exhaustion",
+     * docs/kubernetes.md), else NULL. Borrowed until the next call. */
+    const char *(*failure_cause)(struct backend *b);
     /* Removes everything the backend created (unless told to keep it). Idempotent, safe
      * after a failed or interrupted prepare() and when nothing was created. Returns -1 with
      * err when something could not be removed (the runner reports it; the run still fails). */

@@ -237,14 +237,28 @@ static void step_label(const struct step *s, char *buf, size_t len)
 }
 
 /* Records a failed client run against every test of the step, in its direction. */
-static void step_error(const struct step *s, const char *msg)
+/* cause (may be NULL): why the cluster could not start the step's pod (the row's errors[]
+ * entries carry it as "cause") */
+static void step_error(const struct step *s, const char *msg, const char *cause)
 {
     if (s->n_tests > 1 && !s->g->reverse) {
-        report_group_error(s->rg, msg);
+        report_group_error_cause(s->rg, msg, cause);
         return;
     }
     for (size_t i = 0; i < s->n_tests; i++)
-        report_group_error_test(s->rg, s->tests[i], msg);
+        report_group_error_test_cause(s->rg, s->tests[i], msg, cause);
+}
+
+/* counts a failure the backend puts on the cluster (backend_ops.failure_cause); its cause */
+static const char *cluster_cause(struct backend *b, struct runner_outcome *out)
+{
+    const char *cause = b->ops->failure_cause ? b->ops->failure_cause(b) : NULL;
+
+    if (!cause)
+        return NULL;
+    if (out->n_cluster_failed++ == 0)
+        snprintf(out->cause, sizeof(out->cause), "%s", cause);
+    return cause;
 }
 
 /* The external server's host facts (the agent document's "server_facts", FACTS in
@@ -295,6 +309,24 @@ static unsigned doc_cpu_quota(const json_t *doc)
     return min;
 }
 
+/* A backend that knows a document's errors are the cluster's (a sweep pair against a node
+ * whose CNI went down) marks them "cause"; the agent schema has no such field, so it is taken
+ * off here (into cause, "" when none) and put on the report's rows after the document. */
+static void take_cause(json_t *doc, char *cause, size_t len)
+{
+    size_t i;
+    json_t *e;
+
+    *cause = '\0';
+    json_array_foreach(json_object_get(doc, "errors"), i, e)
+    {
+        const char *c = json_string_value(json_object_get(e, "cause"));
+        if (c && !*cause)
+            snprintf(cause, len, "%s", c);
+        json_object_del(e, "cause");
+    }
+}
+
 /* Runs one client for step s; adds its document or error to the step's report group, and
  * counts a client held to a CPU quota in out. Returns true when ok. */
 static bool run_step(struct backend *b, const struct step *s, struct progress *pg,
@@ -306,7 +338,7 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
     struct run_spec spec;
     struct kp_err err = {{0}};
     json_t *doc = NULL;
-    char label[256], result[256];
+    char label[256], result[256], cause[32];
     bool ok = false;
 
     run_spec_init(&spec, ro, g, s->tests, s->n_tests, s->samples);
@@ -317,7 +349,7 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
         if (check_lost(b))
             kp_err_set(&err, "%s", lost_reason);
         else if (!sig_first) /* an interrupted measurement is not an error of the row */
-            step_error(s, kp_err_msg(&err));
+            step_error(s, kp_err_msg(&err), cluster_cause(b, out));
         progress_end(pg, false, kp_err_msg(&err));
         return false;
     }
@@ -329,12 +361,19 @@ static bool run_step(struct backend *b, const struct step *s, struct progress *p
         if (!out->min_cpu_quota_millis || quota < out->min_cpu_quota_millis)
             out->min_cpu_quota_millis = quota;
     }
+    take_cause(doc, cause, sizeof(cause));
     if (report_group_add_doc(s->rg, doc, &err) != 0) {
-        step_error(s, kp_err_msg(&err));
+        step_error(s, kp_err_msg(&err), NULL);
         progress_end(pg, false, kp_err_msg(&err));
     } else {
         summarize(doc, result, sizeof(result));
         ok = json_array_size(json_object_get(doc, "errors")) == 0;
+        if (!ok && *cause) { /* the backend put the document's errors on the cluster */
+            if (out->n_cluster_failed++ == 0)
+                snprintf(out->cause, sizeof(out->cause), "%s", cause);
+            for (size_t i = 0; i < s->n_tests; i++)
+                report_group_tag_cause(s->rg, s->tests[i], cause);
+        }
         progress_end(pg, ok, result);
     }
     json_decref(doc);
@@ -660,6 +699,8 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     if (b->ops->prepare(b, plan, err) != 0) {
         if (check_lost(b))
             kp_err_set(err, "%s", lost_reason);
+        else
+            (void)cluster_cause(b, out);
         goto cleanup;
     }
     rc = 0;

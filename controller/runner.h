@@ -31,7 +31,11 @@ struct runner_outcome {
     int signal;           /* the SIGINT/SIGTERM that stopped the run, or 0 */
     size_t n_client_runs; /* client runs attempted */
     size_t n_failed;      /* client runs that failed or reported test errors */
-    bool cleanup_failed;  /* the backend could not remove everything */
+    /* of those, or prepare: failed because the cluster could not start a pod
+     * (backend_ops.failure_cause); cause: the first one's ("ip-exhaustion", ...) */
+    size_t n_cluster_failed;
+    char cause[32];
+    bool cleanup_failed; /* the backend could not remove everything */
     /* client runs with a stream test whose client was held to a CPU quota (the result's
      * placement.client_cpu_quota_millicores: a pod's limits.cpu, a cgroup's cpu.max), and the
      * smallest such quota: those rates measure the quota as much as the path */

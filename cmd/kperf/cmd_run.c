@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_run.c - 'kperf run': parse the flags (run_flags), pick the backend, run the plan
  * (runner), print the report and choose the exit code: 0 ok, 1 a measurement or the cleanup
- * failed, 2 usage, 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed). */
+ * failed, 2 usage, 4 the cluster could not start kperf's pods (no pod network, unschedulable,
+ * an image that will not pull: the rows that could run are measured, the others carry the
+ * cause), 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +108,14 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
     return rc;
 }
 
+#define KPERF_EXIT_CLUSTER 4 /* docs/kubernetes.md "Exit status" */
+
 static int exit_code(int run_rc, const struct runner_outcome *out, const struct report *rep)
 {
     if (out->signal)
         return 128 + out->signal;
+    if (out->n_cluster_failed > 0)
+        return KPERF_EXIT_CLUSTER;
     if (run_rc != 0 || out->cleanup_failed || out->n_failed > 0 || report_error_count(rep) > 0)
         return 1;
     return 0;
@@ -182,6 +188,12 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "kperf: error: the run stopped: %s\n", kp_err_msg(&out.stopped));
     if (out.cleanup_failed)
         fprintf(stderr, "kperf: error: cleanup: %s\n", kp_err_msg(&out.cleanup_err));
+    if (out.n_cluster_failed && !out.signal)
+        fprintf(stderr,
+                "kperf: error: the cluster could not start kperf's pods (%s%s): %zu "
+                "failure%s not of the network measured (exit %d); the rows' errors say where\n",
+                out.cause, out.n_cluster_failed > 1 ? ", ..." : "", out.n_cluster_failed,
+                out.n_cluster_failed == 1 ? "" : "s", KPERF_EXIT_CLUSTER);
     code = exit_code(rc, &out, rep);
 out:
     report_free(rep);

@@ -38,6 +38,7 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
     struct k8s_client_run *cr = NULL;
 
     *doc = NULL;
+    b->fail_cause[0] = '\0';
     if (spec->group->placement == PLACEMENT_NODE && b->sweep)
         return k8s_sweep_run_client(b, spec, doc, err);
     if (k8s_client_start(b, spec, NULL, &cr, err) != 0)
@@ -102,6 +103,27 @@ void k8s_backend_lost(void *arg)
         kube_client_abort(b->kc);
 }
 
+static const char *failure_cause(struct backend *base)
+{
+    const struct k8s_backend *b = (const struct k8s_backend *)base;
+
+    return b->fail_cause[0] ? b->fail_cause : NULL;
+}
+
+void k8s_backend_watch_events(struct k8s_backend *b)
+{
+    struct kube_client_opts ko;
+    struct kp_err err;
+
+    if (b->podevents)
+        return;
+    k8s_backend_client_opts(b, &ko);
+    ko.ns = b->d.ns;
+    if (k8s_podevents_start(&ko, b->d.ns, &b->podevents, &err) != 0)
+        kp_log(KP_LOG_INFO, "%s (pods that cannot start are then found at --timeout)",
+               kp_err_msg(&err));
+}
+
 static const char *lost(struct backend *base)
 {
     return k8s_lease_lost(((struct k8s_backend *)base)->lease);
@@ -116,6 +138,8 @@ static int cleanup(struct backend *base, struct kp_err *err)
     json_t *down;
 
     b->cleaning = 1;
+    k8s_podevents_stop(b->podevents); /* nothing waits for a pod any more */
+    b->podevents = NULL;
     down = k8s_sweep_down_nodes(b); /* before k8s_sweep_free */
     k8s_sweep_free(b);              /* Jobs started ahead and never collected */
     if (!b->kc || !b->created) {
@@ -163,6 +187,7 @@ static void destroy(struct backend *base)
 
     if (!b)
         return;
+    k8s_podevents_stop(b->podevents);
     k8s_sweep_free(b); /* before the client: it deletes the Jobs started ahead */
     k8s_lease_release(b->lease, NULL);
     kube_client_free(b->kc);
@@ -208,6 +233,7 @@ static const struct backend_ops k8s_ops = {
     .readiness = readiness,
     .interrupt = interrupt,
     .lost = lost,
+    .failure_cause = failure_cause,
     .cleanup = cleanup,
     .destroy = destroy,
     .probe_start = k8s_watch_probe_start,

@@ -47,6 +47,10 @@ struct k8s_backend {
     json_t *readiness;              /* readiness records of the pods run so far (k8s_readiness.h) */
     int cpu_limit_noted;            /* k8s_backend_note_cpu_limit warned already */
     char *watch_dir;                /* kperf watch: the probes' log files (k8s_watch.c) */
+    struct k8s_podevents *podevents; /* the run's pod events, from its namespace's creation */
+    /* why the last prepare or run_client failed when a pod could not start (the k8s_podfail
+     * cause name: backend_ops.failure_cause), "" otherwise */
+    char fail_cause[K8S_CAUSE_MAX];
 };
 
 /* Index of a family in the [2] arrays above: 1 for "IPv6", else 0. */
@@ -63,6 +67,10 @@ void k8s_backend_note_cpu_limit(struct k8s_backend *b, const json_t *pods, const
 /* The lease keeper's k8s_lease_lost_fn (arg: the backend): the run's namespace or Lease was
  * deleted under it; stops the run at once (its waits are aborted). backend_k8s.c. */
 void k8s_backend_lost(void *arg);
+
+/* Starts watching the run's pod events (k8s_podevents.h) once its namespace exists; without
+ * them (no thread, no client) pods that cannot start are found at --timeout. */
+void k8s_backend_watch_events(struct k8s_backend *b);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

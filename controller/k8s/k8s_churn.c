@@ -46,7 +46,7 @@ static int watcher_cb(void *arg, enum kube_event_type type, json_t *pod, struct 
     const char *job = json_string_value(json_object_get(
         json_object_get(json_object_get(pod, "metadata"), "labels"), K8S_LABEL_JOB));
     json_t *e;
-    struct k8s_pod_times t = {0, 0};
+    struct k8s_pod_times t = {0, 0, 0};
 
     (void)err;
     if (!job || (type != KUBE_EVENT_ADDED && type != KUBE_EVENT_MODIFIED))
@@ -146,6 +146,7 @@ static int collect_wave(struct churn *c, struct k8s_client_run **runs, size_t n,
         .want = n,
         .timeout_ms = k8s_client_spec_ms(&c->specs[0]) + b->ro->timeout_ms,
         .stage_times = times,
+        .events = b->podevents,
     };
     struct kp_err werr;
     int rc = 0;
@@ -169,7 +170,8 @@ static int collect_wave(struct churn *c, struct k8s_client_run **runs, size_t n,
         struct k8s_pod_times pt = {earlier(json_number_value(json_array_get(early, 0)),
                                            json_number_value(json_array_get(t, 0))),
                                    earlier(json_number_value(json_array_get(early, 1)),
-                                           json_number_value(json_array_get(t, 1)))};
+                                           json_number_value(json_array_get(t, 1))),
+                                   0};
         struct kp_err e;
 
         if (rc != 0) {

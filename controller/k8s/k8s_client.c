@@ -327,6 +327,8 @@ int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t *
         .timeout_ms =
             spec->timeout_ms ? spec->timeout_ms : k8s_client_spec_ms(spec) + b->ro->timeout_ms,
         .times = &cr->times,
+        .events = b->podevents,
+        .cause_out = b->fail_cause,
     };
     if (k8s_wait_pods(b->kc, &wo, &r->pods, err) != 0)
         goto out;

@@ -625,7 +625,9 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
                                .what = what,
                                .goal = K8S_WAIT_READY,
                                .want = want,
-                               .timeout_ms = b->ro->timeout_ms};
+                               .timeout_ms = b->ro->timeout_ms,
+                               .events = b->podevents,
+                               .cause_out = b->fail_cause};
     json_t *pods = NULL;
     size_t i;
     json_t *p;
@@ -763,8 +765,11 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     if (k8s_deploy_pull_secret(&b->d, b->kc, kube_client_config(b->kc)->ns, err) != 0 ||
         check_namespace(b, err) != 0 || preflight_rbac(b, err) != 0)
         return kp_err_prefix(err, "preflight");
-    if (create_all(b, err) != 0 || wait_servers(b, err) != 0 || verify_coverage(b, err) != 0 ||
-        k8s_sweep_deploy(b, err) != 0)
+    b->fail_cause[0] = '\0';
+    if (create_all(b, err) != 0)
+        return -1;
+    k8s_backend_watch_events(b);
+    if (wait_servers(b, err) != 0 || verify_coverage(b, err) != 0 || k8s_sweep_deploy(b, err) != 0)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));

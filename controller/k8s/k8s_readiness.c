@@ -26,6 +26,9 @@ json_t *k8s_readiness_record(const char *pod, const char *node, const char *kind
     segment(r, "scheduling_s", created_s, sched);
     segment(r, "network_s", sched, run);
     segment(r, "first_packet_s", run, answer);
+    /* time to IP, beside time to first packet: the sandbox's network is up (the CNI ADD gave
+     * the pod its address) whatever the containers then take to start */
+    segment(r, "time_to_ip_s", created_s, t->sandbox_s);
     if (json_object_get(r, "scheduling_s") && json_object_get(r, "network_s") &&
         json_object_get(r, "first_packet_s")) {
         double total = json_real_value(json_object_get(r, "scheduling_s")) +

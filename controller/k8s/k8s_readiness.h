@@ -14,9 +14,11 @@
 #include "controller/k8s/k8s_wait.h"
 
 /* The record of metadata.readiness.pods[] (new reference): {pod, node, kind, created_unix_s,
- * scheduling_s, network_s, first_packet_s, total_s}. A segment whose end was never seen is left
- * out (and total_s with it); a negative segment (clock skew between the agent's node and kperf,
- * or a watch event that arrived after the agent's first packet) counts as 0. doc may be NULL. */
+ * scheduling_s, network_s, first_packet_s, total_s, time_to_ip_s (created -> the pod's
+ * PodReadyToStartContainers condition seen True: its sandbox has its IP)}. A segment whose end was
+ * never seen is left out (and total_s with it); a negative segment (clock skew between the agent's
+ * node and kperf, or a watch event that arrived after the agent's first packet) counts as 0. doc
+ * may be NULL. */
 json_t *k8s_readiness_record(const char *pod, const char *node, const char *kind, double created_s,
                              const struct k8s_pod_times *t, const json_t *doc);
 

@@ -2,6 +2,7 @@
 /* k8s_sweep.c - ring pairs and per-node servers of sweep mode (see k8s_sweep.h). */
 #include "controller/k8s/k8s_sweep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +23,13 @@ struct ahead {
     json_t *doc;
     int rc;
     struct kp_err err;
+    char cause[K8S_CAUSE_MAX]; /* why its pod could not start (k8s_podfail), "" if not that */
 };
 
 struct k8s_sweep_state {
     struct plan *plan; /* the runner's: pairs of a node found NotReady are marked skipped */
     json_t *down;      /* node name -> why it is not Ready (found after a pair failed) */
-    json_t *unsched;   /* node name -> why its sweep server pod is unschedulable */
+    json_t *unsched;   /* node name -> {why, cause}: its sweep server pod cannot start */
     json_t *by_client; /* client node name -> its pair of the facts' "pairs" (borrowed) */
     struct ahead *ahead;
     size_t n_ahead;
@@ -260,11 +262,13 @@ static json_t *sweep_daemonset(struct k8s_backend *b, const char *network)
     return ds;
 }
 
-/* A node whose sweep server pod the scheduler cannot place (a full node, max-pods reached):
- * its pairs, as client or server, fail at once with why (k8s_sweep_run_client) and its node
- * fact says so; the other pairs run. */
-static void mark_unschedulable(struct k8s_backend *b, const char *name, const char *why)
+/* A node whose sweep server pod cannot start (k8s_podfail: the scheduler cannot place it, a
+ * full node, max-pods reached; no pod network; an image that will not pull): its pairs, as
+ * client or server, fail at once with why (k8s_sweep_run_client) and its node fact says so;
+ * the other pairs run. f: {why, cause} (borrowed). */
+static void mark_unschedulable(struct k8s_backend *b, const char *name, json_t *f)
 {
+    const char *why = json_string_value(json_object_get(f, "why"));
     size_t i;
     json_t *info;
 
@@ -272,12 +276,14 @@ static void mark_unschedulable(struct k8s_backend *b, const char *name, const ch
         return;
     if (!b->sweep->unsched)
         b->sweep->unsched = json_object();
-    json_object_set_new(b->sweep->unsched, name, json_string(why));
+    json_object_set(b->sweep->unsched, name, f);
     json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "nodes"), i, info)
     {
         const char *nm = json_string_value(json_object_get(info, "name"));
-        if (nm && strcmp(nm, name) == 0)
+        if (nm && strcmp(nm, name) == 0) {
             json_object_set_new(info, "skipped", json_string(why));
+            json_object_set(info, "cause", json_object_get(f, "cause"));
+        }
     }
     kp_log(KP_LOG_WARN, "sweep: %s; the pairs of node %s fail at once, the sweep goes on", why,
            name);
@@ -311,10 +317,12 @@ static int deploy_network(struct k8s_backend *b, const char *network, size_t wan
         .goal = K8S_WAIT_READY,
         .want = want,
         .timeout_ms = b->ro->timeout_ms,
-        .unschedulable = unsched};
+        .failed_nodes = unsched,
+        .events = b->podevents,
+        .cause_out = b->fail_cause};
     if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0)
         goto out;
-    json_object_foreach(unsched, k, v) mark_unschedulable(b, k, json_string_value(v));
+    json_object_foreach(unsched, k, v) mark_unschedulable(b, k, v);
     k8s_backend_note_cpu_limit(b, pods, "sweep server pods");
     json_array_foreach(pods, i, p)
     {
@@ -364,18 +372,23 @@ int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err)
 }
 
 /* Why a pair cannot run because one of its nodes cannot take its pod: "server node n-3: pod
- * ... is unschedulable: ..." (new string), or NULL. */
-static char *unschedulable_end(const struct k8s_backend *b, const struct plan_group *g)
+ * ... is unschedulable: ..." (new string), or NULL; *cause (may be NULL): its k8s_podfail
+ * cause, borrowed from the sweep's state. */
+static char *unschedulable_end(const struct k8s_backend *b, const struct plan_group *g,
+                               const char **cause)
 {
     const char *ends[2] = {g->node, g->node ? partner(b, g->node) : NULL};
 
     if (!b->sweep || !b->sweep->unsched || g->placement != PLACEMENT_NODE)
         return NULL;
     for (int k = 0; k < 2; k++) {
-        const char *why =
-            ends[k] ? json_string_value(json_object_get(b->sweep->unsched, ends[k])) : NULL;
-        if (why)
-            return kp_xasprintf("%s node %s: %s", k == 0 ? "client" : "server", ends[k], why);
+        const json_t *f = ends[k] ? json_object_get(b->sweep->unsched, ends[k]) : NULL;
+        if (f) {
+            if (cause)
+                *cause = json_string_value(json_object_get(f, "cause"));
+            return kp_xasprintf("%s node %s: %s", k == 0 ? "client" : "server", ends[k],
+                                json_string_value(json_object_get(f, "why")));
+        }
     }
     return NULL;
 }
@@ -420,7 +433,10 @@ static void collect(struct k8s_backend *b, struct ahead *a)
         return;
     a->cr = NULL;
     kp_err_clear(&a->err);
+    b->fail_cause[0] = '\0';
     a->rc = k8s_client_finish(b, cr, &a->doc, &a->err);
+    snprintf(a->cause, sizeof(a->cause), "%s", a->rc != 0 ? b->fail_cause : "");
+    b->fail_cause[0] = '\0';
 }
 
 static void drop_ahead(struct k8s_sweep_state *st, size_t i)
@@ -455,7 +471,7 @@ static void start_ahead(struct k8s_backend *b, const struct run_spec *spec)
         struct ahead a = {.g = o};
         struct kp_err e;
         struct rowkey ko;
-        char *no = unschedulable_end(b, o);
+        char *no = unschedulable_end(b, o, NULL);
         int cannot = no != NULL;
         free(no);
         group_key(o, &ko);
@@ -488,7 +504,11 @@ static void mark_down(struct k8s_backend *b, const char *name, const char *why)
     struct k8s_sweep_state *st = b->sweep;
     size_t n = plan_group_count(st->plan), n_extra = 0, i, skipped;
     size_t *extra = kp_xcalloc(n + 1, sizeof(*extra));
-    char *reason = kp_xasprintf("node %s is NotReady: %s", name, why);
+    /* a node whose runtime network is not ready (no conflist, the CNI agent down) */
+    int cni = strstr(why, "NetworkReady=false") != NULL;
+    char *reason =
+        kp_xasprintf("node %s is NotReady%s: %s", name,
+                     cni ? " (cni-not-ready: the CNI is not ready on the node)" : "", why);
     json_t *info;
 
     json_object_set_new(st->down, name, json_string(why));
@@ -539,8 +559,12 @@ static char *check_pair_nodes(struct k8s_backend *b, const struct plan_group *g)
         }
         json_decref(n);
         if ((known || why) && !note)
-            note = kp_xasprintf("%s node %s is NotReady (%s)", k == 0 ? "client" : "server",
-                                ends[k], known ? known : why);
+            note = kp_xasprintf("%s node %s is NotReady %s(%s)", k == 0 ? "client" : "server",
+                                ends[k],
+                                strstr(known ? known : why, "NetworkReady=false")
+                                    ? "(cni-not-ready) "
+                                    : "",
+                                known ? known : why);
         free(why);
     }
     return note;
@@ -556,6 +580,8 @@ static void prefix_doc_errors(json_t *doc, const char *note)
     {
         const char *msg = json_string_value(json_object_get(e, "error"));
         json_object_set_new(e, "error", json_sprintf("%s: %s", note, msg ? msg : ""));
+        if (strstr(note, "NetworkReady=false")) /* the cluster's failure (docs/report.md) */
+            json_object_set_new(e, "cause", json_string("cni-not-ready"));
     }
 }
 
@@ -565,11 +591,13 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
 int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, json_t **doc,
                          struct kp_err *err)
 {
-    char *note = unschedulable_end(b, spec->group);
+    const char *cause = NULL;
+    char *note = unschedulable_end(b, spec->group, &cause);
     int rc;
 
-    if (note) { /* no Job: its pod would not be scheduled either */
+    if (note) { /* no Job: its pod would not start either */
         *doc = NULL;
+        snprintf(b->fail_cause, sizeof(b->fail_cause), "%s", cause ? cause : "");
         kp_err_set(err, "%s", note);
         free(note);
         return -1;
@@ -580,6 +608,8 @@ int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, jso
         return rc;
     if (rc != 0 || json_array_size(json_object_get(*doc, "errors")) > 0)
         note = check_pair_nodes(b, spec->group);
+    if (note && rc != 0 && strstr(note, "NetworkReady=false"))
+        snprintf(b->fail_cause, sizeof(b->fail_cause), "%s", "cni-not-ready");
     if (note && rc != 0 && !strstr(kp_err_msg(err), "is NotReady"))
         kp_err_prefix(err, "%s", note);
     else if (note)
@@ -616,8 +646,10 @@ static int run_client(struct k8s_backend *b, const struct run_spec *spec, json_t
         *doc = a->doc;
         a->doc = NULL;
         int rc = a->rc;
-        if (rc != 0)
+        if (rc != 0) {
             kp_err_set(err, "%s", kp_err_msg(&a->err));
+            snprintf(b->fail_cause, sizeof(b->fail_cause), "%s", a->cause);
+        }
         drop_ahead(st, i);
         return rc;
     }

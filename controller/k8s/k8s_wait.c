@@ -3,13 +3,16 @@
  * (see k8s_wait.h). */
 #include "controller/k8s/k8s_wait.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/kp_alloc.h"
+#include "base/kp_log.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
+#include "controller/k8s/k8s_podfail.h"
 
 static const char *s_at(const json_t *o, const char *k)
 {
@@ -41,13 +44,11 @@ static int pod_ready(const json_t *pod)
            !json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp");
 }
 
-/* waiting reasons that do not fix themselves */
+/* waiting reasons that do not fix themselves (image pulls: k8s_podfail) */
 static int fatal_reason(const char *r)
 {
-    static const char *const reasons[] = {
-        "ErrImagePull",      "ImagePullBackOff",           "InvalidImageName",
-        "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError",
-        "CrashLoopBackOff",  "RunContainerError",          NULL};
+    static const char *const reasons[] = {"CreateContainerConfigError", "CreateContainerError",
+                                          "CrashLoopBackOff", "RunContainerError", NULL};
 
     for (const char *const *p = reasons; *p; p++) {
         if (strcmp(r, *p) == 0)
@@ -75,13 +76,8 @@ static char *container_problem(const json_t *pod, const json_t *cs, int *fatal)
     if (w && s_at(w, "reason") && fatal_reason(s_at(w, "reason"))) {
         const char *r = s_at(w, "reason");
         *fatal = 1;
-        if (strstr(r, "Image"))
-            out = kp_xasprintf("%s: %s for image %s: %s. Check --image and "
-                               "--image-pull-secret, or mirror the image (images/README.md)",
-                               pre, r, or_empty(s_at(cs, "image")), or_empty(s_at(w, "message")));
-        else
-            out = kp_xasprintf("%s: container %s: %s: %s", pre, or_empty(s_at(cs, "name")), r,
-                               or_empty(s_at(w, "message")));
+        out = kp_xasprintf("%s: container %s: %s: %s", pre, or_empty(s_at(cs, "name")), r,
+                           or_empty(s_at(w, "message")));
     } else if (t && json_integer_value(json_object_get(t, "exitCode")) != 0) {
         out = kp_xasprintf("%s: container %s exited with code %lld (%s) %s", pre,
                            or_empty(s_at(cs, "name")),
@@ -119,15 +115,6 @@ const char *k8s_wait_pinned_node(const json_t *pod)
     return NULL;
 }
 
-/* PodScheduled False with reason Unschedulable */
-static int unschedulable(const json_t *pod)
-{
-    const json_t *c = condition(pod, "PodScheduled");
-
-    return c && strcmp(or_empty(s_at(c, "status")), "False") == 0 &&
-           strcmp(or_empty(s_at(c, "reason")), "Unschedulable") == 0;
-}
-
 char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
 {
     const json_t *status = json_object_get(pod, "status");
@@ -137,8 +124,16 @@ char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
     json_t *cs;
     char *pre;
     char *out = NULL;
+    struct k8s_podfail f;
 
     *fatal = 0;
+    if (k8s_podfail_classify(pod, NULL, NULL, &f) != K8S_PODFAIL_NONE) {
+        *fatal = f.fatal;
+        out = f.message;
+        f.message = NULL;
+        k8s_podfail_cleanup(&f);
+        return out;
+    }
     json_array_foreach(json_object_get(status, "containerStatuses"), i, cs)
     {
         if ((out = container_problem(pod, cs, fatal)) != NULL)
@@ -149,14 +144,9 @@ char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
     if (out)
         return out;
     pre = pod_prefix(pod);
-    if (unschedulable(pod) && k8s_wait_pinned_node(pod)) {
-        /* pinned to one node: no new node can take it, so waiting for --timeout only hides
-         * the scheduler's reason (a full node, max-pods reached) */
-        *fatal = 1;
-        out = kp_xasprintf("pod %s for node %s is unschedulable: %s",
-                           or_empty(s_at(json_object_get(pod, "metadata"), "name")),
-                           k8s_wait_pinned_node(pod), or_empty(s_at(sched, "message")));
-    } else if (sched && strcmp(or_empty(s_at(sched, "status")), "False") == 0)
+    /* (Unschedulable is k8s_podfail's: a pod pinned to one node is fatal at once, since no new
+     * node can take it; waiting for --timeout would only hide the scheduler's reason) */
+    if (sched && strcmp(or_empty(s_at(sched, "status")), "False") == 0)
         out = kp_xasprintf("%s: %s: %s", pre, or_empty(s_at(sched, "reason")),
                            or_empty(s_at(sched, "message")));
     else if (*fatal)
@@ -233,6 +223,8 @@ static char *crash_log(struct kube_client *kc, const char *ns, const char *pod, 
 
 struct pod_wait {
     const struct k8s_wait_opts *o;
+    struct kube_client *kc;
+    int rescanning;     /* wait_cb is called from rescan(), outside the watch */
     json_t *was_ready;  /* pod name -> true: seen Ready (since its node was last read) */
     char *suspect_node; /* a running pod of it turned not Ready: read it (between streams) */
     char *node_down;    /* "node n-2 is NotReady: ..." ends the wait */
@@ -241,6 +233,7 @@ struct pod_wait {
     json_t *finished;   /* name -> true: the pods of `pods` Succeeded or Failed */
     json_t *done;       /* result array */
     char *fatal;        /* diagnosis that ends the wait */
+    char fatal_cause[K8S_CAUSE_MAX]; /* its k8s_podfail cause, "" when not a classified one */
     char *fatal_pod;
     char *last_problem;
 };
@@ -295,6 +288,11 @@ void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod)
         t->scheduled_s = now;
     if (stage >= 2 && t->running_s <= 0)
         t->running_s = now;
+    if (t->sandbox_s <= 0) {
+        const json_t *c = condition(pod, "PodReadyToStartContainers");
+        if (c && strcmp(or_empty(s_at(c, "status")), "True") == 0)
+            t->sandbox_s = now;
+    }
 }
 
 /* the entry of stage_times for pod, NULL when it is not one the wait is for */
@@ -309,7 +307,7 @@ static json_t *stage_entry(json_t *all, const json_t *pod)
 static void observe_stage_times(json_t *all, const json_t *pod)
 {
     json_t *e = stage_entry(all, pod);
-    struct k8s_pod_times t = {0, 0};
+    struct k8s_pod_times t = {0, 0, 0};
 
     if (!e)
         return;
@@ -326,16 +324,61 @@ static int finished(const json_t *pod)
     return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
 }
 
-/* With o->unschedulable: a pinned pod that is unschedulable is recorded there (its node ->
- * problem) instead of ending the wait, and dropped again once it is scheduled. */
-static void note_unschedulable(json_t *all, const json_t *pod, const char *problem, int *fatal)
+/* What is wrong with pod (caller frees; NULL: nothing yet): k8s_podfail with the pod's events
+ * first, then k8s_wait_pod_problem. cause: the k8s_podfail cause ("" when not one). can_read:
+ * the API client is free (not inside a watch callback) for one read of the pod's node. */
+static char *diagnose(const struct pod_wait *w, const json_t *pod, int *fatal,
+                      char cause[K8S_CAUSE_MAX], int can_read)
+{
+    const char *name = or_empty(s_at(json_object_get(pod, "metadata"), "name"));
+    json_t *ev = k8s_podevents_of(w->o->events, name);
+    volatile sig_atomic_t *wake = k8s_podevents_wake(w->o->events);
+    struct k8s_podfail f;
+    char *out;
+
+    *cause = '\0';
+    if (k8s_podfail_classify(pod, ev, NULL, &f) == K8S_PODFAIL_NONE) {
+        json_decref(ev);
+        return k8s_wait_pod_problem(pod, fatal);
+    }
+    if (f.cause == K8S_PODFAIL_UNSCHEDULABLE && f.node && strstr(f.message, "not-ready")) {
+        /* a node that is not Ready: one read tells whether its CNI is why. Inside the watch
+         * the client is busy: wake the watch and judge the pod again from rescan() */
+        json_t *n = NULL;
+        struct kp_err ne;
+        if (!can_read && wake) {
+            *wake = 1;
+            f.fatal = 0;
+        } else if (can_read && kube_get(w->kc, &KUBE_RES_NODES, NULL, f.node, &n, &ne) == 0) {
+            k8s_podfail_cleanup(&f);
+            (void)k8s_podfail_classify(pod, ev, n, &f);
+        }
+        json_decref(n);
+    }
+    *fatal = f.fatal;
+    snprintf(cause, K8S_CAUSE_MAX, "%s", k8s_podfail_cause_name(f.cause));
+    if (f.fatal && f.since_s > 0)
+        kp_log(KP_LOG_INFO, "%s: %s (diagnosed %.1f s after the first sign, by this clock)",
+               w->o->what, k8s_podfail_cause_name(f.cause), clock_unix_s() - f.since_s);
+    out = f.message;
+    f.message = NULL;
+    k8s_podfail_cleanup(&f);
+    json_decref(ev);
+    return out;
+}
+
+/* With o->failed_nodes: a pinned pod that cannot start (a classified, fatal problem) is
+ * recorded there (its node -> {why, cause}) instead of ending the wait, and dropped again once
+ * it no longer says so. */
+static void note_failed_node(json_t *all, const json_t *pod, const char *problem, const char *cause,
+                             int *fatal)
 {
     const char *node = k8s_wait_pinned_node(pod);
 
     if (!node)
         return;
-    if (problem && *fatal && unschedulable(pod)) {
-        json_object_set_new(all, node, json_string(problem));
+    if (problem && *fatal && *cause) {
+        json_object_set_new(all, node, json_pack("{s:s, s:s}", "why", problem, "cause", cause));
         *fatal = 0;
     } else {
         json_object_del(all, node);
@@ -353,6 +396,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     json_t *p;
     int fatal = 0;
     char *problem;
+    char cause[K8S_CAUSE_MAX];
     const char *phase;
     (void)err;
 
@@ -368,7 +412,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
         if (w->o->stage_times)
             observe_stage_times(w->o->stage_times, pod);
         p = pod;
-        problem = k8s_wait_pod_problem(p, &fatal);
+        problem = diagnose(w, p, &fatal, cause, w->rescanning);
         phase = or_empty(s_at(json_object_get(p, "status"), "phase"));
         if (w->o->goal == K8S_WAIT_FINISHED &&
             (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
@@ -402,9 +446,10 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
                 return 1;
             }
         }
-        if (w->o->unschedulable)
-            note_unschedulable(w->o->unschedulable, p, problem, &fatal);
+        if (w->o->failed_nodes)
+            note_failed_node(w->o->failed_nodes, p, problem, cause, &fatal);
         if (problem && fatal && !(w->o->goal == K8S_WAIT_ALL_FINISHED && finished(p))) {
+            snprintf(w->fatal_cause, sizeof(w->fatal_cause), "%s", cause);
             w->fatal = problem;
             w->fatal_pod = kp_xstrdup(name);
             return 1;
@@ -417,7 +462,7 @@ static int wait_cb(void *arg, enum kube_event_type type, json_t *pod, struct kp_
     if (w->o->goal == K8S_WAIT_ALL_FINISHED)
         return json_object_size(w->finished) >= w->o->want;
     if (w->o->goal == K8S_WAIT_READY &&
-        json_object_size(w->ready) + json_object_size(w->o->unschedulable) >= w->o->want) {
+        json_object_size(w->ready) + json_object_size(w->o->failed_nodes) >= w->o->want) {
         json_array_clear(w->done);
         json_object_foreach(w->pods, k, p)
         {
@@ -446,21 +491,82 @@ static char *unready_node(const struct pod_wait *w)
     return NULL;
 }
 
+/* An event of the run's pods was kept (k8s_podevents): the pods seen so far are judged again
+ * with it, as if each had changed. Returns 1 when that ends the wait (as wait_cb). */
+static int rescan(struct pod_wait *w, struct kp_err *err)
+{
+    json_t *snap = json_copy(w->pods); /* wait_cb updates w->pods */
+    const char *k;
+    json_t *p;
+    int rc = 0;
+
+    w->rescanning = 1;
+    json_object_foreach(snap, k, p)
+    {
+        if (json_object_get(w->ready, k) || json_object_get(w->finished, k))
+            continue;
+        if ((rc = wait_cb(w, KUBE_EVENT_MODIFIED, p, err)) != 0)
+            break;
+    }
+    w->rescanning = 0;
+    json_decref(snap);
+    return rc;
+}
+
+/* The wait's outcome as k8s_wait_pods returns it: rc 0 (goal met), 1 (--timeout) or -1 (the
+ * watch failed) becomes 0, or -1 with err naming the pod, node, cause and events. */
+static int wait_result(struct kube_client *kc, const struct k8s_wait_opts *o,
+                       const struct pod_wait *w, int rc, struct kp_err *err)
+{
+    char *ev = NULL;
+
+    if (rc == 0 && w->node_down) {
+        if (o->cause_out && strstr(w->node_down, "NetworkReady=false"))
+            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", "cni-not-ready");
+        kp_err_set(err, "%s: %s", o->what, w->node_down);
+        rc = -1;
+    } else if (rc == 0 && w->fatal) {
+        char *logtail = crash_log(kc, o->ns, w->fatal_pod, w->fatal);
+        ev = events_of(kc, o->ns, w->fatal_pod);
+        if (o->cause_out && *w->fatal_cause)
+            snprintf(o->cause_out, K8S_CAUSE_MAX, "%s", w->fatal_cause);
+        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w->fatal,
+                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
+                   ev ? ev : "");
+        free(logtail);
+        rc = -1;
+    } else if (rc == 1) {
+        ev = events_of(kc, o->ns, o->owner);
+        if (!ev && w->last_problem == NULL && json_object_size(w->pods) == 0)
+            ev = kp_xstrdup("no pod was created");
+        kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,
+                   o->goal == K8S_WAIT_READY ? "ready" : "finished",
+                   (unsigned long long)(o->timeout_ms / 1000), w->last_problem ? ": " : "",
+                   w->last_problem ? w->last_problem : "", ev ? "; events: " : "", ev ? ev : "");
+        rc = -1;
+    } else if (rc != 0) {
+        kp_err_prefix(err, "waiting for %s", o->what);
+    }
+    free(ev);
+    return rc;
+}
+
 int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t **pods,
                   struct kp_err *err)
 {
     struct pod_wait w = {.o = o,
+                         .kc = kc,
                          .was_ready = json_object(),
                          .pods = json_object(),
                          .ready = json_object(),
                          .finished = json_object(),
                          .done = json_array()};
     char *resume = NULL; /* where the next slice's watch starts: no list again */
+    volatile sig_atomic_t *wake = k8s_podevents_wake(o->events);
     struct kube_watch_opts wo = {
-        .label_selector = o->selector, .stream_timeout_s = 60, .resume_rv = &resume};
+        .label_selector = o->selector, .stream_timeout_s = 60, .resume_rv = &resume, .wake = wake};
     uint64_t end = clock_now_ms() + o->timeout_ms;
     int rc;
-    char *ev = NULL;
 
     for (;;) {
         json_t *n = NULL;
@@ -476,7 +582,12 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         wo.deadline_ms = slice ? K8S_WAIT_NODE_CHECK_MS : left;
         wo.resource_version = resume; /* NULL the first time: list */
         rc = kube_watch(kc, &KUBE_RES_PODS, o->ns, &wo, wait_cb, &w, err);
-        if (rc == 1 && slice) {
+        if (rc == 1 && wake && *wake) {
+            *wake = 0; /* before looking: an event kept from now on wakes the next watch */
+            if (rescan(&w, err) == 0)
+                continue; /* watch on from where it stopped (the deadline is checked first) */
+            rc = 0;       /* the wait ends (or a node is to be read, below) */
+        } else if (rc == 1 && slice) {
             /* a slice ended, not the wait: read the node of a pod not Ready yet, if any */
             w.suspect_node = unready_node(&w);
             if (!w.suspect_node)
@@ -501,34 +612,11 @@ int k8s_wait_pods(struct kube_client *kc, const struct k8s_wait_opts *o, json_t 
         /* the node is fine: watch on from where the last watch stopped (no new list) */
     }
 
-    if (rc == 0 && w.node_down) {
-        kp_err_set(err, "%s: %s", o->what, w.node_down);
-        rc = -1;
-    } else if (rc == 0 && w.fatal) {
-        char *logtail = crash_log(kc, o->ns, w.fatal_pod, w.fatal);
-        ev = events_of(kc, o->ns, w.fatal_pod);
-        kp_err_set(err, "%s did not start: %s%s%s%s%s", o->what, w.fatal,
-                   logtail ? "; last log: " : "", logtail ? logtail : "", ev ? "; events: " : "",
-                   ev ? ev : "");
-        free(logtail);
-        rc = -1;
-    } else if (rc == 1) {
-        ev = events_of(kc, o->ns, o->owner);
-        if (!ev && w.last_problem == NULL && json_object_size(w.pods) == 0)
-            ev = kp_xstrdup("no pod was created");
-        kp_err_set(err, "%s: not %s after %llu s (--timeout)%s%s%s%s", o->what,
-                   o->goal == K8S_WAIT_READY ? "ready" : "finished",
-                   (unsigned long long)(o->timeout_ms / 1000), w.last_problem ? ": " : "",
-                   w.last_problem ? w.last_problem : "", ev ? "; events: " : "", ev ? ev : "");
-        rc = -1;
-    } else if (rc != 0) {
-        kp_err_prefix(err, "waiting for %s", o->what);
-    }
+    rc = wait_result(kc, o, &w, rc, err);
     if (rc == 0 && pods) {
         *pods = w.done;
         w.done = NULL;
     }
-    free(ev);
     free(resume);
     free(w.fatal);
     free(w.node_down);

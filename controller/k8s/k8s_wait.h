@@ -11,12 +11,14 @@
 #include <stdint.h>
 
 #include "base/kp_err.h"
+#include "controller/k8s/k8s_podevents.h"
 #include "controller/kube/kube.h"
 
 /* What is wrong with a pod (borrowed), or NULL when nothing is (yet). *fatal = 1 when it will
- * not fix itself (image pull errors, config errors, crash loops, a failed pod, a pod pinned to
- * one node that the scheduler finds Unschedulable: "pod P for node N is unschedulable: <the
- * scheduler's message>"). Caller frees. */
+ * not fix itself (a permanent image pull error, config errors, crash loops, a failed pod, a
+ * pod pinned to one node that the scheduler finds Unschedulable: "pod P for node N is
+ * unschedulable: <the scheduler's message>"; k8s_podfail.h for the pulls and the scheduler,
+ * without events). Caller frees. */
 char *k8s_wait_pod_problem(const json_t *pod, int *fatal);
 
 /* The one node a pod's required node affinity names (matchFields metadata.name or
@@ -49,6 +51,7 @@ void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod);
 struct k8s_pod_times {
     double scheduled_s;
     double running_s;
+    double sandbox_s; /* its PodReadyToStartContainers condition True: the pod has its IP */
 };
 
 enum k8s_wait_goal {
@@ -78,11 +81,20 @@ struct k8s_wait_opts {
      * [scheduled_s, running_s] (as k8s_pod_times, 0 = not seen; the caller puts [0, 0] for
      * each pod it waits for, the wait fills them in). Other pods are ignored. */
     json_t *stage_times;
-    /* optional (borrowed object), READY only: an Unschedulable pinned pod does not end the wait;
-     * it is recorded here (node name -> the problem, as k8s_wait_pod_problem says it) and
-     * counts towards `want`, so the pods of the other nodes are still waited for. */
-    json_t *unschedulable;
+    /* optional (borrowed object), READY only: a pinned pod that cannot start (k8s_podfail.h:
+     * Unschedulable, no pod network, an image that will not pull) does not end the wait; it is
+     * recorded here (node name -> {"why": the diagnosis, "cause": its k8s_podfail cause name})
+     * and counts towards `want`, so the pods of the other nodes are still waited for. */
+    json_t *failed_nodes;
+    /* optional (borrowed): the run's pod events (k8s_podevents.h): a sandbox failure, which
+     * the pod object does not show, ends the wait within seconds of its first event */
+    struct k8s_podevents *events;
+    /* optional (K8S_CAUSE_MAX bytes): on -1 because a pod cannot start, its k8s_podfail cause
+     * name ("ip-exhaustion", ...); else left as it was */
+    char *cause_out;
 };
+
+#define K8S_CAUSE_MAX 32
 
 /* Watches the pods until the goal is met. On 0, *pods (may be NULL) is a new array of the
  * matching pods' last states (READY: the ready ones; FINISHED: the finished one). On -1, err

@@ -128,7 +128,8 @@ static int wait_ready(struct k8s_backend *b, struct k8s_probe *p, struct kp_err 
                                .what = what,
                                .goal = K8S_WAIT_READY,
                                .want = 1,
-                               .timeout_ms = b->ro->timeout_ms};
+                               .timeout_ms = b->ro->timeout_ms,
+                               .events = b->podevents};
     json_t *pods = NULL;
     int rc = k8s_wait_pods(b->kc, &wo, &pods, err);
 

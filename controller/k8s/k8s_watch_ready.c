@@ -17,6 +17,7 @@
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
+#include "controller/k8s/k8s_podfail.h"
 #include "controller/k8s/k8s_readiness.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -59,7 +60,7 @@ static int watcher_cb(void *arg, enum kube_event_type type, json_t *pod, struct 
     const char *job =
         json_string_value(json_object_get(json_object_get(md, "labels"), K8S_LABEL_JOB));
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
-    struct k8s_pod_times t = {0, 0};
+    struct k8s_pod_times t = {0, 0, 0};
     int fatal = 0;
     char *problem;
     json_t *e;
@@ -83,9 +84,11 @@ static int watcher_cb(void *arg, enum kube_event_type type, json_t *pod, struct 
     }
     t.scheduled_s = json_number_value(json_object_get(e, "s"));
     t.running_s = json_number_value(json_object_get(e, "r"));
+    t.sandbox_s = json_number_value(json_object_get(e, "i"));
     k8s_wait_observe(&t, pod);
     json_object_set_new(e, "s", json_real(t.scheduled_s));
     json_object_set_new(e, "r", json_real(t.running_s));
+    json_object_set_new(e, "i", json_real(t.sandbox_s));
     /* a copy: the event's objects are the watcher's, `seen` is shared */
     json_object_set_new(e, "pod", json_string(json_string_value(json_object_get(md, "name"))));
     json_object_set_new(
@@ -115,12 +118,46 @@ static void *watcher_main(void *arg)
 
 /* ---- the driver thread: creates, judges and deletes the readiness pods ---- */
 
+/* cause (may be NULL): the k8s_podfail cause when the pod could not start */
+static void record_error_cause(struct k8s_ready_watch *rw, const struct slot *s, const char *why,
+                               const char *cause)
+{
+    json_t *r = json_pack("{s:s, s:s, s:s, s:f, s:s}", "node", s->node, "job", s->job ? s->job : "",
+                          "kind", "watch", "created_unix_s", s->created_s, "error", why);
+
+    if (cause)
+        json_object_set_new(r, "cause", json_string(cause));
+    json_array_append_new(rw->records, r);
+    kp_log(KP_LOG_INFO, "readiness on %s: failed: %s", s->node, why);
+}
+
 static void record_error(struct k8s_ready_watch *rw, const struct slot *s, const char *why)
 {
-    json_array_append_new(rw->records, json_pack("{s:s, s:s, s:s, s:f, s:s}", "node", s->node,
-                                                 "job", s->job ? s->job : "", "kind", "watch",
-                                                 "created_unix_s", s->created_s, "error", why));
-    kp_log(KP_LOG_INFO, "readiness on %s: failed: %s", s->node, why);
+    record_error_cause(rw, s, why, NULL);
+}
+
+/* The pod's sandbox failed (its events, k8s_podevents): the failure's text (caller frees) and
+ * cause, or NULL. A pod that failed to get a network counts as failed at once, though the
+ * kubelet retries it: a rollout that breaks the CNI for a moment shows on its node. */
+static char *sandbox_failed(struct k8s_ready_watch *rw, const char *pod, const char **cause)
+{
+    json_t *ev = k8s_podevents_of(rw->b->podevents, pod), *e;
+    char *out = NULL;
+    size_t i;
+
+    json_array_foreach(ev, i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "message"));
+        enum k8s_podfail_cause c =
+            k8s_podfail_text_cause(json_string_value(json_object_get(e, "reason")), m);
+        if (c == K8S_PODFAIL_NONE || c >= K8S_PODFAIL_UNSCHEDULABLE)
+            continue;
+        free(out);
+        out = kp_xasprintf("no pod network (%s): %s", k8s_podfail_cause_name(c), m ? m : "");
+        *cause = k8s_podfail_cause_name(c);
+    }
+    json_decref(ev);
+    return out;
 }
 
 static void delete_job(struct kube_client *kc, const char *ns, const char *job)
@@ -203,7 +240,8 @@ static json_t *pod_doc(struct k8s_ready_watch *rw, const char *pod, char *why, s
 static void slot_check(struct k8s_ready_watch *rw, struct slot *s, double now)
 {
     struct k8s_pod_times t;
-    char why[512] = "", *pod = NULL, *problem = NULL;
+    char why[512] = "", *pod = NULL, *problem = NULL, *nonet = NULL;
+    const char *cause = NULL;
     bool done, fatal;
     const json_t *e;
 
@@ -211,6 +249,7 @@ static void slot_check(struct k8s_ready_watch *rw, struct slot *s, double now)
     e = json_object_get(rw->seen, s->job);
     t.scheduled_s = json_number_value(json_object_get(e, "s"));
     t.running_s = json_number_value(json_object_get(e, "r"));
+    t.sandbox_s = json_number_value(json_object_get(e, "i"));
     done = json_is_true(json_object_get(e, "done"));
     fatal = json_is_true(json_object_get(e, "fatal"));
     if (json_is_string(json_object_get(e, "pod")))
@@ -232,6 +271,8 @@ static void slot_check(struct k8s_ready_watch *rw, struct slot *s, double now)
         }
     } else if (fatal && problem) {
         record_error(rw, s, problem);
+    } else if (pod && (nonet = sandbox_failed(rw, pod, &cause)) != NULL) {
+        record_error_cause(rw, s, nonet, cause);
     } else if (now - s->created_s > rw->bound_s) {
         snprintf(why, sizeof(why), "%s within %.0f s%s%s",
                  t.scheduled_s <= 0 ? "not scheduled"
@@ -244,6 +285,7 @@ static void slot_check(struct k8s_ready_watch *rw, struct slot *s, double now)
     }
     slot_end(rw, s);
 out:
+    free(nonet);
     free(pod);
     free(problem);
 }

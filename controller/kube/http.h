@@ -35,8 +35,11 @@ struct http_request {
     const char *content_type; /* for the body; NULL = application/json */
     const char *accept;       /* NULL = application/json */
     enum http_retry retry;
-    long timeout_ms;       /* 0 = client default; < 0 = none (streams) */
-    uint64_t deadline_ms;  /* absolute on the client clock; 0 = none (streams stop at it) */
+    long timeout_ms;      /* 0 = client default; < 0 = none (streams) */
+    uint64_t deadline_ms; /* absolute on the client clock; 0 = none (streams stop at it) */
+    /* optional (borrowed): another thread sets it non-zero to end the request as at its
+     * deadline (deadline_reached), seen within about a second (libcurl's progress calls) */
+    volatile sig_atomic_t *wake;
     http_data_fn *on_data; /* streaming: 2xx bodies go here, not to the response */
     void *data_arg;
 };

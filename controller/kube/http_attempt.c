@@ -125,7 +125,8 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
     (void)dt, (void)dn, (void)ut, (void)un;
     if (http_aborted(h))
         return 1;
-    if (at->rq->deadline_ms && http_now_ms(h) >= at->rq->deadline_ms) {
+    if ((at->rq->deadline_ms && http_now_ms(h) >= at->rq->deadline_ms) ||
+        (at->rq->wake && *at->rq->wake)) {
         at->deadline = at->stopped = 1;
         return 1;
     }

@@ -223,6 +223,9 @@ struct kube_watch_opts {
     int bookmarks;         /* allowWatchBookmarks=true and deliver BOOKMARK events */
     long stream_timeout_s; /* timeoutSeconds per stream; 0 = random 300-600 like client-go */
     uint64_t deadline_ms;  /* give up after this long overall; 0 = never */
+    /* optional (borrowed): another thread sets it non-zero to end the watch as at its
+     * deadline (kube_watch returns 1), seen within about a second; the caller resets it */
+    volatile sig_atomic_t *wake;
     /* optional: on return, where a later watch can start (resource_version) to see only what
      * changed after this one: the last resourceVersion it saw (the list's, then each event's).
      * The old *resume_rv is freed when replaced; the caller frees the last. */

@@ -258,6 +258,7 @@ static enum stream_end one_stream(struct watch *w, long timeout_s, uint64_t dead
     rq.retry = HTTP_RETRY_IDEMPOTENT;
     rq.timeout_ms = (timeout_s + 30) * 1000;
     rq.deadline_ms = deadline;
+    rq.wake = w->opts->wake;
     rq.on_data = on_data;
     rq.data_arg = w;
     w->len = 0;
@@ -320,7 +321,7 @@ static int watch_loop(struct watch *w, uint64_t deadline, const char *what)
 
         if (http_aborted(c->http))
             return kp_err_set(w->err, "%s: interrupted", what);
-        if (deadline && http_now_ms(c->http) >= deadline)
+        if ((deadline && http_now_ms(c->http) >= deadline) || (w->opts->wake && *w->opts->wake))
             return 1;
         if (need_list) {
             if (relist(w) != 0)

@@ -386,6 +386,21 @@ out:
 }
 
 /* Lists skipped rows and errors, one per line; bullet is "  " or "- ". */
+/* An error the cluster made (its pod could not start) reads "[cluster: ip-exhaustion] ...":
+ * the brackets around cause_str, or "" for an error of the measurement. */
+static const char *cause_str(const json_t *e)
+{
+    const char *c = json_string_value(json_object_get(e, "cause"));
+    return c ? c : "";
+}
+
+static const char *cause_tag(const json_t *e, int close)
+{
+    if (!json_string_value(json_object_get(e, "cause")))
+        return "";
+    return close ? "] " : "[cluster: ";
+}
+
 static void print_problems(const struct report *rep, const char *bullet, FILE *out)
 {
     size_t i, nskip = json_array_size(report_skipped(rep)), nerr = 0;
@@ -423,9 +438,10 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
     fprintf(out, "\nErrors:\n\n");
     json_array_foreach(report_errors(rep), i, v)
     {
-        textsafe_line(out, "%s%s %s: %s", bullet, json_string_value(json_object_get(v, "scenario")),
-                      json_string_value(json_object_get(v, "placement")),
-                      json_string_value(json_object_get(v, "error")));
+        textsafe_line(
+            out, "%s%s %s: %s%s%s%s", bullet, json_string_value(json_object_get(v, "scenario")),
+            json_string_value(json_object_get(v, "placement")), cause_tag(v, 0), cause_str(v),
+            cause_tag(v, 1), json_string_value(json_object_get(v, "error")));
     }
     for (i = 0; i < report_row_count(rep); i++) {
         size_t k;
@@ -434,7 +450,8 @@ static void print_problems(const struct report *rep, const char *bullet, FILE *o
             continue;
         json_array_foreach(json_object_get(row, "errors"), k, v)
         {
-            textsafe_line(out, "%s%s: %s", bullet, row_label(row, label, sizeof(label)),
+            textsafe_line(out, "%s%s: %s%s%s%s", bullet, row_label(row, label, sizeof(label)),
+                          cause_tag(v, 0), cause_str(v), cause_tag(v, 1),
                           json_string_value(json_object_get(v, "error")));
         }
     }

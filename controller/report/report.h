@@ -126,6 +126,14 @@ void report_group_error(struct report_group *rg, const char *message);
  * errors[]. One line; copied. */
 void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message);
 
+/* The same two, with the cause of a failure the cluster made (a pod that could not start:
+ * "ip-exhaustion", "unschedulable", ... docs/report.md) as the entry's "cause"; NULL: none. */
+void report_group_error_cause(struct report_group *rg, const char *message, const char *cause);
+void report_group_error_test_cause(struct report_group *rg, enum test_kind t, const char *message,
+                                   const char *cause);
+/* Sets cause on the errors of test t's row (the group's direction) that have none. */
+void report_group_tag_cause(struct report_group *rg, enum test_kind t, const char *cause);
+
 /* For `--samples auto`: true when the row of test t (in the group's direction) has at least 2
  * samples of its key metric (ops_per_sec for latency tests, throughput_mbps otherwise) and the
  * 95% confidence interval's half-width is within rel_half_width_pct percent of the mean.

@@ -181,6 +181,16 @@ void report_group_skip_test(struct report_group *rg, enum test_kind t, const cha
 
 void report_group_error(struct report_group *rg, const char *message)
 {
+    report_group_error_cause(rg, message, NULL);
+}
+
+void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message)
+{
+    report_group_error_test_cause(rg, t, message, NULL);
+}
+
+void report_group_error_cause(struct report_group *rg, const char *message, const char *cause)
+{
     const struct report_place *pl = rg->place;
 
     json_t *e = json_pack("{s:s, s:s, s:s}", "scenario", pl->scenario, "placement", pl->placement,
@@ -188,13 +198,32 @@ void report_group_error(struct report_group *rg, const char *message)
 
     if (pl->ip_family)
         json_object_set_new(e, "ip_family", json_string(pl->ip_family));
+    if (cause)
+        json_object_set_new(e, "cause", json_string(cause));
     json_array_append_new(pl->rep->errors, e);
 }
 
-void report_group_error_test(struct report_group *rg, enum test_kind t, const char *message)
+void report_group_tag_cause(struct report_group *rg, enum test_kind t, const char *cause)
 {
-    json_array_append_new(json_object_get(kind_row(rg->place, t, rg->reverse), "errors"),
-                          json_pack("{s:s, s:s}", "test", testkind_name(t), "error", message));
+    const json_t *row = rg->place->rows[rg->reverse][t];
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(row, "errors"), i, e)
+    {
+        if (!json_object_get(e, "cause"))
+            json_object_set_new(e, "cause", json_string(cause));
+    }
+}
+
+void report_group_error_test_cause(struct report_group *rg, enum test_kind t, const char *message,
+                                   const char *cause)
+{
+    json_t *e = json_pack("{s:s, s:s}", "test", testkind_name(t), "error", message);
+
+    if (cause)
+        json_object_set_new(e, "cause", json_string(cause));
+    json_array_append_new(json_object_get(kind_row(rg->place, t, rg->reverse), "errors"), e);
 }
 
 bool report_group_ci_narrow_enough(const struct report_group *rg, enum test_kind t,

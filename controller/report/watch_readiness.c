@@ -44,6 +44,8 @@ static json_t *sample(const json_t *r, double start_unix_s)
 
     if (json_is_string(json_object_get(r, "error"))) {
         json_object_set(s, "error", json_object_get(r, "error"));
+        if (json_is_string(json_object_get(r, "cause")))
+            json_object_set(s, "cause", json_object_get(r, "cause"));
         return s;
     }
     if (json_is_string(json_object_get(r, "pod")))
@@ -51,6 +53,8 @@ static json_t *sample(const json_t *r, double start_unix_s)
     for (size_t k = 0; k < N_SEGMENTS; k++)
         if (json_is_number(json_object_get(r, segments[k])))
             json_object_set_new(s, segments[k], json_real(num(r, segments[k])));
+    if (json_is_number(json_object_get(r, "time_to_ip_s"))) /* JSON only */
+        json_object_set_new(s, "time_to_ip_s", json_real(num(r, "time_to_ip_s")));
     return s;
 }
 
@@ -58,7 +62,7 @@ static json_t *sample(const json_t *r, double start_unix_s)
 static void finish_node(json_t *n)
 {
     json_t *series = json_object_get(n, "series");
-    size_t len = json_array_size(series), measured = 0, failed = 0;
+    size_t len = json_array_size(series), measured = 0, failed = 0, no_network = 0;
     json_t **order = kp_xcalloc(len + 1, sizeof(*order));
     double *v = kp_xcalloc(len + 1, sizeof(*v)), max = 0;
     json_t *sorted = json_array();
@@ -69,7 +73,11 @@ static void finish_node(json_t *n)
     for (size_t i = 0; i < len; i++) {
         json_array_append(sorted, order[i]);
         if (json_object_get(order[i], "error")) {
+            const char *cause = json_string_value(json_object_get(order[i], "cause"));
             failed++;
+            /* the pod never got a network: its sandbox failed (k8s_podfail's CNI causes) */
+            no_network +=
+                cause && (strncmp(cause, "cni-", 4) == 0 || strncmp(cause, "ip-", 3) == 0);
             continue;
         }
         if (!json_is_number(json_object_get(order[i], "total_s")))
@@ -81,6 +89,7 @@ static void finish_node(json_t *n)
     }
     json_object_set_new(n, "measured", json_integer((json_int_t)measured));
     json_object_set_new(n, "failed", json_integer((json_int_t)failed));
+    json_object_set_new(n, "no_network", json_integer((json_int_t)no_network));
     json_object_set_new(n, "total_s",
                         measured
                             ? json_pack("{s:f, s:f}", "p50", stats_median(v, measured), "max", max)
@@ -163,13 +172,15 @@ void watch_readiness_print(const json_t *doc, bool md, FILE *out)
         return;
     fprintf(out,
             md ? "\n**Pod network readiness** (a pod per node every %g s; seconds from its "
-                 "creation to its first answered packet)\n\n| node | pods | failed | p50 s | "
-                 "max s |\n|---|--:|--:|--:|--:|\n"
+                 "creation to its first answered packet; no network: failed pods whose sandbox "
+                 "failed)\n\n| node | pods | failed | no network | p50 s | "
+                 "max s |\n|---|--:|--:|--:|--:|--:|\n"
                : "\nPod network readiness (a pod per node every %g s; seconds from its creation "
-                 "to its first answered packet)\n%-24s %6s %6s %8s %8s\n",
-            num(rd, "every_s"), "NODE", "PODS", "FAILED", "P50_S", "MAX_S");
+                 "to its first answered packet; NO_NET: failed pods whose sandbox failed)\n%-24s "
+                 "%6s %6s %6s %8s %8s\n",
+            num(rd, "every_s"), "NODE", "PODS", "FAILED", "NO_NET", "P50_S", "MAX_S");
     if (json_array_size(nodes) == 0)
-        fprintf(out, md ? "| (no pod measured) | | | | |\n" : "(no pod measured)\n");
+        fprintf(out, md ? "| (no pod measured) | | | | | |\n" : "(no pod measured)\n");
     json_array_foreach(nodes, i, n)
     {
         const json_t *t = json_object_get(n, "total_s");
@@ -180,10 +191,14 @@ void watch_readiness_print(const json_t *doc, bool md, FILE *out)
             snprintf(p50, sizeof(p50), "%.3f", num(t, "p50"));
             snprintf(max, sizeof(max), "%.3f", num(t, "max"));
         }
-        fprintf(out, md ? "| %s | %lld | %lld | %s | %s |\n" : "%-24s %6lld %6lld %8s %8s\n", node,
+        fprintf(out,
+                md ? "| %s | %lld | %lld | %lld | %s | %s |\n"
+                   : "%-24s %6lld %6lld %6lld %8s %8s\n",
+                node,
                 (long long)(json_integer_value(json_object_get(n, "measured")) +
                             json_integer_value(json_object_get(n, "failed"))),
-                (long long)json_integer_value(json_object_get(n, "failed")), p50, max);
+                (long long)json_integer_value(json_object_get(n, "failed")),
+                (long long)json_integer_value(json_object_get(n, "no_network")), p50, max);
     }
     if (json_array_size(nodes) == 0)
         return;

@@ -27,12 +27,12 @@ run_ok() {
     k8s_nothing_left "$name"
 }
 
-# run_fails NAME PATTERN ARGS...: the run exits 1 and stderr matches PATTERN (grep -E)
+# run_fails NAME PATTERN ARGS...: the run exits ${WANT_RC:-1} and stderr matches PATTERN (grep -E)
 run_fails() {
     local name=$1 pat=$2; shift 2
     kperf_k8s "$@" -o json >"$K8S_DIR/$name.json" 2>"$K8S_DIR/$name.err"
     local rc=$?
-    if [ "$rc" = 1 ] && grep -Eq "$pat" "$K8S_DIR/$name.err"; then
+    if [ "$rc" = "${WANT_RC:-1}" ] && grep -Eq "$pat" "$K8S_DIR/$name.err"; then
         pass "$name: fails clearly: $(grep -E "$pat" "$K8S_DIR/$name.err" | head -1 | cut -c1-300)"
     else
         fail "$name: rc=$rc, no /$pat/ in:"; tail -5 "$K8S_DIR/$name.err"
@@ -54,7 +54,9 @@ fault "drop-watch:after=0.5s;gone-watch:rate=0.5"
 run_ok "watch-drops-and-410" "${QUICK[@]}" --scenarios pod-to-pod,host-to-host
 fault --clear
 
-run_fails "unknown-image" "(ErrImagePull|ImagePullBackOff).*registry.invalid/kperf/nothing:1" \
+# a permanent pull error (the registry says "not found"): exit 4, the cluster's failure
+WANT_RC=4 run_fails "unknown-image" \
+    "(ErrImagePull|ImagePullBackOff) for image registry.invalid/kperf/nothing:1 \(image-pull\)" \
     "${QUICK[@]}" --image registry.invalid/kperf/nothing:1
 
 # Pod Security: an existing namespace that enforces baseline refuses host-to-host

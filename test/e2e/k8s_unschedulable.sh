@@ -13,7 +13,8 @@
 #     server is on node-3) are measured.
 # Each time the report comes well before --timeout: the time from the pod's PodScheduled=False
 # transition (kube-sim's clock, whole seconds) to kperf's message is printed and bounded at
-# 30 s (normally under 2 s: 15x). Exit status 1 (failed rows), nothing left behind.
+# 30 s (normally under 2 s: 15x). Exit status 4 (the cluster could not start a pod), the failed
+# rows' errors carry "cause": "unschedulable", nothing left behind.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -50,10 +51,10 @@ run() {
     else
         fail "$name: time to diagnosis: message at ${t_msg:-never}, unschedulable since ${since:-?}"
     fi
-    if [ "$rc" = 1 ]; then
-        pass "$name: kperf exits 1 (failed rows)"
+    if [ "$rc" = 4 ]; then
+        pass "$name: kperf exits 4 (the cluster could not start a pod)"
     else
-        fail "$name: kperf rc=$rc (want 1): $(tail -3 "$K8S_DIR/$name.err")"
+        fail "$name: kperf rc=$rc (want 4): $(tail -3 "$K8S_DIR/$name.err")"
     fi
 }
 
@@ -90,6 +91,12 @@ if jq -e '[.metadata.sweep.nodes[] | select(.verdict == "skipped") | .name] == [
         ([.metadata.sweep.nodes[] | select(.name == "node-3") | .skipped][0] | test("Insufficient cpu"))' \
     "$K8S_DIR/cpu.json" >/dev/null; then
     pass "cpu: node-3's verdict is skipped, with the reason"
+    if jq -e '[.results[] | select(.placement == "node:node-3") | .errors[0].cause] |
+            all(. == "unschedulable")' "$K8S_DIR/cpu.json" >/dev/null; then
+        pass "cpu: node-3's rows carry the cause unschedulable"
+    else
+        fail "cpu: causes: $(jq -c '[.results[] | .errors[0].cause]' "$K8S_DIR/cpu.json")"
+    fi
 else
     fail "cpu: verdicts: $(jq -c '[.metadata.sweep.nodes[] | {name, verdict, skipped}]' "$K8S_DIR/cpu.json")"
 fi

@@ -14,6 +14,8 @@
 
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_podevents.h"
+#include "controller/k8s/k8s_podfail.h"
 #include "controller/k8s/k8s_wait.h"
 #include "controller/k8s/k8s_yaml.h"
 
@@ -78,6 +80,16 @@ static void api_objects(const json_t *doc)
     free(s);
     s = k8s_wait_events_summary(items, "ns");
     free(s);
+    {
+        struct k8s_podfail pf;
+        json_t *kept = json_object();
+        size_t i;
+        const json_t *e;
+        (void)k8s_podfail_classify(doc, items, doc, &pf);
+        k8s_podfail_cleanup(&pf);
+        json_array_foreach(items, i, e)(void) k8s_podevents_keep(kept, e);
+        json_decref(kept);
+    }
     json_decref(tol);
 }
 

@@ -42,7 +42,7 @@ static void test_k8s_readiness_stages(void **state)
     json_t *running =
         pod("{\"spec\": {\"nodeName\": \"n\"}, \"status\": {\"phase\": \"Running\"}}");
     json_t *done = pod("{\"spec\": {\"nodeName\": \"n\"}, \"status\": {\"phase\": \"Succeeded\"}}");
-    struct k8s_pod_times t = {0, 0};
+    struct k8s_pod_times t = {0, 0, 0};
     (void)state;
 
     assert_int_equal(k8s_wait_pod_stage(pending), 0);
@@ -69,7 +69,7 @@ static void test_k8s_readiness_stages(void **state)
 
 static void test_k8s_readiness_record_segments(void **state)
 {
-    struct k8s_pod_times t = {100.25, 102.5};
+    struct k8s_pod_times t = {100.25, 102.5, 0};
     json_t *doc = json_pack("{s:f}", "first_answer_unix_s", 102.75);
     json_t *r = k8s_readiness_record("p", "n-2", "churn", 100.0, &t, doc);
     (void)state;
@@ -88,10 +88,10 @@ static void test_k8s_readiness_record_skew_and_missing(void **state)
 {
     /* the agent answered before the watch saw Running: first packet 0, not negative; a stage
      * seen "before" creation (clock steps) counts from creation */
-    struct k8s_pod_times t = {99.0, 101.0};
+    struct k8s_pod_times t = {99.0, 101.0, 0};
     json_t *doc = json_pack("{s:f}", "first_answer_unix_s", 100.5);
     json_t *r = k8s_readiness_record("p", "n", "client", 100.0, &t, doc);
-    struct k8s_pod_times never = {100.5, 0};
+    struct k8s_pod_times never = {100.5, 0, 0};
     json_t *r2 = k8s_readiness_record("p", "n", "client", 100.0, &never, NULL);
     (void)state;
 

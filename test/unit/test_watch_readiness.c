@@ -26,7 +26,8 @@ static const char records_text[] =
     " \"network_s\":2.0,\"first_packet_s\":0.2,\"total_s\":2.3},"
     "{\"node\":\"node-a\",\"created_unix_s\":1000.5,\"pod\":\"p1\",\"scheduling_s\":0.1,"
     " \"network_s\":0.2,\"first_packet_s\":0.2,\"total_s\":0.5},"
-    "{\"node\":\"node-a\",\"created_unix_s\":1004.0,\"error\":\"no network | within 60 s\"},"
+    "{\"node\":\"node-a\",\"created_unix_s\":1004.0,\"error\":\"no network | within 60 "
+    "s\",\"cause\":\"cni-plugin-error\"},"
     "{\"node\":\"node-a\",\"created_unix_s\":1008.0,\"pod\":\"p5\",\"scheduling_s\":0.1,"
     " \"network_s\":0.4,\"first_packet_s\":0.2,\"total_s\":0.7},"
     "{\"node\":\"node-a\",\"created_unix_s\":1011.0,\"pod\":\"p6\",\"scheduling_s\":0.1,"
@@ -125,11 +126,12 @@ static void table_and_markdown(void **state)
     (void)state;
 
     assert_non_null(strstr(t, "Pod network readiness (a pod per node every 3 s;"));
-    assert_non_null(strstr(t, "node-a                        4      1    0.700    0.900\n"));
-    assert_non_null(strstr(t, "node-b                        2      0    2.400    2.500\n"));
+    /* node-a's failed pod never got a network (its cause is a CNI one): NO_NET counts it */
+    assert_non_null(strstr(t, "node-a                        4      1      1    0.700    0.900\n"));
+    assert_non_null(strstr(t, "node-b                        2      0      0    2.400    2.500\n"));
     assert_non_null(strstr(t, "  node-a                        4.0  failed: no network | within"));
     assert_non_null(strstr(t, "  node-b                        6.0    2.500    0.100    2.100"));
-    assert_non_null(strstr(m, "| node-a | 4 | 1 | 0.700 | 0.900 |\n"));
+    assert_non_null(strstr(m, "| node-a | 4 | 1 | 1 | 0.700 | 0.900 |\n"));
     assert_non_null(strstr(m, "| node-a | 4.0 | failed: no network / within 60 s | | | |\n"));
     assert_non_null(strstr(m, "| node-b | 1.0 | 2.300 | 0.100 | 2.000 | 0.200 |\n"));
     assert_string_equal(none, "");
