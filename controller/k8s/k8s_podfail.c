@@ -144,7 +144,7 @@ static double event_time(const json_t *e)
     return t > 0 ? t : k8s_podfail_time(s_at(e, "firstTimestamp"));
 }
 
-static const json_t *condition(const json_t *obj, const char *type)
+const json_t *k8s_podfail_condition(const json_t *obj, const char *type)
 {
     size_t i;
     json_t *c;
@@ -159,7 +159,7 @@ static const json_t *condition(const json_t *obj, const char *type)
 
 static int cond_is(const json_t *obj, const char *type, const char *status)
 {
-    const json_t *c = condition(obj, type);
+    const json_t *c = k8s_podfail_condition(obj, type);
     return c && strcmp(or_empty(s_at(c, "status")), status) == 0;
 }
 
@@ -191,7 +191,7 @@ static int classify_unschedulable(const json_t *pod, const char *name, const jso
 {
     static const char *const res[] = {"Insufficient cpu", "Insufficient memory",
                                       "Insufficient ephemeral-storage", "Too many pods", NULL};
-    const json_t *c = condition(pod, "PodScheduled"), *ready;
+    const json_t *c = k8s_podfail_condition(pod, "PodScheduled"), *ready;
     const char *msg, *node = k8s_wait_pinned_node(pod);
     char detail[256] = "";
 
@@ -199,7 +199,7 @@ static int classify_unschedulable(const json_t *pod, const char *name, const jso
         strcmp(or_empty(s_at(c, "reason")), "Unschedulable") != 0)
         return 0;
     msg = or_empty(s_at(c, "message"));
-    ready = condition(nodeobj, "Ready");
+    ready = k8s_podfail_condition(nodeobj, "Ready");
     if (node && ready && strstr(or_empty(s_at(ready, "message")), "NetworkReady=false")) {
         /* the node lifecycle controller's not-ready taint keeps the pod off a node whose CNI
          * is not ready: the CNI is the cause, the scheduler only the messenger */
@@ -228,7 +228,7 @@ static int classify_unschedulable(const json_t *pod, const char *name, const jso
 static int classify_sandbox(const json_t *pod, const char *name, const char *node,
                             const json_t *events, const json_t *nodeobj, struct k8s_podfail *out)
 {
-    const json_t *last = NULL, *e, *ready = condition(nodeobj, "Ready");
+    const json_t *last = NULL, *e, *ready = k8s_podfail_condition(nodeobj, "Ready");
     double first = 0;
     size_t i;
     enum k8s_podfail_cause c;

@@ -55,4 +55,7 @@ void k8s_podfail_cleanup(struct k8s_podfail *f); /* NULL is a no-op; zeroes *f *
  * it is not one. */
 double k8s_podfail_time(const char *rfc3339);
 
+/* The condition of that type in obj's (a pod's or a node's) status.conditions; NULL = none. */
+const json_t *k8s_podfail_condition(const json_t *obj, const char *type);
+
 #endif

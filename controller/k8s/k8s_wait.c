@@ -24,22 +24,9 @@ static const char *or_empty(const char *s)
     return s ? s : "";
 }
 
-static const json_t *condition(const json_t *pod, const char *type)
-{
-    size_t i;
-    json_t *c;
-
-    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
-    {
-        if (strcmp(or_empty(s_at(c, "type")), type) == 0)
-            return c;
-    }
-    return NULL;
-}
-
 static int pod_ready(const json_t *pod)
 {
-    const json_t *c = condition(pod, "Ready");
+    const json_t *c = k8s_podfail_condition(pod, "Ready");
     return c && strcmp(or_empty(s_at(c, "status")), "True") == 0 &&
            !json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp");
 }
@@ -118,7 +105,7 @@ const char *k8s_wait_pinned_node(const json_t *pod)
 char *k8s_wait_pod_problem(const json_t *pod, int *fatal)
 {
     const json_t *status = json_object_get(pod, "status");
-    const json_t *sched = condition(pod, "PodScheduled");
+    const json_t *sched = k8s_podfail_condition(pod, "PodScheduled");
     const char *phase = or_empty(s_at(status, "phase"));
     size_t i;
     json_t *cs;
@@ -260,7 +247,7 @@ int k8s_wait_pod_stage(const json_t *pod)
 {
     const json_t *st = json_object_get(pod, "status");
     const char *phase = or_empty(s_at(st, "phase"));
-    const json_t *c = condition(pod, "PodScheduled");
+    const json_t *c = k8s_podfail_condition(pod, "PodScheduled");
     const json_t *cs;
     size_t i;
 
@@ -289,7 +276,7 @@ void k8s_wait_observe(struct k8s_pod_times *t, const json_t *pod)
     if (stage >= 2 && t->running_s <= 0)
         t->running_s = now;
     if (t->sandbox_s <= 0) {
-        const json_t *c = condition(pod, "PodReadyToStartContainers");
+        const json_t *c = k8s_podfail_condition(pod, "PodReadyToStartContainers");
         if (c && strcmp(or_empty(s_at(c, "status")), "True") == 0)
             t->sandbox_s = now;
     }
