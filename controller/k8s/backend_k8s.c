@@ -194,6 +194,7 @@ static void destroy(struct backend *base)
     k8s_deploy_cleanup(&b->d);
     kp_free_secret(b->token);
     json_decref(b->nodes);
+    json_decref(b->net_down);
     json_decref(b->facts);
     json_decref(b->sweep_servers);
     json_decref(b->readiness);

@@ -27,6 +27,8 @@ struct k8s_backend {
     int deployed;
     char *token;          /* per-run agent token (secret) */
     json_t *nodes;        /* eligible Node objects, ours */
+    json_t *net_down;     /* --all-nodes: NotReady nodes with NetworkReady=false, ours (or NULL):
+                           * swept, their pairs fail at once with cni-not-ready (k8s_sweep.c) */
     const json_t *node_a; /* borrowed from nodes: servers, same-node clients */
     const json_t *node_b; /* borrowed from nodes: other-node clients, or NULL */
     json_t *facts;        /* describe(): ours */

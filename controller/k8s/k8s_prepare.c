@@ -223,6 +223,22 @@ static int named_node_error(const json_t *all, const struct k8s_node_filter *f, 
     return kp_err_set(err, "node %s does not exist", name);
 }
 
+/* A node that is not Ready only because its runtime network is not (NetworkReady=false: no
+ * conflist, the CNI agent down): a sweep keeps it, its pairs fail at once with the cause
+ * (issue 29), where any other ineligible node is left out. why: k8s_facts_node_eligible's. */
+static int net_not_ready(const json_t *node, const char *why)
+{
+    char *nr;
+    int yes;
+
+    if (!why || strcmp(why, "not Ready") != 0)
+        return 0;
+    nr = k8s_facts_node_not_ready(node);
+    yes = nr && strstr(nr, "NetworkReady=false") != NULL;
+    free(nr);
+    return yes;
+}
+
 static void skip_other_node(struct plan *plan, const char *why)
 {
     for (int s = 0; s < SCENARIO_COUNT; s++)
@@ -335,11 +351,14 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
         goto out;
     }
     b->nodes = json_array();
+    b->net_down = json_array();
     json_array_foreach(all, i, n)
     {
         char *why = NULL;
         if (k8s_facts_node_eligible(n, &f, &why))
             json_array_append(b->nodes, n);
+        else if (b->ro->all_nodes && net_not_ready(n, why))
+            json_array_append(b->net_down, n);
         else
             kp_log(KP_LOG_INFO, "node %s skipped: %s", k8s_facts_node_name(n), why);
         free(why);

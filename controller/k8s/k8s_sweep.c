@@ -155,14 +155,41 @@ static void node_cni_versions(struct k8s_backend *b, json_t *infos)
     }
 }
 
+static void mark_unschedulable(struct k8s_backend *b, const char *name, json_t *f);
+
+/* the nodes kept with their network not ready (b->net_down): their pairs fail at once */
+static void mark_net_down(struct k8s_backend *b)
+{
+    size_t i;
+    json_t *node;
+
+    json_array_foreach(b->net_down, i, node)
+    {
+        const char *name = k8s_facts_node_name(node);
+        char *nr = k8s_facts_node_not_ready(node);
+        char *why = kp_xasprintf("node %s is NotReady (cni-not-ready): %s", name,
+                                 nr ? nr : "NetworkReady=false");
+        json_t *f = json_pack("{s:s, s:s}", "why", why, "cause", "cni-not-ready");
+        free(why);
+        free(nr);
+        mark_unschedulable(b, name, f);
+        json_decref(f);
+    }
+}
+
 void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
 {
-    size_t n = json_array_size(b->nodes), i;
+    size_t n = json_array_size(b->nodes) + json_array_size(b->net_down), i;
     json_t *names = json_array(), *infos = json_array(), *ring;
     const char **clients;
     json_t *node, *p;
 
     json_array_foreach(b->nodes, i, node)
+    {
+        json_array_append_new(names, json_string(k8s_facts_node_name(node)));
+        json_array_append_new(infos, k8s_facts_node_info(node, "swept"));
+    }
+    json_array_foreach(b->net_down, i, node)
     {
         json_array_append_new(names, json_string(k8s_facts_node_name(node)));
         json_array_append_new(infos, k8s_facts_node_info(node, "swept"));
@@ -190,6 +217,7 @@ void k8s_sweep_plan(struct k8s_backend *b, struct plan *plan)
         if (c)
             json_object_set(b->sweep->by_client, c, p);
     }
+    mark_net_down(b);
 }
 
 /* the pair whose client is `client`, or NULL */
@@ -559,12 +587,10 @@ static char *check_pair_nodes(struct k8s_backend *b, const struct plan_group *g)
         }
         json_decref(n);
         if ((known || why) && !note)
-            note = kp_xasprintf("%s node %s is NotReady %s(%s)", k == 0 ? "client" : "server",
-                                ends[k],
-                                strstr(known ? known : why, "NetworkReady=false")
-                                    ? "(cni-not-ready) "
-                                    : "",
-                                known ? known : why);
+            note = kp_xasprintf(
+                "%s node %s is NotReady %s(%s)", k == 0 ? "client" : "server", ends[k],
+                strstr(known ? known : why, "NetworkReady=false") ? "(cni-not-ready) " : "",
+                known ? known : why);
         free(why);
     }
     return note;

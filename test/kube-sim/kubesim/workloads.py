@@ -133,19 +133,25 @@ class Workloads:
         cache = self.__dict__.setdefault("_ds_cache", {})
         hit = cache.get(md.get("uid"))
         if hit and hit[0] == key:
-            return hit[1], hit[2]
+            return hit[1], hit[2], hit[3]
         tols = tspec["tolerations"]
-        want = []
+        want, keep = [], set()
         for n in nodes:
-            taints_ok = all(tolerates(tols, t) for t in (
-                n.get("spec") or {}).get("taints") or []
-                if t.get("effect") in ("NoSchedule", "NoExecute"))
-            if taints_ok and node_matches(tspec, n):
-                want.append(n["metadata"]["name"])
+            if not node_matches(tspec, n):
+                continue
+            bad = {t.get("effect") for t in (n.get("spec") or {}).get(
+                "taints") or [] if not tolerates(tols, t)}
+            # as the DaemonSet controller: a new pod needs every NoSchedule
+            # and NoExecute taint tolerated, a running one only NoExecute
+            # (a node gone NotReady for its CNI keeps its pods)
+            if "NoExecute" not in bad:
+                keep.add(n["metadata"]["name"])
+                if "NoSchedule" not in bad:
+                    want.append(n["metadata"]["name"])
         h = hashlib.sha1(json.dumps(spec_template(ds), sort_keys=True)
                          .encode()).hexdigest()[:10]
-        cache[md.get("uid")] = (key, want, h)
-        return want, h
+        cache[md.get("uid")] = (key, want, keep, h)
+        return want, keep, h
 
     def create_pod(self, owner, tmpl, extra_labels, name_prefix, patch_spec,
                    component, finalizers=None):
@@ -202,8 +208,7 @@ class Workloads:
                 tols.append({"key": "node.kubernetes.io/network-unavailable",
                              "operator": "Exists", "effect": "NoSchedule"})
             tspec["tolerations"] = tols
-            want, h = self.ds_nodes(ds, tspec, nodes)
-            wanted = set(want)
+            want, keep, h = self.ds_nodes(ds, tspec, nodes)
             if index is None:
                 index = self.pods_by_owner()
             pods = self.owned(md["uid"], md["namespace"], index)
@@ -212,7 +217,7 @@ class Workloads:
                 if p["metadata"].get("deletionTimestamp"):
                     continue
                 n = _pinned(p)
-                if p["status"].get("phase") == "Failed" or n not in wanted:
+                if p["status"].get("phase") == "Failed" or n not in keep:
                     self.delete(R.BY_GR[("", "pods")], md["namespace"],
                                 p["metadata"]["name"], {}, None, [])
                     continue
@@ -248,7 +253,7 @@ class Workloads:
                       "numberAvailable": ready,
                       "updatedNumberScheduled": updated,
                       "observedGeneration": md.get("generation", 1)}
-            if len(want) - ready:
+            if len(want) > ready:
                 status["numberUnavailable"] = len(want) - ready
 
             def setst(x):
