@@ -56,8 +56,8 @@ fault --clear
 
 # a permanent pull error (the registry says "not found"): exit 4, the cluster's failure
 WANT_RC=4 run_fails "unknown-image" \
-    "(ErrImagePull|ImagePullBackOff) for image registry.invalid/kperf/nothing:1 \(image-pull\)" \
-    "${QUICK[@]}" --image registry.invalid/kperf/nothing:1
+    "(ErrImagePull|ImagePullBackOff) for image ghcr.io/kperf/nothing:1 \(image-pull\)" \
+    "${QUICK[@]}" --image ghcr.io/kperf/nothing:1
 
 # Pod Security: an existing namespace that enforces baseline refuses host-to-host
 kadmin create namespace kperf-psa >/dev/null
