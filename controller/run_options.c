@@ -106,13 +106,16 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
     if (o->cni_path && !o->cni_conf)
         return kp_err_set(err, "--cni-path needs --cni-conf FILE (the conflist whose plugins it "
                                "finds)");
+    if (o->local && o->history_dir && strncmp(o->history_dir, "configmap:", 10) == 0)
+        return kp_err_set(err, "--history configmap:NAME keeps the history in a cluster: with "
+                               "--local give a directory");
     if (o->node_a && o->nodes_from)
         return kp_err_set(err, "--nodes and --nodes-from cannot be used together");
     if (o->keep_runs > 0) {
         const char *last = o->output_dir ? strrchr(o->output_dir, '/') : NULL;
 
         last = last ? last + 1 : o->output_dir;
-        if (last ? strcmp(last, "{time}") != 0 : !o->history_dir)
+        if (!(last && strcmp(last, "{time}") == 0) && !o->history_dir)
             return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
                                    "run, named after its start time) or --history DIR");
     }

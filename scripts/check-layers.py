@@ -32,7 +32,8 @@ LAYERS = {
 # struct backend_ops. The Kubernetes-only commands use controller/k8s/ modules, never a
 # backend's header.
 BACKEND_CHOOSERS = {"cmd/kperf/backend_pick.c"}
-K8S_COMMANDS = {"cmd/kperf/cmd_cleanup.c", "cmd/kperf/cmd_manifests.c"}
+K8S_COMMANDS = {"cmd/kperf/cmd_cleanup.c", "cmd/kperf/cmd_manifests.c",
+                "cmd/kperf/history_store.c"}
 BACKEND_HEADERS = {"controller/k8s/backend_k8s.h", "controller/local/backend_local.h",
                    "controller/k8s/k8s_watch.h", "controller/k8s/k8s_watch_ready.h",
                    "controller/local/local_fault.h"}

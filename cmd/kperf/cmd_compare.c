@@ -12,6 +12,7 @@
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/history_store.h"
 #include "cmd/kperf/judge_flags.h"
 #include "controller/report/compare.h"
 #include "controller/report/history.h"
@@ -20,7 +21,8 @@
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
     "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
-    "       kperf compare --baseline DIR [--runs 5] [--first-run-ok] [--strict] NEW.json\n\n"
+    "       kperf compare --baseline DIR|configmap:NAME [--runs 5] [--first-run-ok] [--strict]\n"
+    "                     NEW.json\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
     "marks it regression, improvement or within noise, decided from the samples, or with\n"
@@ -36,6 +38,7 @@ struct compare_flags {
     const char *cluster;  /* --cluster NAME, the history key */
     bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
     bool strict;          /* --strict: an unreadable run in DIR fails instead of being skipped */
+    struct history_cluster hc; /* --kubeconfig, --context, -n: where configmap:NAME is */
 };
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
@@ -87,7 +90,8 @@ static const struct flag flag_table[] = {
      .fn = judge_set_thresholds_file},
     {.name = "baseline",
      .arg = "DIR",
-     .help = "judge NEW.json against the last runs in a history directory (kperf history)",
+     .help = "judge NEW.json against the last runs in a history directory\n(kperf history), "
+             "or in ConfigMaps: configmap:NAME (kperf run\n--history configmap:NAME)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct compare_flags, baseline)},
     {.name = "runs",
@@ -107,6 +111,23 @@ static const struct flag flag_table[] = {
      .help = "with --baseline: the cluster name of the history key (default: the report's)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct compare_flags, cluster)},
+    {.name = "kubeconfig",
+     .arg = "FILE",
+     .help = "with --baseline configmap:NAME: the cluster's kubeconfig\n(default $KUBECONFIG, "
+             "~/.kube/config, in-cluster)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, hc.kubeconfig)},
+    {.name = "context",
+     .arg = "NAME",
+     .help = "with --baseline configmap:NAME: the kubeconfig context",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, hc.context)},
+    {.name = "namespace",
+     .short_name = 'n',
+     .arg = "NS",
+     .help = "with --baseline configmap:NAME: its namespace (default the\ncontext's)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, hc.ns)},
     {.name = "alpha",
      .arg = "P",
      .help = "significance level of the tests (default 0.05)",
@@ -154,6 +175,14 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
                    f->first_run_ok ? "first-run-ok" : "strict");
         return flags_hint(&cmd, err);
     }
+    if (rc == 0 && (f->hc.kubeconfig || f->hc.context || f->hc.ns) &&
+        !(f->baseline && history_store_in_cluster(f->baseline))) {
+        kp_err_set(err, "--kubeconfig, --context and --namespace apply to --baseline "
+                        "configmap:NAME only");
+        return flags_hint(&cmd, err);
+    }
+    if (rc == 0 && f->baseline && history_store_check(f->baseline, err) != 0)
+        return flags_hint(&cmd, err);
     if (rc == 0 && f->baseline && f->n_files != 1) {
         kp_err_set(err, "'kperf compare --baseline DIR' takes NEW.json only");
         return flags_hint(&cmd, err);
@@ -166,19 +195,18 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
 static struct compare *against_history(const struct compare_flags *f, const struct report *cur,
                                        bool *first_run, struct kp_err *err)
 {
-    char **paths = NULL;
-    long n = history_comparable(f->baseline, cur, f->cluster, &paths, err);
-    struct history_runs h = {0};
+    struct history_store_runs hs;
+    struct history_runs h;
     struct compare *cmp = NULL;
     char *key;
 
-    if (n < 0)
+    if (history_store_load(f->baseline, &f->hc, cur, f->cluster, (size_t)f->judge.runs, f->strict,
+                           &hs, err) != 0) {
+        history_store_runs_free(&hs);
         return NULL;
-    key = history_key(cur, f->cluster);
-    if (history_load_runs(paths, n, (size_t)f->judge.runs, f->strict, &h, err) != 0) {
-        kp_err_prefix(err, "a run of %s cannot be read (--strict)", f->baseline);
-        goto out;
     }
+    h = hs.runs;
+    key = history_key(cur, f->cluster);
     for (size_t i = 0; i < h.n_skipped; i++)
         judge_warn_skipped(h.skipped[i], h.why[i]);
     if (h.n == 0 && f->first_run_ok && h.n_skipped == 0) {
@@ -212,9 +240,8 @@ static struct compare *against_history(const struct compare_flags *f, const stru
     if (cmp)
         compare_note_baseline(cmp, h.n, h.n_skipped);
 out:
-    history_runs_cleanup(&h);
+    history_store_runs_free(&hs);
     free(key);
-    history_paths_free(paths, n);
     return cmp;
 }
 

@@ -14,6 +14,7 @@
 #include "base/kp_log.h"
 #include "cmd/kperf/backend_pick.h"
 #include "cmd/kperf/commands.h"
+#include "cmd/kperf/history_store.h"
 #include "cmd/kperf/run_flags.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
@@ -96,8 +97,10 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
     }
     if (ro->history_dir) {
         char *path = NULL;
-        if (history_add(ro->history_dir, rep, NULL,
-                        ro->keep_runs ? ro->keep_runs : HISTORY_DEFAULT_KEEP, &path, &err) != 0) {
+        struct history_cluster hc = {ro->kubeconfig, ro->context, ro->namespace_name};
+        if (history_store_add(ro->history_dir, &hc, rep, NULL,
+                              ro->keep_runs ? ro->keep_runs : HISTORY_DEFAULT_KEEP, &path,
+                              &err) != 0) {
             fprintf(stderr, "kperf: error: --history %s: %s\n", ro->history_dir, kp_err_msg(&err));
             rc = -1;
         } else {
@@ -148,7 +151,8 @@ int cmd_run(int argc, char **argv)
         run_options_cleanup(&ro);
         return 2;
     }
-    if (backend_pick_check(&ro, &err) != 0) { /* a bad --local-fault SPEC is a usage error */
+    if (backend_pick_check(&ro, &err) != 0 || /* a bad --local-fault SPEC is a usage error */
+        (ro.history_dir && history_store_check(ro.history_dir, &err) != 0)) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         run_options_cleanup(&ro);
         return 2;

@@ -474,7 +474,9 @@ static const struct flag run_flags[] = {
              "also write report.json, .md, .csv and .html into DIR\n"
              "({time} in DIR: the run's start, YYYYMMDDTHHMMSSZ)"),
     RUN_FLAG(G_OUTPUT, F_HISTORY, "history", 0, "DIR",
-             "also keep the report in a history directory (kperf history, compare --baseline)"),
+             "also keep the report in a history directory (kperf history,\n"
+             "compare --baseline); configmap:NAME keeps it in ConfigMaps\n"
+             "of the namespace (-n) instead: no volume needed"),
     RUN_FLAG(G_OUTPUT, F_KEEP_RUNS, "keep-runs", 0, "N",
              "with --output-dir DIR/{time} (a folder per run, named\n"
              "after its start): keep the newest N run folders of DIR\n"

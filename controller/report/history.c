@@ -84,6 +84,17 @@ static void key_parts(const struct report *rep, const char *cluster, char *part[
     free(pair);
 }
 
+char *history_comparable_prefix(const struct report *rep, const char *cluster)
+{
+    char *p[DEPTH], *prefix;
+
+    key_parts(rep, cluster, p);
+    prefix = kp_xasprintf("%s/%s/%s/", p[0], p[1], p[2]);
+    for (int i = 0; i < DEPTH; i++)
+        free(p[i]);
+    return prefix;
+}
+
 char *history_key(const struct report *rep, const char *cluster)
 {
     char *p[DEPTH], *key;
@@ -96,7 +107,7 @@ char *history_key(const struct report *rep, const char *cluster)
 }
 
 /* "<start time>[-<run id>].json" of a report. Caller frees. */
-static char *file_name(const struct report *rep)
+char *history_file_name(const struct report *rep)
 {
     const json_t *md = report_metadata_const(rep);
     char now[32], *t, *id = NULL, *name;
@@ -167,7 +178,7 @@ int history_add(const char *dir, const struct report *rep, const char *cluster, 
                 char **path_out, struct kp_err *err)
 {
     char *key = history_key(rep, cluster), *folder = kp_xasprintf("%s/%s", dir, key);
-    char *name = file_name(rep), *path = kp_xasprintf("%s/%s", folder, name);
+    char *name = history_file_name(rep), *path = kp_xasprintf("%s/%s", folder, name);
     struct safefile *sf = NULL;
     int rc = -1;
 
@@ -261,7 +272,7 @@ static int cmp_by_time(const void *a, const void *b)
 long history_comparable(const char *dir, const struct report *rep, const char *cluster,
                         char ***paths, struct kp_err *err)
 {
-    char *p[DEPTH], *folder, *own = file_name(rep);
+    char *p[DEPTH], *folder, *own = history_file_name(rep);
     long n = 0, k = 0;
     struct stat st;
 
@@ -296,8 +307,21 @@ void history_paths_free(char **paths, long n)
     free(paths);
 }
 
+static struct report *load_file(void *arg, const char *path, struct kp_err *err)
+{
+    (void)arg;
+    return report_load(path, err);
+}
+
 int history_load_runs(char *const *paths, long n, size_t want, bool strict,
                       struct history_runs *out, struct kp_err *err)
+{
+    return history_load_runs_with(paths, n, want, strict, load_file, NULL, out, err);
+}
+
+int history_load_runs_with(char *const *paths, long n, size_t want, bool strict,
+                           history_loader_fn *load, void *arg, struct history_runs *out,
+                           struct kp_err *err)
 {
     memset(out, 0, sizeof(*out));
     out->reps = kp_xcalloc((size_t)n + 1, sizeof(*out->reps));
@@ -307,7 +331,7 @@ int history_load_runs(char *const *paths, long n, size_t want, bool strict,
     /* newest first until want are loaded, so one bad run does not shorten the baseline */
     for (long i = n - 1; i >= 0 && (want == 0 || out->n < want); i--) {
         struct kp_err e = {{0}};
-        struct report *r = report_load(paths[i], &e);
+        struct report *r = load(arg, paths[i], &e);
         if (r) {
             out->reps[out->n] = r;
             out->paths[out->n++] = paths[i];
@@ -343,4 +367,23 @@ void history_runs_cleanup(struct history_runs *r)
     free(r->skipped);
     free(r->why);
     memset(r, 0, sizeof(*r));
+}
+
+char *history_compact_json(const struct report *rep, size_t *len)
+{
+    json_t *doc = report_to_json(rep), *row, *sample;
+    size_t i, j;
+    char *text;
+
+    json_array_foreach(json_object_get(doc, "results"), i, row)
+    {
+        json_array_foreach(json_object_get(row, "samples"), j, sample)
+            json_object_del(sample, "intervals"); /* per-second series: charts only */
+    }
+    text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!text)
+        abort(); /* jansson allocates through kp_alloc, which fails first */
+    *len = strlen(text);
+    return text;
 }

@@ -45,6 +45,14 @@ KP_MUST_CHECK long history_comparable(const char *dir, const struct report *rep,
 
 void history_paths_free(char **paths, long n);
 
+/* "<start time>[-<run id>].json": the name a report gets in its key folder. Caller frees. */
+char *history_file_name(const struct report *rep);
+
+/* The report as a run of a history kept outside a directory (kperf's ConfigMaps): compact
+ * JSON without the per-second series of the samples (samples[].intervals, which only the HTML
+ * charts draw; every figure a verdict reads stays). *len its length. Caller frees. */
+char *history_compact_json(const struct report *rep, size_t *len);
+
 /* The runs loaded from a listing, and those that could not be read. */
 struct history_runs {
     struct report **reps; /* ours: n loaded runs, oldest first */
@@ -62,5 +70,16 @@ struct history_runs {
 KP_MUST_CHECK int history_load_runs(char *const *paths, long n, size_t want, bool strict,
                                     struct history_runs *out, struct kp_err *err);
 void history_runs_cleanup(struct history_runs *r); /* empties r; a cleaned r again is a no-op */
+
+/* history_load_runs with another reader of a run than report_load (a history kept elsewhere:
+ * each "path" is then whatever names a run to load). */
+typedef struct report *history_loader_fn(void *arg, const char *path, struct kp_err *err);
+KP_MUST_CHECK int history_load_runs_with(char *const *paths, long n, size_t want, bool strict,
+                                         history_loader_fn *load, void *arg,
+                                         struct history_runs *out, struct kp_err *err);
+
+/* "cluster/pair/cni/": the start every key comparable with rep's has (any CNI version), for a
+ * history kept outside a directory. Caller frees. */
+char *history_comparable_prefix(const struct report *rep, const char *cluster);
 
 #endif

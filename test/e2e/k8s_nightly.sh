@@ -126,11 +126,11 @@ night() {
         pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job); $times; $((SECONDS - t0)) s in all"
     else
         fail "night $n ($now): Job $JOB [$st], run exit $runrc, compare exit $cmprc"
-        tail -5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
+        tail -n 5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
     fi
 }
 
-# night 0: manifests/cronjob.yaml (an emptyDir for the results, compare against the baseline
+# night 0: manifests/cronjob.yaml (an emptyDir for the results, the history in ConfigMaps);
 # ConfigMap); its run first removes what the killed earlier run left
 shorten "$KPERF_SRC/manifests/cronjob.yaml"
 night 0
@@ -146,6 +146,20 @@ jq -e '.results | length > 0' "$K8S_DIR/pods/$uid0/volumes/results/report.json" 
         .metadata.ownerReferences[0].kind == "Job"' "$K8S_DIR/pod0.json" >/dev/null &&
     pass "cronjob.yaml: the report in the pod's log and its results volume; ServiceAccount kperf, token automounted" ||
     fail "cronjob.yaml night: $(jq -c '.spec | {serviceAccountName, volumes}' "$K8S_DIR/pod0.json")"
+# cronjob.yaml keeps the history in ConfigMaps of namespace kperf (no volume): night 0 was the
+# first (nothing to judge), night 0b is judged against it from the cluster
+grep -q "the first run, nothing to judge" "$K8S_DIR/cmp0.log" &&
+    pass "cronjob.yaml night 0: no ConfigMap history yet, compare passes" ||
+    fail "night 0 compare: $(cat "$K8S_DIR/cmp0.log")"
+night 0b
+hist=$(kadmin get configmaps -n kperf -l kperf.io/history=kperf-history -o json)
+hfile0=$(jq -r '[.items[].metadata.annotations["kperf.io/history-file"]] | sort | .[0]' <<<"$hist")
+[ "$(jq '.items | length' <<<"$hist")" = 2 ] &&
+    jq -e '[.items[] | (.data["report.json"] | fromjson | .schema == "kperf.report/v1") and
+        (.metadata.labels["app.kubernetes.io/managed-by"] == null)] | all' <<<"$hist" >/dev/null &&
+    grep -q "against 1 earlier run of .*: $hfile0\$" "$K8S_DIR/cmp0b.log" &&
+    pass "night 0b judged against night 0 from ConfigMap history kperf-history ($(jq -r '[.items[] | "\(.metadata.name) \(.data["report.json"] | length) B"] | join(", ")' <<<"$hist"))" ||
+    fail "ConfigMap history: $(jq -c '[.items[].metadata.name]' <<<"$hist") cmp0b: $(head -3 "$K8S_DIR/cmp0b.log")"
 # instead of cronjob.yaml: the claim and cronjob-pvc.yaml
 kadmin delete cronjob kperf-nightly -n kperf >/dev/null || fail "deleting the cronjob.yaml CronJob"
 kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
@@ -200,10 +214,10 @@ jq -e --slurpfile b "$K8S_DIR/baseline/report.json" \
     '[.metadata.nodes[].name] == [$b[0].metadata.nodes[].name]' "$H/nights/latest/report.json" >/dev/null &&
     pass "--nodes-from /baseline/report.json: the nights measured the baseline's nodes" || fail "node pair differs"
 kadmin get cronjob kperf-nightly -n kperf -o json >"$K8S_DIR/cj.json"
-jq -e '.status.lastScheduleTime == "2026-12-04T02:17:00Z" and (.status.active // [] | length == 0)' \
+jq -e '.status.lastScheduleTime == "2026-12-05T02:17:00Z" and (.status.active // [] | length == 0)' \
     "$K8S_DIR/cj.json" >/dev/null &&
     [ "$(kadmin get jobs -n kperf -o json | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "CronJob")] | length')" = 3 ] &&
-    pass "CronJob status: lastScheduleTime 2026-12-04T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
+    pass "CronJob status: lastScheduleTime 2026-12-05T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
     fail "CronJob status: $(jq -c .status "$K8S_DIR/cj.json")"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own

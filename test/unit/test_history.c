@@ -416,10 +416,58 @@ static void test_history_compare_and_trend_match_the_same_rows(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The form a run takes in a history kept in ConfigMaps: compact, without the per-second series,
+ * readable as a report with the same rows; its comparable prefix is the key less the version. */
+static void test_history_compact_form_reads_back(void **state)
+{
+    struct report *r = report_new(), *back;
+    struct kp_err err = {{0}};
+    json_t *s = fx_stream_sample("TCP_STREAM", 0, false, 900, 0), *doc;
+    char *text, *key, *prefix;
+    size_t len;
+    (void)state;
+
+    json_object_set_new(
+        s, "intervals",
+        json_pack("[{s:f, s:f, s:f}]", "start_s", 0.0, "end_s", 1.0, "throughput_mbps", 900.0));
+    doc = fx_agent_doc(json_pack("[o]", s), NULL);
+    if (report_group_add_doc(report_group_get(r, "pod-to-pod", "other-node", false), doc, &err))
+        fail_msg("%s", kp_err_msg(&err));
+    json_decref(doc);
+    finish_run(r, "2026-11-01T02:00:00Z", "prod", "1.16.1");
+
+    json_t *full = report_to_json(r);
+    json_t *sample = json_array_get(
+        json_object_get(json_array_get(json_object_get(full, "results"), 0), "samples"), 0);
+    assert_non_null(json_object_get(sample, "intervals")); /* the fixture has them */
+    json_decref(full);
+    text = history_compact_json(r, &len);
+    assert_int_equal(len, strlen(text));
+    assert_null(strchr(text, '\n'));
+    assert_null(strstr(text, "\"intervals\""));
+    doc = json_loads(text, 0, NULL);
+    assert_non_null(doc);
+    back = report_from_json(doc, &err);
+    if (!back)
+        fail_msg("%s", kp_err_msg(&err));
+    assert_int_equal(report_row_count(back), report_row_count(r));
+    key = history_key(back, NULL);
+    prefix = history_comparable_prefix(back, NULL);
+    assert_string_equal(key, "prod/ip-10-0-0-2_m5.large/cilium/1.16.1");
+    assert_string_equal(prefix, "prod/ip-10-0-0-2_m5.large/cilium/");
+    free(key);
+    free(prefix);
+    json_decref(doc);
+    free(text);
+    report_free(back);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_key_is_sanitized),
+        cmocka_unit_test(test_history_compact_form_reads_back),
         cmocka_unit_test(test_history_add_list_retain_comparable),
         cmocka_unit_test(test_history_trend_page_marks_the_regression),
         cmocka_unit_test(test_history_compare_and_trend_match_the_same_rows),
