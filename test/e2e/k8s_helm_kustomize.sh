@@ -100,7 +100,7 @@ check_args() {
     [ "${cmp[0]}" = compare ] || fail "$2: second container does not run 'kperf compare'"
     local rc=0
     "$KPERF" "${cmp[@]}" >/dev/null 2>"$tmp/err" || rc=$?
-    [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json\|cannot read /history/nights/latest/report.json' "$tmp/err" ||
+    [ "$rc" = 1 ] && grep -q 'cannot read /baseline/report.json\|cannot read /results/report.json\|cannot read /history/nights/latest/report.json' "$tmp/err" ||
         fail "$2: kperf ${cmp[*]}: exit $rc: $(cat "$tmp/err")"
 }
 
@@ -206,7 +206,7 @@ fi
 # the Pushgateway: "run" pushes its metrics (e2e.prometheus_push tests the push itself)
 render push --set pushgateway.url=http://pushgateway.monitoring:9091 --set pushgateway.clusterName=prod-eu
 cron '(.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ") |
-       endswith("--output json --output-dir /results --push-gateway http://pushgateway.monitoring:9091 --cluster-name prod-eu"))' \
+       endswith("--output json --output-dir /results --history configmap:kperf-history --keep-runs 30 --push-gateway http://pushgateway.monitoring:9091 --cluster-name prod-eu"))' \
     "$tmp/helm-push.ndjson" || fail "pushgateway.url: no --push-gateway/--cluster-name in run"
 
 # 3. kustomize: the base is the plain YAML; each overlay changes only the CronJob, as it says

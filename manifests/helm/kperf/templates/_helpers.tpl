@@ -19,7 +19,7 @@ app.kubernetes.io/name: kperf
 {{/* The objects of one file of manifests/ (files/ links to them: the plain YAML is the one
 source), with what the values change: the namespace "kperf" (objects, subjects, the namespace
 the ClusterRole may read), the ServiceAccount, the baseline ConfigMap the Role may read (no such
-rule with a PVC baseline), the namespace's Pod Security level, commonLabels.
+rule with a PVC baseline), the history ConfigMaps it may write (not when history.configMap is ""), the namespace's Pod Security level, commonLabels.
 Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- define "kperf.fromFile" -}}
 {{- $v := .root.Values }}
@@ -61,6 +61,10 @@ Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- if and (has "configmaps" ($r.resources | default list)) (has "kperf-baseline" $names) }}
 {{- if not $v.baseline.existingClaim }}
 {{- $_ := set $r "resourceNames" (list $v.baseline.configMap) }}
+{{- $rules = append $rules $r }}
+{{- end }}
+{{- else if and (has "configmaps" ($r.resources | default list)) (not $names) }}
+{{- if $v.history.configMap }}
 {{- $rules = append $rules $r }}
 {{- end }}
 {{- else }}
