@@ -19,19 +19,24 @@
 #include "controller/k8s/k8s_baseline.h"
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_deploy.h"
+#include "controller/k8s/k8s_history.h"
 #include "controller/k8s/k8s_yaml.h"
+#include "controller/kube/kube.h"
 #include "controller/report/report.h"
 
 struct manifests_flags {
-    bool json;             /* --format json */
-    const char *from_yaml; /* --from-yaml FILE; borrowed from argv */
-    const char *baseline;  /* --baseline-configmap FILE.json; borrowed from argv */
+    bool json;                 /* --format json */
+    const char *from_yaml;     /* --from-yaml FILE; borrowed from argv */
+    const char *baseline;      /* --baseline-configmap FILE.json; borrowed from argv */
+    bool history_claim;        /* --history-claim: the history volume's claim, checked */
+    const char *storage_class; /* --storage-class NAME */
 };
 
 static const char usage_text[] =
     "Usage: kperf manifests [--format yaml|json] [kperf run flags]\n"
     "       kperf manifests --from-yaml FILE\n"
-    "       kperf manifests --baseline-configmap FILE.json [-n NAMESPACE]\n\n"
+    "       kperf manifests --baseline-configmap FILE.json [-n NAMESPACE]\n"
+    "       kperf manifests --history-claim [--storage-class NAME] [-n NAMESPACE]\n\n"
     "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
     "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
     "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
@@ -41,6 +46,9 @@ static const char usage_text[] =
     "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
     "--baseline-configmap prints ConfigMap kperf-baseline (namespace -n, default\n"
     "kperf) for the nightly job, or refuses a report over the 1 MiB ConfigMap limit.\n"
+    "--history-claim asks the cluster whether a claim for the history volume can\n"
+    "bind (the StorageClass named, or a default one, exists) and prints it, or\n"
+    "fails saying what is missing (docs/history-volume.md).\n"
     "Every 'kperf run' flag is accepted; see 'kperf run --help'.\n";
 
 static int set_format(void *ctx, const struct flag *f, const char *v, struct kp_err *err)
@@ -71,6 +79,16 @@ static const struct flag own_flags[] = {
              "this report (refused over the 1 MiB limit)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct manifests_flags, baseline)},
+    {.name = "history-claim",
+     .help = "print the history volume's claim (kperf-history) once the\n"
+             "cluster says it can bind (contacts the cluster)",
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct manifests_flags, history_claim)},
+    {.name = "storage-class",
+     .arg = "NAME",
+     .help = "with --history-claim: the StorageClass (default: the\ncluster's default one)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct manifests_flags, storage_class)},
     {.name = "help", .short_name = 'h', .help = "show this help", .kind = FLAG_HELP},
 };
 
@@ -121,6 +139,29 @@ static int baseline_configmap(const char *path, const char *ns, int as_json, str
     if (pct >= 90.0)
         fprintf(stderr, "kperf: warning: %s uses %.0f%% of the 1 MiB ConfigMap limit\n", path, pct);
     docs = json_pack("[o]", cm);
+    rc = print_docs(docs, as_json, err);
+    json_decref(docs);
+    return rc;
+}
+
+/* --history-claim: the claim, once the cluster says it can bind. */
+static int history_claim(const struct run_options *ro, const char *storage_class, int as_json,
+                         struct kp_err *err)
+{
+    struct kube_client_opts ko = {
+        .kubeconfig = ro->kubeconfig, .context = ro->context, .ns = ro->namespace_name};
+    struct kube_client *kc = NULL;
+    json_t *pvc, *docs;
+    int rc;
+
+    if (kube_client_new(&ko, &kc, err) != 0)
+        return -1;
+    pvc = k8s_history_claim(kc, ro->namespace_name ? ro->namespace_name : "kperf", storage_class,
+                            err);
+    kube_client_free(kc);
+    if (!pvc)
+        return -1;
+    docs = json_pack("[o]", pvc);
     rc = print_docs(docs, as_json, err);
     json_decref(docs);
     return rc;
@@ -234,6 +275,16 @@ int cmd_manifests(int argc, char **argv)
     }
     if (mf.baseline) {
         if (baseline_configmap(mf.baseline, ro.namespace_name, mf.json, &err) == 0)
+            rc = 0;
+        goto out;
+    }
+    if (mf.storage_class && !mf.history_claim) {
+        kp_err_set(&err, "--storage-class applies to --history-claim only");
+        rc = 2;
+        goto out;
+    }
+    if (mf.history_claim) {
+        if (history_claim(&ro, mf.storage_class, mf.json, &err) == 0)
             rc = 0;
         goto out;
     }

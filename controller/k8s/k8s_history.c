@@ -230,3 +230,66 @@ int k8s_history_runs(struct kube_client *kc, const char *ns, const char *name, j
     free(sel);
     return 0;
 }
+
+static const struct kube_resource storage_classes = {"storage.k8s.io/v1", "storageclasses", 0};
+
+/* The default StorageClass's name (new string), or NULL when there is none. */
+static int default_class(struct kube_client *kc, char **name, struct kp_err *err)
+{
+    json_t *items = NULL, *sc;
+    size_t i;
+
+    *name = NULL;
+    if (kube_list_all(kc, &storage_classes, NULL, NULL, &items, err) != 0)
+        return kp_err_prefix(err, "listing StorageClasses (kubectl get storageclass)");
+    json_array_foreach(items, i, sc)
+    {
+        const char *def = annot(sc, "storageclass.kubernetes.io/is-default-class");
+        if (def && strcmp(def, "true") == 0 && !*name)
+            *name = kp_xstrdup(
+                json_string_value(json_object_get(json_object_get(sc, "metadata"), "name")));
+    }
+    json_decref(items);
+    return 0;
+}
+
+json_t *k8s_history_claim(struct kube_client *kc, const char *ns, const char *storage_class,
+                          struct kp_err *err)
+{
+    char *def = NULL;
+    json_t *obj = NULL, *pvc;
+
+    if (storage_class) {
+        if (kube_get(kc, &storage_classes, NULL, storage_class, &obj, err) != 0) {
+            if (kube_client_last(kc)->http_status == 404)
+                kp_err_set(err,
+                           "StorageClass %s does not exist in this cluster: name one that does "
+                           "(kubectl get storageclass), or keep the history in ConfigMaps "
+                           "(--history configmap:NAME, manifests/cronjob.yaml)",
+                           storage_class);
+            return NULL;
+        }
+        json_decref(obj);
+    } else {
+        if (default_class(kc, &def, err) != 0)
+            return NULL;
+        if (!def) {
+            kp_err_set(err,
+                       "this cluster has no default StorageClass (a new EKS cluster has none): "
+                       "a claim naming none stays Pending; name one with --storage-class "
+                       "(kubectl get storageclass), or keep the history in ConfigMaps "
+                       "(--history configmap:NAME, manifests/cronjob.yaml)");
+            return NULL;
+        }
+        kp_log(KP_LOG_INFO, "the claim gets the default StorageClass %s", def);
+        free(def);
+    }
+    pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:[s], s:{s:{s:s}}}}", "apiVersion", "v1",
+                    "kind", "PersistentVolumeClaim", "metadata", "name", K8S_HISTORY_CLAIM,
+                    "namespace", ns, "labels", "app.kubernetes.io/name", "kperf", "spec",
+                    "accessModes", "ReadWriteOnce", "resources", "requests", "storage", "1Gi");
+    if (storage_class)
+        json_object_set_new(json_object_get(pvc, "spec"), "storageClassName",
+                            json_string(storage_class));
+    return pvc;
+}

@@ -56,6 +56,14 @@ KP_MUST_CHECK int k8s_history_add(struct kube_client *kc, const char *ns, const 
 KP_MUST_CHECK int k8s_history_runs(struct kube_client *kc, const char *ns, const char *name,
                                    json_t **runs, size_t *skipped, struct kp_err *err);
 
+/* The claim of manifests/history-pvc.yaml (K8S_HISTORY_CLAIM in ns, 1Gi, ReadWriteOnce, with
+ * storageClassName when one is named), after checking that it can bind: the named class exists,
+ * or the cluster has a default class; otherwise NULL with err saying so in seconds, instead of a
+ * claim that stays Pending and a nightly that never starts. New reference. */
+#define K8S_HISTORY_CLAIM "kperf-history"
+json_t *k8s_history_claim(struct kube_client *kc, const char *ns, const char *storage_class,
+                          struct kp_err *err);
+
 /* The 16 hex digits of FNV-1a 64 of s (label values and object names; not a secure hash). */
 void k8s_history_hash(const char *s, char out[17]);
 

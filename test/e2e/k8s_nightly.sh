@@ -162,6 +162,37 @@ hfile0=$(jq -r '[.items[].metadata.annotations["kperf.io/history-file"]] | sort 
     fail "ConfigMap history: $(jq -c '[.items[].metadata.name]' <<<"$hist") cmp0b: $(head -3 "$K8S_DIR/cmp0b.log")"
 # instead of cronjob.yaml: the claim and cronjob-pvc.yaml
 kadmin delete cronjob kperf-nightly -n kperf >/dev/null || fail "deleting the cronjob.yaml CronJob"
+# the history volume's preflight (kperf manifests --history-claim): a StorageClass that does not
+# exist fails in seconds naming it, where the claim would stay Pending; the default one passes
+t0=$SECONDS
+if "$KPERF" manifests --kubeconfig "$K8S_DIR/admin.kubeconfig" -n kperf --history-claim \
+    --storage-class gp3 >/dev/null 2>"$K8S_DIR/sc.err"; then
+    fail "--history-claim --storage-class gp3 passed on a cluster without gp3"
+else
+    grep -q "StorageClass gp3 does not exist in this cluster" "$K8S_DIR/sc.err" &&
+        pass "--history-claim: a missing StorageClass fails in $((SECONDS - t0)) s: $(cut -c1-110 "$K8S_DIR/sc.err")" ||
+        fail "--history-claim gp3: $(cat "$K8S_DIR/sc.err")"
+fi
+"$KPERF" manifests --kubeconfig "$K8S_DIR/admin.kubeconfig" -n kperf --history-claim --format json |
+    jq -e '.metadata.name == "kperf-history" and (.spec | has("storageClassName") | not)' >/dev/null &&
+    pass "--history-claim: the cluster's default StorageClass (standard) can bind the claim" ||
+    fail "--history-claim with the default class"
+# kube-sim as strict as a cluster: a claim naming a missing class stays Pending, with the event
+kadmin apply -f - >/dev/null <<'YAML' || fail "claim with a missing class"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: no-class, namespace: kperf}
+spec: {accessModes: [ReadWriteOnce], storageClassName: gp3, resources: {requests: {storage: 1Gi}}}
+YAML
+pending_evt() {
+    kadmin get events -n kperf --field-selector involvedObject.name=no-class -o json 2>/dev/null |
+        jq -e '[.items[] | select(.reason == "ProvisioningFailed")] | length > 0' >/dev/null
+}
+wait_for 30 "the ProvisioningFailed event of claim no-class" pending_evt
+[ "$(kadmin get pvc no-class -n kperf -o jsonpath='{.status.phase}')" = Pending ] && pending_evt &&
+    pass "kube-sim: a claim naming StorageClass gp3 stays Pending with ProvisioningFailed" ||
+    fail "claim no-class: $(kadmin get pvc no-class -n kperf -o jsonpath='{.status.phase}')"
+kadmin delete pvc no-class -n kperf >/dev/null || fail "deleting claim no-class"
 kadmin apply -f "$KPERF_SRC/manifests/history-pvc.yaml" >/dev/null || fail "history-pvc.yaml"
 pvdir=
 pv=

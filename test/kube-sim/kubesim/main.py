@@ -185,7 +185,7 @@ def cmd_up(a):
            "cni_restart_time": cni_restart, "cni_restart_outage": cni_outage,
            "cni_conntrack_flush": a.cni_conntrack_flush,
            "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
-           "created_dir": created}
+           "created_dir": created, "storage_class": a.storage_class}
     cfg.update(icfg)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -259,7 +259,7 @@ def serve(d):
     with open(os.path.join(d, "config.json")) as f:
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, store
+    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, storage, store
     t0 = time.time()
     st = store.Store()
     fl = faults.Faults(cfg)
@@ -313,6 +313,7 @@ def serve(d):
     srv.sslctx = ctx
     sock_srv[0] = srv
     seed(st, adm, cfg)
+    storage.seed_storage_classes(st, getattr(cfg, "storage_class", "standard"))
     tn.join()
     if treg:
         treg.join()
@@ -759,6 +760,9 @@ def main(argv=None):
     up.add_argument("--port", type=int, default=0)
     up.add_argument("--job-backoff", type=float, default=10,
                     help="seconds before a Job's first retry pod (doubles)")
+    up.add_argument("--storage-class", default="standard",
+                    help="the default StorageClass (\"\": none, as on a new EKS"
+                    " cluster: a claim naming no class stays Pending)")
     up.add_argument("--gc-lag", type=float, default=2.0,
                     help="seconds the garbage collector lets an object whose "
                     "owner is gone live on (default 2; 0 = at once)")

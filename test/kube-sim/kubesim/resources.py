@@ -59,6 +59,9 @@ RESOURCES = [
     # made by the provisioner only (storage.py): no schema of our own
     Res("persistentvolumes", "", "PersistentVolume", False, None, ["pv"],
         ["get", "list", "watch"]),
+    # seeded at start (storage.seed_storage_classes): read-only, no schema of our own
+    Res("storageclasses", "storage.k8s.io", "StorageClass", False, None,
+        ["sc"], ["get", "list", "watch"]),
     Res("leases", "coordination.k8s.io", "Lease", True,
         "io.k8s.api.coordination.v1.Lease"),
     Res("selfsubjectaccessreviews", "authorization.k8s.io",
@@ -75,7 +78,7 @@ RESOURCES = [
 ]
 BY_GR = {(r.group, r.name): r for r in RESOURCES}
 GROUPS = ["apps", "batch", "coordination.k8s.io", "authorization.k8s.io",
-          "rbac.authorization.k8s.io"]
+          "rbac.authorization.k8s.io", "storage.k8s.io"]
 
 # field selectors the real server accepts, per resource (besides metadata.*)
 FIELDS = {

@@ -9,7 +9,13 @@ on both), the kubernetes.io/pvc-protection finalizer (a deleted claim
 stays Terminating while a pod that is not finished uses it), and the
 reclaim: the volume and its directory go with their claim. A claim with
 storageClassName "" asks for a pre-made volume and stays Pending (there are
-none). Events: ProvisioningSucceeded on the claim.
+none). As a real cluster's: a claim naming a StorageClass that does not exist,
+or naming none where no class is the default (a new EKS cluster has none),
+stays Pending with the persistentvolume-controller's event (ProvisioningFailed
+'storageclass.storage.k8s.io "NAME" not found', FailedBinding 'no persistent
+volumes available for this claim and no storage class is set'). The classes
+are seeded at start (kube-sim up --storage-class, default "standard", the
+default class; "" = none). Events: ProvisioningSucceeded on the claim.
 """
 import os
 import shutil
@@ -17,6 +23,7 @@ import shutil
 from .util import dcopy, now_iso
 
 PROTECT = "kubernetes.io/pvc-protection"
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 PROVISIONER = "kube-sim.io/hostpath"
 
 
@@ -24,7 +31,35 @@ def volumes_dir(cfg):
     return os.path.join(cfg.state_dir, "volumes")
 
 
+def seed_storage_classes(st, default_name):
+    """The cluster's StorageClass: default_name, marked the default ("" = none)."""
+    if not default_name:
+        return
+    st.create("storageclasses", {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": default_name,
+                     "annotations": {DEFAULT_CLASS: "true"}},
+        "provisioner": PROVISIONER, "reclaimPolicy": "Delete",
+        "volumeBindingMode": "Immediate"})
+
+
 class Storage:
+    def claim_class(self, c):
+        """(class name, None) to provision with, or (None, (reason, message)) why not."""
+        classes = self.store.list("storageclasses")[0]
+        want = c["spec"].get("storageClassName")
+        if want is None:
+            for sc in classes:
+                ann = sc["metadata"].get("annotations") or {}
+                if ann.get(DEFAULT_CLASS) == "true":
+                    return sc["metadata"]["name"], None
+            return None, ("FailedBinding", "no persistent volumes available "
+                          "for this claim and no storage class is set")
+        if any(sc["metadata"]["name"] == want for sc in classes):
+            return want, None
+        return None, ("ProvisioningFailed",
+                      'storageclass.storage.k8s.io "%s" not found' % want)
+
     def pv_path(self, pv_name):
         return os.path.join(volumes_dir(self.cfg), pv_name)
 
@@ -65,6 +100,15 @@ class Storage:
                 continue
             if c["spec"].get("storageClassName") == "":
                 continue   # static binding only: no volume will come
+            cls, why = self.claim_class(c)
+            if why:
+                said = self.__dict__.setdefault("_claims_told", set())
+                if md["uid"] not in said:   # once, as the controller's backoff
+                    said.add(md["uid"])
+                    self.event(dict(c, kind="PersistentVolumeClaim",
+                                    apiVersion="v1"), "Warning", why[0],
+                               why[1], "persistentvolume-controller")
+                continue
             self.provision(c)
         # reclaim policy Delete: a volume whose claim is gone goes too
         uids = {c["metadata"]["uid"] for c in claims}
