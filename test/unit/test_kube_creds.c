@@ -98,7 +98,7 @@ static void test_bool_typed(void **state)
     struct kube_config *c;
     (void)state;
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1', "
-                   "insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {}\n",
+                   "insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: t}\n",
               &err);
     assert_non_null(c);
     assert_int_equal(c->insecure, 1);
@@ -112,7 +112,7 @@ static void test_null_values_are_unset(void **state)
     (void)state;
     c = parse("apiVersion: v1\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, "
               "user: u, namespace: ~}\nclusters:\n- name: k\n  cluster: {server: 'https://a:1'}\n"
-              "users:\n- name: u\n  user: {token: null}\n",
+              "users:\n- name: u\n  user: {token: null, tokenFile: /t}\n",
               &err);
     if (!c)
         fprintf(stderr, "%s\n", err.msg);
@@ -177,22 +177,23 @@ static void test_server_password_not_in_messages(void **state)
     struct kube_config *c;
     (void)state;
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1/p'}\n"
-                   "users:\n- name: u\n  user: {}\n",
+                   "users:\n- name: u\n  user: {token: t}\n",
               &err);
     assert_non_null(c);
     assert_string_equal(c->server, "https://a:1/p");
     assert_string_equal(c->server_user, "me");
     assert_string_equal(c->server_password, "s3cret");
     kube_config_free(c);
-    c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
-                   "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {}\n",
-              &err);
+    c = parse(
+        HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3cret@a:1', "
+             "certificate-authority: /nonexistent/ca.crt}\nusers:\n- name: u\n  user: {token: t}\n",
+        &err);
     assert_null(c);
     assert_non_null(strstr(err.msg, "unable to read certificate-authority /nonexistent/ca.crt"));
     assert_null(strstr(err.msg, "s3cret"));
     /* percent-encoded user-info is decoded, as Go's url.User gives it to basic auth */
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me%40x:s3%3Acret@a:1'}\n"
-                   "users:\n- name: u\n  user: {}\n",
+                   "users:\n- name: u\n  user: {token: t}\n",
               &err);
     assert_non_null(c);
     assert_string_equal(c->server, "https://a:1");
@@ -201,13 +202,13 @@ static void test_server_password_not_in_messages(void **state)
     kube_config_free(c);
     /* a proxy-url refused, and a server libcurl cannot parse: named without the password */
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://a:1', proxy-url: "
-                   "'ftp://me:s3cret@proxy:21'}\nusers:\n- name: u\n  user: {}\n",
+                   "'ftp://me:s3cret@proxy:21'}\nusers:\n- name: u\n  user: {token: t}\n",
               &err);
     assert_null(c);
     assert_non_null(strstr(err.msg, "proxy-url \"ftp://proxy:21/\" must be http://"));
     assert_null(strstr(err.msg, "s3cret"));
     c = parse(HEAD "clusters:\n- name: k\n  cluster: {server: 'https://me:s3c/ret@a:1'}\n"
-                   "users:\n- name: u\n  user: {}\n",
+                   "users:\n- name: u\n  user: {token: t}\n",
               &err);
     assert_null(c);
     assert_non_null(strstr(err.msg, "server (not shown: it has user-info)"));
@@ -223,7 +224,7 @@ static void test_yaml11_bool_and_typed_exec_config(void **state)
                    "    insecure-skip-tls-verify: yes\n    extensions:\n"
                    "    - name: client.authentication.k8s.io/exec\n"
                    "      extension: {port: 8443, on: true, q: \"42\"}\n"
-                   "users:\n- name: u\n  user: {}\n",
+                   "users:\n- name: u\n  user: {token: t}\n",
               &err);
     if (!c)
         fprintf(stderr, "%s\n", err.msg);
