@@ -3,8 +3,9 @@
 """kube_creds_diff.py - the credentials differential test: for each kubeconfig set-up of the
 table below, a real kubectl and kperf's client (the driver mode of test_kube_creds) each make one
 request to the same recording API double (test/tools/kube_api_double.py). They must present the
-same credentials to the same server (listener, path, Host, Authorization, client certificate,
-SNI, proxy tunnels, exec plugin runs and their KUBERNETES_EXEC_INFO), or both fail; kperf must
+same credentials to the same server (listener, path, Host, Authorization, Impersonate-*
+headers, client certificate, SNI, proxy tunnels, exec plugin runs and their
+KUBERNETES_EXEC_INFO), or both fail; kperf must
 fail within FAIL_FAST_S when kubectl fails, and never print a secret.
 Usage: kube_creds_diff.py KUBECTL DRIVER [CASE...]"""
 import base64
@@ -270,7 +271,8 @@ def run(cmd, env, log):
     except subprocess.TimeoutExpired:
         rc, out, errout = 124, "", "timed out after 30 s"
     dt = time.monotonic() - t0
-    time.sleep(0.05)  # let the double finish writing
+    # no wait for the double: it writes a request's line before it answers, a tunnel's before it
+    # connects, so what a client saw is on file when the client exits
     return rc, out + errout, dt, read_log(log, mark)
 
 
