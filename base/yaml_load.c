@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,7 +54,50 @@ static int fail_at(struct loader *ld, enum yaml_load_fail fail, const yaml_mark_
     return kp_err_set(ld->err, "line %zu column %zu: %s", m->line + 1, m->column + 1, what);
 }
 
-/* A plain scalar by the YAML 1.2 core schema: null, booleans, integers, reals; else a string. */
+/* go-yaml v2's integers, as kubectl reads them: '_' removed, then Go's strconv.ParseInt (or
+ * ParseUint) with base 0: an optional sign, then 0x / 0o / 0b / a leading 0 (octal) or
+ * decimal digits. NULL when the text is not one. */
+static json_t *go_yaml_int(const char *s)
+{
+    char plain[72];
+    size_t n = 0;
+    const char *p;
+    int neg = 0, base = 10;
+    unsigned long long v;
+    char *end;
+
+    for (p = s; *p && n + 1 < sizeof(plain); p++)
+        if (*p != '_')
+            plain[n++] = *p;
+    if (*p)
+        return NULL;
+    plain[n] = '\0';
+    p = plain;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        base = 16, p += 2;
+    else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O'))
+        base = 8, p += 2;
+    else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
+        base = 2, p += 2;
+    else if (p[0] == '0' && p[1])
+        base = 8, p += 1;
+    if (!*p || !isalnum((unsigned char)*p))
+        return NULL;
+    errno = 0;
+    v = strtoull(p, &end, base);
+    if (errno != 0 || *end)
+        return NULL;
+    if (neg && v > (unsigned long long)LLONG_MAX + 1)
+        return NULL;
+    if (neg)
+        return json_integer(v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v);
+    return v <= LLONG_MAX ? json_integer((long long)v) : json_real((double)v);
+}
+
+/* A plain scalar by the YAML 1.2 core schema: null, booleans, integers, reals; else a string.
+ * With yaml11 (kubeconfig: go-yaml v2, as kubectl): y/yes/on..., and go_yaml_int's forms. */
 static json_t *typed_scalar(const char *s, size_t len, bool yaml11)
 {
     static const char *const yes11[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"};
@@ -74,6 +118,11 @@ static json_t *typed_scalar(const char *s, size_t len, bool yaml11)
         return json_true();
     if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
         return json_false();
+    if (yaml11 && (isdigit((unsigned char)s[0]) || s[0] == '+' || s[0] == '-')) {
+        json_t *i = go_yaml_int(s);
+        if (i)
+            return i;
+    }
     if (isdigit((unsigned char)s[0]) ||
         ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))) {
         errno = 0;

@@ -43,8 +43,9 @@ struct yaml_load_opts {
                              the YAML 1.2 core rules (quoted or tagged ones stay strings); otherwise
                              every scalar is a string and the caller interprets "443", "true" */
     bool yaml11_bools;    /* with typed_scalars: plain y/yes/on and n/no/off (in the three case
-                             forms of YAML 1.1) are booleans too, as go-yaml v2 reads them (the
-                             loader behind kubectl's kubeconfig) */
+                             forms of YAML 1.1) are booleans too, and 0x1F, 0o17, 017, 0b101,
+                             1_000 integers, as go-yaml v2 reads them (the loader behind
+                             kubectl's kubeconfig) */
     bool all_documents;   /* *out is an array of every document, empty and null ones left out;
                              otherwise *out is the first document ({} when there is none) and the
                              rest of the stream is not read */

@@ -8,6 +8,7 @@
 
 #include "base/kp_alloc.h"
 #include "base/portable.h"
+#include "controller/kube/codec.h"
 #include "controller/kube/config_int.h"
 #include "controller/kube/exec.h"
 
@@ -67,18 +68,21 @@ static int token_file(struct auth *a, time_t now, struct kp_err *err)
         need = 1;
     if (!need)
         return 0;
+    /* client-go keeps the last good token, else falls back to the static token: both
+     * token and tokenFile set, the file missing or empty, sends the token */
     if (stat(path, &st) != 0 || cfg_read_file(path, TOKEN_FILE_MAX, &buf, &len, err) != 0) {
-        if (a->file_token)
-            return 0; /* keep the last good token, as client-go does */
+        if (a->file_token || a->cfg->token) {
+            kp_err_clear(err);
+            return 0;
+        }
         if (!kp_err_is_set(err))
             kp_err_set(err, "cannot read token file %s", path);
         return kp_err_prefix(err, "user \"%s\"", a->cfg->user_name);
     }
-    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-        buf[--len] = '\0';
+    len = auth_trim_space(buf, len);
     if (len == 0) { /* client-go: "read empty token from file"; never "Bearer " */
         kp_free_secret(buf);
-        if (a->file_token)
+        if (a->file_token || a->cfg->token)
             return 0;
         kp_err_set(err, "read empty token from file \"%s\"", path);
         return kp_err_prefix(err, "user \"%s\"", a->cfg->user_name);
@@ -89,6 +93,79 @@ static int token_file(struct auth *a, time_t now, struct kp_err *err)
     a->file_read_at = now;
     a->file_stale = 0;
     return 0;
+}
+
+/* Length of the Unicode white space (Go's unicode.IsSpace) that starts at p, 0 if none. */
+static size_t space_at(const unsigned char *p, size_t n)
+{
+    static const char *const wide[] = {"\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80",
+                                       "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf",
+                                       "\xe2\x81\x9f", "\xe3\x80\x80"};
+
+    if (n >= 1 && (*p == ' ' || (*p >= '\t' && *p <= '\r')))
+        return 1;
+    if (n >= 3 && p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0x80 && p[2] <= 0x8a)
+        return 3; /* U+2000 ... U+200A */
+    for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
+        size_t w = strlen(wide[i]);
+        if (n >= w && !memcmp(p, wide[i], w))
+            return w;
+    }
+    return 0;
+}
+
+size_t auth_trim_space(char *buf, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)buf;
+    size_t start = 0, w;
+
+    while (start < len && (w = space_at(u + start, len - start)) > 0)
+        start += w;
+    for (int again = 1; again && len > start;) {
+        again = 0;
+        for (size_t back = 1; back <= 3 && back <= len - start; back++) {
+            if (space_at(u + len - back, back) == back) {
+                len -= back;
+                again = 1;
+                break;
+            }
+        }
+    }
+    memmove(buf, buf + start, len - start);
+    kp_wipe(buf + (len - start), start); /* the moved-from tail held token bytes */
+    buf[len - start] = '\0';
+    return len - start;
+}
+
+/* client-go's oidc provider: the id-token must be a JWT whose "exp" is more than 10 s away;
+ * without a refresh-token there is no other way to a valid one. */
+static int oidc_check(const struct kube_config *c, time_t now, struct kp_err *err)
+{
+    const char *t = c->token ? c->token : "";
+    const char *d1 = strchr(t, '.');
+    const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    long long exp = 0;
+
+    if (c->token && (!d2 || strchr(d2 + 1, '.')))
+        return kp_err_set(err, "user \"%s\": auth-provider oidc: ID Token is not a valid JWT",
+                          c->user_name);
+    if (c->token && codec_jwt_exp(d1 + 1, (size_t)(d2 - d1 - 1), &exp) != 0)
+        return kp_err_set(err,
+                          "user \"%s\": auth-provider oidc: the id-token's claims are not "
+                          "base64url JSON",
+                          c->user_name);
+    if (exp > (long long)now + 10)
+        return 0;
+    if (c->oidc == 2)
+        return kp_err_set(err,
+                          "user \"%s\": auth-provider oidc: the id-token has expired and kperf "
+                          "does not refresh it (kubectl would, from idp-issuer-url); run any "
+                          "kubectl command to refresh it, or use an exec plugin such as kubelogin",
+                          c->user_name);
+    return kp_err_set(err,
+                      "user \"%s\": auth-provider oidc: No valid id-token, and cannot refresh "
+                      "without refresh-token; log in again (or use kubelogin)",
+                      c->user_name);
 }
 
 static int exec_cred(struct auth *a, time_t now, struct kp_err *err)
@@ -119,10 +196,13 @@ int auth_get(struct auth *a, time_t now, struct auth_creds *out, struct kp_err *
     out->key_len = c->key_data_len;
     out->cert_file = c->cert_file;
     out->key_file = c->key_file;
+    if (c->oidc && oidc_check(c, now, err) != 0)
+        return -1;
     if (c->token_file) {
         if (token_file(a, now, err) != 0)
             return -1;
-        out->token = a->file_token;
+        if (a->file_token)
+            out->token = a->file_token;
     }
     if (c->exec) {
         if (exec_cred(a, now, err) != 0)

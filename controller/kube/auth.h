@@ -41,4 +41,9 @@ KP_MUST_CHECK int auth_get(struct auth *a, time_t now, struct auth_creds *out, s
  * request makes sense (exec plugin or token file), 0 when nothing can change. */
 int auth_invalidate(struct auth *a);
 
+/* Removes Go's strings.TrimSpace white space (ASCII and Unicode) from both ends of buf[0..len)
+ * in place, as client-go does to a token file; returns the new length (buf NUL-terminated,
+ * freed bytes wiped). */
+size_t auth_trim_space(char *buf, size_t len);
+
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "base/kp_alloc.h"
 
 static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -160,4 +162,38 @@ int codec_rfc3339_parse(const char *s, time_t *out)
     tm.tm_sec = sec;
     *out = timegm(&tm) - off;
     return 0;
+}
+
+int codec_jwt_exp(const char *claims_b64url, size_t len, long long *exp)
+{
+    char *std = kp_xmalloc(len + 4);
+    char *raw = NULL;
+    size_t n = 0;
+    json_t *doc, *v;
+    int rc = -1;
+
+    *exp = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = claims_b64url[i];
+        if (c == '+' || c == '/' || c == '=')
+            goto out; /* base64url without padding only, as Go's RawURLEncoding */
+        std[i] = c == '-' ? '+' : c == '_' ? '/' : c;
+    }
+    std[len] = '\0';
+    if (codec_b64_decode(std, len, &raw, &n) != 0)
+        goto out;
+    doc = json_loadb(raw, n, 0, NULL);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        goto out;
+    }
+    v = json_object_get(doc, "exp");
+    if (json_is_number(v))
+        *exp = (long long)json_number_value(v);
+    json_decref(doc);
+    rc = 0;
+out:
+    free(std);
+    free(raw);
+    return rc;
 }

@@ -22,4 +22,9 @@ char *codec_query_escape(const char *s);
  * Returns 0 or -1. */
 int codec_rfc3339_parse(const char *s, time_t *out);
 
+/* The "exp" claim (a number, seconds since the epoch) of a JWT's claims part, given as the
+ * base64url text between the two dots. Returns 0 with *exp (0 when there is no "exp"), or -1
+ * when the part is not base64url JSON. */
+int codec_jwt_exp(const char *claims_b64url, size_t len, long long *exp);
+
 #endif

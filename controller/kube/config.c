@@ -5,11 +5,13 @@
  * struct kube_config (config_user.c does the user stanza). */
 #include "controller/kube/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,6 +314,9 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
                           c->cluster_name);
     if (set_server(c, server, err) != 0)
         return -1;
+    if (!strncasecmp(c->server, "https://", 8) || !strncasecmp(c->server, "http://", 7))
+        for (char *p = c->server; *p != ':'; p++) /* Go's url.Parse: HTTPS:// is https:// */
+            *p = (char)tolower((unsigned char)*p);
     if (strncmp(c->server, "https://", 8) != 0 && strncmp(c->server, "http://", 7) != 0)
         return kp_err_set(err,
                           "cluster \"%s\": server \"%s\" must start with https:// (or http:// "
@@ -356,6 +361,27 @@ static int resolve_cluster(struct kube_config *c, json_t *cl, struct kp_err *err
         c->proxy_url = kp_xstrdup(proxy); /* user-info and all: libcurl sends it to the proxy */
     }
     return cfg_exec_extension(c, cl);
+}
+
+/* kubectl prompts for a username and password (basic auth, removed from Kubernetes in 1.19)
+ * when an https server's user has no credential at all, and fails without a terminal; kperf
+ * is never interactive, so it fails the same way, at once, saying what to add. */
+static int check_identity(const struct kube_config *c, struct kp_err *err)
+{
+    if (strncmp(c->server, "https://", 8) != 0 || c->token || c->token_file || c->cert_file ||
+        c->cert_data || c->exec || c->oidc)
+        return 0;
+    if (!*c->user_name)
+        return kp_err_set(err,
+                          "context \"%s\" names no user, so kubectl would prompt for a username "
+                          "and password (kperf never prompts); set contexts[].context.user to a "
+                          "user with a token, client certificate or exec plugin",
+                          c->context_name);
+    return kp_err_set(err,
+                      "user \"%s\" has no credentials, so kubectl would prompt for a username "
+                      "and password (kperf never prompts); give it a token, tokenFile, client "
+                      "certificate or exec plugin",
+                      c->user_name);
 }
 
 /* Picks the context and fills a new config from the merged maps. */
@@ -414,7 +440,8 @@ static int resolve(struct merged *m, const char *ctx_name, const char *ns_overri
     }
     ns = ns_override && *ns_override ? ns_override : cfg_str(ctx, "namespace");
     c->ns = kp_xstrdup(ns ? ns : "default");
-    if (resolve_cluster(c, cl, err) != 0 || (user && cfg_resolve_user(c, user, err) != 0))
+    if (resolve_cluster(c, cl, err) != 0 || (user && cfg_resolve_user(c, user, err) != 0) ||
+        check_identity(c, err) != 0)
         goto out;
     if (!strncmp(c->server, "http://", 7))
         cfg_drop_user_creds(c); /* kubectl: credentials only over https */

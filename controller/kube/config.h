@@ -73,8 +73,15 @@ struct kube_config {
     char *token;                   /* static bearer token or NULL (secret) */
     char *token_file;              /* absolute path or NULL; re-read when it changes */
     struct kube_exec_config *exec; /* or NULL */
-    char *impersonate_user;        /* "as", or NULL */
+    char *impersonate_user;        /* "as", or NULL; kept for http:// too, as kubectl does */
     char **impersonate_groups;     /* "as-groups", NULL-terminated, or NULL */
+    char *impersonate_uid;         /* "as-uid", or NULL */
+    char **impersonate_extra;      /* "Impersonate-Extra-<key>: <value>" header lines from
+                                      "as-user-extra" (key %-escaped as client-go does),
+                                      NULL-terminated, or NULL */
+    int oidc;                      /* token is an auth-provider oidc id-token (or NULL), a JWT
+                                      whose "exp" is checked before each use (kube/auth.c):
+                                      0 not oidc, 1 oidc, 2 oidc with a refresh-token */
 };
 
 /* Loads the kubeconfig selected by opts (or the in-cluster config) and resolves one context.

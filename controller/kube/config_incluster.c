@@ -115,5 +115,9 @@ void kube_config_free(struct kube_config *c)
     for (char **g = c->impersonate_groups; g && *g; g++)
         free(*g);
     free(c->impersonate_groups);
+    free(c->impersonate_uid);
+    for (char **x = c->impersonate_extra; x && *x; x++)
+        free(*x);
+    free(c->impersonate_extra);
     free(c);
 }

@@ -27,8 +27,8 @@ KP_MUST_CHECK int cfg_check_types(json_t *doc, struct kp_err *err);
 KP_MUST_CHECK int cfg_resolve_user(struct kube_config *c, json_t *user, struct kp_err *err);
 /* Frees an exec plugin config (NULL is a no-op). */
 void cfg_exec_free(struct kube_exec_config *e);
-/* Forgets the user's credentials and impersonation (an http:// server gets none, as with
- * kubectl: no token in clear text, no exec plugin run). */
+/* Forgets the user's credentials (an http:// server gets none, as with kubectl: no token in
+ * clear text, no exec plugin run); impersonation is kept: kubectl sends it over http:// too. */
 void cfg_drop_user_creds(struct kube_config *c);
 /* Keeps the cluster's client.authentication.k8s.io/exec extension for exec plugins. */
 int cfg_exec_extension(struct kube_config *c, json_t *cluster);

@@ -3,6 +3,8 @@
  * legacy auth-provider, validated the way client-go does (see config.h). */
 #include "controller/kube/config_int.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,10 +121,17 @@ static int resolve_exec(struct kube_config *c, json_t *x, struct kp_err *err)
 static int resolve_auth_provider(struct kube_config *c, json_t *ap, struct kp_err *err)
 {
     const char *name = cfg_str(ap, "name");
-    const char *tok = cfg_str(json_object_get(ap, "config"), "id-token");
+    json_t *cfg = json_object_get(ap, "config");
+    const char *tok = cfg_str(cfg, "id-token");
 
-    if (name && !strcmp(name, "oidc") && tok) {
-        c->token = kp_xstrdup(tok);
+    if (name && !strcmp(name, "oidc")) {
+        /* client-go's oidc provider: both are required before any request */
+        if (!cfg_str(cfg, "idp-issuer-url") || !cfg_str(cfg, "client-id"))
+            return kp_err_set(err, "user \"%s\": auth-provider oidc: Must provide %s", c->user_name,
+                              !cfg_str(cfg, "idp-issuer-url") ? "idp-issuer-url" : "client-id");
+        c->token = tok ? kp_xstrdup(tok) : NULL;
+        /* the id-token's expiry is checked before each use (auth.c) */
+        c->oidc = cfg_str(cfg, "refresh-token") ? 2 : 1;
         return 0;
     }
     return kp_err_set(err,
@@ -130,6 +139,105 @@ static int resolve_auth_provider(struct kube_config *c, json_t *ap, struct kp_er
                       "removed from kubectl); use an exec plugin such as gke-gcloud-auth-plugin "
                       "or kubelogin",
                       c->user_name, name ? name : "?");
+}
+
+static void drop_key(struct kube_config *c)
+{
+    free(c->key_file);
+    c->key_file = NULL;
+    if (c->key_data)
+        kp_wipe(c->key_data, c->key_data_len);
+    free(c->key_data);
+    c->key_data = NULL;
+    c->key_data_len = 0;
+}
+
+/* A header value Go's client would send: no control characters but tab. */
+static int header_value_ok(const char *v)
+{
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* "Impersonate-Extra-<key>: <value>", the key %-escaped as client-go's headerKeyEscape does:
+ * every byte that is not an HTTP token character, and '%' itself. */
+static char *extra_line(const char *key, const char *value)
+{
+    static const char token_punct[] = "!#$&'*+-.^_`|~";
+    size_t n = strlen(key);
+    char *esc = kp_xmalloc(n * 3 + 1);
+    char *o = esc;
+    char *line;
+
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+        if (isalnum(*p) || (*p && strchr(token_punct, *p)))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    *o = '\0';
+    line = kp_xasprintf("Impersonate-Extra-%s: %s", esc, value);
+    free(esc);
+    return line;
+}
+
+static int extra_lines(struct kube_config *c, json_t *extra, struct kp_err *err)
+{
+    size_t n = 0, o = 0, i;
+    const char *k;
+    json_t *vals, *v;
+
+    json_object_foreach(extra, k, vals) n += json_array_size(vals);
+    if (n == 0)
+        return 0;
+    c->impersonate_extra = kp_xcalloc(n + 1, sizeof(*c->impersonate_extra));
+    json_object_foreach(extra, k, vals)
+    {
+        json_array_foreach(vals, i, v)
+        {
+            const char *s = json_string_value(v);
+            if (!s || !header_value_ok(s))
+                return kp_err_set(err,
+                                  "user \"%s\": as-user-extra \"%s\" has a value with a control "
+                                  "character; remove it",
+                                  c->user_name, k);
+            c->impersonate_extra[o++] = extra_line(k, s);
+        }
+    }
+    return 0;
+}
+
+/* as, as-groups, as-uid, as-user-extra: Impersonate-* headers, sent over http:// too. */
+static int resolve_impersonation(struct kube_config *c, json_t *u, struct kp_err *err)
+{
+    json_t *groups = json_object_get(u, "as-groups");
+    json_t *extra = json_object_get(u, "as-user-extra");
+
+    if (cfg_str(u, "as"))
+        c->impersonate_user = kp_xstrdup(cfg_str(u, "as"));
+    if (cfg_str(u, "as-uid"))
+        c->impersonate_uid = kp_xstrdup(cfg_str(u, "as-uid"));
+    if (json_array_size(groups) > 0)
+        c->impersonate_groups = string_list(groups);
+    if (json_is_object(extra) && extra_lines(c, extra, err) != 0)
+        return -1;
+    if (!c->impersonate_user &&
+        (c->impersonate_uid || c->impersonate_groups || c->impersonate_extra))
+        return kp_err_set(err,
+                          "user \"%s\": requesting uid, groups or user-extra for %s without "
+                          "impersonating a user; set as: too (kubectl refuses this file too)",
+                          c->user_name, c->user_name);
+    for (char **g = c->impersonate_groups; g && *g; g++)
+        if (!header_value_ok(*g))
+            return kp_err_set(err, "user \"%s\": as-groups has a control character; remove it",
+                              c->user_name);
+    if ((c->impersonate_user && !header_value_ok(c->impersonate_user)) ||
+        (c->impersonate_uid && !header_value_ok(c->impersonate_uid)))
+        return kp_err_set(err, "user \"%s\": as or as-uid has a control character; remove it",
+                          c->user_name);
+    return 0;
 }
 
 int cfg_resolve_user(struct kube_config *c, json_t *u, struct kp_err *err)
@@ -145,6 +253,10 @@ int cfg_resolve_user(struct kube_config *c, json_t *u, struct kp_err *err)
         return -1;
     has_cert = c->cert_file || c->cert_data;
     has_key = c->key_file || c->key_data;
+    if (has_key && !has_cert) { /* client-go: no certificate, no client-certificate auth */
+        drop_key(c);
+        has_key = 0;
+    }
     if (has_cert != has_key)
         return kp_err_set(err,
                           "user \"%s\": a client certificate needs its key (set both "
@@ -161,10 +273,8 @@ int cfg_resolve_user(struct kube_config *c, json_t *u, struct kp_err *err)
                           "Kubernetes in 1.19; use a token, a client certificate or an exec "
                           "plugin",
                           c->user_name);
-    if (cfg_str(u, "as"))
-        c->impersonate_user = kp_xstrdup(cfg_str(u, "as"));
-    if (json_array_size(json_object_get(u, "as-groups")) > 0)
-        c->impersonate_groups = string_list(json_object_get(u, "as-groups"));
+    if (resolve_impersonation(c, u, err) != 0)
+        return -1;
     if (json_is_object(x) && json_is_object(ap))
         return kp_err_set(err, "user \"%s\": exec and auth-provider are both set; keep one",
                           c->user_name);
@@ -193,22 +303,11 @@ void cfg_drop_user_creds(struct kube_config *c)
     cfg_exec_free(c->exec);
     c->exec = NULL;
     free(c->cert_file);
-    free(c->key_file);
-    c->cert_file = c->key_file = NULL;
+    c->cert_file = NULL;
     free(c->cert_data);
     c->cert_data = NULL;
     c->cert_data_len = 0;
-    if (c->key_data)
-        kp_wipe(c->key_data, c->key_data_len);
-    free(c->key_data);
-    c->key_data = NULL;
-    c->key_data_len = 0;
-    free(c->impersonate_user);
-    c->impersonate_user = NULL;
-    for (char **g = c->impersonate_groups; g && *g; g++)
-        free(*g);
-    free(c->impersonate_groups);
-    c->impersonate_groups = NULL;
+    drop_key(c);
 }
 
 int cfg_exec_extension(struct kube_config *c, json_t *cluster)

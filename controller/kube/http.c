@@ -131,6 +131,9 @@ static int split_server(struct http *h, struct kp_err *err)
     }
     host = hostport;
     h->loopback = is_loopback(host);
+    /* NO_PROXY is matched against the server's own host, never tls-server-name (as Go) */
+    h->server_host = host[0] == '[' ? kp_xstrndup(host + 1, strlen(host) - 2) : kp_xstrdup(host);
+    h->server_port = kp_xstrdup(port && *port ? port : https ? "443" : "80");
     if (c->tls_server_name && https) {
         const char *p = port ? port : "443";
         h->url_base = kp_xasprintf("https://%s:%s%s", c->tls_server_name, p, prefix);
@@ -196,6 +199,8 @@ void http_free(struct http *h)
     free(h->url_base);
     free(h->connect_to);
     free(h->host_header);
+    free(h->server_host);
+    free(h->server_port);
     free(h->user_agent);
     free(h);
 }

@@ -15,6 +15,7 @@
 #include "base/kp_log.h"
 #include "base/portable.h"
 #include "controller/kube/auth.h"
+#include "controller/kube/noproxy.h"
 #include "controller/kube/userinfo.h"
 
 #define CONNECT_TIMEOUT_MS 30000
@@ -191,7 +192,9 @@ static struct curl_slist *headers(struct http *h, const struct http_request *rq,
     l = curl_slist_append(l, "Expect:");
     if (h->host_header)
         l = curl_slist_append(l, h->host_header);
-    if (cr->token) {
+    if (cr->token && !h->cfg->server_user && !h->cfg->server_password) {
+        /* Go's client sets the URL's user-info as Basic before client-go's bearer round
+         * tripper runs, which then leaves an Authorization header alone */
         s = kp_xasprintf("Authorization: Bearer %s", cr->token);
         l = curl_slist_append(l, s);
         kp_free_secret(s);
@@ -206,6 +209,13 @@ static struct curl_slist *headers(struct http *h, const struct http_request *rq,
         l = curl_slist_append(l, s);
         free(s);
     }
+    if (h->cfg->impersonate_uid) {
+        s = kp_xasprintf("Impersonate-Uid: %s", h->cfg->impersonate_uid);
+        l = curl_slist_append(l, s);
+        free(s);
+    }
+    for (char **x = h->cfg->impersonate_extra; x && *x; x++)
+        l = curl_slist_append(l, *x);
     return l;
 }
 
@@ -227,12 +237,15 @@ static const char *go_env(const char *upper)
 
 /* The proxy URL a request goes through (user-info and all), or NULL for none: the
  * kubeconfig's proxy-url, else $HTTPS_PROXY (HTTP_PROXY for http://) unless the server is
- * on loopback. Borrowed from the config or the environment. */
+ * on loopback or $NO_PROXY names it (Go's rules: noproxy.h). Borrowed from the config or the
+ * environment. */
 static const char *proxy_of(const struct http *h)
 {
     if (h->cfg->proxy_url)
         return h->cfg->proxy_url;
-    return h->loopback ? NULL : go_env(h->http_only ? "HTTP_PROXY" : "HTTPS_PROXY");
+    if (h->loopback || noproxy_match(go_env("NO_PROXY"), h->server_host, h->server_port))
+        return NULL;
+    return go_env(h->http_only ? "HTTP_PROXY" : "HTTPS_PROXY");
 }
 
 static void set_request(struct http *h, const struct http_request *rq, struct attempt *at,
@@ -268,16 +281,11 @@ static void set_request(struct http *h, const struct http_request *rq, struct at
         curl_easy_setopt(k, CURLOPT_POSTFIELDS, rq->body);
         curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
     }
-    if (h->cfg->proxy_url) { /* like client-go: an explicit proxy-url ignores NO_PROXY */
-        curl_easy_setopt(k, CURLOPT_PROXY, h->cfg->proxy_url);
-        curl_easy_setopt(k, CURLOPT_NOPROXY, "");
-    } else { /* Go's httpproxy.FromEnvironment, not libcurl's own reading of the environment */
-        const char *px = proxy_of(h);
-        const char *np = go_env("NO_PROXY");
-        curl_easy_setopt(k, CURLOPT_PROXY, px ? px : ""); /* "" = direct */
-        if (np)
-            curl_easy_setopt(k, CURLOPT_NOPROXY, np);
-    }
+    /* Go's httpproxy.FromEnvironment, not libcurl's own reading of the environment: libcurl
+     * would match NO_PROXY against the URL's host, which is tls-server-name when one is set;
+     * an explicit proxy-url ignores NO_PROXY, as client-go does */
+    curl_easy_setopt(k, CURLOPT_PROXY, proxy_of(h) ? proxy_of(h) : ""); /* "" = direct */
+    curl_easy_setopt(k, CURLOPT_NOPROXY, "");
     curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(k, CURLOPT_WRITEDATA, at);
     curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
@@ -312,8 +320,8 @@ int http_attempt(struct http *h, const struct http_request *rq, struct attempt *
     url = kp_xasprintf("%s%s", h->url_base, rq->path);
     set_request(h, rq, at, url);
     set_tls(h, &cr);
-    if (!cr.token && (h->cfg->server_user || h->cfg->server_password)) {
-        /* Go sends the URL's user:password as basic */
+    if (h->cfg->server_user || h->cfg->server_password) {
+        /* Go sends the URL's user:password as basic, whatever else is set (see headers()) */
         curl_easy_setopt(h->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(h->curl, CURLOPT_USERNAME, h->cfg->server_user ? h->cfg->server_user : "");
         curl_easy_setopt(h->curl, CURLOPT_PASSWORD,

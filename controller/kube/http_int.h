@@ -36,6 +36,8 @@ struct http {
     char *connect_to;  /* CURLOPT_CONNECT_TO entry or NULL */
     char *host_header; /* "Host: <server's host[:port]>" with tls-server-name, or NULL */
     int loopback;      /* the server is localhost or a loopback address: never proxied */
+    char *server_host; /* the server URL's host (no brackets) and port, for NO_PROXY */
+    char *server_port; /* (the scheme's default when the URL has none) */
     struct curl_slist *connect_to_list; /* during one transfer */
     int http_only;
     uint64_t rng;

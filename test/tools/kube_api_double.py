@@ -6,7 +6,10 @@
   http  on 127.0.0.1:PORT+1
   an HTTP CONNECT proxy on 127.0.0.1:PORT+2
 Every request is appended to LOG as one JSON line: listener, method, path (no query), Host,
-Authorization, client certificate CN, SNI; every proxy tunnel as {"proxy": "host:port"}.
+Authorization, client certificate CN, SNI and the impersonation headers (Impersonate-User,
+-Group, -Uid, -Extra-*: names lower-cased and sorted, values of one name in the order sent); every proxy tunnel as
+{"proxy": "host:port"}. The proxy connects names under double.test to 127.0.0.1, so a server
+named api.double.test:PORT is reached through it (direct, the name does not resolve).
 Answers /version, minimal discovery (/api, /apis, /api/v1) and empty pod lists.
 Usage: kube_api_double.py DIR PORT LOG   (DIR holds ca.crt, server.crt, server.key)"""
 import json
@@ -52,9 +55,14 @@ class Handler(BaseHTTPRequestHandler):
                     if k == "commonName":
                         cn = v
         path = self.path.split("?")[0]
-        record({"listener": self.server.kp_name, "method": "GET", "path": path,
-                "host": self.headers.get("Host", ""),
-                "auth": self.headers.get("Authorization", "<none>"), "cert": cn, "sni": sni})
+        entry = {"listener": self.server.kp_name, "method": "GET", "path": path,
+                 "host": self.headers.get("Host", ""),
+                 "auth": self.headers.get("Authorization", "<none>"), "cert": cn, "sni": sni}
+        imp = sorted(([k.lower(), v] for k, v in self.headers.items()
+                      if k.lower().startswith("impersonate-")), key=lambda kv: kv[0])
+        if imp:
+            entry["impersonate"] = imp
+        record(entry)
         if path == "/version":
             body = VERSION
         elif path == "/api":
@@ -148,7 +156,10 @@ def proxy_conn(c):
             c.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
             return
         host, port = target.rsplit(":", 1)
-        up = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+        host = host.strip("[]")
+        if host == "double.test" or host.endswith(".double.test"):
+            host = "127.0.0.1"
+        up = socket.create_connection((host, int(port)), timeout=10)
         c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         pipe(c, up)
         up.close()

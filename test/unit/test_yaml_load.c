@@ -107,6 +107,11 @@ static void test_yaml_load_yaml11_bools(void **state)
     /* go-yaml v2's booleans; quoted ones and other words stay strings */
     assert_loads("a: yes\nb: Off\nc: N\nd: 'on'\ne: yess\nf: true\n", &o,
                  "[{\"a\":true,\"b\":false,\"c\":false,\"d\":\"on\",\"e\":\"yess\",\"f\":true}]");
+    /* and its integers (strconv.ParseInt base 0 after removing '_'); near misses stay strings */
+    assert_loads("a: 0x1F\nb: 0o17\nc: 017\nd: -0b101\ne: 1_000\nf: 0x\ng: 2024-01-02\nh: '0x1F'\n",
+                 &o,
+                 "[{\"a\":31,\"b\":15,\"c\":15,\"d\":-5,\"e\":1000,\"f\":\"0x\","
+                 "\"g\":\"2024-01-02\",\"h\":\"0x1F\"}]");
 }
 
 static void test_yaml_load_documents(void **state)
