@@ -295,9 +295,10 @@ static char *eni_mode(const json_t *tke_conf, const char *deleg)
         return unread;
     if (!tke_conf)
         return kp_xstrdup("unknown (ConfigMap kube-system/tke-cni-agent-conf not read)");
-    if (deleg && strcmp(deleg, "tke-direct-eni") == 0)
+    /* a list "a,b@net1" (multus): the first is the pod's default network */
+    if (deleg && strncmp(deleg, "tke-direct-eni", 14) == 0 && strchr(",@", deleg[14]))
         return kp_xstrdup("vpc-cni-direct-eni");
-    if (deleg && strcmp(deleg, "tke-route-eni") == 0)
+    if (deleg && strncmp(deleg, "tke-route-eni", 13) == 0 && strchr(",@", deleg[13]))
         return kp_xstrdup("vpc-cni-route-eni");
     return kp_xasprintf("unknown (ConfigMap kube-system/tke-cni-agent-conf names %s%s%s)",
                         deleg ? "default network \"" : "no defaultDelegates", deleg ? deleg : "",
