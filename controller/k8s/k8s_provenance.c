@@ -22,9 +22,9 @@ static json_t *refusal(struct kube_client *kc, const char *verb, const char *plu
     json_t *st;
 
     if (l->http_status == 403)
-        msg = kp_xasprintf("cannot %s %s %s in namespace kube-system; manifests/rbac.yaml grants "
-                           "it",
-                           verb, plural, name ? name : "");
+        msg = kp_xasprintf("cannot %s %s%s%s in namespace kube-system; manifests/rbac.yaml "
+                           "grants it",
+                           verb, plural, name ? " " : "", name ? name : "");
     else
         msg = kp_xstrdup(kp_err_msg(e));
     st = k8s_facts_status(l->http_status, *l->reason ? l->reason : NULL, msg, plural, name);
