@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_facts.h - cluster facts from API JSON: which nodes may run agents (Ready, schedulable,
  * matching --node-selector, taints tolerated), the node pair, per-node facts for the report,
- * the CNI and its settings, kube-proxy's mode. Pure functions over objects the caller fetched;
- * no I/O, so every rule is unit-tested with fixtures. */
+ * the CNI and its settings (per CNI: k8s_facts_cni.h; kube-proxy's mode: k8s_facts_proxy.h),
+ * and what an object the API refused leaves: "unknown (forbidden: ...)". Pure functions over
+ * objects the caller fetched (k8s_provenance.c); no I/O, so every rule is unit-tested with
+ * fixtures. */
 #ifndef KPERF_K8S_K8S_FACTS_H
 #define KPERF_K8S_K8S_FACTS_H
 

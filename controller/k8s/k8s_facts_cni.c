@@ -117,7 +117,7 @@ static char *missing(const char *unread, const json_t *cm, const char *what)
         return kp_xstrdup(unread);
     if (!cm)
         return kp_xasprintf("unknown (%s not read)", what);
-    return kp_xstrdup("unset (the component's built-in default)");
+    return kp_xstrdup("unset (Cilium's built-in default)");
 }
 
 /* host routing: set explicitly, or what the agent picks by itself: eBPF host routing needs

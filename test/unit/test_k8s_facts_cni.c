@@ -153,7 +153,7 @@ static void test_k8s_facts_cni_cilium_forbidden_and_unset(void **state)
     /* readable but silent on a key: the agent's default applies, said as such */
     json_object_del(json_object_get(cm, "data"), "bpf-lb-mode");
     cni = k8s_facts_cni(json_object_get(ds, "items"), cm, NULL);
-    assert_string_equal(setting(cni, "lb_mode"), "unset (the component's built-in default)");
+    assert_string_equal(setting(cni, "lb_mode"), "unset (Cilium's built-in default)");
     json_decref(cni);
     json_decref(cm);
     json_decref(st);
