@@ -349,19 +349,6 @@ static const json_t *ds_container(const json_t *ds, const char *want)
     return json_array_get(cs, 0);
 }
 
-static const char *env_value(const json_t *container, const char *name)
-{
-    size_t i;
-    json_t *e;
-
-    json_array_foreach(obj(container, "env"), i, e)
-    {
-        if (str(e, "name") && strcmp(str(e, "name"), name) == 0)
-            return str(e, "value");
-    }
-    return NULL;
-}
-
 struct cni_kind {
     const char *ds_name;   /* kube-system DaemonSet */
     const char *cni;       /* report name */
@@ -384,62 +371,6 @@ static const struct cni_kind cni_kinds[] = {
     {"azure-cni", "azure-cni", NULL},
     {"kindnet", "kindnet", "kindnet-cni"},
 };
-
-static void aws_settings(json_t *out, const json_t *c, const json_t *cm)
-{
-    static const struct {
-        const char *env, *field;
-    } keys[] = {
-        {"AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG", "custom_networking"},
-        {"ENABLE_PREFIX_DELEGATION", "prefix_delegation"},
-        {"ENABLE_POD_ENI", "pod_eni"},
-        {"AWS_VPC_K8S_CNI_EXTERNALSNAT", "external_snat"},
-        {"ENABLE_IPv6", "ipv6"},
-        {"WARM_IP_TARGET", "warm_ip_target"},
-        {"WARM_PREFIX_TARGET", "warm_prefix_target"},
-        {"POD_SECURITY_GROUP_ENFORCING_MODE", "pod_sg_enforcing_mode"},
-        {"AWS_VPC_ENI_MTU", "eni_mtu"},
-    };
-
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        const char *v = env_value(c, keys[i].env);
-        if (v)
-            json_object_set_new(out, keys[i].field, json_string(v));
-    }
-    if (cm && str(obj(cm, "data"), "enable-network-policy-controller"))
-        json_object_set_new(out, "network_policy",
-                            json_string(str(obj(cm, "data"), "enable-network-policy-controller")));
-}
-
-static void cilium_settings(json_t *out, const json_t *cm)
-{
-    static const struct {
-        const char *key, *field;
-    } keys[] = {
-        {"routing-mode", "routing_mode"},
-        {"tunnel-protocol", "tunnel_protocol"},
-        {"tunnel", "tunnel_protocol"}, /* before 1.14 */
-        {"kube-proxy-replacement", "kube_proxy_replacement"},
-        {"ipam", "ipam"},
-        {"datapath-mode", "datapath_mode"},
-        {"enable-ipv4-masquerade", "ipv4_masquerade"},
-        {"enable-bpf-masquerade", "bpf_masquerade"},
-        {"enable-wireguard", "wireguard"},
-        {"enable-ipsec", "ipsec"},
-        {"bpf-lb-mode", "lb_mode"},
-        {"enable-bandwidth-manager", "bandwidth_manager"},
-        {"enable-bbr", "bbr"},
-        {"enable-ipv4-big-tcp", "big_tcp_ipv4"},
-        {"cni-chaining-mode", "chaining_mode"},
-    };
-    const json_t *data = obj(cm, "data");
-
-    for (size_t i = 0; data && i < sizeof(keys) / sizeof(keys[0]); i++) {
-        const char *v = str(data, keys[i].key);
-        if (v && !json_object_get(out, keys[i].field))
-            json_object_set_new(out, keys[i].field, json_string(v));
-    }
-}
 
 static const json_t *find_ds(const json_t *daemonsets, const char *name)
 {
@@ -478,12 +409,10 @@ json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
             json_object_set_new(settings, "image", json_string(str(c, "image")));
             free(tag);
         }
-        if (strcmp(cni_kinds[k].cni, "aws-vpc-cni") == 0)
-            aws_settings(settings, c, vpc_cni_config);
-        else if (strcmp(cni_kinds[k].cni, "cilium") == 0)
-            cilium_settings(settings, cilium_config);
         k8s_facts_cni_settings(settings, cni_kinds[k].cni, ds,
-                               strcmp(cni_kinds[k].cni, "cilium") == 0 ? cilium_config : NULL);
+                               strcmp(cni_kinds[k].cni, "cilium") == 0        ? cilium_config
+                               : strcmp(cni_kinds[k].cni, "aws-vpc-cni") == 0 ? vpc_cni_config
+                                                                              : NULL);
         if (!primary)
             primary = one;
         else
@@ -497,64 +426,31 @@ json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
     return primary;
 }
 
-/* The mode word after "mode:" or "--proxy-mode=": iptables, ipvs, nftables, kernelspace. */
-static const char *mode_word(const char *q)
+json_t *k8s_facts_status(int http_status, const char *reason, const char *message,
+                         const char *plural, const char *name)
 {
-    static const char *const modes[] = {"iptables", "ipvs", "nftables", "kernelspace", NULL};
-
-    while (*q == ' ' || *q == ':' || *q == '=' || *q == '"' || *q == '\'')
-        q++;
-    for (const char *const *m = modes; *m; m++) {
-        if (strncmp(q, *m, strlen(*m)) == 0)
-            return *m;
-    }
-    return NULL;
+    return json_pack("{s:s, s:s, s:i, s:s?, s:s?, s:{s:s?, s:s?}}", "kind", "Status", "status",
+                     "Failure", "code", http_status, "reason", reason, "message", message,
+                     "details", "kind", plural, "name", name);
 }
 
-static const char *mode_from_args(const json_t *args)
+char *k8s_facts_unread(const json_t *answer)
 {
-    size_t i;
-    json_t *v;
+    const json_t *d = obj(answer, "details");
+    const char *msg = str(answer, "message");
+    const char *reason = str(answer, "reason");
+    int code = (int)json_integer_value(obj(answer, "code"));
 
-    json_array_foreach(args, i, v)
-    {
-        const char *a = json_string_value(v);
-        if (a && strncmp(a, "--proxy-mode", 12) == 0)
-            return mode_word(a + 12);
-    }
-    return NULL;
-}
-
-/* "mode: ipvs" at the start of a line of a KubeProxyConfiguration (YAML) */
-static const char *mode_from_config(const char *text)
-{
-    for (const char *p = text; p; p = strchr(p, '\n')) {
-        if (*p == '\n')
-            p++;
-        if (strncmp(p, "mode:", 5) == 0)
-            return mode_word(p + 5);
-    }
-    return NULL;
-}
-
-const char *k8s_facts_kube_proxy_mode(const json_t *daemonsets, const json_t *config_map)
-{
-    const json_t *ds = find_ds(daemonsets, "kube-proxy");
-    const json_t *c;
-    const char *mode;
-    const char *k;
-    json_t *v;
-
-    if (!ds)
-        return "none";
-    c = ds_container(ds, "kube-proxy");
-    mode = mode_from_args(obj(c, "command"));
-    if (!mode)
-        mode = mode_from_args(obj(c, "args"));
-    json_object_foreach((json_t *)obj(config_map, "data"), k, v)
-    {
-        if (!mode && json_string_value(v))
-            mode = mode_from_config(json_string_value(v));
-    }
-    return mode ? mode : "iptables"; /* the default when unset or "" on Linux */
+    if (!answer || !str(answer, "kind") || strcmp(str(answer, "kind"), "Status") != 0 ||
+        (str(answer, "status") && strcmp(str(answer, "status"), "Success") == 0))
+        return NULL;
+    if (code == 404)
+        return kp_xasprintf("unknown (not found: %s %s)",
+                            str(d, "kind") ? str(d, "kind") : "object",
+                            str(d, "name") ? str(d, "name") : "?");
+    if (code == 403)
+        return kp_xasprintf("unknown (forbidden: %s)",
+                            msg ? msg : "the API refused the GET (RBAC: manifests/rbac.yaml)");
+    return kp_xasprintf("unknown (HTTP %d%s%s: %s)", code, reason ? " " : "", reason ? reason : "",
+                        msg ? msg : "no message");
 }

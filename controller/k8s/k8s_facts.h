@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_facts.h - cluster facts from API JSON: which nodes may run agents (Ready, schedulable,
  * matching --node-selector, taints tolerated), the node pair, per-node facts for the report,
- * the CNI and its settings, kube-proxy's mode. Pure functions over objects the caller fetched;
- * no I/O, so every rule is unit-tested with fixtures. */
+ * the CNI and its settings (per CNI: k8s_facts_cni.h; kube-proxy's mode: k8s_facts_proxy.h),
+ * and what an object the API refused leaves: "unknown (forbidden: ...)". Pure functions over
+ * objects the caller fetched (k8s_provenance.c); no I/O, so every rule is unit-tested with
+ * fixtures. */
 #ifndef KPERF_K8S_K8S_FACTS_H
 #define KPERF_K8S_K8S_FACTS_H
 
@@ -61,19 +63,26 @@ KP_MUST_CHECK int k8s_facts_choose_pair(const json_t *nodes, const char *want_a,
 KP_MUST_CHECK int k8s_facts_nodes_from_report(const json_t *report, char **a, char **b,
                                               struct kp_err *err);
 
-/* The CNI from kube-system DaemonSets (items array, borrowed) and, when present, the
- * cilium-config / amazon-vpc-cni ConfigMaps (NULL when absent). New object
- * {"name": "aws-vpc-cni"|"cilium"|"calico"|"flannel"|"weave"|"kube-router"|"antrea"|
- * "canal"|"unknown", "version": tag, "settings": {"image", and e.g. "custom_networking",
- * "prefix_delegation", "routing_mode", "tunnel_protocol", "kube_proxy_replacement"}}.
- * Several CNIs (chaining) are listed in "also". */
+/* A GET the API refused, as the core/v1 Status it answers with: {"kind": "Status", "status":
+ * "Failure", "code": http_status, "reason": reason, "message": message, "details": {"kind":
+ * plural, "name": name}} (reason, message may be NULL). New reference. */
+json_t *k8s_facts_status(int http_status, const char *reason, const char *message,
+                         const char *plural, const char *name);
+
+/* Why answer (borrowed: an object or the Status of a failed GET) could not be read: NULL for an
+ * object or NULL; else "unknown (forbidden: MESSAGE)", "unknown (not found: configmaps NAME)" or
+ * "unknown (HTTP 500 REASON: MESSAGE)". Caller frees. Facts kperf could not read are recorded
+ * with this text, never as a default. */
+char *k8s_facts_unread(const json_t *answer);
+
+/* The CNI from kube-system DaemonSets (items array, borrowed) and the API's answers for the
+ * cilium-config / amazon-vpc-cni ConfigMaps (a ConfigMap, the Status of a failed GET, or NULL
+ * when not asked). New object {"name": "aws-vpc-cni"|"cilium"|"calico"|"flannel"|"weave"|
+ * "kube-router"|"antrea"|"canal"|"tke-vpc-cni"|"tke-global-router"|...|"unknown", "version":
+ * tag, "settings": {"image", and per CNI (k8s_facts_cni.h)}}. Several CNIs (chaining) are listed
+ * in "also". A setting whose ConfigMap the API refused is "unknown (forbidden: ...)". */
 json_t *k8s_facts_cni(const json_t *daemonsets, const json_t *cilium_config,
                       const json_t *vpc_cni_config);
-
-/* kube-proxy's mode: "iptables", "ipvs", "nftables", "kernelspace", "none" (no kube-proxy
- * DaemonSet: e.g. cilium kube-proxy replacement), from its DaemonSet args and ConfigMap
- * (kube-proxy or kube-proxy-config; NULL when absent). Returns a static string. */
-const char *k8s_facts_kube_proxy_mode(const json_t *daemonsets, const json_t *config_map);
 
 /* The CPU limit an admitted pod's containers carry (the first container's
  * resources.limits.cpu; kperf's agents ask for none, so a LimitRange default or a mutating

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "controller/k8s/k8s_facts.h"
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -75,19 +76,6 @@ static char *flag_value(const json_t *c, const char *name)
     return found;
 }
 
-static const char *env_value(const json_t *c, const char *name)
-{
-    size_t i;
-    json_t *e;
-
-    json_array_foreach(json_object_get(c, "env"), i, e)
-    {
-        if (str(e, "name") && strcmp(str(e, "name"), name) == 0)
-            return str(e, "value");
-    }
-    return NULL;
-}
-
 static int is_true(const char *v)
 {
     return v && (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "1") == 0);
@@ -95,44 +83,57 @@ static int is_true(const char *v)
 
 struct key_field {
     const char *key, *field;
+    int listed; /* always recorded: "unset (...)" when absent, "unknown (...)" when unreadable */
 };
 
-/* cilium-config keys (also agent flags of the same name) that shape the datapath */
+/* cilium-config keys (also agent flags of the same name) that shape the datapath; "tunnel" is
+ * the key before Cilium 1.14 (tunnel-protocol, when both are there, wins: it comes first) */
 static const struct key_field cilium_keys[] = {
-    {"routing-mode", "routing_mode"},
-    {"tunnel-protocol", "tunnel_protocol"},
-    {"kube-proxy-replacement", "kube_proxy_replacement"},
-    {"enable-bandwidth-manager", "bandwidth_manager"},
-    {"enable-bbr", "bbr"},
-    {"mtu", "mtu"},
-    {"ipam", "ipam"},
-    {"enable-bpf-masquerade", "bpf_masquerade"},
-    {"auto-direct-node-routes", "auto_direct_node_routes"},
-    {"datapath-mode", "datapath_mode"},
-    {"enable-host-legacy-routing", "host_legacy_routing"},
+    {"routing-mode", "routing_mode", 1},
+    {"tunnel-protocol", "tunnel_protocol", 1},
+    {"tunnel", "tunnel_protocol", 0},
+    {"enable-bpf-masquerade", "bpf_masquerade", 1},
+    {"kube-proxy-replacement", "kube_proxy_replacement", 1},
+    {"enable-wireguard", "wireguard", 1},
+    {"enable-ipsec", "ipsec", 1},
+    {"bpf-lb-mode", "lb_mode", 1},
+    {"enable-host-legacy-routing", "host_legacy_routing", 1},
+    {"enable-ipv4-masquerade", "ipv4_masquerade", 0},
+    {"enable-bandwidth-manager", "bandwidth_manager", 0},
+    {"enable-bbr", "bbr", 0},
+    {"mtu", "mtu", 0},
+    {"ipam", "ipam", 0},
+    {"auto-direct-node-routes", "auto_direct_node_routes", 0},
+    {"datapath-mode", "datapath_mode", 0},
+    {"enable-ipv4-big-tcp", "big_tcp_ipv4", 0},
+    {"cni-chaining-mode", "chaining_mode", 0},
 };
 
-static void cilium(json_t *settings, const json_t *ds, const json_t *cm)
+/* Why a listed setting has no value: its ConfigMap was refused (unread), not asked (NULL cm),
+ * or it simply does not set it. Caller frees. */
+static char *missing(const char *unread, const json_t *cm, const char *what)
 {
-    const json_t *agent = container_named(ds, "cilium-agent");
-    const json_t *data = json_object_get(cm, "data");
-    const char *legacy, *kpr, *masq;
+    if (unread)
+        return kp_xstrdup(unread);
+    if (!cm)
+        return kp_xasprintf("unknown (%s not read)", what);
+    return kp_xstrdup("unset (Cilium's built-in default)");
+}
 
-    for (size_t i = 0; i < sizeof(cilium_keys) / sizeof(cilium_keys[0]); i++) {
-        char *flag = agent ? flag_value(agent, cilium_keys[i].key) : NULL;
-        const char *v = flag ? flag : str(data, cilium_keys[i].key);
-        if (v && (flag || !json_object_get(settings, cilium_keys[i].field)))
-            json_object_set_new(settings, cilium_keys[i].field, json_string(v));
-        free(flag);
-    }
-    /* host routing: set explicitly, or what the agent picks by itself: eBPF host routing needs
-     * kube-proxy replacement and BPF masquerading (or none); otherwise it falls back to legacy */
-    legacy = str(settings, "host_legacy_routing");
-    kpr = str(settings, "kube_proxy_replacement");
-    masq = str(settings, "bpf_masquerade");
+/* host routing: set explicitly, or what the agent picks by itself: eBPF host routing needs
+ * kube-proxy replacement and BPF masquerading (or none); otherwise it falls back to legacy */
+static void cilium_host_routing(json_t *settings, const json_t *agent, const json_t *cm,
+                                const char *unread)
+{
+    const char *legacy = str(settings, "host_legacy_routing");
+    const char *kpr = str(settings, "kube_proxy_replacement");
+    const char *masq = str(settings, "bpf_masquerade");
+
     if (legacy)
         json_object_set_new(settings, "host_routing",
                             json_string(is_true(legacy) ? "legacy" : "bpf"));
+    else if (unread)
+        json_object_set_new(settings, "host_routing", json_string(unread));
     else if (cm || agent)
         json_object_set_new(
             settings, "host_routing",
@@ -141,26 +142,77 @@ static void cilium(json_t *settings, const json_t *ds, const json_t *cm)
                             : "legacy (inferred)"));
 }
 
+static void cilium(json_t *settings, const json_t *ds, const json_t *cm)
+{
+    const json_t *agent = container_named(ds, "cilium-agent");
+    char *unread = k8s_facts_unread(cm);
+    const json_t *data = unread ? NULL : json_object_get(cm, "data");
+
+    for (size_t i = 0; i < sizeof(cilium_keys) / sizeof(cilium_keys[0]); i++) {
+        char *flag = agent ? flag_value(agent, cilium_keys[i].key) : NULL;
+        const char *v = flag ? flag : str(data, cilium_keys[i].key);
+        if (v && (flag || !json_object_get(settings, cilium_keys[i].field)))
+            json_object_set_new(settings, cilium_keys[i].field, json_string(v));
+        free(flag);
+    }
+    cilium_host_routing(settings, agent, cm, unread);
+    for (size_t i = 0; i < sizeof(cilium_keys) / sizeof(cilium_keys[0]); i++) {
+        char *why;
+        if (!cilium_keys[i].listed || json_object_get(settings, cilium_keys[i].field))
+            continue;
+        why = missing(unread, cm, "ConfigMap kube-system/cilium-config");
+        json_object_set_new(settings, cilium_keys[i].field, json_string(why));
+        free(why);
+    }
+    free(unread);
+}
+
+/* aws-node's env: the listed ones change the datapath (docs/kubernetes.md) */
 static const struct key_field aws_env[] = {
-    {"AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG", "custom_networking"},
-    {"ENABLE_PREFIX_DELEGATION", "prefix_delegation"},
-    {"ENABLE_POD_ENI", "pod_eni"},
-    {"AWS_VPC_ENI_MTU", "mtu"},
-    {"WARM_ENI_TARGET", "warm_eni_target"},
-    {"WARM_IP_TARGET", "warm_ip_target"},
-    {"MINIMUM_IP_TARGET", "minimum_ip_target"},
-    {"WARM_PREFIX_TARGET", "warm_prefix_target"},
+    {"ENABLE_PREFIX_DELEGATION", "prefix_delegation", 1},
+    {"AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG", "custom_networking", 1},
+    {"POD_SECURITY_GROUP_ENFORCING_MODE", "pod_sg_enforcing_mode", 1},
+    {"NETWORK_POLICY_ENFORCING_MODE", "network_policy_enforcing_mode", 1},
+    {"AWS_VPC_K8S_CNI_EXTERNALSNAT", "external_snat", 1},
+    {"ENABLE_IPv6", "ipv6", 1},
+    {"ENABLE_POD_ENI", "pod_eni", 0},
+    {"AWS_VPC_ENI_MTU", "mtu", 0},
+    {"WARM_ENI_TARGET", "warm_eni_target", 0},
+    {"WARM_IP_TARGET", "warm_ip_target", 0},
+    {"MINIMUM_IP_TARGET", "minimum_ip_target", 0},
+    {"WARM_PREFIX_TARGET", "warm_prefix_target", 0},
 };
 
-static void aws(json_t *settings, const json_t *ds)
+/* The env entry named name of container c (borrowed), or NULL. */
+static const json_t *env_entry(const json_t *c, const char *name)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(c, "env"), i, e)
+    {
+        if (str(e, "name") && strcmp(str(e, "name"), name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void aws(json_t *settings, const json_t *ds, const json_t *cm)
 {
     const json_t *node = container_named(ds, "aws-node");
     const json_t *npa = container_named(ds, "aws-eks-nodeagent");
+    char *unread = k8s_facts_unread(cm);
 
     for (size_t i = 0; node && i < sizeof(aws_env) / sizeof(aws_env[0]); i++) {
-        const char *v = env_value(node, aws_env[i].key);
-        if (v && !json_object_get(settings, aws_env[i].field))
-            json_object_set_new(settings, aws_env[i].field, json_string(v));
+        const json_t *e = env_entry(node, aws_env[i].key);
+        if (str(e, "value"))
+            json_object_set_new(settings, aws_env[i].field, json_string(str(e, "value")));
+        else if (e) /* valueFrom: a ConfigMap, Secret or field kperf does not follow */
+            json_object_set_new(settings, aws_env[i].field,
+                                json_string("unknown (set with valueFrom, not read)"));
+        else if (aws_env[i].listed)
+            json_object_set_new(settings, aws_env[i].field,
+                                json_string("unset (the VPC CNI's built-in default)"));
     }
     /* the network policy agent: a sidecar that enforces only with --enable-network-policy */
     if (npa) {
@@ -171,6 +223,14 @@ static void aws(json_t *settings, const json_t *ds)
     } else {
         json_object_set_new(settings, "network_policy_agent", json_string("absent"));
     }
+    /* amazon-vpc-cni: EKS's managed network policy controller switch */
+    if (unread)
+        json_object_set_new(settings, "network_policy", json_string(unread));
+    else if (str(json_object_get(cm, "data"), "enable-network-policy-controller"))
+        json_object_set_new(
+            settings, "network_policy",
+            json_string(str(json_object_get(cm, "data"), "enable-network-policy-controller")));
+    free(unread);
 }
 
 static void tke_eni(json_t *settings, const json_t *ds)
@@ -187,7 +247,7 @@ void k8s_facts_cni_settings(json_t *settings, const char *cni, const json_t *ds,
     if (strcmp(cni, "cilium") == 0)
         cilium(settings, ds, cm);
     else if (strcmp(cni, "aws-vpc-cni") == 0)
-        aws(settings, ds);
+        aws(settings, ds, cm);
     else if (strcmp(cni, "tke-vpc-cni") == 0)
         tke_eni(settings, ds);
 }
@@ -225,14 +285,34 @@ static char *default_delegate(const json_t *conf)
     return out;
 }
 
+/* The VPC-CNI's mode when tke-eni-agent is the only TKE agent: the default network the
+ * ConfigMap names; "unknown (...)" when it was refused, is missing or names none. Caller frees. */
+static char *eni_mode(const json_t *tke_conf, const char *deleg)
+{
+    char *unread = k8s_facts_unread(tke_conf);
+
+    if (unread)
+        return unread;
+    if (!tke_conf)
+        return kp_xstrdup("unknown (ConfigMap kube-system/tke-cni-agent-conf not read)");
+    /* a list "a,b@net1" (multus): the first is the pod's default network */
+    if (deleg && strncmp(deleg, "tke-direct-eni", 14) == 0 && strchr(",@", deleg[14]))
+        return kp_xstrdup("vpc-cni-direct-eni");
+    if (deleg && strncmp(deleg, "tke-route-eni", 13) == 0 && strchr(",@", deleg[13]))
+        return kp_xstrdup("vpc-cni-route-eni");
+    return kp_xasprintf("unknown (ConfigMap kube-system/tke-cni-agent-conf names %s%s%s)",
+                        deleg ? "default network \"" : "no defaultDelegates", deleg ? deleg : "",
+                        deleg ? "\"" : "");
+}
+
 void k8s_facts_cni_tke(json_t *cni, const json_t *daemonsets, const json_t *tke_conf)
 {
     const json_t *eni = find_ds(daemonsets, "tke-eni-agent");
     const json_t *bridge = find_ds(daemonsets, "tke-bridge-agent");
     const json_t *cil = find_ds(daemonsets, "cilium");
     json_t *settings = json_object_get(cni, "settings");
-    char *deleg = default_delegate(tke_conf);
-    const char *mode = NULL;
+    char *deleg = default_delegate(tke_conf); /* NULL from a Status: it has no data */
+    char *mode = NULL;
 
     if (!eni && !bridge && !(cil && tke_image(cil))) {
         free(deleg);
@@ -245,18 +325,18 @@ void k8s_facts_cni_tke(json_t *cni, const json_t *daemonsets, const json_t *tke_
     json_object_set_new(settings, "platform", json_string("tke"));
     if (cil) {
         const char *rm = str(settings, "routing_mode");
-        mode = rm && strcmp(rm, "native") == 0 && eni ? "cilium+vpc-cni" : "cilium-overlay";
+        mode = kp_xstrdup(rm && strcmp(rm, "native") == 0 && eni ? "cilium+vpc-cni"
+                                                                 : "cilium-overlay");
     } else if (eni && bridge) {
-        mode = "global-router+vpc-cni";
+        mode = kp_xstrdup("global-router+vpc-cni");
     } else if (bridge) {
-        mode = "global-router";
-    } else if (deleg && strcmp(deleg, "tke-direct-eni") == 0) {
-        mode = "vpc-cni-direct-eni";
+        mode = kp_xstrdup("global-router");
     } else {
-        mode = "vpc-cni-route-eni"; /* the shared-ENI default */
+        mode = eni_mode(tke_conf, deleg);
     }
     json_object_set_new(settings, "network_mode", json_string(mode));
     if (deleg)
         json_object_set_new(settings, "default_network", json_string(deleg));
+    free(mode);
     free(deleg);
 }

@@ -14,8 +14,8 @@
 #include "controller/k8s/k8s_churn.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_facts.h"
-#include "controller/k8s/k8s_facts_cni.h"
 #include "controller/k8s/k8s_lease.h"
+#include "controller/k8s/k8s_provenance.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -132,51 +132,6 @@ static json_t *get_optional(struct k8s_backend *b, const struct kube_resource *r
     if (kube_get(b->kc, res, ns, name, &o, &e) != 0)
         o = NULL;
     return o;
-}
-
-/* CNI and kube-proxy: best effort (a person may lack kube-system rights) */
-static void cni_facts(struct k8s_backend *b)
-{
-    json_t *ds = NULL, *cilium = NULL, *vpc = NULL, *kp = NULL, *cni;
-    struct kp_err e;
-
-    if (kube_list_all(b->kc, &KUBE_RES_DAEMONSETS, "kube-system", NULL, &ds, &e) != 0) {
-        kp_log(KP_LOG_INFO, "CNI not recorded: %s", kp_err_msg(&e));
-        return;
-    }
-    cni = k8s_facts_cni(ds, NULL, NULL);
-    char name[32];
-    snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(cni, "name")));
-    if (strcmp(name, "cilium") == 0)
-        cilium = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "cilium-config");
-    else if (strcmp(name, "aws-vpc-cni") == 0)
-        vpc = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "amazon-vpc-cni");
-    if (cilium || vpc) {
-        json_decref(cni);
-        cni = k8s_facts_cni(ds, cilium, vpc);
-    }
-    {
-        json_t *tke =
-            strncmp(name, "tke-", 4) == 0
-                ? get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "tke-cni-agent-conf")
-                : NULL;
-        k8s_facts_cni_tke(cni, ds, tke); /* a no-op off TKE */
-        json_decref(tke);
-    }
-    json_object_set_new(b->facts, "cni", cni);
-    if (strcmp(k8s_facts_kube_proxy_mode(ds, NULL), "none") != 0) {
-        kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy");
-        if (!kp)
-            kp = get_optional(b, &KUBE_RES_CONFIGMAPS, "kube-system", "kube-proxy-config");
-    }
-    /* no kube-proxy DaemonSet means "replaced" only when a CNI that can replace it is known */
-    if (strcmp(k8s_facts_kube_proxy_mode(ds, kp), "none") != 0 || strcmp(name, "unknown") != 0)
-        json_object_set_new(b->facts, "kube_proxy_mode",
-                            json_string(k8s_facts_kube_proxy_mode(ds, kp)));
-    json_decref(ds);
-    json_decref(cilium);
-    json_decref(vpc);
-    json_decref(kp);
 }
 
 /* --nodes / --nodes-from names into *a, *b (caller frees) */
@@ -762,7 +717,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     b->facts = json_object();
     if (connect_cluster(b, err) != 0 || leftovers(b, err) != 0)
         return -1;
-    cni_facts(b);
+    k8s_provenance_collect(b->kc, b->facts); /* CNI, kube-proxy: best effort */
     if (choose_nodes(b, plan, err) != 0)
         return -1;
     if (!b->ro->external_host)

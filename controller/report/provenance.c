@@ -22,7 +22,8 @@ const char *provenance_kind(const char *field)
         has(field, "settings.image") || strcmp(field, "kperf_version") == 0 ||
         strncmp(field, "kubernetes_version", 18) == 0)
         return "version";
-    if (strncmp(field, "cni.", 4) == 0 || strncmp(field, "kube_proxy_mode", 15) == 0 ||
+    /* kube_proxy_mode_source: where the mode was read, not the datapath */
+    if (strncmp(field, "cni.", 4) == 0 || strcmp(field, "kube_proxy_mode") == 0 ||
         strncmp(field, "mtu", 3) == 0 || has(field, "].mtu") || has(field, "].net.") ||
         strncmp(field, "ip_family", 9) == 0 || strncmp(field, "external.net.", 13) == 0 ||
         strncmp(field, "samples.placement.", 18) == 0 || strcmp(field, "agent_cpu_limit") == 0 ||
@@ -35,11 +36,31 @@ static int rank(const json_t *entry)
 {
     const char *k = json_string_value(json_object_get(entry, "kind"));
 
+    if (k && strcmp(k, "unread") == 0)
+        return 2;
+
     if (k && strcmp(k, "setting") == 0)
         return 0;
     if (k && strcmp(k, "version") == 0)
         return 1;
     return 2;
+}
+
+static bool unread(const json_t *v)
+{
+    return json_is_string(v) && strncmp(json_string_value(v), "unknown (", 9) == 0;
+}
+
+/* A fact one run could not read (k8s_facts_unread: "unknown (forbidden: ...)") changed what
+ * kperf knows, not the datapath: "unread", listed with the rest, never the likely explanation. */
+static const char *entry_kind(const json_t *e)
+{
+    const char *kind = provenance_kind(json_string_value(json_object_get(e, "field")));
+
+    if (strcmp(kind, "setting") == 0 &&
+        (unread(json_object_get(e, "base")) || unread(json_object_get(e, "new"))))
+        return "unread";
+    return kind;
 }
 
 void provenance_rank(json_t *diff)
@@ -49,9 +70,7 @@ void provenance_rank(json_t *diff)
 
     for (size_t i = 0; i < n; i++) {
         items[i] = json_incref(json_array_get(diff, i));
-        json_object_set_new(
-            items[i], "kind",
-            json_string(provenance_kind(json_string_value(json_object_get(items[i], "field")))));
+        json_object_set_new(items[i], "kind", json_string(entry_kind(items[i])));
     }
     /* insertion sort: stable, and diffs are short */
     for (size_t i = 1; i < n; i++) {

@@ -17,7 +17,9 @@
 const char *provenance_kind(const char *field);
 
 /* Sets "kind" on every {field, base, new} entry of diff and sorts it: settings, versions,
- * others; stable within a class. */
+ * others; stable within a class. A setting that one side could not read ("unknown (forbidden:
+ * ...)") is kind "unread", sorted with the others: a change of what kperf knew, not of the
+ * datapath. */
 void provenance_rank(json_t *diff);
 
 /* "Likely explanation: FIELD changed from B to N" when the first entry of a ranked diff is a

@@ -205,6 +205,22 @@ static int validate_scoped(const json_t *arr, const char *name, const char *fiel
     return 0;
 }
 
+/* The provenance facts `kperf compare` reads: kube-proxy's mode and where it was read are text
+ * (a mode, or "unknown (forbidden: ...)"), the CNI an object with a name. */
+static int validate_metadata(const json_t *md, struct kp_err *err)
+{
+    const json_t *cni = json_object_get(md, "cni");
+
+    if (want_type(md, "kube_proxy_mode", JSON_STRING, false, "metadata", err) != 0 ||
+        want_type(md, "kube_proxy_mode_source", JSON_STRING, false, "metadata", err) != 0 ||
+        want_type(md, "cni", JSON_OBJECT, false, "metadata", err) != 0)
+        return -1;
+    if (cni && (want_type(cni, "name", JSON_STRING, true, "metadata.cni", err) != 0 ||
+                want_type(cni, "settings", JSON_OBJECT, false, "metadata.cni", err) != 0))
+        return -1;
+    return 0;
+}
+
 int report_validate_doc(const json_t *doc, struct kp_err *err)
 {
     const json_t *schema, *v;
@@ -224,6 +240,8 @@ int report_validate_doc(const json_t *doc, struct kp_err *err)
         want_type(doc, "skipped", JSON_ARRAY, false, "report", err) != 0 ||
         want_type(doc, "errors", JSON_ARRAY, false, "report", err) != 0 ||
         want_type(doc, "settings", JSON_OBJECT, false, "report", err) != 0)
+        return -1;
+    if (validate_metadata(json_object_get(doc, "metadata"), err) != 0)
         return -1;
     v = json_object_get(doc, "settings");
     if (v && want_type(v, "noisy_cv_pct", JSON_REAL, false, "settings", err) != 0)

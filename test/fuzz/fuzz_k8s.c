@@ -14,6 +14,7 @@
 
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_facts_proxy.h"
 #include "controller/k8s/k8s_podevents.h"
 #include "controller/k8s/k8s_podfail.h"
 #include "controller/k8s/k8s_wait.h"
@@ -71,7 +72,8 @@ static void api_objects(const json_t *doc)
     json_decref(k8s_facts_node_info(doc, "server"));
     (void)k8s_facts_choose_pair(items, NULL, NULL, &a, &b, &note, &err);
     json_decref(k8s_facts_cni(items, doc, doc));
-    (void)k8s_facts_kube_proxy_mode(items, doc);
+    json_decref(k8s_facts_kube_proxy(items, doc, doc));
+    free(k8s_facts_unread(doc));
     if (k8s_facts_nodes_from_report(doc, &n_a, &n_b, &err) == 0) {
         free(n_a);
         free(n_b);

@@ -14,6 +14,7 @@
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_facts_cni.h"
+#include "controller/k8s/k8s_facts_proxy.h"
 #include "test/unit/fixture.h"
 
 static const json_t *node_named(const json_t *items, const char *name)
@@ -43,6 +44,17 @@ static json_t *eligible(const json_t *items, const struct k8s_node_filter *f)
             json_array_append(out, n);
     }
     return out;
+}
+
+/* kube-proxy's mode from the DaemonSets and kubeadm's ConfigMap (or NULL); static buffer */
+static const char *proxy_mode(const json_t *daemonsets, const json_t *kubeadm_cm)
+{
+    static char mode[512];
+    json_t *kp = k8s_facts_kube_proxy(daemonsets, NULL, kubeadm_cm);
+
+    snprintf(mode, sizeof(mode), "%s", json_string_value(json_object_get(kp, "mode")));
+    json_decref(kp);
+    return mode;
 }
 
 static void test_k8s_facts_not_ready_cordoned_and_tainted_nodes_are_skipped(void **state)
@@ -246,8 +258,8 @@ static void test_k8s_facts_aws_vpc_cni_with_settings(void **state)
         json_string_value(json_object_get(json_object_get(cni, "settings"), "prefix_delegation")),
         "false");
     assert_null(json_object_get(cni, "also"));
-    /* EKS: mode from the config file, not given here -> default iptables */
-    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "iptables");
+    /* EKS: the mode is in a ConfigMap, not given here: not guessed */
+    assert_non_null(strstr(proxy_mode(json_object_get(ds, "items"), NULL), "unknown (not found"));
     json_decref(cni);
     json_decref(ds);
 }
@@ -270,7 +282,7 @@ static void test_k8s_facts_cilium_with_config_and_no_kube_proxy(void **state)
     assert_string_equal(json_string_value(json_object_get(json_object_get(cni, "settings"),
                                                           "kube_proxy_replacement")),
                         "true");
-    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL), "none");
+    assert_string_equal(proxy_mode(json_object_get(ds, "items"), NULL), "none");
     json_decref(cni);
     json_decref(cm);
     json_decref(ds);
@@ -290,9 +302,9 @@ static void test_k8s_facts_kube_proxy_mode_from_configmap_and_args(void **state)
         0);
     (void)state;
 
-    assert_string_equal(k8s_facts_kube_proxy_mode(items, cm), "ipvs");
+    assert_string_equal(proxy_mode(items, cm), "ipvs");
     json_object_set_new(kp, "args", json_pack("[s]", "--proxy-mode=nftables"));
-    assert_string_equal(k8s_facts_kube_proxy_mode(items, cm), "nftables");
+    assert_string_equal(proxy_mode(items, cm), "nftables");
     json_decref(cm);
     json_decref(ds);
 }
@@ -427,7 +439,7 @@ static void tke_case(const char *ds_file, const char *conf_file, const char *nam
     assert_string_equal(json_string_value(json_object_get(cni, "name")), name);
     assert_string_equal(setting(cni, "platform"), "tke");
     assert_string_equal(setting(cni, "network_mode"), mode);
-    assert_string_equal(k8s_facts_kube_proxy_mode(json_object_get(ds, "items"), NULL),
+    assert_string_equal(proxy_mode(json_object_get(ds, "items"), NULL),
                         strstr(ds_file, "cilium") ? "none" : "ipvs");
     json_decref(cni);
     json_decref(conf);
@@ -443,7 +455,8 @@ static void test_k8s_facts_tke_variants(void **state)
              "global-router");
     tke_case("ds-tke-vpc-cni.json", "tke-cni-agent-conf-route-eni.json", "tke-vpc-cni",
              "vpc-cni-route-eni");
-    tke_case("ds-tke-vpc-cni.json", NULL, "tke-vpc-cni", "vpc-cni-route-eni");
+    tke_case("ds-tke-vpc-cni.json", NULL, "tke-vpc-cni",
+             "unknown (ConfigMap kube-system/tke-cni-agent-conf not read)");
     tke_case("ds-tke-vpc-cni.json", "tke-cni-agent-conf-direct-eni.json", "tke-vpc-cni",
              "vpc-cni-direct-eni");
     tke_case("ds-tke-hybrid.json", "tke-cni-agent-conf-bridge.json", "tke-vpc-cni",

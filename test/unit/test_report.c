@@ -458,6 +458,13 @@ static void test_report_load_errors_are_one_line(void **state)
             {"{\"results\": [{}]}", "results[0]"},
             {"{\"results\": []}", "no \"schema\" field"},
             {"{\"schema\": \"kperf.report/v1\",\n\"metadata\": {}\n\"results\": []}", "at line 3"},
+            /* the provenance facts compare reads (issue 31) */
+            {"{\"schema\": \"kperf.report/v1\", \"metadata\": {\"kube_proxy_mode\": 1}, "
+             "\"results\": []}",
+             "metadata.kube_proxy_mode: expected a string"},
+            {"{\"schema\": \"kperf.report/v1\", \"metadata\": {\"cni\": {\"settings\": {}}}, "
+             "\"results\": []}",
+             "metadata.cni.name: missing"},
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             FILE *f = fopen(path, "w");

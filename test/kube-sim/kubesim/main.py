@@ -535,6 +535,9 @@ def seed_system(st, adm, cfg):
                 "apiVersion": "v1", "kind": "Namespace",
                 "metadata": {"name": ns}}, None, False, [])
         lab = {"k8s-app": name}
+        c = {"name": name, "image": img}
+        if name == "kube-proxy":  # kubeadm's: reads ConfigMap kube-proxy's config.conf
+            c["command"] = ["kube-proxy", "--config=/var/lib/kube-proxy/config.conf"]
         o = adm.create(R.BY_GR[("apps", "daemonsets")], {
             "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {
                 "name": name, "namespace": ns, "labels": dict(lab),
@@ -542,8 +545,7 @@ def seed_system(st, adm, cfg):
             "spec": {"selector": {"matchLabels": lab}, "template": {
                 "metadata": {"labels": dict(lab)}, "spec": {
                     "hostNetwork": True, "priorityClassName":
-                    "system-node-critical", "containers": [{
-                        "name": name, "image": img}]}}}},
+                    "system-node-critical", "containers": [c]}}}},
             None, False, [])
         n = cfg.nodes
 
