@@ -173,6 +173,15 @@ static int attempt(struct kube_client *kc, const char *ns, const struct k8s_lock
     return 1;
 }
 
+/* the lock's lease period in ms (0 when unreadable) */
+static uint64_t w_period_ms(const json_t *lock)
+{
+    json_int_t s =
+        json_integer_value(json_object_get(json_object_get(lock, "spec"), "leaseDurationSeconds"));
+
+    return s > 0 ? (uint64_t)s * 1000u : 0;
+}
+
 /* The wait between looks: says, when it is time, who holds the lock; -1 with err when the run
  * must stop (a live holder and no --wait-for-lock, the wait is over, a signal). */
 static int between(const struct k8s_lock_opts *o, const json_t *last, enum k8s_lock_view view,
@@ -197,7 +206,8 @@ static int between(const struct k8s_lock_opts *o, const json_t *last, enum k8s_l
                (unsigned long long)((now - start) / 1000), (unsigned long long)(o->wait_ms / 1000));
         *said = now;
     } else if (!o->wait_ms && *said == 0) {
-        kp_log(KP_LOG_INFO, "%s: watching it to see whether that run is alive", who);
+        kp_log(KP_LOG_WARN, "%s: watching it (up to %llu s) to see whether that run is alive", who,
+               (unsigned long long)(w_period_ms(last) / 1000));
         *said = now;
     }
     clock_sleep_ms(LOCK_POLL_MS);
