@@ -259,8 +259,7 @@ def serve(d):
     with open(os.path.join(d, "config.json")) as f:
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, store
-    from . import util
+    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, store, util
     util.SKEW_S = float(getattr(cfg, "clock_skew", 0) or 0)
     t0 = time.time()
     st = store.Store()
