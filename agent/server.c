@@ -229,7 +229,54 @@ static void shut_down(struct server *srv)
         session_end(srv->sessions, "server shutting down");
     for (struct conn *c = srv->conns; c; c = c->next)
         conn_close(c);
+    if (srv->has_idle && !uv_is_closing((uv_handle_t *)&srv->idle))
+        uv_close((uv_handle_t *)&srv->idle, NULL);
     uv_walk(&srv->loop, close_walk, srv);
+}
+
+/* --max-idle: no test running and none for max_idle_ms, so the run that started this server
+ * is gone (a run's clients test one after the other; the controller sets the bound above the
+ * longest gap it plans). Closes the sockets for good, so nothing listens; the loop stays up
+ * on the signal handles until SIGTERM. */
+static void idle_check(uv_timer_t *t)
+{
+    struct server *srv = t->data;
+    uint64_t now = sysinfo_now_ns();
+
+    if (srv->nsessions > 0) {
+        srv->last_tested = now;
+        return;
+    }
+    if (now - srv->last_tested < (uint64_t)srv->o.max_idle_ms * 1000000u)
+        return;
+    kp_log(KP_LOG_WARN,
+           "no test for %u s (--max-idle): the run that started this server is gone; not "
+           "listening any more",
+           srv->o.max_idle_ms / 1000);
+    srv->parked = 1;
+    uv_timer_stop(t);
+    if (!uv_is_closing((uv_handle_t *)&srv->listener))
+        uv_close((uv_handle_t *)&srv->listener, NULL);
+    if (!uv_is_closing((uv_handle_t *)&srv->udp))
+        uv_close((uv_handle_t *)&srv->udp, NULL);
+}
+
+static int start_idle(struct server *srv, struct kp_err *err)
+{
+    int rc;
+
+    srv->last_tested = sysinfo_now_ns();
+    if (!srv->o.max_idle_ms)
+        return 0;
+    rc = uv_timer_init(&srv->loop, &srv->idle);
+    if (rc == 0) {
+        srv->has_idle = 1;
+        srv->idle.data = srv;
+        rc = uv_timer_start(&srv->idle, idle_check, 1000, 1000);
+    }
+    if (rc != 0)
+        return kp_err_set(err, "--max-idle: uv_timer: %s", uv_strerror(rc));
+    return 0;
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -404,7 +451,7 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
         goto out;
     if (init_handles(srv, err) != 0 || bind_all(srv, err) != 0)
         goto out;
-    if (start_signals(srv, err) != 0)
+    if (start_signals(srv, err) != 0 || start_idle(srv, err) != 0)
         goto out;
     snprintf(where, sizeof(where), "%s%s%s:%u", strchr(srv->o.bind_addr, ':') ? "[" : "",
              srv->o.bind_addr, strchr(srv->o.bind_addr, ':') ? "]" : "", srv->o.port);
@@ -418,6 +465,8 @@ int server_run(const struct server_opts *o, server_ready_fn *ready, void *arg, s
 out:
     if (rc != 0) {
         srv->shutting_down = 1;
+        if (srv->has_idle)
+            uv_close((uv_handle_t *)&srv->idle, NULL);
         uv_walk(&srv->loop, close_walk, srv);
         uv_run(&srv->loop, UV_RUN_DEFAULT);
     }

@@ -45,12 +45,17 @@ struct server_opts {
     uint16_t port;         /* 0 = pick a free one (same for TCP and UDP) */
     const char *token;     /* borrowed secret; NULL = no authentication */
     size_t token_len;
-    uint32_t max_duration_ms;      /* cap on omit + duration of one test */
-    uint16_t max_streams;          /* cap on streams of one test */
-    unsigned max_conns;            /* concurrent TCP connections */
-    unsigned max_conns_per_addr;   /* of those, from one source (srclimit.h) */
-    unsigned max_tests;            /* concurrent tests */
-    uint32_t idle_timeout_ms;      /* control connection without progress */
+    uint32_t max_duration_ms;    /* cap on omit + duration of one test */
+    uint16_t max_streams;        /* cap on streams of one test */
+    unsigned max_conns;          /* concurrent TCP connections */
+    unsigned max_conns_per_addr; /* of those, from one source (srclimit.h) */
+    unsigned max_tests;          /* concurrent tests */
+    uint32_t idle_timeout_ms;    /* control connection without progress */
+    /* > 0: after this long without a test (none running, none started), the server closes its
+     * sockets for good and stays idle until SIGTERM: a server whose run is gone (its controller
+     * was killed) stops listening by itself. Parked, not exited: a DaemonSet's pod whose
+     * container exits is restarted, listening again. 0 = listen until stopped. */
+    uint32_t max_idle_ms;
     uint32_t handshake_timeout_ms; /* HELLO..TEST_REQ, DATA_HELLO */
     uint64_t max_rate_bps;         /* cap on a UDP_STREAM rate */
     unsigned stream_threads;       /* most streams on threads of their own (streamer.h), over

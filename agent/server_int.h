@@ -144,6 +144,10 @@ struct server {
     uint64_t log_last_ns;
     unsigned log_suppressed;
     int shutting_down;
+    uv_timer_t idle;        /* o.max_idle_ms: checks every second whether the run is gone */
+    int has_idle;           /* idle is initialised (closed by shut_down) */
+    int parked;             /* the sockets are closed for good (o.max_idle_ms passed) */
+    uint64_t last_tested;   /* sysinfo_now_ns of the server's start or of its last test */
     char fatal[KP_ERR_MAX]; /* why the loop stopped on its own; server_run returns it */
 };
 

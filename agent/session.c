@@ -71,6 +71,7 @@ struct session *session_new(struct server *srv, struct conn *ctrl, const struct 
     s->next = srv->sessions;
     srv->sessions = s;
     srv->nsessions++;
+    srv->last_tested = sysinfo_now_ns(); /* a test: its run is alive (--max-idle) */
     return s;
 }
 
@@ -104,6 +105,7 @@ void session_end_code(struct session *s, uint16_t code, const char *why)
         }
     }
     srv->nsessions--;
+    srv->last_tested = sysinfo_now_ns();
     s->ctrl = NULL;
     if (ctrl) {
         ctrl->sess = NULL;

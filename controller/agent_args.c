@@ -111,6 +111,8 @@ char **agent_args_server(const struct agent_args_opts *o)
         push_flag(&a, "--bind", kp_xstrdup(o->host));
     if (o->token_file)
         push_flag(&a, "--token-file", kp_xstrdup(o->token_file));
+    if (o->max_idle_ms)
+        push_ms(&a, "--max-idle", o->max_idle_ms);
     if (o->udp_rate_bps > AGENT_ARGS_SERVER_MAX_RATE_BPS)
         push_flag(&a, "--max-rate", kp_xasprintf("%llu", (unsigned long long)o->udp_rate_bps));
     return a.v;

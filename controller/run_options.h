@@ -111,12 +111,14 @@ struct run_options {
     bool keep;              /* --keep */
     bool cleanup_leftovers; /* --cleanup-leftovers */
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
-    bool all_nodes;         /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
-    int parallel;           /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
-    int confirm_outliers;   /* --confirm-outliers: sweep nodes flagged that are re-measured
-                               alone before the verdict, 0..64 (0 = off) */
-    int pod_churn;          /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
-                               -1 = not given (none on Kubernetes, 3 with --local) */
+    uint64_t wait_lock_ms;  /* --wait-for-lock: wait this long for the cluster lock (0: refuse) */
+    uint64_t agent_max_idle_ms; /* --agent-max-idle: the servers' --max-idle; 0 = from --timeout */
+    bool all_nodes;             /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
+    int parallel;         /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
+    int confirm_outliers; /* --confirm-outliers: sweep nodes flagged that are re-measured
+                             alone before the verdict, 0..64 (0 = off) */
+    int pod_churn;        /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
+                             -1 = not given (none on Kubernetes, 3 with --local) */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;
     char **argv;

@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "cmd/kperf/commands.h"
 #include "controller/k8s/k8s_cleanup.h"
+#include "controller/k8s/k8s_lock.h"
 #include "controller/kube/kube.h"
 
 struct cleanup_flags {
@@ -210,7 +211,8 @@ int cmd_cleanup(int argc, char **argv)
             continue;
         if ((l[i].lease != K8S_LEASE_EXPIRED && k8s_cleanup_drop_lease(kc, &l[i], &err) != 0) ||
             k8s_cleanup_run(kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
-                            f.timeout_ms, &removed, &err) != 0)
+                            f.timeout_ms, &removed, &err) != 0 ||
+            (*l[i].run_id && k8s_lock_forget(kc, l[i].run_id, &err) != 0))
             goto out;
         gone++;
     }

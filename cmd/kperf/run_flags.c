@@ -65,6 +65,8 @@ enum flag_id {
     F_KEEP,
     F_CLEANUP_LEFTOVERS,
     F_LEASE_DURATION,
+    F_WAIT_FOR_LOCK,
+    F_AGENT_MAX_IDLE,
     F_ALL_NODES,
     F_PARALLEL,
     F_CONFIRM_OUTLIERS,
@@ -383,6 +385,10 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         if (o->lease_ms > 3600000)
             return kp_err_set(err, "--%s: '%s' is longer than 1h", f->name, v);
         return 0;
+    case F_WAIT_FOR_LOCK:
+        return handle_duration(v, 1000, &o->wait_lock_ms, f->name, err);
+    case F_AGENT_MAX_IDLE:
+        return handle_duration(v, 5000, &o->agent_max_idle_ms, f->name, err);
     case F_PARALLEL:
         if (rv_parse_int(v, 1, 64, &n, f->name, err) != 0)
             return -1;
@@ -559,6 +565,12 @@ static const struct flag run_flags[] = {
              "the run's Lease lasts DUR, renewed every DUR/3\n"
              "(default 30s, min 3s); a run whose Lease expired\n"
              "(killed controller) is removed by the next run"),
+    RUN_FLAG(G_K8S, F_WAIT_FOR_LOCK, "wait-for-lock", 0, "DUR",
+             "when another run holds the cluster lock, wait up\n"
+             "to DUR for it (default: refuse at once, exit 1)"),
+    RUN_FLAG(G_K8S, F_AGENT_MAX_IDLE, "agent-max-idle", 0, "DUR",
+             "servers stop listening after DUR without a test\n"
+             "(their run is gone; default 2 x --timeout + 30s)"),
     RUN_FLAG(G_K8S, F_ALL_NODES, "all-nodes", 0, NULL,
              "sweep: every node in ring pairs (client of one\n"
              "pair, server of the next), one row per node and a\n"

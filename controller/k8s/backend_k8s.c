@@ -20,6 +20,7 @@
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_lock.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_watch.h"
 #include "controller/k8s/k8s_watch_ready.h"
@@ -129,9 +130,59 @@ static const char *lost(struct backend *base)
     return k8s_lease_lost(((struct k8s_backend *)base)->lease);
 }
 
+int k8s_backend_lock(struct k8s_backend *b, struct kp_err *err)
+{
+    struct k8s_lease_hold_opts ho = {.duration_s = (int)(b->ro->lease_ms / 1000)};
+    struct kube_client_opts ko;
+    struct k8s_lock_opts lo;
+    char holder[400];
+    json_t *stored = NULL;
+    int rc;
+
+    if (k8s_objects_run_id(b->run_id, sizeof(b->run_id), err) != 0)
+        return -1;
+    k8s_lock_holder(b->run_id, holder, sizeof(holder));
+    lo = (struct k8s_lock_opts){.holder = holder,
+                                .run_id = b->run_id,
+                                .duration_s = ho.duration_s,
+                                .wait_ms = b->ro->wait_lock_ms,
+                                .stop = &b->stop};
+    rc = k8s_lock_acquire(b->kc, &lo, &stored, err);
+    if (rc == 1) { /* RBAC without leases where the lock lives: measure anyway, say so */
+        kp_log(KP_LOG_WARN,
+               "%s: running without the cluster lock, another run may share the nodes (grant "
+               "leases in namespace kperf as manifests/rbac.yaml does)",
+               kp_err_msg(err));
+        kp_err_clear(err);
+        return 0;
+    }
+    if (rc != 0)
+        return -1;
+    k8s_backend_client_opts(b, &ko);
+    if (k8s_lease_keep(&ko, stored, &ho, &b->lock, err) != 0)
+        return kp_err_prefix(err, "the cluster lock");
+    kp_log(KP_LOG_INFO, "run %s holds the cluster lock as %s", b->run_id, holder);
+    return 0;
+}
+
+static int cleanup_run(struct k8s_backend *b, struct kp_err *err);
+
+/* The run's objects, then the cluster lock (released whatever the removal did: what is left
+ * has the run's Lease, which expires, and the next run removes it). */
 static int cleanup(struct backend *base, struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
+    int rc = cleanup_run(b, err);
+
+    if (b->lock && b->kc)
+        kube_client_reset_abort(b->kc);
+    k8s_lease_release(b->lock, b->kc);
+    b->lock = NULL;
+    return rc;
+}
+
+static int cleanup_run(struct k8s_backend *b, struct kp_err *err)
+{
     unsigned n = 0;
     int rc;
 
@@ -190,6 +241,7 @@ static void destroy(struct backend *base)
     k8s_podevents_stop(b->podevents);
     k8s_sweep_free(b); /* before the client: it deletes the Jobs started ahead */
     k8s_lease_release(b->lease, NULL);
+    k8s_lease_release(b->lock, NULL); /* not released by cleanup: it expires */
     kube_client_free(b->kc);
     k8s_deploy_cleanup(&b->d);
     kp_free_secret(b->token);

@@ -40,15 +40,18 @@ struct k8s_backend {
     size_t n_cluster_families;
     const char *ip_families[2]; /* what the run measures (run_ip_families_choose) */
     size_t n_ip_families;
-    int created;                    /* something may exist in the cluster */
-    int ns_created;                 /* we created d.ns: delete it at the end */
-    struct k8s_lease_keeper *lease; /* the run's Lease, held from before its first object */
-    unsigned n_steps;               /* client runs so far: the step number in the next Job's name */
-    json_t *sweep_servers;          /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
-    struct k8s_sweep_state *sweep;  /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
-    json_t *readiness;              /* readiness records of the pods run so far (k8s_readiness.h) */
-    int cpu_limit_noted;            /* k8s_backend_note_cpu_limit warned already */
-    char *watch_dir;                /* kperf watch: the probes' log files (k8s_watch.c) */
+    int created;                     /* something may exist in the cluster */
+    int ns_created;                  /* we created d.ns: delete it at the end */
+    struct k8s_lease_keeper *lease;  /* the run's Lease, held from before its first object */
+    struct k8s_lease_keeper *lock;   /* the cluster lock (k8s_lock.h), held from before the
+                                      * leftovers' removal to the end of cleanup; NULL without */
+    char run_id[K8S_RUN_ID_MAX + 1]; /* made with the lock, before deploying (k8s_deploy_init) */
+    unsigned n_steps;              /* client runs so far: the step number in the next Job's name */
+    json_t *sweep_servers;         /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
+    struct k8s_sweep_state *sweep; /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
+    json_t *readiness;             /* readiness records of the pods run so far (k8s_readiness.h) */
+    int cpu_limit_noted;           /* k8s_backend_note_cpu_limit warned already */
+    char *watch_dir;               /* kperf watch: the probes' log files (k8s_watch.c) */
     struct k8s_podevents *podevents; /* the run's pod events, from its namespace's creation */
     /* why the last prepare or run_client failed when a pod could not start (the k8s_podfail
      * cause name: backend_ops.failure_cause), "" otherwise */
@@ -73,6 +76,10 @@ void k8s_backend_lost(void *arg);
 /* Starts watching the run's pod events (k8s_podevents.h) once its namespace exists; without
  * them (no thread, no client) pods that cannot start are found at --timeout. */
 void k8s_backend_watch_events(struct k8s_backend *b);
+
+/* Makes the run id and takes the cluster lock (k8s_lock.h) with --wait-for-lock, renewed by a
+ * keeper thread until cleanup; without the right to (403) says so and goes on. 0 or -1. */
+KP_MUST_CHECK int k8s_backend_lock(struct k8s_backend *b, struct kp_err *err);
 
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);

@@ -64,6 +64,17 @@ static void servers_needed(const struct plan *plan, struct k8s_server_set *set)
     }
 }
 
+uint64_t k8s_deploy_max_idle_ms(const struct run_options *ro, const struct plan *plan)
+{
+    uint64_t ms = 2 * ro->timeout_ms + 30000;
+
+    if (ro->agent_max_idle_ms)
+        return ro->agent_max_idle_ms;
+    if (ro->all_nodes && plan)
+        ms += plan_expected_ms(plan);
+    return ms;
+}
+
 int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const struct plan *plan,
                     const char *run_id, const char *node_a_host, struct kp_err *err)
 {
@@ -104,6 +115,7 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->obj.external_token = ro->external_token; /* borrowed: the run options outlive d */
     d->obj.host_network_used = d->set.host_network;
     d->obj.job_deadline_s = 60;
+    d->obj.server_max_idle_ms = k8s_deploy_max_idle_ms(ro, plan);
     d->obj.job_ttl_s = K8S_JOB_TTL_S;
     return k8s_objects_check(&d->obj, err);
 }

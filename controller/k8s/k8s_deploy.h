@@ -56,6 +56,12 @@ json_t *k8s_deploy_server_objects(const struct k8s_deploy *d, const char *token)
 json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *network,
                                    const json_t *hosts);
 
+/* The servers' --max-idle (docs/kubernetes.md, "A killed controller"): --agent-max-idle when
+ * given, else the longest a live run leaves a server without a test: 2 x --timeout (the next
+ * client's pod start, and the API calls around it, are each bounded by it) + 30 s, plus, in a
+ * sweep, the planned measurement time (a node's server waits for its pair's turn). */
+uint64_t k8s_deploy_max_idle_ms(const struct run_options *ro, const struct plan *plan);
+
 /* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */
 json_t *k8s_deploy_tolerations(const struct run_toleration *t, size_t n);
 

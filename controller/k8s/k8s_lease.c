@@ -102,6 +102,7 @@ struct k8s_lease_keeper {
     struct kube_client *kc; /* the thread's own */
     char *ns;
     char *name;
+    char *holder;  /* our holderIdentity: another one on a conflict means we lost the Lease */
     json_t *lease; /* last stored state (for PUT with its resourceVersion) */
     int renew_s;
     k8s_lease_lost_fn *on_lost;
@@ -178,8 +179,14 @@ static void renew(struct k8s_lease_keeper *k)
         }
         if (kube_client_last(k->kc)->http_status == 409 &&
             kube_get(k->kc, &K8S_RES_LEASES, k->ns, k->name, &out, &err) == 0) {
+            const char *h =
+                json_string_value(json_object_get(json_object_get(out, "spec"), "holderIdentity"));
             json_decref(k->lease);
             k->lease = out;
+            if (!h || strcmp(h, k->holder) != 0) { /* taken over: it is someone else's now */
+                lost(k);
+                break;
+            }
             continue;
         }
         if (!k->abort)
@@ -302,27 +309,32 @@ static void keeper_free(struct k8s_lease_keeper *k)
     json_decref(k->lease);
     free(k->ns);
     free(k->name);
+    free(k->holder);
     free(k->lost);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);
     free(k);
 }
 
-int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
-                   const struct k8s_objects_opts *opts, const struct k8s_lease_hold_opts *ho,
-                   struct k8s_lease_keeper **out, struct kp_err *err)
+int k8s_lease_keep(const struct kube_client_opts *ko, json_t *stored,
+                   const struct k8s_lease_hold_opts *ho, struct k8s_lease_keeper **out,
+                   struct kp_err *err)
 {
     struct k8s_lease_keeper *k = kp_xcalloc(1, sizeof(*k));
     struct kube_client_opts own = *ko;
-    struct timespec now;
-    char holder[300], host[256] = "";
-    json_t *obj;
+    const json_t *md = json_object_get(stored, "metadata");
+    const char *holder =
+        json_string_value(json_object_get(json_object_get(stored, "spec"), "holderIdentity"));
+    sigset_t all, old;
+    int prc;
 
     *out = NULL;
     pthread_mutex_init(&k->mu, NULL);
     kp_cond_init_monotonic(&k->cv);
-    k->ns = kp_xstrdup(opts->ns);
-    k->name = k8s_lease_name(opts->run_id);
+    k->lease = stored;
+    k->ns = kp_xstrdup(json_string_value(json_object_get(md, "namespace")));
+    k->name = kp_xstrdup(json_string_value(json_object_get(md, "name")));
+    k->holder = kp_xstrdup(holder ? holder : "");
     k->renew_s = ho->duration_s / 3 > 0 ? ho->duration_s / 3 : 1;
     k->on_lost = ho->on_lost;
     k->arg = ho->arg;
@@ -331,32 +343,50 @@ int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
         keeper_free(k);
         return kp_err_prefix(err, "lease");
     }
+    /* signals (SIGINT, SIGTERM) stay with the main thread, whose waits they must wake */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    prc = pthread_create(&k->thread, NULL, keeper_main, k);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
+        keeper_free(k);
+        return kp_err_set(err, "cannot start the thread that renews the lease");
+    }
+    *out = k;
+    return 0;
+}
+
+int k8s_lease_hold(struct kube_client *kc, const struct kube_client_opts *ko,
+                   const struct k8s_objects_opts *opts, const struct k8s_lease_hold_opts *ho,
+                   struct k8s_lease_keeper **out, struct kp_err *err)
+{
+    char *name = k8s_lease_name(opts->run_id);
+    struct timespec now;
+    char holder[300], host[256] = "";
+    json_t *obj, *stored = NULL;
+    int rc = -1;
+
+    *out = NULL;
     gethostname(host, sizeof(host) - 1);
     snprintf(holder, sizeof(holder), "kperf@%s/%ld", host, (long)getpid());
     clock_gettime(CLOCK_REALTIME, &now);
     obj = k8s_lease_object(opts, holder, ho->duration_s, &now);
-    if (kube_create(kc, &K8S_RES_LEASES, opts->ns, obj, NULL, &k->lease, err) != 0) {
-        json_decref(obj);
-        kp_err_prefix(err, "creating lease %s/%s", opts->ns, k->name);
-        keeper_free(k);
-        return -1;
+    if (kube_create(kc, &K8S_RES_LEASES, opts->ns, obj, NULL, &stored, err) != 0) {
+        kp_err_prefix(err, "creating lease %s/%s", opts->ns, name);
+        goto out;
     }
-    json_decref(obj);
-    /* signals (SIGINT, SIGTERM) stay with the main thread, whose waits they must wake */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int prc = pthread_create(&k->thread, NULL, keeper_main, k);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (prc != 0) {
+    if (k8s_lease_keep(ko, stored, ho, out, err) != 0) {
         struct kube_delete_opts d = {.missing_ok = 1, .grace_period_s = -1};
-        if (kube_delete(kc, &K8S_RES_LEASES, k->ns, k->name, &d, NULL, err) != 0)
-            kp_err_clear(err);
-        keeper_free(k);
-        return kp_err_set(err, "cannot start the thread that renews the run's lease");
+        struct kp_err derr;
+        if (kube_delete(kc, &K8S_RES_LEASES, opts->ns, name, &d, NULL, &derr) != 0)
+            kp_log(KP_LOG_DEBUG, "deleting lease %s: %s", name, kp_err_msg(&derr));
+        goto out;
     }
-    *out = k;
-    return 0;
+    rc = 0;
+out:
+    json_decref(obj);
+    free(name);
+    return rc;
 }
 
 void k8s_lease_release(struct k8s_lease_keeper *k, struct kube_client *kc)

@@ -88,6 +88,14 @@ KP_MUST_CHECK int k8s_lease_hold(struct kube_client *kc, const struct kube_clien
                                  const struct k8s_lease_hold_opts *ho,
                                  struct k8s_lease_keeper **out, struct kp_err *err);
 
+/* Starts renewing stored (a Lease as the API server returned it, held by us; takes ownership)
+ * as k8s_lease_hold does, for a Lease made elsewhere (the cluster lock, k8s_lock.h). On a
+ * conflict the Lease is read again; held by another holder by then, it is lost (on_lost).
+ * Returns 0 with *out, or -1 with err (stored released). */
+KP_MUST_CHECK int k8s_lease_keep(const struct kube_client_opts *ko, json_t *stored,
+                                 const struct k8s_lease_hold_opts *ho,
+                                 struct k8s_lease_keeper **out, struct kp_err *err);
+
 /* Why the run lost its Lease ("namespace NS was deleted (by kperf cleanup --force?)"), or NULL
  * while it holds it. Borrowed until k8s_lease_release. k NULL: NULL. */
 const char *k8s_lease_lost(struct k8s_lease_keeper *k);

@@ -232,8 +232,10 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
 {
     int host = strcmp(network, "host") == 0;
     char *name = k8s_objects_daemonset_name(network, slot);
-    struct agent_args_opts ao = {
-        .port = opts->port, .token_file = K8S_TOKEN_FILE, .udp_rate_bps = opts->udp_rate_bps};
+    struct agent_args_opts ao = {.port = opts->port,
+                                 .token_file = K8S_TOKEN_FILE,
+                                 .udp_rate_bps = opts->udp_rate_bps,
+                                 .max_idle_ms = opts->server_max_idle_ms};
     char **argv = agent_args_server(&ao);
     json_t *sel = json_pack("{s:s, s:s, s:s, s:s}", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
                             "server", K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT, slot);
@@ -246,11 +248,19 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
                         json_pack("{s:{s:i}, s:i, s:i, s:i}", "tcpSocket", "port", opts->port,
                                   "initialDelaySeconds", 0, "periodSeconds", 1, "failureThreshold",
                                   3));
-    if (!host)
-        json_object_set_new(c, "ports",
-                            json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}]", "name", "tcp",
-                                      "containerPort", opts->port, "protocol", "TCP", "name", "udp",
-                                      "containerPort", opts->port, "protocol", "UDP"));
+    json_object_set_new(c, "ports",
+                        json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}]", "name", "tcp",
+                                  "containerPort", opts->port, "protocol", "TCP", "name", "udp",
+                                  "containerPort", opts->port, "protocol", "UDP"));
+    /* the host-network server holds the port on the node: declared, the scheduler keeps a
+     * second run's server (or anything else wanting it) off that node instead of letting it
+     * fail to bind or share the port's traffic */
+    if (host) {
+        json_t *p;
+        size_t i;
+        json_array_foreach(json_object_get(c, "ports"), i, p)
+            json_object_set_new(p, "hostPort", json_integer(opts->port));
+    }
     json_object_set_new(ds, "spec",
                         json_pack("{s:{s:o}, s:{s:s}, s:{s:o, s:o}}", "selector", "matchLabels",
                                   sel, "updateStrategy", "type", "OnDelete", "template", "metadata",

@@ -51,6 +51,7 @@ struct k8s_objects_opts {
     uint64_t udp_rate_bps;       /* the run's --udp-rate (0 = default): the server's --max-rate */
     int host_network_used;       /* label the namespace Pod Security enforce=privileged */
     int job_deadline_s;          /* client Job activeDeadlineSeconds (> 0) */
+    uint64_t server_max_idle_ms; /* the servers' --max-idle (0 = none): k8s_deploy_max_idle_ms */
     int job_ttl_s;               /* client Job ttlSecondsAfterFinished (>= 0) */
     const char *service_account; /* NULL = K8S_SERVICE_ACCOUNT */
     /* the Service's spec.ipFamilies ("IPv4"/"IPv6"; 2 = RequireDualStack); 0 = the cluster's

@@ -715,7 +715,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     struct k8s_backend *b = (struct k8s_backend *)base;
 
     b->facts = json_object();
-    if (connect_cluster(b, err) != 0 || leftovers(b, err) != 0)
+    if (connect_cluster(b, err) != 0 || k8s_backend_lock(b, err) != 0 || leftovers(b, err) != 0)
         return -1;
     k8s_provenance_collect(b->kc, b->facts); /* CNI, kube-proxy: best effort */
     if (choose_nodes(b, plan, err) != 0)
@@ -728,7 +728,8 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
                             json_sprintf("%s%s%s:%d", v6 ? "[" : "", b->ro->external_host,
                                          v6 ? "]" : "", b->ro->external_port));
     }
-    if (k8s_deploy_init(&b->d, b->ro, plan, NULL, k8s_facts_node_hostname(b->node_a), err) != 0)
+    if (k8s_deploy_init(&b->d, b->ro, plan, b->run_id, k8s_facts_node_hostname(b->node_a), err) !=
+        0)
         return -1;
     b->deployed = 1;
     b->d.obj.ip_families = b->ip_families;

@@ -10,6 +10,7 @@ source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 k8s_up --nodes 2
 LEASE=3s
+MAX_IDLE=15s
 KINDS=namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,leases,configmaps
 objects() { kadmin get "$KINDS" -A -o custom-columns=K:.kind,NS:.metadata.namespace,N:.metadata.name --no-headers | sort; }
 objects >"$K8S_DIR/before.txt" || fail "listing objects"
@@ -30,8 +31,12 @@ lease_renewed() {
 # start a long run and kill -9 its controller once a client measures
 crash_a_run() {
     # the kperf process itself (not a subshell) gets the SIGKILL
-    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e --scenarios pod-to-pod \
-        --same-node --tests TCP_RR --duration 60s --lease-duration $LEASE -o json \
+    # run 2: short samples, the host-network server too, servers idle out after 15 s
+    local how=(--scenarios pod-to-pod --duration 60s)
+    [ "$1" = 2 ] && how=(--scenarios pod-to-pod,host-to-host --duration 3s --samples 3
+        --agent-max-idle "$MAX_IDLE")
+    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${how[@]}" \
+        --same-node --tests TCP_RR --lease-duration $LEASE -o json \
         >"$K8S_DIR/crash.json" 2>"$K8S_DIR/crash$1.err" &
     local pid=$!
     if ! wait_client_running; then
@@ -80,9 +85,33 @@ else
     fail "objects differ: $(tr '\n' ' ' <"$K8S_DIR/diff1.txt")"
 fi
 
-# --- 2: `kperf cleanup` removes it too, saying why -------------------------------------
+# --- 2: the killed run's servers stop listening by themselves; `kperf cleanup` removes it -----
+# server_parked POD: its agent said it stopped listening (--max-idle), and (host network) nothing
+# listens on the port in its node's network namespace any more
+# shellcheck disable=SC2317 # called through wait_for
+server_parked() {
+    local pod node
+    for pod in $(kadmin get pods -n "$NS2" -l kperf.io/role=server -o name); do
+        kadmin logs -n "$NS2" "$pod" 2>/dev/null | grep -q "not listening any more" || return 1
+    done
+    node=$(kadmin get pods -n "$NS2" -l kperf.io/network=host -o jsonpath='{.items[0].spec.nodeName}')
+    [ -n "$node" ] || return 1
+    ! ip netns exec "$(jq -r .prefix "$K8S_DIR/config.json")n${node#node-}" \
+        ss -Hltn "sport = :5201" | grep -q .
+}
 crash_a_run 2
-sleep 3.5
+t_kill=$(date +%s.%N)
+NS2=$(kadmin get leases -A -l "app.kubernetes.io/managed-by=kperf,kperf.io/run-id=$CRASHED" -o jsonpath='{.items[0].metadata.namespace}')
+# the bound (docs/kubernetes.md): the client's step ends within its planned 3 x 3 s, then its
+# servers idle out after --agent-max-idle 15 s (checked every second): about 25 s. 240 s is ten
+# times that, for a loaded machine; the agents' own lines say which rule stopped them.
+if wait_for 240 "the killed run's servers to stop listening" server_parked; then
+    park_s=$(echo "$(date +%s.%N) - $t_kill" | bc)
+    pass "kill -9: the agent servers stopped listening by themselves ${park_s}s after the kill: $(kadmin logs -n "$NS2" "$(kadmin get pods -n "$NS2" -l kperf.io/network=host -o name)" | grep -m1 "not listening")"
+else
+    park_s=never
+    fail "kill -9: a server still listens: $(kadmin get pods -n "$NS2" -o wide)"
+fi
 "$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" 2>"$K8S_DIR/cleanup.err"
 rc=$?
 [ "$rc" = 0 ] && pass "kperf cleanup exits 0" || fail "kperf cleanup exit $rc: $(cat "$K8S_DIR/cleanup.err")"
@@ -96,4 +125,5 @@ else
     fail "objects differ: $(tr '\n' ' ' <"$K8S_DIR/diff2.txt")"
 fi
 k8s_nothing_left "crash"
+echo "figures: after kill -9 the servers stopped listening ${park_s}s later (--agent-max-idle $MAX_IDLE)"
 ks_finish

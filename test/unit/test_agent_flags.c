@@ -97,6 +97,13 @@ static void test_agent_flags_server_bounds_and_messages(void **state)
     assert_msg(&err, "--port: '65536' is not a whole number in [0, 65535]");
     assert_int_equal(server(&c, (const char *[]){"--idle-timeout", "0", NULL}, &err), -1);
     assert_msg(&err, "--idle-timeout: duration '0' out of range");
+    /* --max-idle: off unless given, at least a second (the server checks once a second) */
+    assert_int_equal(server(&c, (const char *[]){NULL}, &err), 0);
+    assert_int_equal(c.o.max_idle_ms, 0);
+    assert_int_equal(server(&c, (const char *[]){"--max-idle", "270000ms", NULL}, &err), 0);
+    assert_int_equal(c.o.max_idle_ms, 270000);
+    assert_int_equal(server(&c, (const char *[]){"--max-idle", "500ms", NULL}, &err), -1);
+    assert_msg(&err, "--max-idle: duration '500ms' out of range");
 }
 
 static void test_agent_flags_client_numbers_and_switches(void **state)

@@ -156,13 +156,31 @@ static void test_k8s_objects_server_daemonset_pinned_and_restricted(void **state
         json_integer_value(json_object_get(
             json_object_get(json_object_get(c, "readinessProbe"), "tcpSocket"), "port")),
         5201);
+    /* a pod-network server holds no host port */
+    assert_null(json_object_get(json_array_get(json_object_get(c, "ports"), 0), "hostPort"));
     json_decref(ds);
 
+    o.server_max_idle_ms = 270000;
     ds = k8s_objects_server_daemonset(&o, "host", "a", "node-1");
     pspec = json_object_get(json_object_get(json_object_get(ds, "spec"), "template"), "spec");
     assert_true(json_is_true(json_object_get(pspec, "hostNetwork")));
     assert_restricted_pod(pspec); /* host network adds nothing else */
     assert_string_equal(affinity_node(pspec), "node-1");
+    /* its port is declared as a hostPort, TCP and UDP: the scheduler sees a collision */
+    c = json_array_get(json_object_get(pspec, "containers"), 0);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *p = json_array_get(json_object_get(c, "ports"), i);
+        assert_int_equal(json_integer_value(json_object_get(p, "hostPort")), 5201);
+        assert_int_equal(json_integer_value(json_object_get(p, "containerPort")), 5201);
+        assert_string_equal(json_string_value(json_object_get(p, "protocol")), i ? "UDP" : "TCP");
+    }
+    /* and it stops listening by itself when its run is gone */
+    {
+        json_t *args = json_object_get(c, "args");
+        size_t n = json_array_size(args);
+        assert_string_equal(json_string_value(json_array_get(args, n - 2)), "--max-idle");
+        assert_string_equal(json_string_value(json_array_get(args, n - 1)), "270000ms");
+    }
     json_decref(ds);
 }
 

@@ -26,7 +26,7 @@ import time
 
 from . import resources as R
 from .schema import Rejected
-from .util import dcopy, parse_iso
+from .util import dcopy, parse_iso, wall
 
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
           "oct", "nov", "dec"]
@@ -188,7 +188,7 @@ class Clock:
     def __init__(self, start=None, scale=1.0):
         self.lock = threading.Lock()
         self.scale = scale
-        self.v0 = time.time() if start is None else start
+        self.v0 = wall() if start is None else start
         self.r0 = time.time()
 
     def now(self):

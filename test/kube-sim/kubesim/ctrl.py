@@ -16,11 +16,12 @@ import time
 import traceback
 
 from . import fit as fit_mod
+from . import hostports
 from . import resources as R
 from .cron import CronJobs
 from .schema import Rejected
 from .storage import Storage
-from .util import now_iso
+from .util import now_iso, wall
 from .workloads import Workloads, node_matches, tolerates
 
 JOB_WARNING = ("child pods are preserved by default when jobs are deleted; "
@@ -207,7 +208,7 @@ class Controllers(Workloads, CronJobs, Storage):
             def mark(x):
                 x["metadata"]["deletionTimestamp"] = now_iso() if \
                     immediate else time.strftime(
-                        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + grace))
+                        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall() + grace))
                 x["metadata"]["deletionGracePeriodSeconds"] = grace
             out = st.mutate("pods", ns, name, mark)
             if immediate:
@@ -389,6 +390,7 @@ class Controllers(Workloads, CronJobs, Storage):
         nodes = self.nodes()
         by_name = {n["metadata"]["name"]: n for n in nodes}
         used = fit_mod.usage(allpods)
+        hostports.note_usage(used, allpods)
         for p in pods:
             fit, why, pre = [], {}, {}
             # like the scheduler's node affinity PreFilter: a pod pinned to
@@ -433,6 +435,7 @@ class Controllers(Workloads, CronJobs, Storage):
                                     n["metadata"]["name"]))
             node = fit[0]["metadata"]["name"]
             fit_mod.add_use(used, node, p["spec"])
+            hostports.add(used, node, p["spec"])
 
             def bind(x):
                 if x["spec"].get("nodeName"):
@@ -463,6 +466,8 @@ class Controllers(Workloads, CronJobs, Storage):
         if not node_matches(spec, node):
             return ["node(s) didn't match Pod's node affinity/selector"], \
                 False
+        if hostports.misfit(spec, node, used):  # evicting the holder helps
+            return hostports.misfit(spec, node, used), True
         return fit_mod.misfit(spec, node, used)
 
     # ------------------------------------------------------------ workloads

@@ -20,7 +20,7 @@ from .cpulimit import CpuLimits
 from .fit import DEFAULT_ALLOCATABLE
 from .images import Store, host_arch
 from .net import node_ips, pod_cidrs
-from .util import dcopy, now_iso, rand_token
+from .util import dcopy, now_iso, rand_token, wall
 from .pod import Worker
 from .sandbox import NodeNetworks
 
@@ -83,7 +83,7 @@ class LogSource:
             pos = data.rfind(b"\n") + 1
             recs = data[:pos].split(b"\n")[:-1]
             if since is not None:
-                cut = time.time() - since
+                cut = wall() - since
                 recs = [r for r in recs if _rec_time(r) >= cut]
             if tail is not None:
                 keep, n = [], 0

@@ -181,7 +181,7 @@ def cmd_up(a):
            "watch_timeout": 1800, "bookmark_seconds": 3,
            "job_backoff": a.job_backoff, "crash_backoff": 10,
            "gc_lag": max(0.0, a.gc_lag), "max_grace": max(0.0, a.max_grace),
-           "ready_lag": max(0.0, a.ready_lag),
+           "ready_lag": max(0.0, a.ready_lag), "clock_skew": a.clock_skew,
            "cni_restart_time": cni_restart, "cni_restart_outage": cni_outage,
            "cni_conntrack_flush": a.cni_conntrack_flush,
            "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
@@ -259,7 +259,9 @@ def serve(d):
     with open(os.path.join(d, "config.json")) as f:
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    from . import admission, api, auth, cni, ctrl, faults, kubelet, net, storage, store
+    from . import (admission, api, auth, cni, ctrl, faults, kubelet, net,
+                   storage, store, util)
+    util.SKEW_S = float(getattr(cfg, "clock_skew", 0) or 0)
     t0 = time.time()
     st = store.Store()
     fl = faults.Faults(cfg)
@@ -774,6 +776,8 @@ def main(argv=None):
     up.add_argument("--ready-lag", type=float, default=0.5,
                     help="seconds a started container without readinessProbe"
                     " is Running before it is Ready (default 0.5)")
+    up.add_argument("--clock-skew", type=float, default=0.0, help="seconds "
+                    "the cluster's clock is ahead (every timestamp it writes)")
     up.add_argument("--ip-family", choices=["ipv4", "ipv6", "dual"],
                     default="ipv4", help="pod, node and Service addresses: "
                     "IPv4, IPv6 (2001:2::/48) or both (IPv4 first)")

@@ -27,7 +27,7 @@ from . import podimage
 from .ctrl import set_cond
 from .images import EMULATORS, Image, host_arch
 from .net import in_netns, kube_service_ips, node_ip, node_ips
-from .util import dcopy, now_iso, rand_token
+from .util import dcopy, now_iso, rand_token, wall
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # mount paths a program opens by a built-in name (no argument to rewrite):
@@ -943,7 +943,7 @@ def _expand(s, env):
 
 
 def _ts():
-    t = time.time()
+    t = wall()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
         ".%09dZ" % int((t % 1) * 1e9)
 

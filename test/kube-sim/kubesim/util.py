@@ -14,13 +14,26 @@ import time
 import uuid
 
 
+# --clock-skew: seconds the cluster's wall clock runs ahead of this host's
+# (negative: behind). Every timestamp the API server, its controllers and the
+# kubelets write comes from wall(), as on a cluster whose clock is off from the
+# laptop of the person running kperf; durations and timeouts use their own
+# monotonic clocks and are unaffected.
+SKEW_S = 0.0
+
+
+def wall():
+    """The cluster's wall clock: this host's, shifted by SKEW_S."""
+    return time.time() + SKEW_S
+
+
 def now_iso():
     """RFC 3339 UTC timestamp with second precision, as the API server writes."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall()))
 
 
 def now_micro():
-    t = time.time()
+    t = wall()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + \
         ".%06dZ" % int((t % 1) * 1e6)
 
