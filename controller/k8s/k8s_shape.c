@@ -275,6 +275,8 @@ static void tell(const json_t *report, const json_t *all, const struct k8s_node_
     size_t i;
     json_t *s;
 
+    if (*table && table[strlen(table) - 1] == '\n')
+        table[strlen(table) - 1] = '\0'; /* kp_log ends the line */
     kp_log(KP_LOG_INFO, "nodes for --nodes-from %s (the server node's shape ranks them):\n%s", path,
            table);
     json_array_foreach(subst, i, s)
