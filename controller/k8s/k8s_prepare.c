@@ -362,6 +362,7 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     if (b->node_b)
         json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
     json_object_set_new(b->facts, "nodes", nodes);
+    k8s_shape_mark(b->facts);
     if (choose_families(b, plan, err) != 0)
         goto out;
     if (b->ro->all_nodes)

@@ -317,3 +317,18 @@ int k8s_shape_wanted(const struct run_options *ro, const json_t *all, const json
     json_decref(rep);
     return rc;
 }
+
+void k8s_shape_mark(json_t *facts)
+{
+    size_t i, k;
+    json_t *s, *n;
+
+    json_array_foreach(json_object_get(facts, "nodes_substituted"), i, s)
+    {
+        json_array_foreach(json_object_get(facts, "nodes"), k, n)
+        {
+            if (same(s_at(n, "name"), s_at(s, "now")) && same(s_at(n, "role"), s_at(s, "role")))
+                json_object_set(n, "in_place_of", json_object_get(s, "was"));
+        }
+    }
+}

@@ -56,4 +56,8 @@ KP_MUST_CHECK int k8s_shape_wanted(const struct run_options *ro, const json_t *a
                                    const json_t *eligible, const struct k8s_node_filter *f,
                                    char **a, char **b, json_t *facts, struct kp_err *err);
 
+/* Sets "in_place_of" (the replaced node's name) on each metadata "nodes" entry of facts
+ * (borrowed) that metadata "nodes_substituted" says stands in for another. */
+void k8s_shape_mark(json_t *facts);
+
 #endif

@@ -134,5 +134,10 @@ else
     fail "table: $(jq -c '.metadata.node_table' "$K8S_DIR/night2.json" | cut -c1-600)"
 fi
 sed -n '/^rank node /,/^kperf: /p' "$K8S_DIR/night2.err" | grep -v '^kperf: ' | sed 's/^/# /'
+if "$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -q "^node node-2 (client, .*in place of node-4"; then
+    pass "the text report: $("$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -m1 "^node node-2 " | cut -c1-160)"
+else
+    fail "text report: $("$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep "^node ")"
+fi
 k8s_nothing_left "night 2"
 ks_finish

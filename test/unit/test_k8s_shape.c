@@ -127,6 +127,18 @@ static void test_k8s_shape_substitutes_gone_and_cordoned_nodes(void **state)
                            "instance type m5.large, zone a"));
     assert_non_null(strstr(json_string_value(json_object_get(json_array_get(subst, 1), "why")),
                            "node n-2 can no longer run agents: cordoned"));
+    /* the report's node lines say which node each stands in for */
+    json_t *facts =
+        json_pack("{s:[{s:s, s:s}, {s:s, s:s}], s:O}", "nodes", "name", "n-3", "role", "server",
+                  "name", "n-4", "role", "client", "nodes_substituted", subst);
+    k8s_shape_mark(facts);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(facts, "nodes"), 0), "in_place_of")),
+                        "n-old-1");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(facts, "nodes"), 1), "in_place_of")),
+                        "n-2");
+    json_decref(facts);
     free(a);
     free(b);
     json_decref(subst);
