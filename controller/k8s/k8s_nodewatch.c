@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,13 +68,15 @@ static int on_node(void *arg, enum kube_event_type type, json_t *node, struct kp
     kept = k8s_nodewatch_keep(nw->down, nw->watched, node, now_s);
     if (kept) {
         const json_t *d = json_object_get(nw->down, k8s_facts_node_name(node));
+        double since_s = json_real_value(json_object_get(d, "since_unix_s"));
+        char seen[64] = "";
+        if (since_s > 0)
+            snprintf(seen, sizeof(seen), ", seen %.1f s after its Ready transition",
+                     now_s - since_s);
         kp_log(KP_LOG_WARN,
-               "sweep: node %s is NotReady (cni-not-ready: the CNI is not ready on the node), "
-               "seen %.1f s after its Ready transition: %s; its pairs not started yet fail at "
-               "once, the sweep goes on",
-               k8s_facts_node_name(node),
-               now_s - json_real_value(json_object_get(d, "since_unix_s")),
-               json_string_value(json_object_get(d, "why")));
+               "sweep: node %s is NotReady (cni-not-ready: the CNI is not ready on the node)%s: "
+               "%s; the pairs whose client runs there fail at once, the sweep goes on",
+               k8s_facts_node_name(node), seen, json_string_value(json_object_get(d, "why")));
     }
     pthread_mutex_unlock(&nw->mu);
     return nw->stop != 0;

@@ -134,6 +134,9 @@ else
     fail "table: $(jq -c '.metadata.node_table' "$K8S_DIR/night2.json" | cut -c1-600)"
 fi
 sed -n '/^rank node /,/^kperf: /p' "$K8S_DIR/night2.err" | grep -v '^kperf: ' | sed 's/^/# /'
+python3 "$KPERF_SRC/scripts/check-docs.py" check "$KPERF_SRC/docs/kubernetes.md" \
+    k8s_sweep_outlier.sh "$K8S_DIR/night2.err" ||
+    fail "docs/kubernetes.md's ranked table drifted from what kperf printed"
 if "$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -q "^node node-2 (client, .*in place of node-4"; then
     pass "the text report: $("$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -m1 "^node node-2 " | cut -c1-160)"
 else
