@@ -17,7 +17,7 @@
 #     are measured, and node-3's own pair (the last round) fails at once with cause
 #     cni-not-ready: kperf's node watch sees the transition (the diagnosis within 5 s of it,
 #     from the report's own figures: node-3's diagnosed_unix_s minus the Ready condition's
-#     lastTransitionTime kperf saw; 0.5 s measured, was 7.0-7.2 s before the watch).
+#     lastTransitionTime kperf saw; 0.0-0.5 s in two runs, was 7.0-7.2 s before the watch).
 #  4. before: the conflist is still missing when the next sweep starts (node-3 Ready=False before
 #     kperf runs): kperf keeps node-3 in the ring and fails its two pairs at once from the
 #     node's Ready condition (cause cni-not-ready, the kubelet's message); node-1's measured.
