@@ -21,6 +21,8 @@
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lock.h"
+#include "controller/k8s/k8s_nodewatch.h"
+#include "controller/k8s/k8s_podevents.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_watch.h"
 #include "controller/k8s/k8s_watch_ready.h"
@@ -75,6 +77,8 @@ void k8s_backend_note_cpu_limit(struct k8s_backend *b, const json_t *pods, const
 static json_t *describe(struct backend *base)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
+
+    k8s_sweep_sync_nodes(b);
     return b->facts ? json_deep_copy(b->facts) : json_object();
 }
 
@@ -123,6 +127,17 @@ void k8s_backend_watch_events(struct k8s_backend *b)
     if (k8s_podevents_start(&ko, b->d.ns, &b->podevents, &err) != 0)
         kp_log(KP_LOG_INFO, "%s (pods that cannot start are then found at --timeout)",
                kp_err_msg(&err));
+    if (b->ro->all_nodes && !b->nodewatch) {
+        json_t *names = json_array();
+        size_t i;
+        json_t *n;
+        json_array_foreach(b->nodes, i, n)
+            json_array_append_new(names, json_string(k8s_facts_node_name(n)));
+        if (k8s_nodewatch_start(&ko, names, &b->nodewatch, &err) != 0)
+            kp_log(KP_LOG_INFO, "%s (a node whose network fails is then found by its pair)",
+                   kp_err_msg(&err));
+        json_decref(names);
+    }
 }
 
 static const char *lost(struct backend *base)
@@ -191,6 +206,8 @@ static int cleanup_run(struct k8s_backend *b, struct kp_err *err)
     b->cleaning = 1;
     k8s_podevents_stop(b->podevents); /* nothing waits for a pod any more */
     b->podevents = NULL;
+    k8s_nodewatch_stop(b->nodewatch);
+    b->nodewatch = NULL;
     down = k8s_sweep_down_nodes(b); /* before k8s_sweep_free */
     k8s_sweep_free(b);              /* Jobs started ahead and never collected */
     if (!b->kc || !b->created) {
@@ -239,6 +256,7 @@ static void destroy(struct backend *base)
     if (!b)
         return;
     k8s_podevents_stop(b->podevents);
+    k8s_nodewatch_stop(b->nodewatch);
     k8s_sweep_free(b); /* before the client: it deletes the Jobs started ahead */
     k8s_lease_release(b->lease, NULL);
     k8s_lease_release(b->lock, NULL); /* not released by cleanup: it expires */

@@ -53,6 +53,7 @@ struct k8s_backend {
     int cpu_limit_noted;           /* k8s_backend_note_cpu_limit warned already */
     char *watch_dir;               /* kperf watch: the probes' log files (k8s_watch.c) */
     struct k8s_podevents *podevents; /* the run's pod events, from its namespace's creation */
+    struct k8s_nodewatch *nodewatch; /* --all-nodes: the swept nodes' network (k8s_nodewatch.h) */
     /* why the last prepare or run_client failed when a pod could not start (the k8s_podfail
      * cause name: backend_ops.failure_cause), "" otherwise */
     char fail_cause[K8S_CAUSE_MAX];
@@ -73,8 +74,9 @@ void k8s_backend_note_cpu_limit(struct k8s_backend *b, const json_t *pods, const
  * deleted under it; stops the run at once (its waits are aborted). backend_k8s.c. */
 void k8s_backend_lost(void *arg);
 
-/* Starts watching the run's pod events (k8s_podevents.h) once its namespace exists; without
- * them (no thread, no client) pods that cannot start are found at --timeout. */
+/* Starts watching the run's pod events (k8s_podevents.h) once its namespace exists, and with
+ * --all-nodes the swept nodes (k8s_nodewatch.h); without them (no thread, no client) pods that
+ * cannot start are found at --timeout, a node whose network fails when its pair fails. */
 void k8s_backend_watch_events(struct k8s_backend *b);
 
 /* Makes the run id and takes the cluster lock (k8s_lock.h) with --wait-for-lock, renewed by a

@@ -7,6 +7,7 @@
 
 #include "base/kp_alloc.h"
 #include "controller/k8s/k8s_facts_cni.h"
+#include "controller/k8s/k8s_shape.h"
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -118,6 +119,30 @@ static int tolerates(const json_t *tol, const json_t *taint)
                   str(taint, "value") ? str(taint, "value") : "") == 0;
 }
 
+/* the node's OS when it is not Linux (kubernetes.io/os, else nodeInfo.operatingSystem) */
+static const char *not_linux(const json_t *node)
+{
+    const char *os = label(node, "kubernetes.io/os");
+
+    if (!os)
+        os = str(obj(obj(node, "status"), "nodeInfo"), "operatingSystem");
+    return os && strcmp(os, "linux") != 0 ? os : NULL;
+}
+
+/* the label that makes node a virtual one (EKS Fargate, virtual-kubelet: ACI, TKE super
+ * nodes), static text, or NULL */
+static const char *virtual_node(const json_t *node)
+{
+    const char *ct = label(node, "eks.amazonaws.com/compute-type");
+    const char *type = label(node, "type");
+
+    if (ct && strcmp(ct, "fargate") == 0)
+        return "eks.amazonaws.com/compute-type=fargate";
+    if (type && strcmp(type, "virtual-kubelet") == 0)
+        return "type=virtual-kubelet";
+    return NULL;
+}
+
 static void set_why(char **why_owned, char *text)
 {
     if (why_owned)
@@ -146,6 +171,17 @@ int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f,
         set_why(why_owned, kp_xasprintf("architecture %s, not %s (--arch; --arch any lets pairs "
                                         "mix architectures)",
                                         k8s_facts_node_arch(node), f->arch));
+        return 0;
+    }
+    if (not_linux(node)) {
+        set_why(why_owned,
+                kp_xasprintf("OS %s, not linux (the agent image is Linux)", not_linux(node)));
+        return 0;
+    }
+    if (virtual_node(node)) {
+        set_why(why_owned, kp_xasprintf("virtual node (%s): no host to measure, no host "
+                                        "network, no DaemonSet pods",
+                                        virtual_node(node)));
         return 0;
     }
     if (!node_ready(node)) {
@@ -187,6 +223,7 @@ json_t *k8s_facts_node_info(const json_t *node, const char *role)
     const json_t *ni = obj(obj(node, "status"), "nodeInfo");
     json_t *out = json_pack("{s:s}", "name", k8s_facts_node_name(node));
     const char *it = label(node, "node.kubernetes.io/instance-type");
+    char *group;
     size_t i;
     json_t *a;
 
@@ -209,6 +246,9 @@ json_t *k8s_facts_node_info(const json_t *node, const char *role)
         json_object_set_new(out, "instance_type", json_string(it));
     if (k8s_facts_node_zone(node))
         json_object_set_new(out, "zone", json_string(k8s_facts_node_zone(node)));
+    if ((group = k8s_shape_node_group(node)))
+        json_object_set_new(out, "node_group", json_string(group));
+    free(group);
     json_array_foreach(obj(obj(node, "status"), "addresses"), i, a)
     {
         if (str(a, "type") && strcmp(str(a, "type"), "InternalIP") == 0 && str(a, "address")) {

@@ -25,7 +25,8 @@ struct k8s_node_filter {
 
 /* Whether agents may run on node (a core/v1 Node). Returns 1 when eligible; 0 with *why set
  * (static text or a caller-freed string in *why_owned) when not: "not Ready", "cordoned
- * (unschedulable)", "taint dedicated=x:NoSchedule not tolerated", "does not match
+ * (unschedulable)", "taint dedicated=x:NoSchedule not tolerated", "OS windows, not linux ...",
+ * "virtual node (eks.amazonaws.com/compute-type=fargate) ...", "does not match
  * --node-selector a=b", "architecture arm64, not amd64 (--arch)". why_owned may be NULL (then the
  * reason is dropped). */
 int k8s_facts_node_eligible(const json_t *node, const struct k8s_node_filter *f, char **why_owned);
@@ -44,7 +45,8 @@ const char *k8s_facts_node_zone(const json_t *node); /* topology.kubernetes.io/z
 const char *k8s_facts_node_arch(const json_t *node);
 
 /* Report facts of one node: {"name","role","kernel","os_image","container_runtime","instance_type",
- * "zone","internal_ip","arch"} (absent fields omitted). role borrowed. New reference. */
+ * "zone","internal_ip","arch","node_group"} (absent fields omitted; node_group "key=value" of
+ * k8s_shape.h's labels). role borrowed. New reference. */
 json_t *k8s_facts_node_info(const json_t *node, const char *role);
 
 /* Chooses node A (servers, same-node clients) and node B (other-node clients) among eligible

@@ -16,6 +16,7 @@
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_provenance.h"
+#include "controller/k8s/k8s_shape.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -132,30 +133,6 @@ static json_t *get_optional(struct k8s_backend *b, const struct kube_resource *r
     if (kube_get(b->kc, res, ns, name, &o, &e) != 0)
         o = NULL;
     return o;
-}
-
-/* --nodes / --nodes-from names into *a, *b (caller frees) */
-static int wanted_nodes(const struct run_options *ro, char **a, char **b, struct kp_err *err)
-{
-    json_error_t jerr;
-    json_t *rep;
-    int rc;
-
-    *a = kp_xstrdup(ro->node_a);
-    *b = kp_xstrdup(ro->node_b);
-    if (!ro->nodes_from)
-        return 0;
-    rep = json_load_file(ro->nodes_from, JSON_REJECT_DUPLICATES, &jerr);
-    if (!rep)
-        return kp_err_set(err, "--nodes-from %s: %s (line %d)", ro->nodes_from, jerr.text,
-                          jerr.line);
-    free(*a);
-    free(*b);
-    rc = k8s_facts_nodes_from_report(rep, a, b, err);
-    if (rc != 0)
-        kp_err_prefix(err, "--nodes-from %s", ro->nodes_from);
-    json_decref(rep);
-    return rc;
 }
 
 /* explains why a named node cannot be used */
@@ -299,8 +276,6 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     json_t *n;
     int rc = -1;
 
-    if (wanted_nodes(b->ro, &want_a, &want_b, err) != 0)
-        goto out;
     if (kube_list_all(b->kc, &KUBE_RES_NODES, NULL, NULL, &all, err) != 0) {
         kp_err_prefix(err, "listing nodes");
         goto out;
@@ -318,7 +293,8 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
             kp_log(KP_LOG_INFO, "node %s skipped: %s", k8s_facts_node_name(n), why);
         free(why);
     }
-    if (k8s_arch_apply(&b->nodes, b->ro->arch, want_a, &f.arch, err) != 0)
+    if (k8s_shape_wanted(b->ro, all, b->nodes, &f, &want_a, &want_b, b->facts, err) != 0 ||
+        k8s_arch_apply(&b->nodes, b->ro->arch, want_a, &f.arch, err) != 0)
         goto out;
     if (f.arch || b->ro->arch) /* the --arch rule's outcome (docs/kubernetes.md) */
         json_object_set_new(b->facts, "arch", json_string(f.arch ? f.arch : b->ro->arch));
@@ -341,6 +317,7 @@ static int choose_nodes(struct k8s_backend *b, struct plan *plan, struct kp_err 
     if (b->node_b)
         json_array_append_new(nodes, k8s_facts_node_info(b->node_b, "client"));
     json_object_set_new(b->facts, "nodes", nodes);
+    k8s_shape_mark(b->facts);
     if (choose_families(b, plan, err) != 0)
         goto out;
     if (b->ro->all_nodes)

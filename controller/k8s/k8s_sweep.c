@@ -12,6 +12,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
+#include "controller/k8s/k8s_nodewatch.h"
 #include "controller/k8s/k8s_objects.h"
 #include "controller/k8s/k8s_wait.h"
 
@@ -30,6 +31,7 @@ struct k8s_sweep_state {
     struct plan *plan; /* the runner's: pairs of a node found NotReady are marked skipped */
     json_t *down;      /* node name -> why it is not Ready (found after a pair failed) */
     json_t *unsched;   /* node name -> {why, cause}: its sweep server pod cannot start */
+    json_t *lost;      /* node name -> {why, cause}: its network failed mid-run (as client) */
     json_t *by_client; /* client node name -> its pair of the facts' "pairs" (borrowed) */
     struct ahead *ahead;
     size_t n_ahead;
@@ -399,18 +401,59 @@ int k8s_sweep_deploy(struct k8s_backend *b, struct kp_err *err)
     return 0;
 }
 
+void k8s_sweep_sync_nodes(struct k8s_backend *b)
+{
+    json_t *down, *d, *info;
+    const char *name;
+    size_t i;
+
+    if (!b->sweep || !b->nodewatch)
+        return;
+    if (!b->sweep->lost)
+        b->sweep->lost = json_object();
+    down = k8s_nodewatch_down(b->nodewatch);
+    json_object_foreach(down, name, d)
+    {
+        if (json_object_get(b->sweep->lost, name))
+            continue;
+        json_object_set_new(b->sweep->lost, name,
+                            json_pack("{s:o, s:s}", "why",
+                                      json_sprintf("node %s is NotReady (cni-not-ready): %s", name,
+                                                   json_string_value(json_object_get(d, "why"))),
+                                      "cause", "cni-not-ready"));
+        /* the figures a test or a person checks the time to diagnosis with */
+        json_array_foreach(json_object_get(json_object_get(b->facts, "sweep"), "nodes"), i, info)
+        {
+            const char *nm = json_string_value(json_object_get(info, "name"));
+            if (!nm || strcmp(nm, name) != 0 || json_object_get(info, "skipped"))
+                continue;
+            json_object_set_new(info, "skipped",
+                                json_sprintf("node %s turned NotReady mid-run (cni-not-ready): %s",
+                                             name, json_string_value(json_object_get(d, "why"))));
+            json_object_set_new(info, "cause", json_string("cni-not-ready"));
+            json_object_set(info, "not_ready_since_unix_s", json_object_get(d, "since_unix_s"));
+            json_object_set(info, "diagnosed_unix_s", json_object_get(d, "detected_unix_s"));
+        }
+    }
+    json_decref(down);
+}
+
 /* Why a pair cannot run because one of its nodes cannot take its pod: "server node n-3: pod
  * ... is unschedulable: ..." (new string), or NULL; *cause (may be NULL): its k8s_podfail
- * cause, borrowed from the sweep's state. */
+ * cause, borrowed from the sweep's state. A node whose network failed mid-run (the node watch)
+ * fails the pairs whose client runs there (a new pod); its sweep server, up already, keeps its
+ * network (a missing conflist blocks new sandboxes only), so pairs towards it still run. */
 static char *unschedulable_end(const struct k8s_backend *b, const struct plan_group *g,
                                const char **cause)
 {
     const char *ends[2] = {g->node, g->node ? partner(b, g->node) : NULL};
 
-    if (!b->sweep || !b->sweep->unsched || g->placement != PLACEMENT_NODE)
+    if (!b->sweep || g->placement != PLACEMENT_NODE)
         return NULL;
     for (int k = 0; k < 2; k++) {
         const json_t *f = ends[k] ? json_object_get(b->sweep->unsched, ends[k]) : NULL;
+        if (!f && k == 0 && ends[0])
+            f = json_object_get(b->sweep->lost, ends[0]);
         if (f) {
             if (cause)
                 *cause = json_string_value(json_object_get(f, "cause"));
@@ -618,8 +661,11 @@ int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec, jso
                          struct kp_err *err)
 {
     const char *cause = NULL;
-    char *note = unschedulable_end(b, spec->group, &cause);
+    char *note;
     int rc;
+
+    k8s_sweep_sync_nodes(b);
+    note = unschedulable_end(b, spec->group, &cause);
 
     if (note) { /* no Job: its pod would not start either */
         *doc = NULL;
@@ -719,6 +765,7 @@ void k8s_sweep_free(struct k8s_backend *b)
     free(st->started);
     json_decref(st->down);
     json_decref(st->unsched);
+    json_decref(st->lost);
     json_decref(st->by_client);
     free(st);
     b->sweep = NULL;

@@ -47,6 +47,13 @@ const char *k8s_sweep_server(const struct k8s_backend *b, const struct plan_grou
 KP_MUST_CHECK int k8s_sweep_run_client(struct k8s_backend *b, const struct run_spec *spec,
                                        json_t **doc, struct kp_err *err);
 
+/* Takes what the node watch (b->nodewatch, k8s_nodewatch.h) found since the last call: a node
+ * whose network turned not ready mid-run fails its pairs as client at once (cause
+ * cni-not-ready, the kubelet's message), and its node fact records "skipped", "cause",
+ * "not_ready_since_unix_s" (the Ready condition's lastTransitionTime) and "diagnosed_unix_s"
+ * (when kperf saw it). No-op outside a sweep or without the watch. */
+void k8s_sweep_sync_nodes(struct k8s_backend *b);
+
 /* The nodes found NotReady during the sweep (new array of names, maybe empty). */
 json_t *k8s_sweep_down_nodes(const struct k8s_backend *b);
 

@@ -523,9 +523,9 @@ static void node_net(const json_t *net, int parts, FILE *out)
 /* One line per node: "node-a (server, arm64, kernel 6.1.0, zone eu-1a, m5.large, MTU 9001)". */
 static void node_lines(const json_t *nodes, bool markdown, FILE *out)
 {
-    static const char *const keys[] = {"role",     "arch", "kernel",
-                                       "os_image", "zone", "instance_type"};
-    static const char *const labels[] = {"", "", "kernel ", "", "zone ", ""};
+    static const char *const keys[] = {"role", "arch",          "kernel",     "os_image",
+                                       "zone", "instance_type", "in_place_of"};
+    static const char *const labels[] = {"", "", "kernel ", "", "zone ", "", "in place of "};
     const json_t *n;
     size_t i;
     char safe[256];

@@ -9,11 +9,19 @@
 # durations keep it well under a minute. (TCP_STREAM is left out: on kube-sim all "nodes" share
 # the machine's CPUs, and streams of concurrent pairs starve each other, which made a healthy
 # neighbour look slow in one run of five.)
+# Then the next night after a node group roll (issue 30): a plain run with --nodes-from the
+# sweep's report, whose node A (node-1) is renamed node-old-1 there (replaced: a new name,
+# same shape) and whose node B (node-4) is cordoned (being drained): kperf picks nodes of the
+# same shape (arch, instance type sim.large, node group perf, zone preferred), node-5 (another
+# instance type) and node-4 are excluded in the ranked table, and the report says which
+# nodes were substituted and why.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 command -v tc >/dev/null || { echo "SKIP: no tc"; exit 77; }
-k8s_up --nodes 6
+labels=(--label node-5=node.kubernetes.io/instance-type=sim.xlarge)
+for n in 1 2 3 4 5; do labels+=(--label "node-$n=eks.amazonaws.com/nodegroup=perf"); done
+k8s_up --nodes 6 "${labels[@]}" --label node-6=eks.amazonaws.com/nodegroup=other
 "$KS" fault --state-dir "$K8S_DIR" "slow-node:node=node-4,mbit=1" >/dev/null ||
     { fail "kube-sim fault slow-node"; ks_finish; }
 start=$(date +%s)
@@ -84,4 +92,55 @@ fi
 # guards a hang (about 10x the ~50 s a quiet 2-vCPU machine takes); the time is printed.
 if [ "$wall" -le 600 ]; then pass "sweep of 6 nodes ended (${wall}s)"; else fail "sweep took ${wall}s: hung? (> 600s)"; fi
 k8s_nothing_left "sweep"
+
+# --- the next night, after a node group roll: --nodes-from picks nodes of the same shape -----
+if jq -e '[.metadata.nodes[] | [.name, .role, .instance_type, .zone, .node_group]] ==
+        [["node-1", "server", "sim.large", "sim-1a", "eks.amazonaws.com/nodegroup=perf"],
+         ["node-4", "client", "sim.large", "sim-1a", "eks.amazonaws.com/nodegroup=perf"]]' \
+    "$K8S_DIR/sweep.json" >/dev/null; then
+    pass "the report records each role's shape (instance type, zone, node group)"
+else
+    fail "nodes: $(jq -c .metadata.nodes "$K8S_DIR/sweep.json")"
+fi
+jq '(.metadata.nodes[] | select(.name == "node-1") | .name) = "node-old-1"' \
+    "$K8S_DIR/sweep.json" >"$K8S_DIR/night1.json"
+kadmin cordon node-4 >/dev/null || fail "cordon node-4"
+start=$(date +%s)
+kperf_k8s -v --scenarios pod-to-pod --tests TCP_RR --duration 1s --omit 0s \
+    --nodes-from "$K8S_DIR/night1.json" -o json >"$K8S_DIR/night2.json" 2>"$K8S_DIR/night2.err"
+rc=$?
+wall=$(( $(date +%s) - start ))
+kadmin uncordon node-4 >/dev/null || fail "uncordon node-4"
+if [ "$rc" = 0 ] && jq -e '
+    [.metadata.nodes[] | .name] == ["node-1", "node-2"] and
+    ([.metadata.nodes_substituted[] | [.role, .was, .now]] ==
+        [["server", "node-old-1", "node-1"], ["client", "node-4", "node-2"]]) and
+    (.metadata.nodes_substituted[0].why | startswith("node node-old-1 is gone")) and
+    (.metadata.nodes_substituted[1].why | startswith("node node-4 can no longer run agents: cordoned")) and
+    ([.results[] | .status] | all(. == "ok"))' "$K8S_DIR/night2.json" >/dev/null; then
+    pass "night 2 (${wall} s): node-old-1 -> node-1 (gone), node-4 -> node-2 (cordoned), measured"
+else
+    fail "night 2: rc $rc: $(jq -c '.metadata | {nodes, nodes_substituted}' "$K8S_DIR/night2.json" 2>&1 | cut -c1-600) $(tail -3 "$K8S_DIR/night2.err")"
+fi
+if jq -e '[.metadata.node_table[] | [.name, .rank, .excluded]] | .[0] == ["node-1", 1, null]
+        and (.[] | select(.[0] == "node-5") | .[2] | test("instance type sim.xlarge, not sim.large"))
+        and (.[] | select(.[0] == "node-4") | .[2] | test("cordoned"))' \
+    "$K8S_DIR/night2.json" >/dev/null &&
+    grep -q "^rank node " "$K8S_DIR/night2.err" &&
+    grep -q "the client node node-4 is replaced by node-2: node node-4 can no longer run agents" \
+        "$K8S_DIR/night2.err"; then
+    pass "the ranked table (stderr and metadata.node_table) says why node-4 and node-5 were not taken"
+else
+    fail "table: $(jq -c '.metadata.node_table' "$K8S_DIR/night2.json" | cut -c1-600)"
+fi
+sed -n '/^rank node /,/^kperf: /p' "$K8S_DIR/night2.err" | grep -v '^kperf: ' | sed 's/^/# /'
+python3 "$KPERF_SRC/scripts/check-docs.py" check "$KPERF_SRC/docs/kubernetes.md" \
+    k8s_sweep_outlier.sh "$K8S_DIR/night2.err" ||
+    fail "docs/kubernetes.md's ranked table drifted from what kperf printed"
+if "$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -q "^node node-2 (client, .*in place of node-4"; then
+    pass "the text report: $("$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep -m1 "^node node-2 " | cut -c1-160)"
+else
+    fail "text report: $("$KPERF" report "$K8S_DIR/night2.json" 2>&1 | grep "^node ")"
+fi
+k8s_nothing_left "night 2"
 ks_finish
