@@ -588,10 +588,11 @@ static const struct flag run_flags[] = {
              "annotations on every agent pod"),
     RUN_FLAG(G_POD, RUN_POD_PRIORITY_CLASS, "priority-class", 0, "NAME",
              "priorityClassName of every agent pod"),
-    RUN_FLAG(G_POD, RUN_POD_REQUESTS, "agent-requests", 0, "cpu=Q,memory=Q",
-             "the agent container's requests (default cpu=100m,\n"
-             "memory=64Mi; a key not given keeps its default)"),
-    RUN_FLAG(G_POD, RUN_POD_LIMITS, "agent-limits", 0, "cpu=Q,memory=Q",
+    RUN_FLAG(G_POD, RUN_POD_REQUESTS, "agent-requests", 0, "RES=Q,...",
+             "the agent container's requests, RES cpu, memory or\n"
+             "ephemeral-storage (default cpu=100m,memory=64Mi;\n"
+             "a key not given keeps its default)"),
+    RUN_FLAG(G_POD, RUN_POD_LIMITS, "agent-limits", 0, "RES=Q,...",
              "the agent container's limits (default memory=512Mi;\n"
              "a CPU limit throttles the agent and skews the figures)"),
     RUN_FLAG(G_POD, RUN_POD_OVERLAY, "pod-overlay", 0, "FILE",
