@@ -140,6 +140,57 @@ static void meta_row(const char *name, const json_t *v, FILE *out)
     fputs("</td></tr>\n", out);
 }
 
+/* Pod network readiness per node (metadata.readiness.nodes): one bar per node and kind, the
+ * p50 of total_s, and the slowest pod (max) as a thinner bar behind it. */
+static void readiness_chart(const json_t *md, FILE *out)
+{
+    const json_t *nodes = json_object_get(json_object_get(md, "readiness"), "nodes"), *n;
+    double hi = 0;
+    size_t i, count = json_array_size(nodes);
+
+    if (count == 0)
+        return;
+    json_array_foreach(nodes, i, n)
+    {
+        double mx = json_number_value(json_object_get(json_object_get(n, "total_s"), "max"));
+        hi = mx > hi ? mx : hi;
+    }
+    fputs("<h2>Pod network readiness per node</h2>\n", out);
+    fprintf(out, "<svg class=\"readiness\" width=\"%d\" height=\"%zu\" role=\"img\">\n",
+            LABEL_W + BAR_W + 120, count * 22 + 6);
+    json_array_foreach(nodes, i, n)
+    {
+        const json_t *t = json_object_get(n, "total_s");
+        double p50 = json_number_value(json_object_get(t, "p50"));
+        double mx = json_number_value(json_object_get(t, "max"));
+        double y = 4 + (double)i * 22;
+
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">", LABEL_W - 6, y + 13);
+        html_esc(str(n, "node"), out);
+        fputs(" (", out);
+        html_esc(str(n, "kind"), out);
+        fprintf(out, ", %lld pods)</text>\n",
+                (long long)json_integer_value(json_object_get(n, "pods")));
+        fprintf(out,
+                "<rect class=\"max\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" height=\"6\" "
+                "fill=\"#f28e2b\"><title>slowest pod</title></rect>\n",
+                LABEL_W, y + 10, hi > 0 ? mx / hi * BAR_W : 0);
+        fprintf(out,
+                "<rect class=\"p50\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" height=\"10\" "
+                "fill=\"#4e79a7\"><title>median pod</title></rect>\n",
+                LABEL_W, y, hi > 0 ? p50 / hi * BAR_W : 0);
+        fprintf(out, "<text class=\"v\" x=\"%.1f\" y=\"%.0f\">",
+                LABEL_W + 6 + (hi > 0 ? mx / hi * BAR_W : 0), y + 13);
+        plain_number(p50, out);
+        fputs(" s p50, ", out);
+        plain_number(mx, out);
+        fputs(" s max</text>\n", out);
+    }
+    fputs("</svg>\n<p>Creation to the first packet through the pod's network (total_s): "
+          "the median pod (blue) and the slowest (orange).</p>\n",
+          out);
+}
+
 /* The provenance card: what ran where, in one compact block after the results. */
 static void run_card(const json_t *md, FILE *out)
 {
@@ -510,6 +561,7 @@ void render_html(const struct report *rep, FILE *out)
     tables(rep, out);
     charts(rep, out);
     outlier_html(md, out);
+    readiness_chart(md, out);
     distributions(rep, out);
     run_card(md, out);
     print_metadata(rep, out);
