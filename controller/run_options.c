@@ -53,6 +53,15 @@ void run_options_init(struct run_options *o)
     o->external_port = TESTKIND_DEFAULT_PORT;
 }
 
+static void labels_free(struct run_label *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(l[i].key);
+        free(l[i].value);
+    }
+    free(l);
+}
+
 void run_options_cleanup(struct run_options *o)
 {
     free(o->output_dir);
@@ -91,6 +100,12 @@ void run_options_cleanup(struct run_options *o)
     free(o->local_faults);
     free(o->cni_conf);
     free(o->cni_path);
+    labels_free(o->pod_labels, o->n_pod_labels);
+    labels_free(o->pod_annotations, o->n_pod_annotations);
+    labels_free(o->agent_requests, o->n_agent_requests);
+    labels_free(o->agent_limits, o->n_agent_limits);
+    free(o->priority_class);
+    free(o->pod_overlay);
     memset(o, 0, sizeof(*o));
 }
 

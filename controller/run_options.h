@@ -119,6 +119,18 @@ struct run_options {
                              alone before the verdict, 0..64 (0 = off) */
     int pod_churn;        /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
                              -1 = not given (none on Kubernetes, 3 with --local) */
+    /* the agent pods' template (docs/kubernetes.md "Pod template"); syntax checked by the flag
+     * parser, kperf's labels and the overlay's contents by the Kubernetes backend */
+    struct run_label *pod_labels; /* --pod-labels K=V,...; owned array */
+    size_t n_pod_labels;
+    struct run_label *pod_annotations; /* --pod-annotations K=V,...; owned array */
+    size_t n_pod_annotations;
+    char *priority_class;             /* --priority-class; owned; NULL = none */
+    struct run_label *agent_requests; /* --agent-requests cpu=Q,memory=Q; owned array */
+    size_t n_agent_requests;
+    struct run_label *agent_limits; /* --agent-limits; owned array */
+    size_t n_agent_limits;
+    char *pod_overlay; /* --pod-overlay FILE; owned; NULL = none */
     /* the command line as given (for report metadata): argv[0..argc) borrowed from main */
     int argc;
     char **argv;

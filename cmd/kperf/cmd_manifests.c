@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/flags.h"
 #include "base/kp_alloc.h"
@@ -20,6 +21,7 @@
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_history.h"
+#include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_yaml.h"
 #include "controller/kube/kube.h"
 #include "controller/report/report.h"
@@ -37,13 +39,14 @@ static const char usage_text[] =
     "       kperf manifests --from-yaml FILE\n"
     "       kperf manifests --baseline-configmap FILE.json [-n NAMESPACE]\n"
     "       kperf manifests --history-claim [--storage-class NAME] [-n NAMESPACE]\n\n"
-    "Prints the Namespace, ServiceAccount, Secret, server DaemonSets, Service and\n"
-    "client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
-    "names the nodes by their kubernetes.io/hostname label; pod IPs that exist\n"
-    "only at run time appear as SERVER-POD-IP; with --all-nodes, the sweep's\n"
-    "server DaemonSets list their nodes as EVERY-ELIGIBLE-NODE-BUT-A and one\n"
-    "client Job stands for the per-node ones). The Secret's token is a\n"
-    "placeholder. --from-yaml converts a YAML file to one JSON document per line.\n"
+    "Prints the Namespace, Lease, ServiceAccount, Secret, server DaemonSets, Service\n"
+    "and client Jobs that 'kperf run' with the same flags would create (--nodes A,B\n"
+    "names the nodes by their kubernetes.io/hostname label; addresses that exist\n"
+    "only at run time appear as SERVER-POD-IP, SERVER-NODE-IP and SERVICE-CLUSTER-IP,\n"
+    "the Lease's holder as kperf@HOST/PID; with --all-nodes, the sweep's server\n"
+    "DaemonSets list their nodes as EVERY-ELIGIBLE-NODE-BUT-A and one client Job\n"
+    "stands for the per-node ones). The Secret's token is a placeholder.\n"
+    "--from-yaml converts a YAML file to one JSON document per line.\n"
     "--baseline-configmap prints ConfigMap kperf-baseline (namespace -n, default\n"
     "kperf) for the nightly job, or refuses a report over the 1 MiB ConfigMap limit.\n"
     "--history-claim asks the cluster whether a claim for the history volume can\n"
@@ -194,17 +197,30 @@ out:
 }
 
 /* The address a client of group g would use; placeholders for what exists only at run time. */
-static char *server_for(const struct k8s_deploy *d, const struct run_options *ro,
-                        const struct plan_group *g)
+static char *server_for(const struct run_options *ro, const struct plan_group *g)
 {
     struct k8s_group_target t;
 
     k8s_objects_group_target(g, &t);
     if (!t.server_network)
         return kp_xstrdup(ro->external_host ? ro->external_host : "EXTERNAL-SERVER");
-    if (t.via_service)
-        return kp_xasprintf("kperf-svc-a.%s.svc", d->ns);
+    if (t.via_service) /* the run reads kperf-svc-a's ClusterIP and passes the address */
+        return kp_xstrdup("SERVICE-CLUSTER-IP");
     return kp_xstrdup(t.server_network[0] == 'h' ? "SERVER-NODE-IP" : "SERVER-POD-IP");
+}
+
+/* The run's Lease (k8s_lease.h), where the run creates it: right after the namespace. Its
+ * holder is a placeholder here, and its times (acquired, renewed) are left out: the run's. */
+static void add_lease(json_t *docs, const struct k8s_deploy *d, const struct run_options *ro)
+{
+    struct timespec now;
+    json_t *lease;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    lease = k8s_lease_object(&d->obj, "kperf@HOST/PID", (int)(ro->lease_ms / 1000), &now);
+    json_object_del(json_object_get(lease, "spec"), "acquireTime");
+    json_object_del(json_object_get(lease, "spec"), "renewTime");
+    json_array_insert_new(docs, d->create_namespace ? 1 : 0, lease);
 }
 
 static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options *ro,
@@ -226,7 +242,7 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
         k8s_objects_group_target(g, &t);
         host = t.client_on_a ? d->node_a_host
                              : (g->node ? g->node : (ro->node_b ? ro->node_b : "node-b"));
-        server = server_for(d, ro, g);
+        server = server_for(ro, g);
         json_array_append_new(
             jobs, k8s_client_make_job(d, &spec, step++, host, server,
                                       t.server_network ? ro->port : ro->external_port, NULL));
@@ -293,6 +309,7 @@ int cmd_manifests(int argc, char **argv)
     if (k8s_deploy_init(&d, &ro, plan, NULL, ro.node_a, &err) != 0)
         goto out;
     docs = k8s_deploy_server_objects(&d, NULL);
+    add_lease(docs, &d, &ro);
     if (ro.all_nodes) { /* the sweep's servers: on every eligible node but A, known at run time */
         json_t *hosts = json_pack("[s]", "EVERY-ELIGIBLE-NODE-BUT-A");
         if (d.set.pod_network)

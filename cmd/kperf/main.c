@@ -30,7 +30,7 @@ static const struct command commands[] = {
     {"cleanup", cmd_cleanup, "remove everything earlier kperf runs left in the cluster"},
     {"manifests", cmd_manifests, "print the objects a run would create, as YAML"},
     {"completion", cmd_completion, "print a shell completion script: bash, zsh or fish"},
-    {"watch", cmd_watch, "probe every path while something happens; report outages (--local)"},
+    {"watch", cmd_watch, "probe every path while something happens; report outages"},
 };
 
 static void usage(FILE *f)

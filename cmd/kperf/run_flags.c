@@ -3,6 +3,7 @@
  * each group has a small handler. --help is generated from the same table, so the two never
  * disagree. */
 #include "cmd/kperf/run_flags.h"
+#include "cmd/kperf/run_flags_podtmpl.h"
 #include "cmd/kperf/run_values.h"
 
 #include <errno.h>
@@ -79,6 +80,7 @@ enum flag_group {
     G_OUTPUT,
     G_LOCAL,
     G_K8S,
+    G_POD,
     G_COUNT,
 };
 
@@ -410,11 +412,16 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
     }
 }
 
+static int handle_pod(struct run_parse *p, const struct flag *f, const char *v, struct kp_err *err)
+{
+    return run_flags_pod(p->o, f->id, f->name, v, err);
+}
+
 typedef int group_handler_fn(struct run_parse *p, const struct flag *f, const char *v,
                              struct kp_err *err);
 
 static group_handler_fn *const handlers[G_COUNT] = {
-    handle_what, handle_measure, handle_output, handle_local, handle_k8s,
+    handle_what, handle_measure, handle_output, handle_local, handle_k8s, handle_pod,
 };
 
 /* The handler of every row: that of its group. */
@@ -423,7 +430,8 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
     struct run_parse *p = ctx;
 
     /* --external-token-file and --pod-churn serve --local too */
-    if (f->group == G_K8S && f->id != F_EXTERNAL_TOKEN && f->id != F_POD_CHURN)
+    if ((f->group == G_K8S && f->id != F_EXTERNAL_TOKEN && f->id != F_POD_CHURN) ||
+        f->group == G_POD)
         p->k8s_flag = f->name;
     return handlers[f->group](p, f, v, err);
 }
@@ -588,6 +596,23 @@ static const struct flag run_flags[] = {
              "default 0 = none), removed at the end; with\n"
              "--local: N pods per node one at a time\n"
              "(default 3, 0 = none)"),
+    RUN_FLAG(G_POD, RUN_POD_LABELS, "pod-labels", 0, "K=V,...",
+             "labels on every agent pod (not kperf's own)"),
+    RUN_FLAG(G_POD, RUN_POD_ANNOTATIONS, "pod-annotations", 0, "K=V,...",
+             "annotations on every agent pod"),
+    RUN_FLAG(G_POD, RUN_POD_PRIORITY_CLASS, "priority-class", 0, "NAME",
+             "priorityClassName of every agent pod"),
+    RUN_FLAG(G_POD, RUN_POD_REQUESTS, "agent-requests", 0, "RES=Q,...",
+             "the agent container's requests, RES cpu, memory or\n"
+             "ephemeral-storage (default cpu=100m,memory=64Mi;\n"
+             "a key not given keeps its default)"),
+    RUN_FLAG(G_POD, RUN_POD_LIMITS, "agent-limits", 0, "RES=Q,...",
+             "the agent container's limits (default memory=512Mi;\n"
+             "a CPU limit throttles the agent and skews the figures)"),
+    RUN_FLAG(G_POD, RUN_POD_OVERLAY, "pod-overlay", 0, "FILE",
+             "YAML/JSON patch of every agent pod template (metadata,\n"
+             "spec): maps merge, containers merge by name, other lists\n"
+             "replace, null deletes (docs/kubernetes.md)"),
 };
 
 #define N_RUN_FLAGS (sizeof(run_flags) / sizeof(run_flags[0]))
@@ -604,6 +629,7 @@ static const char *const group_titles[G_COUNT] = {
     "Output",
     "Local backend (--local)",
     "Kubernetes backend (default)",
+    "Agent pods (Kubernetes)",
 };
 
 /* Everything of `kperf run` but its tables (their ctx is per parse). */

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/kp_alloc.h"
+#include "controller/k8s/k8s_overlay.h"
+#include "controller/kube/kube_names.h"
 
 json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *network,
                                    const json_t *hosts)
@@ -75,6 +77,126 @@ uint64_t k8s_deploy_max_idle_ms(const struct run_options *ro, const struct plan 
     return ms;
 }
 
+/* labels[n] as a JSON object of strings (new), or NULL for none; flag names it in errors */
+static int labels_json(const struct run_label *l, size_t n, const char *flag, int reserved_check,
+                       json_t **out, struct kp_err *err)
+{
+    *out = NULL;
+    if (n == 0)
+        return 0;
+    *out = json_object();
+    for (size_t i = 0; i < n; i++) {
+        if (reserved_check && k8s_overlay_reserved_label(l[i].key))
+            return kp_err_set(err,
+                              "--%s: %s is kperf's own label and cannot be overridden; "
+                              "choose another key",
+                              flag, l[i].key);
+        json_object_set_new(*out, l[i].key, json_string(l[i].value));
+    }
+    return 0;
+}
+
+static json_t *resources_json(const struct run_options *ro)
+{
+    json_t *r = json_object();
+    json_t *req = NULL, *lim = NULL;
+    struct kp_err ignored; /* no kperf label check for resource names */
+
+    if (labels_json(ro->agent_requests, ro->n_agent_requests, "agent-requests", 0, &req,
+                    &ignored) == 0 &&
+        req)
+        json_object_set_new(r, "requests", req);
+    if (labels_json(ro->agent_limits, ro->n_agent_limits, "agent-limits", 0, &lim, &ignored) == 0 &&
+        lim)
+        json_object_set_new(r, "limits", lim);
+    if (json_object_size(r) == 0) {
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* the template's own container: every request at most its limit, as the API server wants */
+static int check_requests(const json_t *tmpl, const char *own, struct kp_err *err)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(json_object_get(json_object_get(tmpl, "spec"), "containers"), i, c)
+    {
+        json_t *res = json_object_get(c, "resources");
+        json_t *lims = json_object_get(res, "limits");
+        const char *key;
+        json_t *v;
+
+        if (strcmp(json_string_value(json_object_get(c, "name")), own) != 0)
+            continue;
+        json_object_foreach(json_object_get(res, "requests"), key, v)
+        {
+            const char *lim = json_string_value(json_object_get(lims, key));
+            double q_req = 0, q_lim = 0;
+            if (!lim || !json_is_string(v) ||
+                kube_names_parse_quantity(json_string_value(v), &q_req, err) != 0 ||
+                kube_names_parse_quantity(lim, &q_lim, err) != 0)
+                continue;
+            if (q_req > q_lim)
+                return kp_err_set(err,
+                                  "the agent's %s request %s is above its limit %s; raise "
+                                  "--agent-limits %s=... or lower --agent-requests",
+                                  key, json_string_value(v), lim, key);
+        }
+    }
+    return 0;
+}
+
+/* Applies the pod template settings to one server and one client template, so that an overlay
+ * or resources that break either are refused before anything is created. */
+static int pod_template_check(const struct k8s_deploy *d, struct kp_err *err)
+{
+    struct k8s_objects_opts plain = d->obj;
+    const char *args[] = {"client", NULL};
+    struct k8s_client_job cj = {.name = "kperf-c-check",
+                                .node_hostname = d->node_a_host,
+                                .scenario = "pod-to-pod",
+                                .placement = "same-node",
+                                .args = args};
+    json_t *objs[2];
+    const char *own[2] = {K8S_OVERLAY_SERVER_CONTAINER, K8S_OVERLAY_CLIENT_CONTAINER};
+    int rc = 0;
+
+    plain.pod_overlay = NULL; /* applied below, where its failure is seen */
+    objs[0] = k8s_objects_server_daemonset(&plain, "pod", "a", d->node_a_host);
+    objs[1] = k8s_objects_client_job(&plain, &cj);
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        json_t *tmpl = json_object_get(json_object_get(objs[i], "spec"), "template");
+        if (k8s_objects_pod_template(&d->obj, tmpl, own[i], err) != 0) {
+            rc = kp_err_prefix(err, "--pod-overlay (%s pods)", i == 0 ? "server" : "client");
+            break;
+        }
+        rc = check_requests(tmpl, own[i], err);
+    }
+    json_decref(objs[0]);
+    json_decref(objs[1]);
+    return rc;
+}
+
+static int pod_template_init(struct k8s_deploy *d, const struct run_options *ro, struct kp_err *err)
+{
+    if (labels_json(ro->pod_labels, ro->n_pod_labels, "pod-labels", 1, &d->pod_labels, err) != 0 ||
+        labels_json(ro->pod_annotations, ro->n_pod_annotations, "pod-annotations", 0,
+                    &d->pod_annotations, err) != 0)
+        return -1;
+    d->agent_resources = resources_json(ro);
+    if (ro->pod_overlay && k8s_overlay_load(ro->pod_overlay, &d->pod_overlay, err) != 0)
+        return kp_err_prefix(err, "--pod-overlay");
+    d->obj.pod_labels = d->pod_labels;
+    d->obj.pod_annotations = d->pod_annotations;
+    d->obj.priority_class = ro->priority_class;
+    d->obj.agent_resources = d->agent_resources;
+    d->obj.pod_overlay = d->pod_overlay;
+    return pod_template_check(d, err);
+}
+
 int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const struct plan *plan,
                     const char *run_id, const char *node_a_host, struct kp_err *err)
 {
@@ -117,7 +239,9 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->obj.job_deadline_s = 60;
     d->obj.server_max_idle_ms = k8s_deploy_max_idle_ms(ro, plan);
     d->obj.job_ttl_s = K8S_JOB_TTL_S;
-    return k8s_objects_check(&d->obj, err);
+    if (k8s_objects_check(&d->obj, err) != 0)
+        return -1;
+    return pod_template_init(d, ro, err);
 }
 
 void k8s_deploy_cleanup(struct k8s_deploy *d)
@@ -126,6 +250,10 @@ void k8s_deploy_cleanup(struct k8s_deploy *d)
     free(d->node_a_host);
     json_decref(d->tolerations);
     json_decref(d->pull_copy);
+    json_decref(d->pod_labels);
+    json_decref(d->pod_annotations);
+    json_decref(d->agent_resources);
+    json_decref(d->pod_overlay);
     k8s_pullsecret_cleanup(&d->pull);
     memset(d, 0, sizeof(*d));
 }

@@ -30,11 +30,17 @@ struct k8s_deploy {
     struct k8s_pull_secret pull; /* --image-pull-secret */
     json_t *pull_copy;           /* owned: its copy (pull.copy), placeholder data until
                                   * k8s_deploy_pull_secret read the source; obj borrows it */
+    /* the pod template settings (obj borrows them), owned; NULL = none */
+    json_t *pod_labels;      /* --pod-labels */
+    json_t *pod_annotations; /* --pod-annotations */
+    json_t *agent_resources; /* --agent-requests, --agent-limits */
+    json_t *pod_overlay;     /* --pod-overlay FILE, loaded and checked */
 };
 
 /* Fills d for a run with these flags and plan. run_id NULL = a fresh one; node_a_host is the
  * kubernetes.io/hostname label value of node A (copied). Returns 0, or -1 with the reason
- * (bad image, namespace, pull policy...). Release with k8s_deploy_cleanup (also after -1). */
+ * (bad image, namespace, pull policy, a kperf label in --pod-labels, an overlay that breaks a
+ * pod template, requests above limits...). Release with k8s_deploy_cleanup (also after -1). */
 KP_MUST_CHECK int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro,
                                   const struct plan *plan, const char *run_id,
                                   const char *node_a_host, struct kp_err *err);

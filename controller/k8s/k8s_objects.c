@@ -14,6 +14,7 @@
 #include "base/portable.h"
 #include "controller/agent_args.h"
 #include "controller/k8s/k8s_image.h"
+#include "controller/k8s/k8s_overlay.h"
 
 #define DNS_LABEL_MAX 63
 
@@ -177,6 +178,48 @@ static json_t *pod_spec(const struct k8s_objects_opts *opts, const char *node_ho
     return spec;
 }
 
+int k8s_objects_pod_template(const struct k8s_objects_opts *opts, json_t *tmpl,
+                             const char *own_container, struct kp_err *err)
+{
+    json_t *md = json_object_get(tmpl, "metadata");
+    json_t *spec = json_object_get(tmpl, "spec");
+    json_t *labels = json_object_get(md, "labels");
+    json_t *own = NULL;
+    size_t i;
+    json_t *c;
+
+    if (opts->pod_labels) {
+        /* kperf's own labels win: k8s_deploy_init refuses them in --pod-labels */
+        json_t *merged = json_deep_copy(opts->pod_labels);
+        json_object_update(merged, labels);
+        json_object_set_new(md, "labels", merged);
+    }
+    if (opts->pod_annotations && json_object_size(opts->pod_annotations) > 0)
+        json_object_set_new(md, "annotations", json_deep_copy(opts->pod_annotations));
+    if (opts->priority_class)
+        json_object_set_new(spec, "priorityClassName", json_string(opts->priority_class));
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "name")), own_container) == 0)
+            own = c;
+    }
+    if (opts->agent_resources && own)
+        k8s_overlay_merge(json_object_get(own, "resources"), opts->agent_resources);
+    if (opts->pod_overlay)
+        return k8s_overlay_apply(tmpl, opts->pod_overlay, err);
+    return 0;
+}
+
+/* k8s_objects_pod_template on a builder's template: k8s_deploy_init applied the overlay to
+ * each kind of template before any builder runs, so it cannot fail here */
+static void customise(const struct k8s_objects_opts *opts, json_t *tmpl, const char *own)
+{
+    struct kp_err err;
+
+    if (k8s_objects_pod_template(opts, tmpl, own, &err) != 0)
+        kp_err_clear(&err);
+}
+
 json_t *k8s_objects_namespace(const struct k8s_objects_opts *opts)
 {
     json_t *extra = json_object();
@@ -239,7 +282,7 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
     char **argv = agent_args_server(&ao);
     json_t *sel = json_pack("{s:s, s:s, s:s, s:s}", K8S_LABEL_RUN_ID, opts->run_id, K8S_LABEL_ROLE,
                             "server", K8S_LABEL_NETWORK, network, K8S_LABEL_SLOT, slot);
-    json_t *c = container(opts, "server", argv_json((const char *const *)argv));
+    json_t *c = container(opts, K8S_OVERLAY_SERVER_CONTAINER, argv_json((const char *const *)argv));
     json_t *tmpl_md = json_pack("{s:o}", "labels", k8s_objects_labels(opts));
     json_t *ds = object("apps/v1", "DaemonSet", metadata(opts, name, 1, json_deep_copy(sel)));
 
@@ -265,6 +308,8 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
                         json_pack("{s:{s:o}, s:{s:s}, s:{s:o, s:o}}", "selector", "matchLabels",
                                   sel, "updateStrategy", "type", "OnDelete", "template", "metadata",
                                   tmpl_md, "spec", pod_spec(opts, node_hostname, host, c, NULL)));
+    customise(opts, json_object_get(json_object_get(ds, "spec"), "template"),
+              K8S_OVERLAY_SERVER_CONTAINER);
     agent_args_free(argv);
     free(name);
     return ds;
@@ -314,13 +359,15 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
                         json_pack("{s:s}", "kperf.io/placement", job->placement));
     obj = object("batch/v1", "Job", md);
     json_t *pspec = pod_spec(opts, job->node_hostname, job->host_network,
-                             container(opts, "client", args), job->token_key);
+                             container(opts, K8S_OVERLAY_CLIENT_CONTAINER, args), job->token_key);
     json_object_set_new(pspec, "restartPolicy", json_string("Never"));
     json_object_set_new(obj, "spec",
                         json_pack("{s:i, s:i, s:i, s:{s:{s:o}, s:o}}", "backoffLimit", 0,
                                   "activeDeadlineSeconds", opts->job_deadline_s,
                                   "ttlSecondsAfterFinished", opts->job_ttl_s, "template",
                                   "metadata", "labels", tmpl_labels, "spec", pspec));
+    customise(opts, json_object_get(json_object_get(obj, "spec"), "template"),
+              K8S_OVERLAY_CLIENT_CONTAINER);
     return obj;
 }
 

@@ -61,6 +61,16 @@ struct k8s_objects_opts {
     /* --external-token-file: the Secret gets K8S_EXTERNAL_TOKEN_KEY (its bytes, a secret; the
      * placeholder where the run token is one); NULL = no such key */
     const char *external_token;
+    /* the pod template of every agent pod (docs/kubernetes.md "Pod template"), all borrowed,
+     * NULL = none: --pod-labels and --pod-annotations (objects of strings; no kperf label),
+     * --priority-class, --agent-requests/--agent-limits ({"requests": {...}, "limits": {...}}
+     * merged into kperf's container) and --pod-overlay (checked by k8s_overlay_check and
+     * applied last: k8s_deploy_init has applied it once to each kind of template) */
+    const json_t *pod_labels;
+    const json_t *pod_annotations;
+    const char *priority_class;
+    const json_t *agent_resources;
+    const json_t *pod_overlay;
 };
 
 #define K8S_SERVICE_ACCOUNT "kperf-agent"
@@ -107,6 +117,13 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
 json_t *k8s_objects_service(const struct k8s_objects_opts *opts, const char *slot);
 json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
                                const struct k8s_client_job *job);
+
+/* Applies the pod template settings of opts (labels, annotations, priority class, resources,
+ * then the overlay) to tmpl ({metadata, spec}, modified), whose kperf container is named
+ * own_container. The builders above call it; k8s_deploy_init calls it once per kind of
+ * template to refuse an overlay that breaks one. Returns 0, or -1 with why. */
+KP_MUST_CHECK int k8s_objects_pod_template(const struct k8s_objects_opts *opts, json_t *tmpl,
+                                           const char *own_container, struct kp_err *err);
 
 /* Which servers a run needs: decided from the plan by the backend (and by `kperf manifests`). */
 struct k8s_server_set {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/hist.h"
 #include "base/rowkey.h"
@@ -27,12 +28,61 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
-/* A metadata value as readable text: strings as they are, numbers, yes/no, lists of scalars
- * joined with ", ", objects as a nested key/value table (provenance: cni.settings, mtu,
- * parameters). Never a raw JSON string. */
-static void meta_value(const json_t *v, FILE *out)
+/* A number as people write it: never exponent notation (1796310000, not 1.79631e+09), at most
+ * three decimals, no trailing zeros. */
+static void plain_number(double v, FILE *out)
 {
-    const char *key;
+    char buf[64];
+    size_t n;
+
+    snprintf(buf, sizeof(buf), "%.3f", v);
+    n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '0')
+        buf[--n] = '\0';
+    if (n > 0 && buf[n - 1] == '.')
+        buf[--n] = '\0';
+    fputs(buf, out);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A number under `key` with its unit: *_unix_s as a UTC date, *_ms and *_s as a duration. */
+static void meta_number(const char *key, double v, FILE *out)
+{
+    if (key && ends_with(key, "_unix_s") && v > 0 && v < 1e11) {
+        time_t t = (time_t)v;
+        struct tm tm;
+        char buf[64];
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        fputs(buf, out);
+        return;
+    }
+    if (key && ends_with(key, "_ms")) {
+        if (v >= 1000) {
+            plain_number(v / 1000, out);
+            fputs(" s", out);
+        } else {
+            plain_number(v, out);
+            fputs(" ms", out);
+        }
+        return;
+    }
+    plain_number(v, out);
+    if (key && ends_with(key, "_s"))
+        fputs(" s", out);
+}
+
+/* A metadata value as readable text: strings as they are, numbers in plain notation with their
+ * unit (meta_number), yes/no, lists of scalars joined with ", ", objects as a nested key/value
+ * table (provenance: cni.settings, mtu, parameters). Never a raw JSON string. */
+static void meta_value(const char *key, const json_t *v, FILE *out)
+{
+    const char *k;
     const json_t *e;
     size_t i;
 
@@ -41,10 +91,8 @@ static void meta_value(const json_t *v, FILE *out)
         html_esc(json_string_value(v), out);
         return;
     case JSON_INTEGER:
-        fprintf(out, "%lld", (long long)json_integer_value(v));
-        return;
     case JSON_REAL:
-        fprintf(out, "%g", json_real_value(v));
+        meta_number(key, json_number_value(v), out);
         return;
     case JSON_TRUE:
     case JSON_FALSE:
@@ -57,7 +105,7 @@ static void meta_value(const json_t *v, FILE *out)
         json_array_foreach(v, i, e)
         {
             fputs(i ? (json_is_object(e) ? "" : ", ") : "", out);
-            meta_value(e, out);
+            meta_value(key, e, out);
         }
         if (json_array_size(v) == 0)
             fputs("-", out);
@@ -68,12 +116,12 @@ static void meta_value(const json_t *v, FILE *out)
             return;
         }
         fputs("<table class=\"kv\">", out);
-        json_object_foreach((json_t *)v, key, e)
+        json_object_foreach((json_t *)v, k, e)
         {
             fputs("<tr><th>", out);
-            html_esc(key, out);
+            html_esc(k, out);
             fputs("</th><td>", out);
-            meta_value(e, out);
+            meta_value(k, e, out);
             fputs("</td></tr>", out);
         }
         fputs("</table>", out);
@@ -88,8 +136,104 @@ static void meta_row(const char *name, const json_t *v, FILE *out)
     fputs("<tr><th>", out);
     html_esc(name, out);
     fputs("</th><td>", out);
-    meta_value(v, out);
+    meta_value(name, v, out);
     fputs("</td></tr>\n", out);
+}
+
+/* Pod network readiness per node (metadata.readiness.nodes): one bar per node and kind, the
+ * p50 of total_s, and the slowest pod (max) as a thinner bar behind it. */
+static void readiness_chart(const json_t *md, FILE *out)
+{
+    const json_t *nodes = json_object_get(json_object_get(md, "readiness"), "nodes"), *n;
+    double hi = 0;
+    size_t i, count = json_array_size(nodes);
+
+    if (count == 0)
+        return;
+    json_array_foreach(nodes, i, n)
+    {
+        double mx = json_number_value(json_object_get(json_object_get(n, "total_s"), "max"));
+        hi = mx > hi ? mx : hi;
+    }
+    fputs("<h2>Pod network readiness per node</h2>\n", out);
+    fprintf(out, "<svg class=\"readiness\" width=\"%d\" height=\"%zu\" role=\"img\">\n",
+            LABEL_W + BAR_W + 120, count * 22 + 6);
+    json_array_foreach(nodes, i, n)
+    {
+        const json_t *t = json_object_get(n, "total_s");
+        double p50 = json_number_value(json_object_get(t, "p50"));
+        double mx = json_number_value(json_object_get(t, "max"));
+        double y = 4 + (double)i * 22;
+
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">", LABEL_W - 6, y + 13);
+        html_esc(str(n, "node"), out);
+        fputs(" (", out);
+        html_esc(str(n, "kind"), out);
+        fprintf(out, ", %lld pods)</text>\n",
+                (long long)json_integer_value(json_object_get(n, "pods")));
+        fprintf(out,
+                "<rect class=\"max\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" height=\"6\" "
+                "fill=\"#f28e2b\"><title>slowest pod</title></rect>\n",
+                LABEL_W, y + 10, hi > 0 ? mx / hi * BAR_W : 0);
+        fprintf(out,
+                "<rect class=\"p50\" x=\"%d\" y=\"%.0f\" width=\"%.1f\" height=\"10\" "
+                "fill=\"#4e79a7\"><title>median pod</title></rect>\n",
+                LABEL_W, y, hi > 0 ? p50 / hi * BAR_W : 0);
+        fprintf(out, "<text class=\"v\" x=\"%.1f\" y=\"%.0f\">",
+                LABEL_W + 6 + (hi > 0 ? mx / hi * BAR_W : 0), y + 13);
+        plain_number(p50, out);
+        fputs(" s p50, ", out);
+        plain_number(mx, out);
+        fputs(" s max</text>\n", out);
+    }
+    fputs("</svg>\n<p>Creation to the first packet through the pod's network (total_s): "
+          "the median pod (blue) and the slowest (orange).</p>\n",
+          out);
+}
+
+/* The provenance card: what ran where, in one compact block after the results. */
+static void run_card(const json_t *md, FILE *out)
+{
+    static const char *const keys[] = {"cluster",         "start_time",   "end_time",
+                                       "backend",         "run_id",       "kubernetes_version",
+                                       "kube_proxy_mode", "kperf_version"};
+    const json_t *cni = json_object_get(md, "cni");
+    const json_t *nodes = json_object_get(md, "nodes");
+    const json_t *n;
+    size_t i;
+
+    fputs("<h2>Run</h2>\n<dl class=\"card\">", out);
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const json_t *v = json_object_get(md, keys[k]);
+        if (!v || json_is_object(v) || json_is_array(v))
+            continue;
+        fputs("<dt>", out);
+        html_esc(keys[k], out);
+        fputs("</dt><dd>", out);
+        meta_value(keys[k], v, out);
+        fputs("</dd>", out);
+    }
+    if (json_is_object(cni)) {
+        fputs("<dt>cni</dt><dd>", out);
+        html_esc(str(cni, "name"), out);
+        fputs(" ", out);
+        html_esc(str(cni, "version"), out);
+        fputs("</dd>", out);
+    }
+    json_array_foreach(nodes, i, n)
+    {
+        fputs("<dt>", out);
+        html_esc(str(n, "role"), out);
+        fputs(" node</dt><dd>", out);
+        html_esc(str(n, "name"), out);
+        if (*str(n, "instance_type")) {
+            fputs(" (", out);
+            html_esc(str(n, "instance_type"), out);
+            fputs(")", out);
+        }
+        fputs("</dd>", out);
+    }
+    fputs("</dl>\n", out);
 }
 
 static void print_metadata(const struct report *rep, FILE *out)
@@ -97,7 +241,9 @@ static void print_metadata(const struct report *rep, FILE *out)
     const json_t *md = report_metadata_const(rep), *v;
     const char *key;
 
-    fputs("<h2>Run</h2>\n<table class=\"meta\">\n", out);
+    fputs("<details id=\"metadata\"><summary>All run metadata</summary>\n"
+          "<table class=\"meta\">\n",
+          out);
     json_object_foreach((json_t *)md, key, v)
     {
         if (strcmp(key, "nodes") != 0 && strcmp(key, "sweep") != 0) /* both below */
@@ -105,8 +251,10 @@ static void print_metadata(const struct report *rep, FILE *out)
     }
     fputs("</table>\n", out);
     v = json_object_get(md, "nodes");
-    if (json_array_size(v) == 0)
+    if (json_array_size(v) == 0) {
+        fputs("</details>\n", out);
         return;
+    }
     fputs("<h3>Nodes</h3>\n<table><tr><th>name</th><th>role</th><th>arch</th><th>kernel</"
           "th><th>OS</th>"
           "<th>runtime</th><th>instance</th><th>zone</th><th>MTU</th></tr>\n",
@@ -130,7 +278,7 @@ static void print_metadata(const struct report *rep, FILE *out)
         else
             fputs("<td>-</td></tr>\n", out);
     }
-    fputs("</table>\n", out);
+    fputs("</table>\n</details>\n", out);
 }
 
 /* rowkey_label: the family is named when it is not IPv4 (base/rowkey.h) */
@@ -380,7 +528,7 @@ static void tables(const struct report *rep, FILE *out)
         return;
     render_text_table(rep, mem);
     fclose(mem);
-    fputs("<h2>Summary</h2>\n<pre>", out);
+    fputs("<h2 id=\"summary\">Summary</h2>\n<pre>", out);
     html_esc(buf, out);
     fputs("</pre>\n", out);
     free(buf);
@@ -403,14 +551,20 @@ void render_html(const struct report *rep, FILE *out)
           "overflow-x:auto}svg text{font:12px sans-serif}svg text.v{fill:#333}"
           "table.kv{margin:0}table.kv th{font-weight:normal;color:#555}"
           ".cdfs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}"
-          "figcaption{font-size:90%}"
+          "figcaption{font-size:90%}dl.card{display:grid;grid-template-columns:max-content auto;"
+          "gap:2px 1em;font-size:90%}dl.card dt{color:#555}dl.card dd{margin:0}"
+          "details summary{cursor:pointer;margin:1em 0}"
           "</style></head><body>\n<h1>kperf network performance report</h1>\n",
           out);
-    print_metadata(rep, out);
-    outlier_html(report_metadata_const(rep), out);
-    charts(rep, out);
-    distributions(rep, out);
+    /* the results first (issue 30 part 7): the summary, its charts and the verdicts, then
+     * where it ran, then everything else folded away */
     tables(rep, out);
+    charts(rep, out);
+    outlier_html(md, out);
+    readiness_chart(md, out);
+    distributions(rep, out);
+    run_card(md, out);
+    print_metadata(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "
           "samples; scalar metrics are the median of samples.</p>\n</body></html>\n",
           out);

@@ -46,6 +46,10 @@ validate_lines() {
                    ((.apiGroups // []) | index("*") | not))' "$doc" >/dev/null ||
                 fail "$file $kind $(jq -r .metadata.name "$doc") uses wildcards or no verbs"
             ;;
+        Lease)
+            jq -e '.metadata.name and .metadata.namespace and .spec.leaseDurationSeconds > 0' \
+                "$doc" >/dev/null || { fail "$file Lease"; }
+            ;;
         ClusterRoleBinding | RoleBinding)
             jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' \
                 "$doc" >/dev/null || { fail "$file $kind binding"; }
@@ -71,12 +75,29 @@ validate_queued() {
     fi
 }
 
-# 1. what runs create, for several flag sets
+# 1. what runs create, for several flag sets; the fifth with the pod template flags
+cat >"$tmp/overlay.yaml" <<'EOF2'
+metadata:
+  annotations:
+    karpenter.sh/do-not-disrupt: "true"
+spec:
+  containers:
+  - name: server
+    env: [{name: GOMAXPROCS, value: "2"}]
+  - name: client
+    env: [{name: GOMAXPROCS, value: "2"}]
+  - name: log-shipper
+    image: reg.example/shipper:1
+  tolerations: [{key: dedicated, operator: Exists}]
+  terminationGracePeriodSeconds: null
+EOF2
+POD_FLAGS="--pod-labels team=net,cost-center=42 --pod-annotations example.com/owner=net-team --priority-class kperf-low --agent-requests cpu=250m,memory=128Mi --agent-limits memory=1Gi --pod-overlay $tmp/overlay.yaml"
 i=0
 for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10:5201" \
     "--scenarios pod-to-pod,pod-to-service --tests all --samples 3 --image-pull-policy Always --image-pull-secret regcred --tolerations dedicated=perf:NoSchedule,gpu --image reg.example/kperf-agent:1" \
     "--scenarios host-to-host -n kperf --port 6000" \
-    "--scenarios pod-to-pod,host-to-host --all-nodes --parallel 4"; do
+    "--scenarios pod-to-pod,host-to-host --all-nodes --parallel 4" \
+    "--scenarios all --nodes node-1,node-2 $POD_FLAGS"; do
     i=$((i + 1))
     # shellcheck disable=SC2086
     "$KPERF" manifests --format json $flags >"$tmp/run-$i.ndjson"
@@ -116,6 +137,48 @@ jq -e -s '[.[] | select(.kind == "DaemonSet") | .metadata.name] | sort ==
 if jq -e -s 'any(.[]; .kind == "Namespace")' "$tmp/run-3.ndjson" >/dev/null; then
     fail "-n kperf still creates a Namespace"
 fi
+
+# the run's Lease, right after the Namespace, and the ClusterIP the run passes pod-to-service
+jq -e -s '.[1].kind == "Lease" and .[1].metadata.name == "kperf-run-" + .[1].metadata.labels["kperf.io/run-id"]' \
+    "$tmp/run-1.ndjson" >/dev/null || fail "the run's Lease is not the second object"
+jq -e -s '[.[] | select(.kind == "Job" and .metadata.labels["kperf.io/scenario"] == "pod-to-service") |
+           .spec.template.spec.containers[0].args | index("SERVICE-CLUSTER-IP:5201")] | length > 0 and all(. != null)' \
+    "$tmp/run-1.ndjson" >/dev/null || fail "pod-to-service Jobs do not show the ClusterIP placeholder"
+# 5: every agent pod template carries the pod template flags and the overlay
+jq -e -s '[.[] | select(.kind == "DaemonSet" or .kind == "Job") | .spec.template] as $t | ($t | length) >= 5 and
+    all($t[]; .metadata.labels.team == "net" and .metadata.labels["cost-center"] == "42" and
+        .metadata.labels["kperf.io/role"] != null and
+        .metadata.annotations["example.com/owner"] == "net-team" and
+        .metadata.annotations["karpenter.sh/do-not-disrupt"] == "true" and
+        .spec.priorityClassName == "kperf-low" and .spec.terminationGracePeriodSeconds == null and
+        .spec.tolerations == [{key: "dedicated", operator: "Exists"}] and
+        ([.spec.containers[].name] | length == 2 and index("log-shipper") != null) and
+        (.spec.containers[0] | .env == [{name: "GOMAXPROCS", value: "2"}] and
+         .resources == {requests: {cpu: "250m", memory: "128Mi"}, limits: {memory: "1Gi"}} and
+         (.image | startswith("reg.example") | not)))' "$tmp/run-5.ndjson" >/dev/null ||
+    fail "run 5: the pod template flags or the overlay are missing from a pod template"
+# refused, each with one line naming what to do, exit 1 or 2, nothing on stdout
+refused() { # WHAT EXPECTED-TEXT ARGS...
+    local what=$1 want=$2 rc=0
+    shift 2
+    "$KPERF" manifests "$@" >"$tmp/refused.out" 2>"$tmp/refused.err" || rc=$?
+    if [ "$rc" = 0 ] || [ -s "$tmp/refused.out" ] || [ "$(wc -l <"$tmp/refused.err")" != 1 ] ||
+        ! grep -qF -- "$want" "$tmp/refused.err"; then
+        fail "$what: rc $rc, stderr: $(cat "$tmp/refused.err")"
+    fi
+}
+printf 'spec:\n  containers:\n  - name: server\n    image: evil:1\n' >"$tmp/ov-image.yaml"
+printf 'kind: Pod\n' >"$tmp/ov-top.yaml"
+printf 'spec:\n  hostNetwrk: true\n' >"$tmp/ov-field.yaml"
+printf 'spec:\n  volumes: []\n' >"$tmp/ov-volumes.yaml"
+refused "kperf label" "kperf.io/role is kperf's own label" --pod-labels kperf.io/role=x
+refused "label syntax" "'-x' is not a valid label value" --pod-labels team=-x
+refused "quantity" "'lots' is not a quantity" --agent-limits memory=lots
+refused "request above limit" "memory request 1Gi is above its limit 512Mi" --agent-requests memory=1Gi
+refused "overlay image" "spec.containers[server].image: kperf's own container" --pod-overlay "$tmp/ov-image.yaml"
+refused "overlay top level" "unknown top-level field 'kind'" --pod-overlay "$tmp/ov-top.yaml"
+refused "overlay field" "spec.hostNetwrk is not a PodSpec field" --pod-overlay "$tmp/ov-field.yaml"
+refused "overlay volumes" "mounts volume 'token'" --pod-overlay "$tmp/ov-volumes.yaml"
 
 # 2. the files a person applies
 for f in "$SRC"/manifests/*.yaml; do

@@ -3,17 +3,30 @@
 # kperf run --scenarios all on a 3-node kube-sim: every row present with real figures, pods
 # placed as planned (same-node really on the server's node, host network really host network,
 # the service's only backend on node A), the report valid against docs/report-schema.json,
-# nothing left behind. Prints the controller overhead and the API requests of the run.
+# nothing left behind; every agent pod carries the pod template flags and --pod-overlay (issue
+# 30: "the pod overlay and labels appear on the pods"). Prints the controller overhead and the API requests of the run.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 k8s_up --nodes 3
 DUR=${K8S_E2E_DURATION:-2}
 
+cat >"$K8S_DIR/overlay.yaml" <<'EOF2'
+metadata:
+  annotations:
+    karpenter.sh/do-not-disrupt: "true"
+spec:
+  containers:
+  - name: server
+    env: [{name: KPERF_OVERLAY, value: server}]
+  - name: client
+    env: [{name: KPERF_OVERLAY, value: client}]
+EOF2
 k8s_record_pods_start "$K8S_DIR/pods.ndjson"
 start=$(date +%s.%N)
-kperf_k8s --scenarios all --duration "${DUR}s" -o json >"$K8S_DIR/report.json" \
-    2>"$K8S_DIR/run.err"
+kperf_k8s --scenarios all --duration "${DUR}s" -o json --pod-labels team=net \
+    --pod-annotations example.com/owner=net-team --agent-requests cpu=150m \
+    --pod-overlay "$K8S_DIR/overlay.yaml" >"$K8S_DIR/report.json" 2>"$K8S_DIR/run.err"
 rc=$?
 end=$(date +%s.%N)
 k8s_record_pods_stop
@@ -71,6 +84,15 @@ n_clients=$(jq -r 'select(.metadata.labels["kperf.io/role"] == "client") | .meta
 jq -e -s 'map(select(.spec.hostNetwork == true and .status.podIP != null)) |
           all(.status.podIP == .status.hostIP) and length > 0' "$K8S_DIR/pods-last.ndjson" \
     >/dev/null && pass "host-network pods use the node IP" || fail "host-network pod IPs"
+
+# the pod template flags and the overlay, on every agent pod the cluster ran
+jq -e -s 'map(select(.metadata.labels["kperf.io/role"] != null)) | length > 0 and all(.[];
+    .metadata.labels.team == "net" and .metadata.annotations["example.com/owner"] == "net-team" and
+    .metadata.annotations["karpenter.sh/do-not-disrupt"] == "true" and
+    (.spec.containers[0] | .resources.requests.cpu == "150m" and
+     .env == [{name: "KPERF_OVERLAY", value: .name}]))' "$K8S_DIR/pods-last.ndjson" >/dev/null &&
+    pass "pod labels, annotations, requests and the overlay on every agent pod" ||
+    fail "pod template: $(jq -c -s 'map({n: .metadata.name, l: .metadata.labels.team, c: .spec.containers[0].env})' "$K8S_DIR/pods-last.ndjson" | head -c 600)"
 
 k8s_nothing_left "after a full run"
 

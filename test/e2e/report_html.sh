@@ -26,7 +26,13 @@ shot() { # PAGE NAME
 KPERF_WRITE_FIXTURES="$D" "$GEN" >/dev/null 2>&1 || fail "test_compare did not run"
 
 # --- the run page: CDFs and readable provenance
-jq '.metadata.cni = {"name": "cilium", "version": "1.16.1", "settings": {"routing": "native"}}' \
+jq '.metadata.cni = {"name": "cilium", "version": "1.16.1", "settings": {"routing": "native"}} |
+    .metadata.readiness = {"pods": [{"pod": "c-0", "node": "node-2", "kind": "client",
+                                     "created_unix_s": 1796310000.25, "total_s": 1.5}],
+                           "nodes": [{"node": "node-1", "kind": "client", "pods": 1,
+                                      "total_s": {"p50": 1.5, "max": 1.5}},
+                                     {"node": "node-2", "kind": "churn", "pods": 3,
+                                      "total_s": {"p50": 2, "max": 4.5}}]}' \
     "$D/base.json" >"$D/run.json"
 "$KPERF" report "$D/run.json" -o html >"$D/run.html" 2>"$D/err" || fail "report -o html: $(cat "$D/err")"
 grep -qi "<script" "$D/run.html" && fail "the run page has a script"
@@ -43,12 +49,24 @@ out.rising = cdfs.every(s => {
 out.kv = document.querySelectorAll('table.meta table.kv').length;
 out.raw_json = [...document.querySelectorAll('table.meta td')].some(td => /^\s*[{\[]"/.test(td.textContent));
 out.routing = [...document.querySelectorAll('table.kv th')].some(th => th.textContent === 'routing');
+/* the page reads first: the summary table on the first screen, the raw metadata folded away */
+const sum = document.getElementById('summary');
+out.first_h2 = document.querySelector('h2').id;
+out.summary_on_screen = sum.getBoundingClientRect().top < window.innerHeight &&
+  sum.nextElementSibling.getBoundingClientRect().top < window.innerHeight;
+out.folded = !!document.querySelector('details#metadata:not([open]) table.meta');
+out.exponent = /\d\.\d+e[+-]\d/.test(document.body.textContent);
+out.date = document.body.textContent.includes('2026-12-03 15:00:00 UTC');
+out.ready_bars = [...document.querySelectorAll('svg.readiness rect.p50')].map(r => r.getBBox().width);
 JS
 )
 echo "run page probe: $p"
 jq -e --argjson n "$want_cdf" '.cdf == $n and .lines == $n and $n > 0 and .rising == true and
     .kv > 0 and .raw_json == false and .routing == true' <<<"$p" >/dev/null ||
     fail "run page: want $want_cdf rising CDFs and provenance as fields"
+jq -e '.first_h2 == "summary" and .summary_on_screen and .folded and .exponent == false and .date and
+    (.ready_bars | length == 2 and .[0] > 0 and .[1] > .[0])' \
+    <<<"$p" >/dev/null || fail "run page: want the summary table first, on the first screen, a readiness bar per node, the metadata folded, dates, no exponents"
 shot "$D/run.html" run
 
 # --- the trend page: six runs, the last with 20% less Mb/s
