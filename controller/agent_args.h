@@ -42,6 +42,7 @@ struct agent_args_opts {
     int port;                  /* client: the server's port; server: --port */
     const char *token_file;    /* --token-file, or NULL to omit it */
     uint64_t udp_rate_bps;     /* server: the run's --udp-rate (0 = default), for --max-rate */
+    const char *counters_netns; /* --counters-netns (the node's namespace), or NULL to omit it */
 };
 
 /* The argv of `kperf-agent client` for spec (spec->group may be NULL: no --reverse). New
