@@ -199,7 +199,7 @@ static const struct {
     enum counters_source bit;
     const char *name;
 } source_names[] = {
-    {COUNTERS_SNMP, "snmp"},       {COUNTERS_NETSTAT, "netstat"}, {COUNTERS_SNMP6, "snmp6"},
+    {COUNTERS_SNMP, "snmp"},       {COUNTERS_NETSTAT, "netstat"},     {COUNTERS_SNMP6, "snmp6"},
     {COUNTERS_SOFTNET, "softnet"}, {COUNTERS_CONNTRACK, "conntrack"}, {COUNTERS_QDISC, "qdisc"},
     {COUNTERS_LINK, "link"},       {COUNTERS_ETHTOOL, "ethtool"},
 };

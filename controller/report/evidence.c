@@ -19,13 +19,14 @@ static bool ends_with(const char *s, const char *tail)
 const char *evidence_class(const char *c)
 {
     static const char *const drops[] = {
-        "softnet.dropped",    "conntrack.drop",   "conntrack.early_drop", "Udp.RcvbufErrors",
-        "Udp.SndbufErrors",   "Udp6.RcvbufErrors", "Udp6.SndbufErrors",   "TcpExt.TCPBacklogDrop",
+        "softnet.dropped",  "conntrack.drop",    "conntrack.early_drop", "Udp.RcvbufErrors",
+        "Udp.SndbufErrors", "Udp6.RcvbufErrors", "Udp6.SndbufErrors",    "TcpExt.TCPBacklogDrop",
     };
     static const char *const overflows[] = {"TcpExt.ListenOverflows", "TcpExt.ListenDrops",
                                             "conntrack.insert_failed"};
-    static const char *const nic_drops[] = {".rx_dropped",    ".tx_dropped",     ".rx_missed_errors",
-                                            ".rx_over_errors", ".rx_fifo_errors", ".tx_fifo_errors"};
+    static const char *const nic_drops[] = {".rx_dropped",       ".tx_dropped",
+                                            ".rx_missed_errors", ".rx_over_errors",
+                                            ".rx_fifo_errors",   ".tx_fifo_errors"};
 
     if (strncmp(c, "qdisc.", 6) == 0)
         return ends_with(c, ".overlimits") ? "shaping" : ends_with(c, ".drops") ? "drop" : NULL;
@@ -175,5 +176,45 @@ void evidence_print(const struct report *rep, const char *bullet, FILE *out)
         first = false;
         rowkey_of(row, &k);
         textsafe_line(out, "%s%s: %s", bullet, rowkey_label(&k, label, sizeof(label)), text);
+    }
+}
+
+json_t *evidence_compare(const json_t *base_row, const json_t *new_row)
+{
+    const json_t *rows[2] = {base_row, new_row}, *m;
+    json_t *out = json_array();
+    size_t i;
+
+    for (int r = 0; r < 2; r++)
+        json_array_foreach(json_object_get(json_object_get(rows[r], "evidence"), "moved"), i, m)
+        {
+            json_t *c = json_deep_copy(m);
+            json_object_set_new(c, "report", json_string(r ? "new" : "base"));
+            json_array_append_new(out, c);
+        }
+    return out;
+}
+
+void evidence_compare_text(const json_t *moved, char *buf, size_t len)
+{
+    const json_t *m;
+    size_t i, used = 0;
+
+    if (len)
+        buf[0] = '\0';
+    json_array_foreach(moved, i, m)
+    {
+        int w = snprintf(
+            buf + used, len - used, "%s%s %s %s +%lld", i ? ", " : "",
+            strcmp(json_string_value(json_object_get(m, "report")), "new") == 0 ? "NEW" : "BASE",
+            json_string_value(json_object_get(m, "side")),
+            json_string_value(json_object_get(m, "counter")),
+            (long long)json_integer_value(json_object_get(m, "delta")));
+        if (w < 0 || (size_t)w >= len - used) {
+            if (len > 4)
+                strcpy(buf + len - 4, "...");
+            return;
+        }
+        used += (size_t)w;
     }
 }

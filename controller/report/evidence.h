@@ -32,6 +32,13 @@ size_t evidence_moved_text(const json_t *row, char *buf, size_t len);
  * ("!shaping,drop") into buf (len bytes); "" when none moved. Returns buf. */
 const char *evidence_marker(const json_t *row, char *buf, size_t len);
 
+/* The moved counters of a compared row's two sides: [{"report": "base"|"new", "side",
+ * "counter", "delta", "class"}] (base_row may be NULL). New reference, possibly empty. */
+json_t *evidence_compare(const json_t *base_row, const json_t *new_row);
+
+/* "NEW client qdisc.eth0.overlimits +816, ..." of evidence_compare's list into buf. */
+void evidence_compare_text(const json_t *moved, char *buf, size_t len);
+
 struct report;
 /* When a row is marked: a blank line, the legend line, and one line per marked row naming its
  * counters ("  pod-to-pod other-node TCP_STREAM: client qdisc.eth0.overlimits +812"), with

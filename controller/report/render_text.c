@@ -146,14 +146,17 @@ static void note(const json_t *row, char *buf)
                     return;
             }
         } else if (json_is_true(json_object_get(v, "noisy"))) {
-            used += (size_t)snprintf(buf + used, CELL - used, "%s%s", used > mark ? ", " : "noisy: ",
-                                     strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
+            used += (size_t)snprintf(
+                buf + used, CELL - used, "%s%s",
+                used > mark ? ", " : "noisy: ", strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
         }
         if (used >= CELL)
             return;
     }
     if (strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0)
         snprintf(buf + used, CELL - used, "%spartial", used > mark ? "; " : "");
+    else if (used == mark && mark > 0)
+        buf[mark - 1] = '\0'; /* the marker alone: no trailing blank */
 }
 
 /* rowkey_label of a row: "pod-to-pod same-node TCP_RR (reverse) [IPv6]" */
