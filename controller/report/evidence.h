@@ -45,4 +45,8 @@ struct report;
  * bullet before each (markdown: "- "). Nothing when no row is marked. */
 void evidence_print(const struct report *rep, const char *bullet, FILE *out);
 
+/* The HTML report's "Evidence" section (evidence_html.c): a panel per row with counters,
+ * open when it is marked. Nothing when no row has counters. */
+void evidence_html(const struct report *rep, FILE *out);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "base/hist.h"
 #include "base/rowkey.h"
+#include "controller/report/evidence.h"
 #include "controller/report/html_chart.h"
 #include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
@@ -411,6 +412,7 @@ void render_html(const struct report *rep, FILE *out)
     charts(rep, out);
     distributions(rep, out);
     tables(rep, out);
+    evidence_html(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "
           "samples; scalar metrics are the median of samples.</p>\n</body></html>\n",
           out);
