@@ -376,6 +376,7 @@ static void take_mark(struct sample *s)
     struct kp_err why;
 
     kp_err_clear(&why);
+    client_counters_snapshot(s, &s->cnt0); /* first: its ~1 ms stays outside the window */
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -383,7 +384,6 @@ static void take_mark(struct sample *s)
     if (sysinfo_node_cpu(s->node0) != 0)
         kp_log(KP_LOG_DEBUG, "/proc/stat unreadable: node CPU will read 0");
     s->rcvbuf0 = sysinfo_udp_rcvbuf_errors();
-    client_counters_snapshot(s, &s->cnt0);
     for (unsigned i = 0; i < s->nworkers; i++) {
         s->workers[i].bytes_mark = atomic_load(&s->workers[i].bytes);
         s->workers[i].ops_mark = atomic_load(&s->workers[i].ops);

@@ -210,6 +210,8 @@ static void send_counters(struct session *s)
 static void take_mark(struct session *s)
 {
     s->measuring = 1;
+    if (s->req.flags & PROTO_FLAG_COUNTERS) /* first: its cost stays outside the window */
+        counters_mark(s);
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -217,8 +219,6 @@ static void take_mark(struct session *s)
     if (sysinfo_node_cpu(s->node0) != 0)
         kp_log(KP_LOG_DEBUG, "/proc/stat unreadable: node CPU will read 0");
     s->rcvbuf0 = sysinfo_udp_rcvbuf_errors();
-    if (s->req.flags & PROTO_FLAG_COUNTERS)
-        counters_mark(s);
     for (unsigned i = 0; i < s->req.streams; i++) {
         struct conn *c = s->streams[i];
         if (c) {
