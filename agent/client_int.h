@@ -87,8 +87,8 @@ struct sample {
     struct interval *intervals; /* ours */
     unsigned nintervals;
     char start_time[32];
-    double connected_unix_s; /* CLOCK_REALTIME when the control connection was answered */
-    json_t *facts;           /* FACTS, when the request asked for it (owned) */
+    double connected_unix_s;           /* CLOCK_REALTIME when the control connection was answered */
+    json_t *facts;                     /* FACTS, when the request asked for it (owned) */
     struct counters_snap *cnt0, *cnt1; /* ours: our counters at the mark and the end, or NULL */
     json_t *server_counters;           /* COUNTERS, when the request asked for it (owned) */
 };

@@ -9,9 +9,10 @@
 #include "base/kp_err.h"
 #include "base/testkind.h"
 
-static const char *const type_names[] = {
-    NULL,      "HELLO",     "CHALLENGE", "AUTH",    "TEST_REQ", "ACCEPT", "REFUSE",  "DATA_HELLO",
-    "DATA_OK", "UDP_READY", "START",     "STARTED", "STOP",     "RESULT", "AUTH_OK", "FACTS", "COUNTERS"};
+static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
+                                         "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
+                                         "START",  "STARTED", "STOP",       "RESULT",  "AUTH_OK",
+                                         "FACTS",  "COUNTERS"};
 
 /* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)
@@ -237,9 +238,8 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
                           "not requested from a server",
                           tk->name);
-    if (r->flags &
-        ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL | PROTO_FLAG_LOW_UNSENT |
-          PROTO_FLAG_COUNTERS))
+    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL |
+                     PROTO_FLAG_LOW_UNSENT | PROTO_FLAG_COUNTERS))
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if ((r->flags & PROTO_FLAG_SAME_KERNEL) && (tk->udp || tk->latency))
         return kp_err_set(err, "same-kernel is only for TCP stream tests");

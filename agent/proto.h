@@ -20,7 +20,7 @@
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
 #define PROTO_VERSION        7 /* 5: CHALLENGE's kernel tag, SAME_KERNEL; 6: LOW_UNSENT; 7: COUNTERS */
-#define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
@@ -129,7 +129,7 @@ enum proto_status {
 /* TEST_REQ, any test: the server sends COUNTERS (its kernel and NIC counters' deltas over the
  * window, agent/counters.h) right before RESULT. */
 #define PROTO_FLAG_COUNTERS 0x10u
-#define PROTO_FLAG_AUTH        0x01u /* CHALLENGE: the server requires a token */
+#define PROTO_FLAG_AUTH     0x01u /* CHALLENGE: the server requires a token */
 
 struct proto_header {
     uint8_t type;
