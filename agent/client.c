@@ -358,11 +358,25 @@ static void totals(const struct sample *s, uint64_t *bytes, uint64_t *ops)
     }
 }
 
+/* RESULT, after COUNTERS when the request asked for them (docs/protocol.md). 0 or -1. */
+static int recv_result(struct sample *s, struct proto_msg *m, struct kp_err *err)
+{
+    if (s->req.flags & PROTO_FLAG_COUNTERS) {
+        if (ctrl_recv(s->ctrl, m, PROTO_COUNTERS, RESULT_TIMEOUT_MS, err) != 0)
+            return -1;
+        json_decref(s->server_counters);
+        if (!(s->server_counters = client_facts_parse(m->u.counters.text)))
+            kp_log(KP_LOG_WARN, "the server's COUNTERS are not a JSON object; left out");
+    }
+    return ctrl_recv(s->ctrl, m, PROTO_RESULT, RESULT_TIMEOUT_MS, err);
+}
+
 static void take_mark(struct sample *s)
 {
     struct kp_err why;
 
     kp_err_clear(&why);
+    client_counters_snapshot(s, &s->cnt0); /* first: its ~1 ms stays outside the window */
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -426,6 +440,7 @@ static void keep_time(struct sample *s)
     if (sysinfo_node_cpu(s->node1) != 0) /* best effort, as in take_mark */
         kp_log(KP_LOG_DEBUG, "/proc/stat unreadable: node CPU will read 0");
     s->rcvbuf1 = sysinfo_udp_rcvbuf_errors();
+    client_counters_snapshot(s, &s->cnt1);
 }
 
 static unsigned worker_count(const struct sample *s)
@@ -482,7 +497,7 @@ static int setup(struct sample *s, struct kp_err *err)
  * 0 on failure (the worker then stops at its own hard deadline and err is set). */
 static int reverse_udp_result(struct sample *s, struct proto_msg *m, struct kp_err *err)
 {
-    if (ctrl_recv(s->ctrl, m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0) {
+    if (recv_result(s, m, err) != 0) {
         atomic_store(&s->udp_grace_end_ns, sysinfo_now_ns());
         return 0;
     }
@@ -596,7 +611,7 @@ int client_run_sample(struct sample *s, struct kp_err *err)
         if (ctrl_send(s->ctrl, &m, err) != 0)
             goto out;
     }
-    if (!have_result && ctrl_recv(s->ctrl, &m, PROTO_RESULT, RESULT_TIMEOUT_MS, err) != 0)
+    if (!have_result && recv_result(s, &m, err) != 0)
         goto out;
     s->server = m.u.result;
     if (udp_stopped_early(s, err))
@@ -612,6 +627,11 @@ void client_sample_cleanup(struct sample *s)
 {
     json_decref(s->facts);
     s->facts = NULL;
+    json_decref(s->server_counters);
+    s->server_counters = NULL;
+    free(s->cnt0);
+    free(s->cnt1);
+    s->cnt0 = s->cnt1 = NULL;
     for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
         if (s->workers[i].fd >= 0)
             close(s->workers[i].fd);
@@ -638,6 +658,8 @@ void client_build_req(const struct client_opts *o, uint8_t test, struct proto_te
         r->msg_size = PROTO_MIN_UDP_SIZE;
     r->duration_ms = (uint32_t)o->duration_ms;
     r->omit_ms = (uint32_t)o->omit_ms;
+    if (!o->no_counters)
+        r->flags |= PROTO_FLAG_COUNTERS;
     r->rate_bps = test == PROTO_UDP_STREAM ? o->udp_rate_bps : 0;
     if (o->reverse && proto_test_is_stream(test))
         r->flags |= PROTO_FLAG_REVERSE;

@@ -49,6 +49,8 @@ struct client_opts {
     const char *token; /* borrowed secret; NULL = none */
     size_t token_len;
     uint64_t connect_timeout_ms;
+    int no_counters;            /* 1: no counters on either end (agent/counters.h) */
+    const char *counters_netns; /* borrowed; the namespace our counters are read in (NULL: ours) */
 };
 
 /* Fills o with the CLI defaults (port TESTKIND_DEFAULT_PORT, 10 s, 1 sample, 4 streams, 1 Gbit/s, 5

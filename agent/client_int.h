@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "agent/client.h"
+#include "agent/counters.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"
 #include "base/hist.h"
@@ -86,8 +87,10 @@ struct sample {
     struct interval *intervals; /* ours */
     unsigned nintervals;
     char start_time[32];
-    double connected_unix_s; /* CLOCK_REALTIME when the control connection was answered */
-    json_t *facts;           /* FACTS, when the request asked for it (owned) */
+    double connected_unix_s;           /* CLOCK_REALTIME when the control connection was answered */
+    json_t *facts;                     /* FACTS, when the request asked for it (owned) */
+    struct counters_snap *cnt0, *cnt1; /* ours: our counters at the mark and the end, or NULL */
+    json_t *server_counters;           /* COUNTERS, when the request asked for it (owned) */
 };
 
 /* client.c: one sample, from set-up to RESULT (0, or -1 with err); its resources stay for
@@ -142,5 +145,12 @@ json_t *client_load_json(const struct sample *ld);
 /* client_json.c: FACTS text as the document's "server_facts": a JSON object (duplicate keys
  * refused), else NULL. New reference. */
 json_t *client_facts_parse(const char *text);
+
+/* client_counters.c: our counters into *snap (allocated on first use) when the sample asks for
+ * them; best effort, as node CPU: a snapshot that cannot be read leaves *snap NULL. */
+void client_counters_snapshot(struct sample *s, struct counters_snap **snap);
+/* The sample's "counters": {"client": our deltas, "server": the server's COUNTERS}; a side
+ * that has none is absent. New reference. */
+json_t *client_counters_json(const struct sample *s);
 
 #endif

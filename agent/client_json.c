@@ -199,6 +199,8 @@ json_t *client_sample_json(const struct sample *s, unsigned index)
     json_object_set_new(r, "node_cpu",
                         json_pack("{s:o, s:o}", "client", result_node_cpu_json(node), "server",
                                   result_node_cpu_json(s->server.node_cpu)));
+    if (s->req.flags & PROTO_FLAG_COUNTERS)
+        json_object_set_new(r, "counters", client_counters_json(s));
     if (s->o->interval_ms)
         json_object_set_new(r, "intervals", intervals_json(s));
     if (s->load)

@@ -9,9 +9,10 @@
 #include "base/kp_err.h"
 #include "base/testkind.h"
 
-static const char *const type_names[] = {
-    NULL,      "HELLO",     "CHALLENGE", "AUTH",    "TEST_REQ", "ACCEPT", "REFUSE",  "DATA_HELLO",
-    "DATA_OK", "UDP_READY", "START",     "STARTED", "STOP",     "RESULT", "AUTH_OK", "FACTS"};
+static const char *const type_names[] = {NULL,     "HELLO",   "CHALLENGE",  "AUTH",    "TEST_REQ",
+                                         "ACCEPT", "REFUSE",  "DATA_HELLO", "DATA_OK", "UDP_READY",
+                                         "START",  "STARTED", "STOP",       "RESULT",  "AUTH_OK",
+                                         "FACTS",  "COUNTERS"};
 
 /* Test kinds come from base/testkind.h: the wire id of a test is its entry's `wire`. */
 const char *proto_test_name(uint8_t test)
@@ -181,6 +182,9 @@ static size_t payload_len(uint8_t type, int *variable)
     case PROTO_FACTS:
         *variable = 1;
         return 2 + PROTO_FACTS_MAX;
+    case PROTO_COUNTERS:
+        *variable = 1;
+        return 2 + PROTO_COUNTERS_MAX;
     default: /* DATA_OK, UDP_READY, START, STARTED */
         return 0;
     }
@@ -234,8 +238,8 @@ int proto_check_test_req(const struct proto_test_req *r, struct kp_err *err)
                           "%s is run by the client as TCP_RR and TCP_STREAM_MULTI at once, "
                           "not requested from a server",
                           tk->name);
-    if (r->flags &
-        ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL | PROTO_FLAG_LOW_UNSENT))
+    if (r->flags & ~(PROTO_FLAG_REVERSE | PROTO_FLAG_FACTS | PROTO_FLAG_SAME_KERNEL |
+                     PROTO_FLAG_LOW_UNSENT | PROTO_FLAG_COUNTERS))
         return kp_err_set(err, "unknown test flags 0x%x", r->flags);
     if ((r->flags & PROTO_FLAG_SAME_KERNEL) && (tk->udp || tk->latency))
         return kp_err_set(err, "same-kernel is only for TCP stream tests");
@@ -339,22 +343,23 @@ static int decode_refuse(const uint8_t *p, size_t len, struct proto_msg *m, stru
     return 0;
 }
 
-/* FACTS: u16 n, then n bytes of printable ASCII (a JSON object's text; the receiver parses
- * it), 2 <= n <= PROTO_FACTS_MAX. */
-static int decode_facts(const uint8_t *p, size_t len, struct proto_msg *m, struct kp_err *err)
+/* FACTS and COUNTERS: u16 n, then n bytes of printable ASCII (a JSON object's text; the
+ * receiver parses it), 2 <= n <= max. */
+static int decode_text(const uint8_t *p, size_t len, char *text, size_t max, const char *what,
+                       struct kp_err *err)
 {
     uint16_t n;
 
     if (len < 2)
-        return kp_err_set(err, "FACTS too short");
+        return kp_err_set(err, "%s too short", what);
     n = get16(p);
-    if (n < 2 || n > PROTO_FACTS_MAX || (size_t)n + 2 != len)
-        return kp_err_set(err, "FACTS text length %u does not match", n);
+    if (n < 2 || n > max || (size_t)n + 2 != len)
+        return kp_err_set(err, "%s text length %u does not match", what, n);
     for (unsigned i = 0; i < n; i++)
         if (p[2 + i] < 0x20 || p[2 + i] > 0x7e)
-            return kp_err_set(err, "FACTS text has a non-printable byte");
-    memcpy(m->u.facts.text, p + 2, n);
-    m->u.facts.text[n] = '\0';
+            return kp_err_set(err, "%s text has a non-printable byte", what);
+    memcpy(text, p + 2, n);
+    text[n] = '\0';
     return 0;
 }
 
@@ -414,7 +419,9 @@ static int decode_payload(uint8_t type, const uint8_t *p, size_t len, struct pro
     case PROTO_RESULT:
         return decode_result(p, len, &m->u.result, err);
     case PROTO_FACTS:
-        return decode_facts(p, len, m, err);
+        return decode_text(p, len, m->u.facts.text, PROTO_FACTS_MAX, "FACTS", err);
+    case PROTO_COUNTERS:
+        return decode_text(p, len, m->u.counters.text, PROTO_COUNTERS_MAX, "COUNTERS", err);
     default:
         return 0;
     }
@@ -473,6 +480,21 @@ static size_t encode_result(const struct proto_result *r, uint8_t *p)
     return (size_t)(q - p);
 }
 
+/* FACTS and COUNTERS: see decode_text; non-printable bytes become '?'. 0 below 2 bytes. */
+static size_t encode_text(const char *text, size_t max, uint8_t *p)
+{
+    size_t n = strnlen(text, max);
+
+    if (n < 2)
+        return 0;
+    put16(p, (uint16_t)n);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)text[i];
+        p[2 + i] = (c < 0x20 || c > 0x7e) ? '?' : c;
+    }
+    return 2 + n;
+}
+
 static size_t encode_payload(const struct proto_msg *m, uint8_t *p)
 {
     const struct proto_test_req *r = &m->u.test_req;
@@ -528,15 +550,9 @@ static size_t encode_payload(const struct proto_msg *m, uint8_t *p)
     case PROTO_RESULT:
         return encode_result(&m->u.result, p);
     case PROTO_FACTS:
-        n = strnlen(m->u.facts.text, PROTO_FACTS_MAX);
-        if (n < 2)
-            return 0;
-        put16(p, (uint16_t)n);
-        for (size_t i = 0; i < n; i++) {
-            uint8_t c = (uint8_t)m->u.facts.text[i];
-            p[2 + i] = (c < 0x20 || c > 0x7e) ? '?' : c;
-        }
-        return 2 + n;
+        return encode_text(m->u.facts.text, PROTO_FACTS_MAX, p);
+    case PROTO_COUNTERS:
+        return encode_text(m->u.counters.text, PROTO_COUNTERS_MAX, p);
     default:
         return 0;
     }
@@ -554,7 +570,7 @@ size_t proto_encode(const struct proto_msg *m, uint8_t *out, size_t cap)
     if (cap < PROTO_HEADER_LEN + max)
         return 0;
     n = encode_payload(m, out + PROTO_HEADER_LEN);
-    if (n == 0 && m->type == PROTO_FACTS) /* FACTS carries at least "{}" */
+    if (n == 0 && (m->type == PROTO_FACTS || m->type == PROTO_COUNTERS)) /* at least "{}" */
         return 0;
     put32(out, PROTO_MAGIC);
     out[4] = frame_version(m->type);

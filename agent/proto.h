@@ -19,14 +19,15 @@
 #include "base/kp_err.h"
 
 #define PROTO_MAGIC          0x4b505246u /* "KPRF" */
-#define PROTO_VERSION        6           /* 5: CHALLENGE's kernel tag, SAME_KERNEL; 6: LOW_UNSENT */
-#define PROTO_VERSION_STABLE 1           /* the framing of HELLO and REFUSE, in every version */
+#define PROTO_VERSION        7 /* 5: CHALLENGE's kernel tag, SAME_KERNEL; 6: LOW_UNSENT; 7: COUNTERS */
+#define PROTO_VERSION_STABLE 1 /* the framing of HELLO and REFUSE, in every version */
 #define PROTO_HEADER_LEN     12
 #define PROTO_MAX_PAYLOAD    8192
 #define PROTO_NONCE_LEN      32
 #define PROTO_MAC_LEN        32
 #define PROTO_REASON_MAX     200
 #define PROTO_FACTS_MAX      4000 /* FACTS: bytes of JSON text (printable ASCII) */
+#define PROTO_COUNTERS_MAX   8000 /* COUNTERS: bytes of JSON text (printable ASCII) */
 #define PROTO_KERNEL_TAG_LEN 16   /* CHALLENGE: proto_kernel_tag */
 
 /* Hard limits of the protocol; a server may enforce lower ones. */
@@ -59,7 +60,8 @@ enum proto_type {
     PROTO_RESULT = 13,    /* S->C: the server's side of the measurement */
     PROTO_AUTH_OK = 14,   /* S->C: server MAC, the server's proof that it knows the token */
     PROTO_FACTS = 15,     /* S->C after ACCEPT, when TEST_REQ asked: the server host's facts */
-    PROTO_TYPE_MAX = 15,
+    PROTO_COUNTERS = 16,  /* S->C before RESULT, when TEST_REQ asked: the server's counters */
+    PROTO_TYPE_MAX = 16,
 };
 
 /* Test numbers on the wire: the protocol, never renumbered. Each is the `wire` id of its
@@ -124,7 +126,10 @@ enum proto_status {
  * kernel"). */
 #define PROTO_FLAG_LOW_UNSENT  0x08u
 #define PROTO_LOW_UNSENT_BYTES (128 * 1024)
-#define PROTO_FLAG_AUTH        0x01u /* CHALLENGE: the server requires a token */
+/* TEST_REQ, any test: the server sends COUNTERS (its kernel and NIC counters' deltas over the
+ * window, agent/counters.h) right before RESULT. */
+#define PROTO_FLAG_COUNTERS 0x10u
+#define PROTO_FLAG_AUTH     0x01u /* CHALLENGE: the server requires a token */
 
 struct proto_header {
     uint8_t type;
@@ -230,6 +235,9 @@ struct proto_msg {
         struct {
             char text[PROTO_FACTS_MAX + 1]; /* NUL-terminated JSON, printable ASCII */
         } facts;
+        struct {
+            char text[PROTO_COUNTERS_MAX + 1]; /* NUL-terminated JSON, printable ASCII */
+        } counters;
     } u;
 };
 

@@ -62,6 +62,8 @@ struct server_opts {
                                     * all tests; more share the loop; 0 = none */
     unsigned stream_pool;          /* > 0: those streams share this many epoll threads
                                     * (streampool.h) instead of a thread each; 0 = off */
+    const char *counters_netns;    /* borrowed; the counters' namespace (/run/netns/NAME), or
+                                    * NULL: the server's own (agent/counters.h) */
 };
 
 /* Fills o with the SERVER_DEFAULT_* values (128 streams; no token; all addresses). */

@@ -204,8 +204,7 @@ static void conn_write(struct conn *c, const uint8_t *buf, size_t len)
 
 void conn_send(struct conn *c, const struct proto_msg *m)
 {
-    uint8_t
-        out[PROTO_HEADER_LEN + PROTO_RESULT_FIXED_LEN + PROTO_MAX_STREAMS * PROTO_STREAM_STATS_LEN];
+    uint8_t out[PROTO_HEADER_LEN + PROTO_MAX_PAYLOAD]; /* RESULT's 5308, COUNTERS' 8014 */
     size_t n = proto_encode(m, out, sizeof(out));
 
     if (n > 0)

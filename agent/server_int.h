@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include "agent/counters.h"
 #include "agent/proto.h"
 #include "agent/server.h"
 #include "agent/srclimit.h"
@@ -96,6 +97,7 @@ struct session {
     uint64_t udp_last_ka_ns, udp_stop_ns;
     uint16_t udp_stop; /* enum proto_udp_stop */
     uint64_t cpu_user0, cpu_sys0, node0[PROTO_CPU_FIELDS], rcvbuf0;
+    struct counters_snap *cnt0; /* ours: the counters at the mark, when TEST_REQ asked */
     uint64_t stop_sent_bytes, stop_udp_sent;
     /* UDP */
     struct sockaddr_storage udp_peer;

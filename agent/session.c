@@ -26,6 +26,7 @@ static void session_closed(uv_handle_t *h)
     if (--s->open_handles > 0)
         return;
     udp_source_close(s->udp_src);
+    free(s->cnt0);
     free(s);
 }
 
@@ -165,9 +166,54 @@ void session_on_data_eof(struct conn *c)
 
 /* --- the measurement window and RESULT ---------------------------------------------------- */
 
+/* The counters at the mark (TEST_REQ asked): best effort, as node CPU; none when unreadable. */
+static void counters_mark(struct session *s)
+{
+    struct kp_err why;
+
+    kp_err_clear(&why);
+    if (!s->cnt0)
+        s->cnt0 = kp_xmalloc(sizeof(*s->cnt0));
+    if (counters_take(s->cnt0, s->srv->o.counters_netns, &why) != 0) {
+        server_warn(s->srv, "counters: %s", kp_err_msg(&why));
+        free(s->cnt0);
+        s->cnt0 = NULL;
+    }
+}
+
+/* COUNTERS (TEST_REQ asked), sent right before RESULT: the deltas since the mark, or
+ * {"v":1,"error":...} when they could not be read. */
+static void send_counters(struct session *s)
+{
+    struct proto_msg *m = kp_xcalloc(1, sizeof(*m));
+    struct counters_snap *now = kp_xmalloc(sizeof(*now));
+    struct kp_err why;
+    json_t *delta = NULL;
+    char *text = NULL;
+
+    kp_err_clear(&why);
+    if (!s->cnt0)
+        kp_err_set(&why, "the counters at the start were not read");
+    else if (counters_take(now, s->srv->o.counters_netns, &why) == 0)
+        delta = counters_delta_json(s->cnt0, now);
+    if (!delta)
+        delta = json_pack("{s:i, s:s}", "v", COUNTERS_VERSION, "error", kp_err_msg(&why));
+    text = counters_text(delta, PROTO_COUNTERS_MAX);
+    m->type = PROTO_COUNTERS;
+    snprintf(m->u.counters.text, sizeof(m->u.counters.text), "%s",
+             text ? text : "{\"v\":1,\"error\":\"too large\"}");
+    conn_send(s->ctrl, m);
+    free(text);
+    json_decref(delta);
+    free(now);
+    free(m);
+}
+
 static void take_mark(struct session *s)
 {
     s->measuring = 1;
+    if (s->req.flags & PROTO_FLAG_COUNTERS) /* first: its cost stays outside the window */
+        counters_mark(s);
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -277,6 +323,8 @@ void session_report(struct session *s)
     m = kp_xcalloc(1, sizeof(*m));
     m->type = PROTO_RESULT;
     fill_result(s, &m->u.result);
+    if (s->req.flags & PROTO_FLAG_COUNTERS)
+        send_counters(s);
     conn_send(s->ctrl, m);
     free(m);
     session_end(s, NULL);

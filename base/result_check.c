@@ -354,6 +354,7 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
         {"udp", K_OBJ, C_UDP, C_UDP, check_udp},
         {"cpu_seconds", K_OBJ, ALL, ALL, check_cpu},
         {"node_cpu", K_OBJ, ALL, ALL, check_node_cpu},
+        {"counters", K_OBJ, 0, ALL, result_check_counters},
         {"intervals", K_ARR, 0, ALL, check_intervals},
         {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
     };

@@ -51,5 +51,7 @@ int result_check_test_name(const json_t *v, const char *path, unsigned classes, 
 /* One results[] entry, one aggregates[] entry (their classes from their "test"). */
 int result_check_entry(const json_t *v, const char *path, unsigned unused, struct kp_err *err);
 int result_check_aggregate(const json_t *v, const char *path, unsigned unused, struct kp_err *err);
+/* A results[] entry's "counters" (result_counters.c). */
+int result_check_counters(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
 
 #endif

@@ -92,6 +92,10 @@ char **agent_args_client(const struct run_spec *spec, const struct agent_args_op
         push_flag(&a, "--udp-rate", kp_xasprintf("%llu", (unsigned long long)spec->udp_rate_bps));
     if (spec->group && spec->group->reverse)
         push_str(&a, "--reverse");
+    if (spec->no_counters)
+        push_str(&a, "--no-counters");
+    if (o->counters_netns)
+        push_flag(&a, "--counters-netns", kp_xstrdup(o->counters_netns));
     if (o->token_file)
         push_flag(&a, "--token-file", kp_xstrdup(o->token_file));
     /* a host kperf does not run: its agent reports its facts (FACTS) for the provenance */
@@ -113,6 +117,8 @@ char **agent_args_server(const struct agent_args_opts *o)
         push_flag(&a, "--token-file", kp_xstrdup(o->token_file));
     if (o->max_idle_ms)
         push_ms(&a, "--max-idle", o->max_idle_ms);
+    if (o->counters_netns)
+        push_flag(&a, "--counters-netns", kp_xstrdup(o->counters_netns));
     if (o->udp_rate_bps > AGENT_ARGS_SERVER_MAX_RATE_BPS)
         push_flag(&a, "--max-rate", kp_xasprintf("%llu", (unsigned long long)o->udp_rate_bps));
     return a.v;

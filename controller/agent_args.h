@@ -33,16 +33,17 @@
 
 /* What differs between backends. Strings borrowed for the duration of each call. */
 struct agent_args_opts {
-    const char *const *prefix; /* NULL-terminated words before the binary (e.g. "ip", "netns",
-                                * "exec", NS), or NULL for none */
-    const char *agent;         /* path of kperf-agent, or NULL: argv starts at the subcommand
-                                * (a container's args, the image's command is the binary) */
-    const char *host;          /* client: the server to dial (name, IPv4, IPv6 or [IPv6]);
-                                * server: the --bind address, or NULL to omit --bind */
-    int port;                  /* client: the server's port; server: --port */
-    const char *token_file;    /* --token-file, or NULL to omit it */
-    uint64_t udp_rate_bps;     /* server: the run's --udp-rate (0 = default), for --max-rate */
-    uint64_t max_idle_ms;      /* server: --max-idle (0 = omit: listen until stopped) */
+    const char *const *prefix;  /* NULL-terminated words before the binary (e.g. "ip", "netns",
+                                 * "exec", NS), or NULL for none */
+    const char *agent;          /* path of kperf-agent, or NULL: argv starts at the subcommand
+                                 * (a container's args, the image's command is the binary) */
+    const char *host;           /* client: the server to dial (name, IPv4, IPv6 or [IPv6]);
+                                 * server: the --bind address, or NULL to omit --bind */
+    int port;                   /* client: the server's port; server: --port */
+    const char *token_file;     /* --token-file, or NULL to omit it */
+    uint64_t udp_rate_bps;      /* server: the run's --udp-rate (0 = default), for --max-rate */
+    uint64_t max_idle_ms;       /* server: --max-idle (0 = omit: listen until stopped) */
+    const char *counters_netns; /* --counters-netns (the node's namespace), or NULL to omit it */
 };
 
 /* The argv of `kperf-agent client` for spec (spec->group may be NULL: no --reverse). New

@@ -42,6 +42,7 @@ struct run_spec {
     uint64_t duration_ms;    /* per test and sample */
     uint64_t omit_ms;        /* 0 = none */
     uint64_t interval_ms;    /* 0 = agent default */
+    bool no_counters;        /* the agent's --no-counters */
     int streams;             /* TCP_STREAM_MULTI */
     uint64_t msg_size_bytes; /* 0 = agent default */
     uint64_t udp_rate_bps;   /* 0 = agent default */

@@ -160,6 +160,7 @@ void run_spec_init(struct run_spec *spec, const struct run_options *ro, const st
         .duration_ms = ro->duration_ms,
         .omit_ms = ro->omit_ms,
         .interval_ms = ro->interval_ms,
+        .no_counters = ro->no_counters,
         .streams = ro->streams,
         .msg_size_bytes = ro->msg_size_bytes,
         .udp_rate_bps = ro->udp_rate_bps,

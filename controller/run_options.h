@@ -60,6 +60,7 @@ struct run_options {
     uint64_t udp_rate_bps;   /* --udp-rate; 0 = agent default */
     uint64_t omit_ms;        /* --omit, default 0 */
     uint64_t interval_ms;    /* --interval; 0 = agent default */
+    bool no_counters;        /* --no-counters: the agents read no kernel and NIC counters */
     uint64_t timeout_ms;     /* --timeout: bound on every wait (start-up, one client run);
                                 default 2m */
     /* output */

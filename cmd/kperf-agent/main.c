@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/client.h"
+#include "agent/counters.h"
 #include "agent/nicinfo.h"
 #include "agent/probe.h"
 #include "agent/server.h"
@@ -38,7 +40,9 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
                  "  kperf-agent probe --server HOST[:PORT] [flags]   outages (docs/watch.md)\n"
                  "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n"
                  "  kperf-agent node-facts [IFACE] NIC and TCP sysctl facts of this network "
-                 "namespace (JSON)\n",
+                 "namespace (JSON)\n"
+                 "  kperf-agent counters [NETNS]   the counters' cost and what moved over 20 "
+                 "snapshots (JSON)\n",
         .groups = group_titles,
         .n_groups = 3,
         .footer = "\nDurations: 500ms, 10s, 2m. Sizes: 64, 1K, 1M. Rates (bit/s): 500M, 1G.\n"
@@ -328,6 +332,45 @@ static int cmd_node_facts(int argc, char **argv)
     return rc;
 }
 
+/* `kperf-agent counters [NETNS]`: 20 snapshots of the counters (agent/counters.h) back to back
+ * in this namespace or /run/netns/NETNS's path: {"snapshot_us" (mean), "counters" (read in one),
+ * "delta" (first to last)}; for docs/report.md's cost figure and to see what a node reads. */
+static int cmd_counters(int argc, char **argv)
+{
+    enum { ROUNDS = 20 };
+    struct counters_snap *first = kp_xmalloc(sizeof(*first)), *last = kp_xmalloc(sizeof(*last));
+    const char *ns = argc == 1 ? argv[0] : NULL;
+    struct timespec t0, t1;
+    struct kp_err err;
+    int rc = 1;
+
+    if (argc > 1 || (ns && ns[0] == '-')) {
+        fprintf(stderr, "kperf-agent: error: counters takes one optional namespace path\n");
+        rc = 2;
+        goto out;
+    }
+    kp_err_clear(&err);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < ROUNDS; i++)
+        if (counters_take(i ? last : first, ns, &err) != 0) {
+            fprintf(stderr, "kperf-agent: error: counters: %s\n", kp_err_msg(&err));
+            goto out;
+        }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    {
+        double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+                    1e3 / ROUNDS;
+        json_t *doc = json_pack("{s:f, s:i, s:o}", "snapshot_us", us, "counters", (int)last->n,
+                                "delta", counters_delta_json(first, last));
+        rc = json_dumpf(doc, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF ? 0 : 1;
+        json_decref(doc);
+    }
+out:
+    free(first);
+    free(last);
+    return rc;
+}
+
 /* `kperf-agent validate [FILE]`: checks a kperf.result/v1 document (stdin by default). */
 static int cmd_validate(int argc, char **argv)
 {
@@ -385,6 +428,8 @@ int main(int argc, char **argv)
         return cmd_probe(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "node-facts") == 0)
         return cmd_node_facts(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "counters") == 0)
+        return cmd_counters(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "validate") == 0)
         return cmd_validate(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)) {

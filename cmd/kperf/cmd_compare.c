@@ -22,7 +22,8 @@ static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
     "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
     "       kperf compare --baseline DIR|configmap:NAME [--runs 5] [--first-run-ok] [--strict]\n"
-    "                     NEW.json\n\n"
+    "                     NEW.json\n"
+    "       (either form: [--strict-evidence])\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
     "marks it regression, improvement or within noise, decided from the samples, or with\n"
@@ -106,6 +107,11 @@ static const struct flag flag_table[] = {
      .help = "with --baseline: an unreadable run in DIR is an error, not\nskipped with a warning",
      .kind = FLAG_BOOL,
      .offset = offsetof(struct compare_flags, strict)},
+    {.name = "strict-evidence",
+     .help = "no verdict for a row whose drop, shaping or overflow\ncounters moved on either side "
+             "(exit 1 naming them)",
+     .kind = FLAG_BOOL,
+     .offset = offsetof(struct compare_flags, judge.opts.strict_evidence)},
     {.name = "cluster",
      .arg = "NAME",
      .help = "with --baseline: the cluster name of the history key (default: the report's)",
@@ -294,6 +300,14 @@ render:
         goto out;
     }
     rc = compare_regression_count(cmp) > 0 ? 3 : 0;
+    if (compare_refused_count(cmp) > 0) {
+        fprintf(stderr,
+                "kperf: error: %zu row%s cannot be judged: drop, shaping or overflow counters "
+                "moved (listed after the table; --strict-evidence). Remove the cause and run "
+                "again, or compare without --strict-evidence\n",
+                compare_refused_count(cmp), compare_refused_count(cmp) == 1 ? "" : "s");
+        rc = 1;
+    }
 out:
     compare_free(cmp);
     report_free(cur);

@@ -35,6 +35,7 @@ enum flag_id {
     F_OMIT,
     F_INTERVAL,
     F_TIMEOUT,
+    F_NO_COUNTERS,
     F_OUTPUT,
     F_OUTPUT_DIR,
     F_HISTORY,
@@ -159,6 +160,9 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
         return handle_duration(v, 100, &o->interval_ms, f->name, err);
     case F_TIMEOUT:
         return handle_duration(v, 1000, &o->timeout_ms, f->name, err);
+    case F_NO_COUNTERS:
+        o->no_counters = true;
+        return 0;
     case F_SAMPLES:
         o->samples_auto = strcmp(v, "auto") == 0;
         if (o->samples_auto) {
@@ -476,6 +480,9 @@ static const struct flag run_flags[] = {
              "warm-up discarded before each sample (default 0)"),
     RUN_FLAG(G_MEASURE, F_INTERVAL, "interval", 0, "DUR",
              "time-series interval in the JSON (default 1s)"),
+    RUN_FLAG(G_MEASURE, F_NO_COUNTERS, "no-counters", 0, NULL,
+             "read no kernel and NIC counters around each measurement\n"
+             "(the rows' evidence; docs/report.md)"),
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)\n"

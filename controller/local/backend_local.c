@@ -212,8 +212,13 @@ static int start_server(struct backend_local *bl, enum server s, struct kp_err *
         .port = LOCALNET_PORT,
         .token_file = token_for(bl, s),
         .udp_rate_bps = bl->udp_rate_bps};
-    char **argv = agent_args_server(&o);
+    char *netns = localnet_counters_netns(bl->ln, servers[s].ns);
+    char **argv;
     int rc;
+
+    o.counters_netns = netns;
+    argv = agent_args_server(&o);
+    free(netns);
 
     bl->server_log[s] = kp_xasprintf("%s/server-%s.log", localnet_run_dir(bl->ln), servers[s].name);
     rc = subproc_spawn((const char *const *)argv, bl->server_log[s], &bl->server_pid[s], err);
@@ -346,7 +351,7 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
     const char *prefix[] = {"ip", "netns", "exec", NULL /* the client's namespace */, NULL};
     struct agent_args_opts ao = {
         .prefix = prefix, .agent = bl->agent, .port = LOCALNET_PORT, .token_file = bl->token_path};
-    char **argv = NULL;
+    char **argv = NULL, *netns;
     struct route r;
     struct subproc_result res = {0};
     struct subproc_opts o = {
@@ -368,7 +373,10 @@ static int local_run_client(struct backend *b, const struct run_spec *spec, json
     prefix[3] = localnet_ns_name(bl->ln, r.client_ns);
     ao.token_file = token_for(bl, r.server);
     ao.host = localnet_addr_of(bl->ln, r.target, family_of(bl, spec->group));
+    netns = localnet_counters_netns(bl->ln, r.client_ns);
+    ao.counters_netns = netns;
     argv = agent_args_client(spec, &ao);
+    free(netns);
     o.timeout_ms = spec->timeout_ms;
     if (kp_log_enabled(KP_LOG_DEBUG)) {
         char *line = subproc_join((const char *const *)argv);

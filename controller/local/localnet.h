@@ -116,6 +116,10 @@ KP_MUST_CHECK int localnet_cni_require(const struct localnet *ln, enum localnet_
 const char *localnet_ns_name(const struct localnet *ln, enum localnet_ns which);
 const char *localnet_addr(enum localnet_addr which, enum localnet_family family);
 const char *localnet_id(const struct localnet *ln);
+/* The namespace whose counters an agent in ns reports: a pod's node (/run/netns/NAME, as a
+ * host-network agent sees them: the node's links, qdiscs and conntrack, which the pod's traffic
+ * crosses), or NULL for a node or the external host (their own). Caller frees. */
+char *localnet_counters_netns(const struct localnet *ln, enum localnet_ns ns);
 int localnet_mtu(const struct localnet *ln);
 /* <state_dir>/<id>: a 0700 directory for the token and agent logs, made by localnet_create. */
 const char *localnet_run_dir(const struct localnet *ln);

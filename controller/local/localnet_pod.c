@@ -157,3 +157,12 @@ int localnet_pod_remove(struct localnet *ln, enum localnet_ns node, int slot, st
     /* deleting the namespace deletes its veth, and with it the node's end */
     return localnet_cmd(NULL, err, "ip", "netns", "del", ns, NULL);
 }
+
+char *localnet_counters_netns(const struct localnet *ln, enum localnet_ns ns)
+{
+    if (ns == LN_POD_CLIENT || ns == LN_POD_SERVER1)
+        return kp_xasprintf("/run/netns/%s", localnet_ns_name(ln, LN_NODE1));
+    if (ns == LN_POD_SERVER2)
+        return kp_xasprintf("/run/netns/%s", localnet_ns_name(ln, LN_NODE2));
+    return NULL;
+}

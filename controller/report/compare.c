@@ -15,9 +15,12 @@
 #include "controller/report/compare_int.h"
 #include "controller/report/compare_judge.h"
 #include "controller/report/compare_match.h"
+#include "controller/report/evidence.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report_lazy.h"
+
+#define CANNOT_JUDGE "cannot judge"
 
 void compare_opts_init(struct compare_opts *opts)
 {
@@ -60,7 +63,9 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
     size_t count;
     const struct cmp_metric *m = cmp_metrics(&count);
     json_t *row = key_json(rn), *metrics = json_array(), *missing = json_array();
-    const char *row_verdict = "within noise", *v;
+    json_t *moved = evidence_compare(k ? hist[k - 1] : rb, rn);
+    bool refuse = o->strict_evidence && json_array_size(moved) > 0;
+    const char *row_verdict = refuse ? CANNOT_JUDGE : "within noise", *v;
 
     for (size_t i = 0; i < count; i++) {
         json_t *mj = k ? compare_judge_history(hist, k, rn, &m[i], o, &v)
@@ -68,8 +73,15 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
         if (!mj)
             continue;
         json_array_append_new(metrics, mj);
-        row_verdict = tally_verdict(cmp, row_verdict, v);
+        if (refuse) /* the counters say the path was shaped or dropped: no verdict */
+            json_object_set_new(mj, "verdict", json_string(CANNOT_JUDGE));
+        else
+            row_verdict = tally_verdict(cmp, row_verdict, v);
     }
+    cmp->refused += refuse;
+    if (json_array_size(moved) > 0)
+        json_object_set(row, "counters_moved", moved);
+    json_decref(moved);
     json_object_set_new(row, "verdict", json_string(row_verdict));
     json_object_set_new(row, "metrics", metrics);
     json_object_set_new(row, "missing_metrics", missing);
@@ -163,6 +175,8 @@ struct compare *compare_reports(const struct report *base, const struct report *
         (json_int_t)cmp->failed_in_new);
     json_decref(placements);
     json_object_set_new(cmp->doc, "readiness", readiness);
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "not_judged",
+                        json_integer((json_int_t)cmp->refused));
     json_object_set_new(json_object_get(cmp->doc, "summary"), "readiness_regressions",
                         json_integer((json_int_t)cmp->readiness_regressions));
     compare_index_cleanup(&ib);
@@ -258,6 +272,8 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
                         json_pack("{s:I, s:I, s:I}", "regressions", (json_int_t)cmp->regressions,
                                   "improvements", (json_int_t)cmp->improvements, "failed_in_new",
                                   (json_int_t)cmp->failed_in_new));
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "not_judged",
+                        json_integer((json_int_t)cmp->refused));
     history_cleanup(&h);
     compare_index_cleanup(&ic);
     return cmp;
@@ -281,6 +297,11 @@ void compare_free(struct compare *cmp)
 size_t compare_regression_count(const struct compare *cmp)
 {
     return cmp->regressions + cmp->failed_in_new + cmp->readiness_regressions;
+}
+
+size_t compare_refused_count(const struct compare *cmp)
+{
+    return cmp->refused;
 }
 
 size_t compare_improvement_count(const struct compare *cmp)

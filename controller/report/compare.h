@@ -10,6 +10,7 @@
 #ifndef KPERF_REPORT_COMPARE_H
 #define KPERF_REPORT_COMPARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -34,6 +35,9 @@ struct compare_opts {
      * from the history's median; the spread is at least history_min_spread_pct of it */
     double history_z;
     double history_min_spread_pct;
+    /* a row whose drop, shaping or overflow counters moved on either side (evidence.h) gets
+     * no verdict: "cannot judge", counted by compare_refused_count */
+    bool strict_evidence;
 };
 
 #define COMPARE_HISTORY_Z          3.0
@@ -67,6 +71,8 @@ void compare_note_baseline(struct compare *cmp, size_t used, size_t skipped);
 /* Number of metrics classified as regression (beyond the threshold and significant). */
 size_t compare_regression_count(const struct compare *cmp);
 size_t compare_improvement_count(const struct compare *cmp);
+/* Rows left without a verdict by strict_evidence (their counters moved). */
+size_t compare_refused_count(const struct compare *cmp);
 
 /* The comparison as kperf.compare/v1 (new reference; caller json_decref's it). */
 json_t *compare_to_json(const struct compare *cmp);

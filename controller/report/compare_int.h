@@ -14,6 +14,7 @@ struct compare {
     size_t improvements;
     size_t failed_in_new;                                 /* measured in BASE, failed in NEW */
     size_t readiness_regressions, readiness_improvements; /* readiness.h */
+    size_t refused; /* rows left without a verdict by strict_evidence */
 };
 
 #endif

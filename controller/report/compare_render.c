@@ -15,6 +15,7 @@
 #include "base/rowkey.h"
 #include "base/textsafe.h"
 #include "controller/report/compare_int.h"
+#include "controller/report/evidence.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
 #include "controller/report/render_compare_html.h"
@@ -117,7 +118,9 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
         snprintf(c[6], CCELL, "from 0");
     else
         snprintf(c[6], CCELL, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
-    snprintf(c[7], CCELL, "%s", strcmp(verdict, "regression") == 0 ? "REGRESSION" : verdict);
+    /* "!": drop, shaping or overflow counters moved on a side (listed under the table) */
+    snprintf(c[7], CCELL, "%s%s", strcmp(verdict, "regression") == 0 ? "REGRESSION" : verdict,
+             json_object_get(row, "counters_moved") ? " !" : "");
     evidence(m, c[8], CCELL);
 }
 
@@ -241,6 +244,30 @@ static void print_keys(const json_t *keys, const char *title, const char *bullet
     }
 }
 
+/* The rows whose verdicts carry "!": which counters moved, on which report and side. */
+static void print_moved(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r;
+    size_t i;
+    bool first = true;
+
+    json_array_foreach(rows, i, r)
+    {
+        json_t *row = report_lazy_expand((json_t *)r); /* new reference */
+        const json_t *moved = json_object_get(row, "counters_moved");
+        char label[256], text[1024];
+        if (moved) {
+            if (first)
+                fprintf(out, "\n! drop, shaping or overflow counters moved (the verdict may "
+                             "reflect them, not the network under test):\n");
+            first = false;
+            evidence_compare_text(moved, text, sizeof(text));
+            textsafe_line(out, "%s%s: %s", bullet, label_of(row, label, sizeof(label)), text);
+        }
+        json_decref(row);
+    }
+}
+
 static void print_failed(const json_t *rows, const char *bullet, FILE *out)
 {
     const json_t *r;
@@ -333,6 +360,7 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
         fprintf(out, "\nSame provenance (nodes, kernel, MTU, CNI, versions).\n");
     }
     print_metrics_table(doc, markdown, out);
+    print_moved(json_object_get(doc, "rows"), bullet, out);
     print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);
@@ -350,6 +378,9 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     if (cmp->failed_in_new)
         fprintf(out, "; %zu row%s failed in NEW", cmp->failed_in_new,
                 cmp->failed_in_new == 1 ? "" : "s");
+    if (cmp->refused)
+        fprintf(out, "; %zu row%s not judged (--strict-evidence)", cmp->refused,
+                cmp->refused == 1 ? "" : "s");
     fputc('\n', out);
 }
 

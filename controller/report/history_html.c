@@ -259,10 +259,23 @@ static size_t row_ids(const struct series *s, char ***ids)
 }
 
 /* The runs of the series: when, which CNI version, which file. */
+/* How many of rep's rows are marked by their counters (evidence.h: a drop, shaping or overflow
+ * counter moved). */
+static size_t marked_rows(const struct report *rep)
+{
+    size_t n = 0;
+
+    for (size_t j = 0; j < report_row_count(rep); j++)
+        n += json_array_size(
+                 json_object_get(json_object_get(report_row(rep, j), "evidence"), "moved")) > 0;
+    return n;
+}
+
 static void runs_table(const struct series *s, FILE *out)
 {
     fputs("<table class=\"runs\"><tr><th>run</th><th>started</th><th>CNI version</th>"
-          "<th>regressions</th><th>file</th></tr>\n",
+          "<th>regressions</th><th title=\"rows whose drop, shaping or overflow counters moved "
+          "(the report's Evidence)\">marked rows</th><th>file</th></tr>\n",
           out);
     for (size_t i = 0; i < s->n; i++) {
         const json_t *md = report_metadata_const(s->reps[i]);
@@ -276,7 +289,7 @@ static void runs_table(const struct series *s, FILE *out)
                     (long long)json_integer_value(json_object_get(sum, "regressions")));
         else
             fputs("</td><td>-", out);
-        fputs("</td><td>", out);
+        fprintf(out, "</td><td>%zu</td><td>", marked_rows(s->reps[i]));
         html_esc(strrchr(s->paths[i], '/') + 1, out);
         fputs("</td></tr>\n", out);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/rowkey.h"
+#include "controller/report/evidence.h"
 #include "controller/report/html_util.h"
 #include "controller/report/report_lazy.h"
 
@@ -154,7 +155,16 @@ void render_compare_html(const json_t *doc, FILE *out)
         row_label(row, out);
         fputs(" &mdash; ", out);
         html_esc(str(row, "verdict"), out);
-        fputs("</h2>\n<table class=\"row\"><thead><tr><th>metric</th><th>base</th><th>new</th>"
+        if (json_object_get(row, "counters_moved")) { /* evidence.h: shaped or dropped */
+            char text[1024];
+            evidence_compare_text(json_object_get(row, "counters_moved"), text, sizeof(text));
+            fputs(" !</h2>\n<p class=\"evidence\">Drop, shaping or overflow counters moved: ", out);
+            html_esc(text, out);
+            fputs("</p>", out);
+        } else {
+            fputs("</h2>", out);
+        }
+        fputs("\n<table class=\"row\"><thead><tr><th>metric</th><th>base</th><th>new</th>"
               "<th>change</th><th>base / new</th><th>verdict</th></tr></thead><tbody>\n",
               out);
         json_array_foreach(json_object_get(row, "metrics"), j, m) metric_row(m, out);

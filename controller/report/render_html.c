@@ -11,6 +11,7 @@
 
 #include "base/hist.h"
 #include "base/rowkey.h"
+#include "controller/report/evidence.h"
 #include "controller/report/html_chart.h"
 #include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
@@ -563,6 +564,7 @@ void render_html(const struct report *rep, FILE *out)
     outlier_html(md, out);
     readiness_chart(md, out);
     distributions(rep, out);
+    evidence_html(rep, out);
     run_card(md, out);
     print_metadata(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "

@@ -103,8 +103,9 @@ struct om_run {
     const char *cluster, *cni, *cni_version;
 };
 
-static void row_labels(const struct report_row_info *row, const struct om_run *run,
-                       const struct om_family *f, FILE *out)
+/* The row's labels, then extra[0..n) as name, value pairs. */
+static void row_labels_kv(const struct report_row_info *row, const struct om_run *run,
+                          const char *const *extra, size_t n, FILE *out)
 {
     bool first = true;
     struct rowkey k; /* every part of the row's key is a label: no two rows give one series */
@@ -119,9 +120,17 @@ static void row_labels(const struct report_row_info *row, const struct om_run *r
     label(out, &first, "cluster", run->cluster);
     label(out, &first, "cni", run->cni);
     label(out, &first, "cni_version", run->cni_version);
-    if (f->extra_label)
-        label(out, &first, f->extra_label, f->extra_value);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        label(out, &first, extra[i], extra[i + 1]);
     fputc('}', out);
+}
+
+static void row_labels(const struct report_row_info *row, const struct om_run *run,
+                       const struct om_family *f, FILE *out)
+{
+    const char *extra[] = {f->extra_label, f->extra_value};
+
+    row_labels_kv(row, run, extra, f->extra_label ? 2 : 0, out);
 }
 
 /* The value of f in row, or false when the row does not have it. */
@@ -188,6 +197,43 @@ static void run_info(const struct report *rep, const struct om_run *run, FILE *o
     fputs("} 1\n", out);
 }
 
+/* kperf_evidence_marked (0 or 1 per row with counters) and kperf_evidence_delta (each drop,
+ * shaping or overflow counter that moved, by side and counter): moved[r] is row r's
+ * evidence.moved, or NULL when the row has no counters. */
+static void evidence_families(const struct report *rep, const struct om_run *run,
+                              json_t *const *moved, size_t nrows, FILE *out)
+{
+    fputs("# HELP kperf_evidence_marked 1 when a drop, shaping or overflow counter moved during "
+          "the row (docs/report.md, Evidence)\n# TYPE kperf_evidence_marked gauge\n",
+          out);
+    for (size_t r = 0; r < nrows; r++) {
+        struct report_row_info ri;
+        if (!moved[r])
+            continue;
+        report_row_info(rep, r, &ri);
+        fputs("kperf_evidence_marked", out);
+        row_labels_kv(&ri, run, NULL, 0, out);
+        put_number(json_array_size(moved[r]) > 0, out);
+    }
+    fputs("# HELP kperf_evidence_delta A drop, shaping or overflow counter's increase during the "
+          "row, by node side and counter\n# TYPE kperf_evidence_delta gauge\n",
+          out);
+    for (size_t r = 0; r < nrows; r++) {
+        struct report_row_info ri;
+        const json_t *m;
+        size_t i;
+        report_row_info(rep, r, &ri);
+        json_array_foreach(moved[r], i, m)
+        {
+            const char *extra[] = {"side",  str_at(m, "side"), "counter", str_at(m, "counter"),
+                                   "class", str_at(m, "class")};
+            fputs("kperf_evidence_delta", out);
+            row_labels_kv(&ri, run, extra, 6, out);
+            put_number((double)json_integer_value(json_object_get(m, "delta")), out);
+        }
+    }
+}
+
 void render_openmetrics(const struct report *rep, FILE *out)
 {
     const json_t *cni = json_object_get(report_metadata_const(rep), "cni");
@@ -201,11 +247,14 @@ void render_openmetrics(const struct report *rep, FILE *out)
      * families first, then the families written one after the other */
     double *vals = kp_xcalloc(nrows * n + 1, sizeof(*vals)); /* ours: [row][family] */
     bool *has = kp_xcalloc(nrows * n + 1, sizeof(*has));     /* ours: [row][family] */
+    json_t **moved = kp_xcalloc(nrows + 1, sizeof(*moved));  /* ours: each row's evidence.moved */
 
     for (size_t r = 0; r < nrows; r++) {
         const json_t *row = report_row(rep, r);
         for (size_t i = 0; row && i < n; i++)
             has[r * n + i] = row_value(row, &families[i], &vals[r * n + i]);
+        if (row && json_array_size(json_object_get(row, "samples")) > 0)
+            moved[r] = json_incref(json_object_get(json_object_get(row, "evidence"), "moved"));
     }
     run_info(rep, &run, out);
     for (size_t i = 0; i < n; i++) {
@@ -224,6 +273,10 @@ void render_openmetrics(const struct report *rep, FILE *out)
             put_number(vals[r * n + i], out);
         }
     }
+    evidence_families(rep, &run, moved, nrows, out);
+    for (size_t r = 0; r < nrows; r++)
+        json_decref(moved[r]);
+    free(moved);
     free(vals);
     free(has);
     fputs("# EOF\n", out);

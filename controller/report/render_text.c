@@ -10,6 +10,7 @@
 #include "base/kp_alloc.h"
 #include "base/rowkey.h"
 #include "base/textsafe.h"
+#include "controller/report/evidence.h"
 #include "controller/report/outlier.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report.h"
@@ -127,9 +128,12 @@ static void note(const json_t *row, char *buf)
 {
     const json_t *stats = json_object_get(row, "stats"), *v, *lat;
     const char *key, *k2;
-    size_t used = 0;
+    size_t used, mark;
 
-    buf[0] = 0;
+    used = strlen(evidence_marker(row, buf, CELL));
+    if (used)
+        buf[used++] = ' ', buf[used] = '\0';
+    mark = used;
     json_object_foreach((json_t *)stats, key, v)
     {
         if (strcmp(key, "latency_us") == 0) {
@@ -137,19 +141,22 @@ static void note(const json_t *row, char *buf)
             {
                 if (json_is_true(json_object_get(lat, "noisy")))
                     used += (size_t)snprintf(buf + used, CELL - used, "%s%s",
-                                             used ? ", " : "noisy: ", k2);
+                                             used > mark ? ", " : "noisy: ", k2);
                 if (used >= CELL)
                     return;
             }
         } else if (json_is_true(json_object_get(v, "noisy"))) {
-            used += (size_t)snprintf(buf + used, CELL - used, "%s%s", used ? ", " : "noisy: ",
-                                     strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
+            used += (size_t)snprintf(
+                buf + used, CELL - used, "%s%s",
+                used > mark ? ", " : "noisy: ", strcmp(key, "ops_per_sec") == 0 ? "ops/s" : "Mb/s");
         }
         if (used >= CELL)
             return;
     }
     if (strcmp(json_string_value(json_object_get(row, "status")), "partial") == 0)
-        snprintf(buf + used, CELL - used, "%spartial", used ? "; " : "");
+        snprintf(buf + used, CELL - used, "%spartial", used > mark ? "; " : "");
+    else if (used == mark && mark > 0)
+        buf[mark - 1] = '\0'; /* the marker alone: no trailing blank */
 }
 
 /* rowkey_label of a row: "pod-to-pod same-node TCP_RR (reverse) [IPv6]" */
@@ -620,6 +627,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, false, out);
     print_table(rep, "throughput", "Throughput tests", false, out);
     readiness_print(report_metadata_const(rep), false, out);
+    evidence_print(rep, "  ", out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
 }
@@ -631,6 +639,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, true, out);
     print_table(rep, "throughput", "Throughput tests", true, out);
     readiness_print(report_metadata_const(rep), true, out);
+    evidence_print(rep, "- ", out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);
 }

@@ -9,6 +9,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/testkind.h"
+#include "controller/report/evidence.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
 
@@ -233,10 +234,16 @@ int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err)
 
     json_object_del(row, "aggregate");
     json_object_del(row, "stats");
+    json_object_del(row, "evidence");
     if (samples > 0) {
         json_t *agg = build_aggregate(row, kind, err);
-        if (!agg)
+        json_t *ev = evidence_of_row(row);
+        if (!agg) {
+            json_decref(ev);
             return -1;
+        }
+        if (ev)
+            json_object_set_new(row, "evidence", ev);
         json_object_set_new(row, "aggregate", agg);
         json_object_set_new(row, "stats", build_stats(row, kind, noisy_cv_pct, &noisy));
     }

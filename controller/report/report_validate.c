@@ -137,6 +137,39 @@ static int validate_row_stats(const json_t *row, const char *path, struct kp_err
     return 0;
 }
 
+/* A row's evidence (evidence.h): its moved[] entries name a side, a counter, a delta >= 1
+ * and a class; the sums are the samples' counters, already checked. */
+static int validate_evidence(const json_t *ev, const char *path, struct kp_err *err)
+{
+    static const char *const classes[] = {"shaping", "drop", "overflow"};
+    const json_t *m;
+    size_t i;
+    char p[160];
+
+    if (!ev)
+        return 0;
+    if (!json_is_object(ev) || !json_is_array(json_object_get(ev, "moved")))
+        return kp_err_set(err, "%s.evidence: expected an object with moved[]", path);
+    json_array_foreach(json_object_get(ev, "moved"), i, m)
+    {
+        const char *side = json_string_value(json_object_get(m, "side"));
+        const char *cls = json_string_value(json_object_get(m, "class"));
+        bool known = false;
+        snprintf(p, sizeof(p), "%s.evidence.moved[%zu]", path, i);
+        if (want_type(m, "counter", JSON_STRING, true, p, err) != 0 ||
+            want_type(m, "delta", JSON_INTEGER, true, p, err) != 0)
+            return -1;
+        for (size_t c = 0; cls && c < 3; c++)
+            known = known || strcmp(cls, classes[c]) == 0;
+        if (!side || (strcmp(side, "client") != 0 && strcmp(side, "server") != 0) || !known)
+            return kp_err_set(err,
+                              "%s: side must be client or server, class shaping, drop or "
+                              "overflow",
+                              p);
+    }
+    return 0;
+}
+
 int report_validate_row(const json_t *row, const char *path, struct kp_err *err)
 {
     static const char *const statuses[] = {"ok", "partial", "failed", "skipped", NULL};
@@ -182,6 +215,8 @@ int report_validate_row(const json_t *row, const char *path, struct kp_err *err)
     }
     if (json_array_size(json_object_get(row, "samples")) > 0 && !json_object_get(row, "aggregate"))
         return kp_err_set(err, "%s: samples without aggregate", path);
+    if (validate_evidence(json_object_get(row, "evidence"), path, err) != 0)
+        return -1;
     return validate_row_stats(row, path, err);
 }
 

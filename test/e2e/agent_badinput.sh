@@ -17,7 +17,7 @@ chmod 600 "$WORK/token" "$WORK/wrong"
 start_server --token-file "$WORK/token" --handshake-timeout 1s --idle-timeout 2s \
     --max-conns 40 --max-streams 4 --max-duration 5s
 
-# raw MODE [ARG...]: a raw peer speaking protocol version 6 by hand (test/tools/agent_rawpeer.py);
+# raw MODE [ARG...]: a raw peer speaking protocol version 7 by hand (test/tools/agent_rawpeer.py);
 # prints how the server treated it
 raw() {
     python3 "$KPERF_SRC/test/tools/agent_rawpeer.py" "$PORT" "$@"
@@ -47,7 +47,7 @@ check "handshake deadline: one log line each" [ "$(count 'no progress in time')"
 check "TEST_REQ before AUTH: dropped" [ "$(raw skip-auth)" = closed ]
 out=$(raw v1-client)
 check "protocol version 1 client: a REFUSE it can decode, code 5 ($out)" \
-    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 6)" ]
+    [ "$out" = "v1 type 6 code 5: protocol version 1..1 not supported (this server speaks 7)" ]
 check "still serving after malformed input" serves
 
 # --- authentication ---------------------------------------------------------------------------

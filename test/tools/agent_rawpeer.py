@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""agent_rawpeer.py - a raw peer of kperf-agent speaking wire protocol version 6 by hand
+"""agent_rawpeer.py - a raw peer of kperf-agent speaking wire protocol version 7 by hand
 (the framing, HELLO/CHALLENGE/AUTH and the HMAC proofs written again from docs/protocol.md,
 independently of the agent's C code), for test/e2e/agent_badinput.sh.
 
@@ -11,12 +11,12 @@ hold SRC N SECS, impostor, flood N, deaf-listener SECS.
 """
 import hashlib, hmac, os, socket, struct, sys, time
 port, mode = int(sys.argv[1]), sys.argv[2]
-MAGIC, V = 0x4B505246, 6
+MAGIC, V = 0x4B505246, 7
 def conn(src="127.0.0.1"):
     return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
 def msg(t, payload=b"", v=V):
     return struct.pack(">IBBHI", MAGIC, v, t, 0, len(payload)) + payload
-HELLO = msg(1, struct.pack(">HH", 6, 6), v=1)  # HELLO is always framed as version 1
+HELLO = msg(1, struct.pack(">HH", 7, 7), v=1)  # HELLO is always framed as version 1
 def recv_msg(s):
     h = b""
     while len(h) < 12:

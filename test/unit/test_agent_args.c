@@ -79,8 +79,12 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                             .streams = 8,
                             .msg_size_bytes = 64,
                             .udp_rate_bps = 500000000,
+                            .no_counters = true,
                             .timeout_ms = 99000}; /* the backend's business, not a flag */
-    struct agent_args_opts o = {.host = "ext.example", .port = 6000, .token_file = "/t/token"};
+    struct agent_args_opts o = {.host = "ext.example",
+                                .port = 6000,
+                                .token_file = "/t/token",
+                                .counters_netns = "/run/netns/kpl1-n1"};
     const char *const want[] = {"client",
                                 "--server",
                                 "ext.example:6000",
@@ -101,6 +105,9 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                                 "--udp-rate",
                                 "500000000",
                                 "--reverse",
+                                "--no-counters",
+                                "--counters-netns",
+                                "/run/netns/kpl1-n1",
                                 "--token-file",
                                 "/t/token",
                                 "--server-facts", /* pod-to-external */
@@ -217,7 +224,8 @@ static void test_agent_args_server_with_and_without_bind(void **state)
                                     .agent = "/bin/kperf-agent",
                                     .host = "198.18.1.2",
                                     .port = 5201,
-                                    .token_file = "/run/t"};
+                                    .token_file = "/run/t",
+                                    .counters_netns = "/run/netns/kperf-abc-n1"};
     struct agent_args_opts k8s = {.port = 6000, .token_file = "/var/run/kperf/token"};
     struct agent_args_opts bare = {.port = 5201};
     /* a --udp-rate up to the server's default cap needs nothing; above it, --max-rate */
@@ -225,9 +233,21 @@ static void test_agent_args_server_with_and_without_bind(void **state)
     struct agent_args_opts above = {.port = 5201, .udp_rate_bps = 25000000000ull};
     const char *const want_above[] = {"server",     "--port",      "5201",
                                       "--max-rate", "25000000000", NULL};
-    const char *const want_local[] = {
-        "ip",   "netns",  "exec",       "kperf-abc-pod1", "/bin/kperf-agent", "server", "--port",
-        "5201", "--bind", "198.18.1.2", "--token-file",   "/run/t",           NULL};
+    const char *const want_local[] = {"ip",
+                                      "netns",
+                                      "exec",
+                                      "kperf-abc-pod1",
+                                      "/bin/kperf-agent",
+                                      "server",
+                                      "--port",
+                                      "5201",
+                                      "--bind",
+                                      "198.18.1.2",
+                                      "--token-file",
+                                      "/run/t",
+                                      "--counters-netns",
+                                      "/run/netns/kperf-abc-n1",
+                                      NULL};
     const char *const want_k8s[] = {
         "server", "--port", "6000", "--token-file", "/var/run/kperf/token", NULL};
     const char *const want_bare[] = {"server", "--port", "5201", NULL};

@@ -97,9 +97,9 @@ static void test_proto_facts_rules(void **state)
         struct proto_test_req r = good_req();
         r.test = PROTO_TCP_RR;
         r.streams = 1;
-        r.flags = PROTO_FLAG_FACTS;
+        r.flags = PROTO_FLAG_FACTS | PROTO_FLAG_COUNTERS;
         assert_int_equal(proto_check_test_req(&r, &err), 0);
-        r.flags = 0x10; /* unknown */
+        r.flags = 0x20; /* unknown */
         assert_int_equal(proto_check_test_req(&r, &err), -1);
     }
 }
@@ -163,6 +163,9 @@ static void sample_msg(uint8_t t, struct proto_msg *m)
     case PROTO_FACTS:
         strcpy(m->u.facts.text, "{\"kernel\":\"6.1.0\",\"cpus\":8}");
         break;
+    case PROTO_COUNTERS:
+        strcpy(m->u.counters.text, "{\"v\":1,\"deltas\":{\"qdisc.eth0.drops\":3}}");
+        break;
     default:
         break;
     }
@@ -215,6 +218,9 @@ static void check_round_trip(const struct proto_msg *m, const struct proto_msg *
         break;
     case PROTO_FACTS:
         assert_string_equal(out->u.facts.text, m->u.facts.text);
+        break;
+    case PROTO_COUNTERS:
+        assert_string_equal(out->u.counters.text, m->u.counters.text);
         break;
     default:
         break;
@@ -588,9 +594,9 @@ static void test_proto_kernel_tag_and_same_kernel_flag(void **state)
     assert_int_equal(proto_check_test_req(&r, &err), 0);
     r.flags = PROTO_FLAG_LOW_UNSENT | PROTO_FLAG_REVERSE;
     assert_int_equal(proto_check_test_req(&r, &err), 0);
-    r.flags = 0x10; /* the next bit is unknown */
+    r.flags = 0x20; /* the next bit is unknown */
     assert_int_equal(proto_check_test_req(&r, &err), -1);
-    assert_non_null(strstr(kp_err_msg(&err), "unknown test flags 0x10"));
+    assert_non_null(strstr(kp_err_msg(&err), "unknown test flags 0x20"));
     r.test = PROTO_TCP_RR;
     r.streams = 1;
     r.flags = PROTO_FLAG_SAME_KERNEL;

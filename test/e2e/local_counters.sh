@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# local_counters.sh - the kernel and NIC counters of every row (issue 32 part 1, docs/report.md
+# "Evidence") on the local cluster:
+#  * a clean run marks no row (no drop, shaping or overflow counter moved);
+#  * a token bucket (tc tbf, --local-fault rate:link=node1) on node 1's link: the counter
+#    qdisc.eth0.overlimits (or .drops) of the client's node is named on exactly the rows whose
+#    traffic leaves node 1 (other-node), not on the same-node rows that never cross that link;
+#    the table marks them (!shaping) with a legend, OpenMetrics exports them;
+#  * kperf compare clean vs shaped puts "!" on the shaped rows' verdicts and names the counter;
+#    --strict-evidence refuses those verdicts (exit 1, "cannot be judged").
+# node 1 is the client's node, so its eth0 egress is where a forward stream to node 2 queues;
+# the bucket's far end sits in the underlay namespace, which no agent reads (docs/local-backend.md).
+# Machine-wide counters (softnet.*: /proc/net/softnet_stat is the same in every namespace) may
+# move with other tests on this machine, so the clean run's check leaves them out.
+# Runtime: two runs of 2 rows at --duration 1s, about 15 s on an idle machine.
+set -u
+. "$(dirname "$0")/lib/local_common.sh"
+local_preconditions
+h_tmpdir D local-counters
+# shellcheck disable=SC2034 # read by local_run (lib/local_common.sh)
+COMMON=(--local --scenarios pod-to-pod --tests TCP_STREAM --duration 1s -o json)
+
+local_run clean
+local_run shaped --local-fault 'rate:link=node1,rate=50mbit'
+validate "$D/clean.json"
+validate "$D/shaped.json"
+
+# every measured row has counters from both ends
+assert_json "clean: every row has client and server counters" "$D/clean.json" \
+    '[.results[] | select(.samples | length > 0) | .evidence.client.samples >= 1 and .evidence.server.samples >= 1] | all and length == 2'
+# clean: nothing node-local moved (machine-wide softnet counters aside, see above)
+assert_json "clean: no row marked" "$D/clean.json" \
+    '[.results[].evidence.moved[]? | select(.counter | startswith("softnet.") | not)] | length == 0'
+# shaped: the qdisc of node 1's eth0, named on the client side of the other-node row only
+assert_json "shaped: other-node row names client qdisc.eth0" "$D/shaped.json" \
+    '[.results[] | select(.placement == "other-node") | .evidence.moved[] | select(.side == "client" and (.counter | test("^qdisc\\.eth0\\.(overlimits|drops)$")))] | length >= 1'
+assert_json "shaped: same-node row names no qdisc" "$D/shaped.json" \
+    '[.results[] | select(.placement == "same-node") | .evidence.moved[]? | select(.counter | startswith("qdisc."))] | length == 0'
+
+table=$("$KPERF" report "$D/shaped.json")
+assert_contains "table marks the shaped row" "$(grep 'other-node' <<<"$table")" "!shaping"
+assert_contains "table legend" "$table" "! drop, shaping or overflow counters moved during the row"
+assert_contains "legend names the counter" "$table" "pod-to-pod other-node TCP_STREAM: client qdisc.eth0."
+if grep 'same-node' <<<"$table" | grep -q '!'; then fail "same-node row marked: $table"; else pass "same-node row unmarked"; fi
+om=$("$KPERF" report -o openmetrics "$D/shaped.json")
+assert_contains "OpenMetrics exports the counter" "$om" 'placement="other-node",test="TCP_STREAM"'
+assert_contains "OpenMetrics counter label" "$om" 'side="client",counter="qdisc.eth0.'
+html=$("$KPERF" report -o html "$D/shaped.json")
+assert_contains "HTML evidence panel" "$html" '<details class="evidence" open><summary>pod-to-pod other-node TCP_STREAM: <b>! client qdisc.eth0.'
+
+"$KPERF" compare "$D/clean.json" "$D/shaped.json" >"$D/cmp.out" 2>"$D/cmp.err"
+assert_eq "compare clean vs shaped: exit 3 (regression)" 3 "$?"
+assert_contains "compare marks the shaped verdict" "$(grep -E '^pod-to-pod +\| other-node +\| TCP_STREAM +\| Mb/s' "$D/cmp.out")" "REGRESSION !"
+assert_contains "compare names the counter" "$(cat "$D/cmp.out")" "pod-to-pod other-node TCP_STREAM: NEW client qdisc.eth0."
+"$KPERF" compare --strict-evidence "$D/clean.json" "$D/shaped.json" >"$D/strict.out" 2>"$D/strict.err"
+assert_eq "compare --strict-evidence: exit 1" 1 "$?"
+assert_contains "--strict-evidence says why" "$(cat "$D/strict.err")" "1 row cannot be judged: drop, shaping or overflow counters moved"
+assert_contains "--strict-evidence: the row is not judged" "$(grep -E '^pod-to-pod +\| other-node +\| TCP_STREAM +\| Mb/s' "$D/strict.out")" "cannot judge !"
+"$KPERF" compare --strict-evidence "$D/clean.json" "$D/clean.json" >/dev/null 2>"$D/same.err"
+assert_eq "compare --strict-evidence of clean runs: exit 0" 0 "$?"
+finish

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_compare_evidence.c - compare and the rows' counters (evidence.h): a row whose drop,
+ * shaping or overflow counters moved in NEW keeps its verdict with the counters listed
+ * (counters_moved); with strict_evidence it gets "cannot judge", counts as neither regression
+ * nor improvement and is counted by compare_refused_count; a clean pair is judged as before. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "controller/report/evidence.h"
+#include "test/unit/compare_fixture.h"
+
+/* rep as JSON with a qdisc counter moved on the client side of every TCP_STREAM sample (and
+ * the rows' evidence made again), loaded back. Takes rep. */
+static struct report *shaped(struct report *rep)
+{
+    char path[] = "/tmp/kperf-test-evidence-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    struct kp_err err = {{0}};
+    json_t *doc, *row;
+    size_t i, k;
+    struct report *out;
+
+    assert_non_null(f);
+    assert_int_equal(report_render(rep, REPORT_JSON, f, &err), 0);
+    fclose(f);
+    report_free(rep);
+    doc = json_load_file(path, 0, NULL);
+    assert_non_null(doc);
+    json_array_foreach(json_object_get(doc, "results"), i, row)
+    {
+        json_t *s;
+        if (strcmp(json_string_value(json_object_get(row, "test")), "TCP_STREAM") != 0)
+            continue;
+        json_array_foreach(json_object_get(row, "samples"), k, s)
+        {
+            json_object_set_new(s, "counters",
+                                json_pack("{s:{s:i, s:{s:i}}}", "client", "v", 1, "deltas",
+                                          "qdisc.eth0.overlimits", 900));
+        }
+        json_object_set_new(row, "evidence", evidence_of_row(row));
+    }
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+    out = report_load(path, &err);
+    if (!out)
+        fail_msg("%s", kp_err_msg(&err));
+    unlink(path);
+    return out;
+}
+
+static const struct spec base_spec = {
+    .seed = 1, .samples = 5, .rr_median_us = 50, .mbps = 9000, .mbps_sd_pct = 1};
+
+static void test_compare_evidence_marks_and_strict_refuses(void **state)
+{
+    struct spec slow = base_spec;
+    struct compare_opts o;
+    struct kp_err err = {{0}};
+    struct compare *cmp;
+    struct report *rb, *rn;
+    json_t *doc, *row;
+    size_t i, marked = 0;
+    (void)state;
+
+    slow.seed = 2;
+    slow.mbps = 4500; /* a regression, explained by the bucket */
+    rb = make(&base_spec, NULL);
+    rn = shaped(make(&slow, NULL));
+    compare_opts_init(&o);
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    assert_true(compare_regression_count(cmp) >= 1);
+    assert_int_equal(compare_refused_count(cmp), 0);
+    doc = compare_to_json(cmp);
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        const json_t *m = json_array_get(json_object_get(row, "counters_moved"), 0);
+        if (!m)
+            continue;
+        marked++;
+        assert_string_equal(json_string_value(json_object_get(row, "test")), "TCP_STREAM");
+        assert_string_equal(json_string_value(json_object_get(m, "counter")),
+                            "qdisc.eth0.overlimits");
+        assert_string_equal(json_string_value(json_object_get(m, "report")), "new");
+        assert_string_equal(json_string_value(json_object_get(row, "verdict")), "regression");
+    }
+    assert_int_equal(marked, 1);
+    json_decref(doc);
+    compare_free(cmp);
+
+    o.strict_evidence = true;
+    cmp = compare_reports(rb, rn, &o, &err);
+    assert_non_null(cmp);
+    assert_int_equal(compare_refused_count(cmp), 1);
+    assert_int_equal(compare_regression_count(cmp), 0); /* TCP_RR is unchanged */
+    doc = compare_to_json(cmp);
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        const json_t *m;
+        size_t k;
+        if (!json_object_get(row, "counters_moved"))
+            continue;
+        assert_string_equal(json_string_value(json_object_get(row, "verdict")), "cannot judge");
+        json_array_foreach(json_object_get(row, "metrics"), k, m)
+        {
+            assert_string_equal(json_string_value(json_object_get(m, "verdict")), "cannot judge");
+        }
+    }
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "summary"), "not_judged")), 1);
+    json_decref(doc);
+    compare_free(cmp);
+
+    cmp = compare_reports(rb, rb, &o, &err); /* clean on both sides: judged */
+    assert_int_equal(compare_refused_count(cmp), 0);
+    compare_free(cmp);
+    report_free(rb);
+    report_free(rn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare_evidence_marks_and_strict_refuses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
