@@ -582,7 +582,8 @@ static bool in_names(const json_t *names, const char *name)
     return false;
 }
 
-/* the nodes to look at again: the first `cap` outliers of the verdict so far (new array) */
+/* the nodes to look at again: the first `cap` outliers and suspects of the verdict so far (new
+ * array) */
 static json_t *outliers_to_confirm(struct report *rep, int cap)
 {
     const json_t *sweep = json_object_get(report_metadata(rep), "sweep");
@@ -596,11 +597,15 @@ static json_t *outliers_to_confirm(struct report *rep, int cap)
         kp_log(KP_LOG_DEBUG, "sweep: no second look: %s", kp_err_msg(&err));
         return names;
     }
-    outliers = json_object_get(sweep, "outliers");
-    json_array_foreach(outliers, i, v)
-    {
-        if (json_array_size(names) < (size_t)cap)
-            json_array_append(names, (json_t *)v);
+    /* the outliers (to clear one that was slow once), then the suspects (an outlier only when
+     * slow again), each list the worst first */
+    for (int l = 0; l < 2; l++) {
+        outliers = json_object_get(sweep, l ? "suspects" : "outliers");
+        json_array_foreach(outliers, i, v)
+        {
+            if (json_array_size(names) < (size_t)cap)
+                json_array_append(names, (json_t *)v);
+        }
     }
     return names;
 }
