@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* outlier.c - sweep verdicts from median and MAD per instance type (see outlier.h). */
+/* outlier.c - sweep verdicts per instance type: the floor, the MAD tail and its edge, suspects,
+ * the spread (see outlier.h). */
 #include "controller/report/outlier.h"
 
 #include <math.h>

@@ -5,7 +5,8 @@ Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 (429 with Retry-After and APF's plain-text body, 500/503 Status, slow
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
 an HTTP 410), node faults (NotReady, unschedulable, tainted, a node's
-allocatable cpu / memory / pods for the scheduler's fit), images that
+allocatable cpu / memory / pods for the scheduler's fit), a node's links at a
+lower speed both ways (link-rate: tbf on both ends of its veth), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
 readiness (ready-delay), a namespace's LimitRange default CPU limit
 (limit-range-cpu, applied by admission.py and enforced by the kubelet as a
