@@ -583,9 +583,11 @@ void outlier_html(const json_t *metadata, FILE *out)
                 json_object_set_new(metrics, k, json_real(metric_median(nodes, k)));
         }
     }
-    fprintf(out, "<h3>Sweep: %zu nodes, %zu outlier%s</h3>\n<p>", json_array_size(nodes),
-            json_array_size(json_object_get(sweep, "outliers")),
-            json_array_size(json_object_get(sweep, "outliers")) == 1 ? "" : "s");
+    fprintf(out, "<h3>Sweep: %zu nodes, %zu outlier%s, %zu suspect%s</h3>\n<p>",
+            json_array_size(nodes), json_array_size(json_object_get(sweep, "outliers")),
+            json_array_size(json_object_get(sweep, "outliers")) == 1 ? "" : "s",
+            json_array_size(json_object_get(sweep, "suspects")),
+            json_array_size(json_object_get(sweep, "suspects")) == 1 ? "" : "s");
     html_esc(str(sweep, "rule"), out);
     fputs("</p>\n<table class=\"heat\"><tr><th>node</th><th>verdict</th><th>instance</th>"
           "<th>zone</th><th>kernel</th>",

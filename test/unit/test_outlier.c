@@ -117,6 +117,7 @@ static void test_outlier_ring_attributes_the_slow_node(void **state)
     f = open_memstream(&buf, &len);
     outlier_html(md, f);
     fclose(f);
+    assert_non_null(strstr(buf, "<h3>Sweep: 6 nodes, 1 outlier, 0 suspects</h3>"));
     assert_non_null(strstr(buf, "<tr class=\"outlier\"><td>n4</td><td><b>outlier</b>"));
     assert_null(strstr(strstr(buf, "class=\"outlier\"") + 1, "class=\"outlier\""));
     assert_non_null(strstr(buf, "background:rgb(255,80,120)\" title=\"outlier\"><b>&#9888; 900.0"));
