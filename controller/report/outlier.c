@@ -216,14 +216,18 @@ static bool in_list(const json_t *names, const char *name)
     return false;
 }
 
-/* a tail verdict is an outlier once the node was measured again (confirmed) and still there */
-static const char *verdict_name(int verdict, bool confirmed)
+/* After a second look (the runner sets sweep.confirmed: the nodes it measured again), a node is
+ * an outlier only when it was measured again and is still flagged: a flagged node beyond the
+ * look's cap was slow once, a suspect. Before it (or without one), the floor stands alone. */
+static const char *verdict_name(int verdict, const json_t *confirmed, const char *node)
 {
+    bool again = in_list(confirmed, node);
+
     switch (verdict) {
     case OUTLIER_YES:
-        return "outlier";
+        return !confirmed || again ? "outlier" : "suspect";
     case OUTLIER_SUSPECT:
-        return confirmed ? "outlier" : "suspect";
+        return again ? "outlier" : "suspect";
     case OUTLIER_OK:
         return "ok";
     default:
@@ -331,9 +335,9 @@ static void judge_metric(json_t *sweep, const json_t *rows, const char *key,
             json_object_set_new(node, "metrics", metrics);
         }
         char *name = kp_xasprintf("%s %s", key, what);
-        m = json_pack("{s:f, s:s}", "value", v[i], "verdict",
-                      verdict_name(verdict[i], in_list(json_object_get(sweep, "confirmed"),
-                                                       str(node, "name"))));
+        m = json_pack(
+            "{s:f, s:s}", "value", v[i], "verdict",
+            verdict_name(verdict[i], json_object_get(sweep, "confirmed"), str(node, "name")));
         if (isfinite(z[i]))
             json_object_set_new(m, "z", json_real(z[i]));
         if (verdict[i] != OUTLIER_NOT_JUDGED && med > 0)

@@ -12,6 +12,8 @@
  *    quantile on the worse side) is a suspect: it becomes an outlier only once a second
  *    measurement (the runner's second look, listed in metadata.sweep.confirmed) left it there,
  *    as one slow measurement among hundreds is what noise does.
+ * Once the second look ran (sweep.confirmed present), every flagged node it did not reach (its
+ * cap) is a suspect too: slow once on a contended cluster is not yet evidence.
  * Groups of fewer than OUTLIER_MIN_GROUP nodes are not judged. A node is client of one ring
  * pair and server of another; its value is the better of those two pairs, so a slow node (both
  * of its pairs slow) stands out and its neighbours (one good pair each) do not; and the best

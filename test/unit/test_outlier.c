@@ -371,6 +371,16 @@ static void test_outlier_ring_stream_flags_the_rate_limited_node_and_reports_spr
     assert_non_null(strstr(buf, "outlier    node-3"));
     assert_non_null(strstr(buf, "Mb/s 930.0 (0.08x the median"));
     free(buf);
+    /* after a second look that did not reach node-3 (past its cap): slow once, a suspect */
+    json_object_set_new((json_t *)sweep, "confirmed", json_pack("[s]", "node-1"));
+    outlier_annotate(md, rows);
+    assert_int_equal(json_array_size(json_object_get(sweep, "outliers")), 0);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(sweep, "suspects"), 0)),
+                        "node-3");
+    json_object_set_new((json_t *)sweep, "confirmed", json_pack("[s]", "node-3"));
+    outlier_annotate(md, rows);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(sweep, "outliers"), 0)),
+                        "node-3");
     json_decref(rows);
     json_decref(md);
 }
