@@ -582,7 +582,8 @@ static bool in_names(const json_t *names, const char *name)
     return false;
 }
 
-/* the nodes to look at again: the first `cap` outliers of the verdict so far (new array) */
+/* the nodes to look at again: the first `cap` outliers and suspects of the verdict so far (new
+ * array) */
 static json_t *outliers_to_confirm(struct report *rep, int cap)
 {
     const json_t *sweep = json_object_get(report_metadata(rep), "sweep");
@@ -596,11 +597,15 @@ static json_t *outliers_to_confirm(struct report *rep, int cap)
         kp_log(KP_LOG_DEBUG, "sweep: no second look: %s", kp_err_msg(&err));
         return names;
     }
-    outliers = json_object_get(sweep, "outliers");
-    json_array_foreach(outliers, i, v)
-    {
-        if (json_array_size(names) < (size_t)cap)
-            json_array_append(names, (json_t *)v);
+    /* the outliers (to clear one that was slow once), then the suspects (an outlier only when
+     * slow again), each list the worst first */
+    for (int l = 0; l < 2; l++) {
+        outliers = json_object_get(sweep, l ? "suspects" : "outliers");
+        json_array_foreach(outliers, i, v)
+        {
+            if (json_array_size(names) < (size_t)cap)
+                json_array_append(names, (json_t *)v);
+        }
     }
     return names;
 }
@@ -631,7 +636,8 @@ static bool pair_touches(const json_t *pairs, const struct plan_group *g, const 
  * nothing else of kperf running, and the sample joins the row (latency histograms merge,
  * scalars take the median of samples: report.h). A slow node is slow again and stays flagged;
  * a node slow only the first time is no longer an outlier. The nodes looked at again are listed
- * in metadata.sweep.confirmed (returned: a new array, NULL outside a sweep). */
+ * in metadata.sweep.confirmed (returned: a new array; NULL outside a sweep or with
+ * --confirm-outliers 0). After it, a flagged node not measured again is a suspect (outlier.h). */
 static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
                                 struct report_group *const *rgs, struct report *rep,
                                 struct progress *pg, const struct runner_opts *o,
@@ -644,7 +650,7 @@ static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
     bool *measured;
 
     if (!sweep || halted() || o->ro->confirm_outliers <= 0)
-        return sweep ? json_array() : NULL;
+        return NULL; /* no second look: no "confirmed", the first verdict stands */
     names = outliers_to_confirm(rep, o->ro->confirm_outliers);
     if (json_array_size(names) == 0)
         return names;
@@ -714,7 +720,9 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         merge_describe(report_metadata(rep), b);
         confirmed = confirm_outliers(b, plan, rgs, rep, pg, o, out);
         merge_describe(report_metadata(rep), b); /* and during the second look */
-        json_object_set_new(json_object_get(report_metadata(rep), "sweep"), "confirmed", confirmed);
+        if (confirmed)
+            json_object_set_new(json_object_get(report_metadata(rep), "sweep"), "confirmed",
+                                confirmed);
     }
     add_readiness(report_metadata(rep), b);
     if (check_lost(b)) {

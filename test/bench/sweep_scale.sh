@@ -7,7 +7,7 @@
 # log; kperf's own count from its log agrees), requests per node, kperf's peak RSS
 # (/usr/bin/time), kube-sim's CPU seconds during the sweep (utime + stime of the daemon, which
 # runs the API server, controllers and kubelets), the 1-minute load average at the end, rows
-# measured, outliers. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
+# measured, outliers and suspects (names) and the spread of the first metric. Time-compressed: TCP_RR of 300 ms per pair, --parallel 8.
 # Then the linear fit of requests over nodes (least squares) and the largest relative residual.
 # Not part of the CI test command (500 nodes take minutes); docs/sweep-scale.md has the figures.
 # SWEEP_SCALE_BOUND_S (default 900): fail when one sweep takes longer. SWEEP_SCALE_TIMEOUT
@@ -61,7 +61,10 @@ for N in "$@"; do
             "kperf_peak_rss_mib=$(( $(tail -1 "$K8S_DIR/rss") / 1024 ))" \
             "kube_sim_cpu_s=$(echo "$cpu1 - $cpu0" | bc)" "load1=$(cut -d' ' -f1 /proc/loadavg)" \
             "ok_rows=$(jq '[.results[]|select(.status=="ok")]|length' "$K8S_DIR/s.json")" \
-            "outliers=$(jq '.metadata.sweep.outliers|length' "$K8S_DIR/s.json")" | tee -a "$OUT"
+            "outliers=$(jq -c '.metadata.sweep.outliers' "$K8S_DIR/s.json")" \
+            "suspects=$(jq -c '.metadata.sweep.suspects' "$K8S_DIR/s.json")" \
+            "spread=$(jq -c '.metadata.sweep.spread[0] | {median, p10, p90, min, max}' "$K8S_DIR/s.json")" | tee -a "$OUT"
+        cp "$K8S_DIR/s.json" "/tmp/kperf-sweep-scale-$N.json" # the verdict, to explain each flagged node
         [ "$rc" = 0 ] || { tail -3 "$K8S_DIR/s.err"; cp "$K8S_DIR/s.err" "/tmp/kperf-sweep-scale-$N.err"; }
         ok=$(echo "$wall <= $BOUND" | bc)
         [ "$rc" = 0 ] && [ "$ok" = 1 ] || exit 1

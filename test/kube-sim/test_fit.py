@@ -89,6 +89,17 @@ def units():
             check("refused: %s" % bad, False, "parsed")
         except faults.FaultError as e:
             check("refused: %s (%s)" % (bad, e), True)
+    # link-rate (a node's links at a lower speed): a tc rate kept as text
+    r = faults.parse("link-rate:node=node-3,rate=1gbit")[0]
+    check("link-rate parses node and rate", r == {
+        "kind": "link-rate", "node": "node-3", "rate": "1gbit"}, r)
+    for bad in ("link-rate:node=node-3", "link-rate:node=node-3,rate=fast",
+                "link-rate:rate=1gbit", "link-rate:node=node-3,rate=1gbit,x=1"):
+        try:
+            faults.parse(bad)
+            check("refused: %s" % bad, False, "parsed")
+        except faults.FaultError as e:
+            check("refused: %s (%s)" % (bad, e), True)
 
 
 def cond(st, name):

@@ -5,7 +5,8 @@ Owns: the fault SPEC parser (see docs/kube-sim.md), per-request decisions
 (429 with Retry-After and APF's plain-text body, 500/503 Status, slow
 answers), watch faults (streams cut after N seconds, 410 ERROR events or
 an HTTP 410), node faults (NotReady, unschedulable, tainted, a node's
-allocatable cpu / memory / pods for the scheduler's fit), images that
+allocatable cpu / memory / pods for the scheduler's fit), a node's links at a
+lower speed both ways (link-rate: tbf on both ends of its veth), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
 readiness (ready-delay), a namespace's LimitRange default CPU limit
 (limit-range-cpu, applied by admission.py and enforced by the kubelet as a
@@ -29,7 +30,7 @@ KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
          "cni-add-delay", "ready-delay", "limit-range-cpu",
-         "node-allocatable"}
+         "node-allocatable", "link-rate"}
 # faults of a node's CNI (kubesim/cniruntime.py writes them into the node's
 # conflist; kubesim/sandbox.py reports what the kubelet then reports)
 CNI_KINDS = {"cni-ipam-size", "cni-plugin-fail", "cni-add-hang",
@@ -80,7 +81,7 @@ def parse(spec):
                                  (kind, kv))
             r[k.strip()] = v.strip()
         for k in ("rate",):
-            if k in r:
+            if k in r and kind != "link-rate":
                 r[k] = float(r[k])
         for k in ("count",):
             if k in r:
@@ -101,6 +102,8 @@ def parse(spec):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
         if kind in CNI_KINDS:
             _check_cni(r)
+        if kind == "link-rate":
+            _check_link_rate(r)
         rules.append(r)
     return rules
 
@@ -132,6 +135,21 @@ def _check_cni(r):
         if not re.match(r"^[a-z0-9][a-z0-9._-]*$", r["type"]):
             raise FaultError("fault cni-plugin-fail: type=%r is not a "
                              "plugin name ([a-z0-9._-])" % r["type"])
+
+
+def _check_link_rate(r):
+    if not re.match(r"^node-[0-9]+$", r.get("node", "")) or \
+            not re.match(r"^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)$",
+                         r.get("rate", "")) or \
+            set(r) - {"kind", "node", "rate", "for"}:
+        raise FaultError("fault link-rate needs node=node-N,rate=RATE "
+                         "(a tc rate: e.g. 1gbit, 500mbit)")
+
+
+def _link_rate_bytes_per_s(rate):
+    m = re.match(r"^([0-9.]+)(kbit|mbit|gbit)$", rate)
+    return float(m.group(1)) * {"kbit": 1e3, "mbit": 1e6,
+                                "gbit": 1e9}[m.group(2)] / 8
 
 
 def _check_allocatable(r):
@@ -176,6 +194,8 @@ class Faults:
                 self.apply_node(r, True)
             elif r["kind"] == "slow-node":
                 self.slow_node(r, True)
+            elif r["kind"] == "link-rate":
+                self.link_rate(r, True)
             elif r["kind"] in CNI_KINDS:
                 self._cni_changed(r["node"])
             if r.get("for") is not None:
@@ -194,6 +214,8 @@ class Faults:
             self.apply_node(r, False)
         elif r["kind"] == "slow-node":
             self.slow_node(r, False)
+        elif r["kind"] == "link-rate":
+            self.link_rate(r, False)
         elif r["kind"] in CNI_KINDS:
             self._cni_changed(r["node"])
 
@@ -216,6 +238,8 @@ class Faults:
                 self.apply_node(r, False)
             elif r["kind"] == "slow-node":
                 self.slow_node(r, False)
+            elif r["kind"] == "link-rate":
+                self.link_rate(r, False)
         for node in sorted({r["node"] for r in old
                             if r["kind"] in CNI_KINDS}):
             self._cni_changed(node)
@@ -247,6 +271,32 @@ class Faults:
         if p.returncode != 0:
             raise FaultError("slow-node: %s: %s" % (" ".join(argv[4:]),
                                                    p.stderr.strip()))
+
+    def link_rate(self, r, on):
+        """A node's underlay link at a lower speed, both ways, as a NIC
+        negotiated down: a tbf rate limit on the egress of each end of the
+        node's veth, eth0 in the node's namespace (what it sends) and
+        <prefix>u<N> in the underlay namespace (what it receives)."""
+        i = int(r["node"].split("-")[1])
+        if not self.cfg.prefix or not 1 <= i <= self.cfg.nodes:
+            raise FaultError("link-rate: no node %s" % r["node"])
+        p = self.cfg.prefix
+        ends = [("%sn%d" % (p, i), "eth0"), ("%sul" % p, "%su%d" % (p, i))]
+        # burst: 4 ms at the rate (tbf needs at least rate/HZ), 64 KiB at
+        # least so one GSO segment fits
+        burst = max(65536, int(_link_rate_bytes_per_s(r["rate"]) * 0.004))
+        for ns, dev in ends:
+            base = ["ip", "netns", "exec", ns, "tc", "qdisc"]
+            if not on:
+                subprocess.run(base + ["del", "dev", dev, "root"],
+                               capture_output=True)
+                continue
+            argv = base + ["replace", "dev", dev, "root", "tbf", "rate",
+                           r["rate"], "burst", str(burst), "latency", "50ms"]
+            p2 = subprocess.run(argv, capture_output=True, text=True)
+            if p2.returncode != 0:
+                raise FaultError("link-rate: %s: %s" % (
+                    " ".join(argv[4:]), p2.stderr.strip()))
 
     def apply_node(self, r, on):
         name = r["node"]
