@@ -44,7 +44,10 @@ cmake --build build-release -j"$(nproc)" >/dev/null
 echo "== unit and e2e tests"
 export KUBECTL="${KUBECTL:-$(bash test/tools/get-kubectl.sh)}" # pinned kubectl 1.35: never skip
 export HELM="${HELM:-$(bash test/tools/get-helm.sh)}"          # pinned helm 4, same download
-ctest --test-dir build --output-on-failure -LE unstable # unstable: test/CMakeLists.txt says which and why
+# unit and lint tests share nothing (fixture servers take free ports): all cores; the e2e tests
+# share the machine's network stack (fixed namespace names, ports): one at a time
+ctest --test-dir build --output-on-failure -L 'unit|lint' -LE unstable -j"$(nproc)"
+ctest --test-dir build --output-on-failure -L e2e -LE unstable # unstable: test/CMakeLists.txt says which and why
 
 echo "== unit tests and the agent's e2e tests under AddressSanitizer + UBSan"
 cmake -S . -B build-asan -DKPERF_WERROR=ON -DKPERF_SANITIZE=address,undefined \
