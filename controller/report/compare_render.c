@@ -350,6 +350,9 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     if (cmp->failed_in_new)
         fprintf(out, "; %zu row%s failed in NEW", cmp->failed_in_new,
                 cmp->failed_in_new == 1 ? "" : "s");
+    if (cmp->inconclusive)
+        fprintf(out, "; %zu inconclusive (worse beyond the threshold, within the noise)",
+                cmp->inconclusive);
     fputc('\n', out);
 }
 
