@@ -10,7 +10,9 @@
 # outlives each pod. The manifest is applied as shipped except the run's length (1 s, 1 sample,
 # pod-to-pod TCP_RR) and --keep-runs 30 -> 3. Before night 1 the objects of a killed earlier run
 # are planted in namespace kperf: night 1's run removes them first. Night 1 has nothing to judge
-# against; night 2 is judged against night 1; night 3 against nights 1 and 2 from the history.
+# against; night 2 is judged against night 1; night 3 against nights 1 and 2 from the history;
+# night 4 against a history made 3x faster (an injected regression: exit 3, the Job fails). Each
+# night's containers leave a one-line verdict in their termination message.
 # Also: the baseline ConfigMap from kperf manifests (and its 1 MiB limit), least privilege
 # outside -n kperf.
 set -uo pipefail
@@ -121,9 +123,12 @@ night() {
         else "no times" end' "$K8S_DIR/pod$n.json" 2>/dev/null)
     runrc=$(jq -r '.status.initContainerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
     cmprc=$(jq -r '.status.containerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
-    if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ]; } &&
-        { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" = 3 ]; }; }; then
-        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job); $times; $((SECONDS - t0)) s in all"
+    # the containers' termination messages, as kube-sim's kubelet keeps them (kubesim/termmsg.py)
+    runmsg=$(jq -r '.status.initContainerStatuses[0].state.terminated.message // "none"' "$K8S_DIR/pod$n.json")
+    cmpmsg=$(jq -r '.status.containerStatuses[0].state.terminated.message // "none"' "$K8S_DIR/pod$n.json")
+    if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ] || [ "$cmprc" = 5 ]; } &&
+        { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" != 0 ]; }; }; then
+        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 regression, 5 inconclusive: fail the Job); $times; $((SECONDS - t0)) s in all"
     else
         fail "night $n ($now): Job $JOB [$st], run exit $runrc, compare exit $cmprc"
         tail -5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
@@ -205,6 +210,26 @@ jq -e '.status.lastScheduleTime == "2026-12-04T02:17:00Z" and (.status.active //
     [ "$(kadmin get jobs -n kperf -o json | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "CronJob")] | length')" = 3 ] &&
     pass "CronJob status: lastScheduleTime 2026-12-04T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
     fail "CronJob status: $(jq -c .status "$K8S_DIR/cj.json")"
+
+[ "$runmsg" = "kperf: ok (exit 0): 1 row, 0 with errors" ] &&
+    grep -q "^kperf: \(ok (exit 0)\|regression (exit 3)\|inconclusive (exit 5)\): " <<<"$cmpmsg" &&
+    [ "$(jq -r '.status.containerStatuses[0].state.terminated.message' "$K8S_DIR/pod1.json")" = \
+        "kperf: ok (exit 0): the first run, nothing to judge against yet" ] &&
+    pass "termination messages: run [$runmsg], night 1's compare [first run], night 3's compare [$cmpmsg]" ||
+    fail "termination messages: run [$runmsg], compare [$cmpmsg], night 1 [$(jq -c '.status.containerStatuses' "$K8S_DIR/pod1.json" | head -c 300)]"
+
+# night 4, an injected regression: the history's three nights made 3x faster (ops/s), so tonight
+# is ~67% slower than all of them; compare exits 3, the Job fails, its message names the row
+while IFS= read -r f; do
+    jq '.results[] |= (.aggregate.ops_per_sec *= 3 | .samples[]?.ops_per_sec *= 3)' "$f" >"$f.tmp" &&
+        mv "$f.tmp" "$f" || fail "injecting the regression into $f"
+done < <(find "$H/runs" -name '*.json')
+night 4
+[ "$cmprc" = 3 ] && [ "$st" = Failed ] &&
+    grep -Eq "^kperf: regression \(exit 3\): [0-9]+ of [0-9]+ rows?: pod-to-pod [^,]* TCP_RR ops/s -[67][0-9]\.[0-9]%" <<<"$cmpmsg" &&
+    [ "$(kadmin get pods -n kperf -l "job-name=$JOB" -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.message}')" = "$cmpmsg" ] &&
+    pass "night 4 (injected regression): compare exit 3, Job Failed, kubectl get -o jsonpath shows [$cmpmsg]" ||
+    fail "night 4: Job [$st], compare exit $cmprc, message [$cmpmsg]"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own
 in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"
