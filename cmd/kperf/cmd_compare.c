@@ -134,7 +134,8 @@ static const struct flag flag_table[] = {
      .offset = offsetof(struct compare_flags, strict)},
     {.name = "cluster",
      .arg = "NAME",
-     .help = "with --baseline: the cluster name of the history key (default: the report's)",
+     .help = "the cluster of the history key (--baseline) and of the\npushed gauges (default: "
+             "the report's)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct compare_flags, cluster)},
     {.name = "termination-message-path",

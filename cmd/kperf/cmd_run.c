@@ -129,7 +129,7 @@ static int exit_code(int run_rc, const struct runner_outcome *out, const struct 
 
 /* The run's termination message: "kperf: ok (exit 0): 6 rows measured" and the like. */
 static void terminate(const struct run_options *ro, int code, const struct runner_outcome *out,
-                      const struct report *rep)
+                      const struct report *rep, const struct kp_err *err)
 {
     struct verdict_out vo = {.termination_path = ro->termination_message_path};
     char *line;
@@ -141,6 +141,8 @@ static void terminate(const struct run_options *ro, int code, const struct runne
                             out->n_cluster_failed == 1 ? "" : "s");
     else if (code > 128)
         line = kp_xasprintf("kperf: interrupted (exit %d)", code);
+    else if (kp_err_is_set(err))
+        line = kp_xasprintf("kperf: error (exit %d): %s", code, kp_err_msg(err));
     else
         line = kp_xasprintf("kperf: %s (exit %d): %zu row%s, %zu with errors",
                             verdict_status_word(code), code, report_row_count(rep),
@@ -226,7 +228,7 @@ int cmd_run(int argc, char **argv)
                 out.cause, out.n_cluster_failed > 1 ? ", ..." : "", out.n_cluster_failed,
                 out.n_cluster_failed == 1 ? "" : "s", KPERF_EXIT_CLUSTER);
     code = exit_code(rc, &out, rep);
-    terminate(&ro, code, &out, rep);
+    terminate(&ro, code, &out, rep, rc != 0 ? &err : &out.stopped);
 out:
     report_free(rep);
     plan_free(plan);

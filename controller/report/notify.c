@@ -80,7 +80,7 @@ int notify_post(const char *url, const json_t *msg, unsigned attempts, struct kp
     char *body = NULL, *shown = NULL;
     long status = 0;
     bool retry = false;
-    unsigned i;
+    unsigned made = 0;
     int rc = -1;
 
     if (notify_url_check(url, err) != 0)
@@ -92,21 +92,22 @@ int notify_post(const char *url, const json_t *msg, unsigned attempts, struct kp
         return kp_err_set(err, "--notify: cannot encode the message");
     if (!attempts)
         attempts = NOTIFY_ATTEMPTS;
-    for (i = 0; i < attempts; i++) {
-        if (i > 0) /* 1 s, 2 s, 4 s, ...: a receiver restarting comes back */
-            nanosleep(&(struct timespec){.tv_sec = 1L << (i - 1)}, NULL);
+    while (made < attempts) {
+        if (made > 0) /* 1 s, 2 s, 4 s, ...: a receiver restarting comes back */
+            nanosleep(&(struct timespec){.tv_sec = 1L << (made - 1)}, NULL);
         rc = post_once(url, body, &status, &retry);
+        made++;
         if (rc == 0 || !retry)
             break;
     }
     if (rc != 0) {
         shown = shown_host(url);
         if (status)
-            kp_err_set(err, "--notify %s: HTTP %ld after %u attempt%s", shown, status,
-                       i < attempts ? i + 1 : attempts,
-                       (i < attempts ? i + 1 : attempts) == 1 ? "" : "s");
+            kp_err_set(err, "--notify %s: HTTP %ld after %u attempt%s", shown, status, made,
+                       made == 1 ? "" : "s");
         else
-            kp_err_set(err, "--notify %s: no answer after %u attempts", shown, attempts);
+            kp_err_set(err, "--notify %s: no answer after %u attempt%s", shown, made,
+                       made == 1 ? "" : "s");
     }
     free(shown);
     free(body);
