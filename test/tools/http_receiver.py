@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """A loopback HTTP receiver for tests of kperf's outgoing messages (--notify, --push-gateway).
 
-http_receiver.py DIR [--fail-first N]: listens on 127.0.0.1 on a free port, writes the port to
+http_receiver.py DIR [--fail-first N] [--bind ADDR]: listens on ADDR (127.0.0.1) on a free
+port, writes the port to
 DIR/port, and keeps every request as DIR/req-<n>.json ({"method", "path", "content_type",
 "body"}). The first N requests are answered 503 (a receiver that is restarting), the others
 200. Runs until killed.
@@ -17,6 +18,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--fail-first", type=int, default=0)
+    ap.add_argument("--bind", default="127.0.0.1")
     args = ap.parse_args()
     state = {"n": 0}
 
@@ -44,7 +46,7 @@ def main():
         def log_message(self, fmt, *a):
             pass
 
-    srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.HTTPServer((args.bind, 0), Handler)
     tmp = os.path.join(args.dir, ".port")
     with open(tmp, "w") as f:
         f.write(str(srv.server_address[1]))
