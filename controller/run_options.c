@@ -68,6 +68,7 @@ void run_options_cleanup(struct run_options *o)
     free(o->history_dir);
     free(o->push_gateway);
     free(o->push_gateway_password_file);
+    free(o->termination_message_path);
     kp_free_secret(o->push_gateway_password);
     free(o->cluster_name);
     free(o->kubeconfig);

@@ -69,6 +69,9 @@ struct run_options {
     char *history_dir;      /* --history; owned; NULL = none (controller/report/history.h) */
     char *push_gateway;     /* --push-gateway URL; owned; NULL = none */
     char *push_gateway_password_file; /* --push-gateway-password-file; owned; NULL = none */
+    /* --termination-message-path FILE: the one-line outcome; owned; NULL = /dev/termination-log
+     * when it exists and is writable (a pod), "" = none (docs/exit-status.md) */
+    char *termination_message_path;
     char *push_gateway_password; /* read from that file or $KPERF_PUSHGATEWAY_PASSWORD (pushgw.h)
                                     by the flag parser; kp_free_secret; NULL = the URL's, if any */
     char *cluster_name;          /* --cluster-name: metadata.cluster; owned; NULL = none */

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname iperf3 iperf sockperf qperf
   zsh fish                          # zsh, fish: e2e.completion
   file                              # e2e.agent_static_build (is the documented agent static?)
-  prometheus prometheus-pushgateway # e2e.prometheus_push (promtool comes with prometheus)
+  prometheus prometheus-pushgateway # e2e.prometheus_push, lint.alert_rules (promtool comes with prometheus)
   chromium                          # e2e.compare_html, e2e.report_html (headless)
   podman debootstrap                # e2e.k8s_podman_image (images), e2e.deb_install (packages)
   docker-registry skopeo openssl file # e2e.images_publish (test/tools/registry.sh, scripts/images.sh)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_compare.c - 'kperf compare BASE.json NEW.json [--threshold 5%] [-o FORMAT]': the nightly
  * "did it get slower" answer. Exit 0 = no regression, 3 = a regression beyond the threshold,
- * 1 = unreadable or mismatched files, 2 = usage. The work is in controller/report/compare.h. */
+ * 5 = inconclusive (worse beyond a threshold but within the noise), 1 = unreadable or
+ * mismatched files, 2 = usage (docs/exit-status.md). The work is in controller/report/compare.h;
+ * the verdict's termination message, gauges and chat message in verdict_out.h. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,21 +11,28 @@
 #include <string.h>
 
 #include "base/flags.h"
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/textsafe.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/history_store.h"
 #include "cmd/kperf/judge_flags.h"
+#include "cmd/kperf/verdict_out.h"
 #include "controller/report/compare.h"
 #include "controller/report/history.h"
+#include "controller/report/notify.h"
+#include "controller/report/pushgw.h"
+#include "controller/report/render_openmetrics.h"
 #include "controller/report/report.h"
+#include "controller/report/verdict.h"
 
 static const char usage_text[] =
     "Usage: kperf compare BASE.json NEW.json [--threshold latency=5%,loss=0.1pp]\n"
     "                     [--thresholds FILE] [-o table|markdown|json|html]\n"
     "       kperf compare --baseline DIR|configmap:NAME [--runs 5] [--first-run-ok] [--strict]\n"
     "                     NEW.json\n"
-    "       (either form: [--strict-evidence])\n\n"
+    "       (either form: [--strict-evidence] [--push-gateway URL] [--notify URL\n"
+    "       [--report-url BASE]] [--termination-message-path FILE])\n\n"
     "Matches the rows of two reports by scenario, placement and test, shows the change of every\n"
     "metric (latency, op/s, conn/s, Mb/s, retransmits, UDP loss and jitter, CPU per Gbit/s) and\n"
     "marks it regression, improvement or within noise, decided from the samples, or with\n"
@@ -40,7 +49,27 @@ struct compare_flags {
     bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
     bool strict;          /* --strict: an unreadable run in DIR fails instead of being skipped */
     struct history_cluster hc; /* --kubeconfig, --context, -n: where configmap:NAME is */
+    const char *push_password_file; /* --push-gateway-password-file FILE */
+    struct verdict_out out;         /* --termination-message-path, --push-gateway, --notify */
 };
+
+static int set_push(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    f->out.push_gateway = v;
+    return pushgw_url_check(v, err);
+}
+
+static int set_notify(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
+{
+    struct compare_flags *f = ctx;
+
+    (void)fl;
+    f->out.notify_url = v;
+    return notify_url_check(v, err);
+}
 
 static int set_alpha(void *ctx, const struct flag *fl, const char *v, struct kp_err *err)
 {
@@ -114,7 +143,8 @@ static const struct flag flag_table[] = {
      .offset = offsetof(struct compare_flags, judge.opts.strict_evidence)},
     {.name = "cluster",
      .arg = "NAME",
-     .help = "with --baseline: the cluster name of the history key (default: the report's)",
+     .help = "the cluster of the history key (--baseline) and of the\npushed gauges (default: "
+             "the report's)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct compare_flags, cluster)},
     {.name = "kubeconfig",
@@ -134,6 +164,29 @@ static const struct flag flag_table[] = {
      .help = "with --baseline configmap:NAME: its namespace (default the\ncontext's)",
      .kind = FLAG_STRING,
      .offset = offsetof(struct compare_flags, hc.ns)},
+    {.name = "termination-message-path",
+     .arg = "FILE",
+     .help = "write the one-line verdict there (default: /dev/termination-log\nin a pod; '' none)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, out.termination_path)},
+    {.name = "push-gateway",
+     .arg = "URL",
+     .help = "push kperf_verdict per row and kperf_compare_status (retried;\na failure warns)",
+     .fn = set_push},
+    {.name = "push-gateway-password-file",
+     .arg = "FILE",
+     .help = "the gateway's basic-auth password (docs/prometheus.md)",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, push_password_file)},
+    {.name = "notify",
+     .arg = "URL",
+     .help = "POST a Slack-compatible message with the verdict (retried; a\nfailure warns)",
+     .fn = set_notify},
+    {.name = "report-url",
+     .arg = "BASE",
+     .help = "with --notify: link BASE/report.html and BASE/compare.html",
+     .kind = FLAG_STRING,
+     .offset = offsetof(struct compare_flags, out.report_url)},
     {.name = "alpha",
      .arg = "P",
      .help = "significance level of the tests (default 0.05)",
@@ -163,8 +216,9 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
         .usage = usage_text,
         .groups = untitled,
         .n_groups = 1,
-        .footer = "\nExit status: 0 no regression, 3 regression beyond the threshold, 1 error, 2 "
-                  "usage.\n",
+        .footer = "\nExit status: 0 no regression, 3 regression beyond the threshold, 5 "
+                  "inconclusive\n(worse beyond the threshold, within the noise), 1 error, 2 "
+                  "usage (docs/exit-status.md).\n",
         .help_width = 22,
         .tables = {{flag_table, sizeof(flag_table) / sizeof(flag_table[0]), f}},
     };
@@ -189,6 +243,10 @@ static int parse_flags(int argc, char **argv, struct compare_flags *f, struct kp
     }
     if (rc == 0 && f->baseline && history_store_check(f->baseline, err) != 0)
         return flags_hint(&cmd, err);
+    if (rc == 0 && f->out.report_url && !f->out.notify_url) {
+        kp_err_set(err, "--report-url applies to --notify URL only");
+        return flags_hint(&cmd, err);
+    }
     if (rc == 0 && f->baseline && f->n_files != 1) {
         kp_err_set(err, "'kperf compare --baseline DIR' takes NEW.json only");
         return flags_hint(&cmd, err);
@@ -251,55 +309,89 @@ out:
     return cmp;
 }
 
+/* The termination message of a comparison that could not be made (exit 1): its reason. */
+static void terminate_error(const struct compare_flags *f, const struct kp_err *err)
+{
+    char *line = kp_xasprintf("kperf: error (exit 1): %s", kp_err_msg(err));
+
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+    verdict_out_termination(&f->out, line);
+    free(line);
+}
+
+/* The comparison to render: NEW against the history (--baseline) or BASE against NEW. NULL with
+ * the error printed (*first_run set when there is nothing to judge yet: exit 0). */
+static struct compare *make_compare(struct compare_flags *f, struct report **base,
+                                    struct report **cur, bool *first_run, struct kp_err *err)
+{
+    struct compare *cmp;
+
+    if (f->baseline) {
+        if (!(*cur = report_load(f->files[0], err))) {
+            fprintf(stderr, "kperf: error: %s. Compare a report.json of 'kperf run'.\n",
+                    kp_err_msg(err));
+            return NULL;
+        }
+        if (!(cmp = against_history(f, *cur, first_run, err)) && !*first_run)
+            fprintf(stderr, "kperf: error: --baseline: %s\n", kp_err_msg(err));
+        return cmp;
+    }
+    if (!(*base = report_load(f->files[0], err)) || !(*cur = report_load(f->files[1], err))) {
+        fprintf(stderr, "kperf: error: %s. Compare two report.json files of 'kperf run'.\n",
+                kp_err_msg(err));
+        return NULL;
+    }
+    cmp = compare_reports(*base, *cur, &f->judge.opts, err);
+    if (!cmp)
+        fprintf(stderr, "kperf: error: comparing %s with %s: %s\n", f->files[0], f->files[1],
+                kp_err_msg(err));
+    return cmp;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     struct compare_flags f = {.fmt = REPORT_TABLE, .judge.runs = 5};
     struct kp_err err = {{0}};
     struct report *base = NULL, *cur = NULL;
     struct compare *cmp = NULL;
+    char *password = NULL;
+    bool first_run = false;
+    json_t *doc = NULL;
     int rc;
 
     compare_opts_init(&f.judge.opts);
     rc = parse_flags(argc, argv, &f, &err);
+    if (rc == 0 && f.out.push_gateway &&
+        pushgw_password(f.push_password_file, &password, &err) != 0) {
+        kp_err_prefix(&err, "--push-gateway-password-file");
+        rc = -1;
+    }
     if (rc < 0)
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-    if (rc != 0)
+    if (rc != 0) {
+        kp_free_secret(password);
         return rc == 1 ? 0 : 2;
-    rc = 1;
-    if (f.baseline) {
-        if (!(cur = report_load(f.files[0], &err))) {
-            fprintf(stderr, "kperf: error: %s. Compare a report.json of 'kperf run'.\n",
-                    kp_err_msg(&err));
-            goto out;
-        }
-        bool first_run = false;
-        if (!(cmp = against_history(&f, cur, &first_run, &err))) {
-            if (first_run) {
-                rc = 0;
-                goto out;
-            }
-            fprintf(stderr, "kperf: error: --baseline: %s\n", kp_err_msg(&err));
-            goto out;
-        }
-        goto render;
     }
-    if (!(base = report_load(f.files[0], &err)) || !(cur = report_load(f.files[1], &err))) {
-        fprintf(stderr, "kperf: error: %s. Compare two report.json files of 'kperf run'.\n",
-                kp_err_msg(&err));
+    f.out.push_password = password;
+    rc = VERDICT_EXIT_ERROR;
+    if (!(cmp = make_compare(&f, &base, &cur, &first_run, &err))) {
+        if (first_run) {
+            verdict_out_termination(&f.out, "kperf: ok (exit 0): the first run, nothing to judge "
+                                            "against yet");
+            rc = VERDICT_EXIT_OK;
+        } else {
+            terminate_error(&f, &err);
+        }
         goto out;
     }
-    cmp = compare_reports(base, cur, &f.judge.opts, &err);
-    if (!cmp) {
-        fprintf(stderr, "kperf: error: comparing %s with %s: %s\n", f.files[0], f.files[1],
-                kp_err_msg(&err));
-        goto out;
-    }
-render:
     if (compare_render(cmp, f.fmt, stdout, &err) != 0) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
         goto out;
     }
-    rc = compare_regression_count(cmp) > 0 ? 3 : 0;
+    doc = compare_to_json(cmp);
+    rc = verdict_status(doc);
     if (compare_refused_count(cmp) > 0) {
         fprintf(stderr,
                 "kperf: error: %zu row%s cannot be judged: drop, shaping or overflow counters "
@@ -308,9 +400,13 @@ render:
                 compare_refused_count(cmp), compare_refused_count(cmp) == 1 ? "" : "s");
         rc = 1;
     }
+    verdict_out_compare(
+        &f.out, doc, f.cluster && f.cluster[0] ? f.cluster : render_openmetrics_cluster(cur), rc);
 out:
+    json_decref(doc);
     compare_free(cmp);
     report_free(cur);
     report_free(base);
+    kp_free_secret(password);
     return rc;
 }

@@ -3,25 +3,30 @@
  * (runner), print the report and choose the exit code: 0 ok, 1 a measurement or the cleanup
  * failed, 2 usage, 4 the cluster could not start kperf's pods (no pod network, unschedulable,
  * an image that will not pull: the rows that could run are measured, the others carry the
- * cause), 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed). */
+ * cause), 130/143 interrupted by SIGINT/SIGTERM (the partial report is printed); the table is
+ * docs/exit-status.md. A Pushgateway that fails after its retries is a warning: it never hides
+ * the run's own status (the nightly's compare still runs). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/kp_alloc.h"
 #include "base/kp_err.h"
 #include "base/kp_log.h"
 #include "cmd/kperf/backend_pick.h"
 #include "cmd/kperf/commands.h"
 #include "cmd/kperf/history_store.h"
 #include "cmd/kperf/run_flags.h"
+#include "cmd/kperf/verdict_out.h"
 #include "controller/backend.h"
 #include "controller/plan.h"
 #include "controller/report/history.h"
 #include "controller/report/pushgw.h"
 #include "controller/report/report.h"
 #include "controller/report/report_rotate.h"
+#include "controller/report/verdict.h"
 #include "controller/resolve.h"
 #include "controller/run_options.h"
 #include "controller/runner.h"
@@ -73,8 +78,11 @@ out:
  * tried even when an earlier one failed). An interrupted run's report is partial: it is
  * printed and written, but it neither replaces the last full run's metrics in the gateway nor
  * enters the history that later runs are judged against. Returns 0 or -1 (errors printed). */
-static int emit_report(const struct report *rep, const struct run_options *ro, bool complete)
+static int emit_report(const struct report *rep, const struct run_options *ro, bool complete,
+                       int status)
 {
+    struct pushgw_opts po = {
+        .password = ro->push_gateway_password, .run_status = status, .attempts = PUSHGW_ATTEMPTS};
     struct kp_err err = {{0}};
     int rc = 0;
 
@@ -90,11 +98,9 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
                             "to the gateway or kept in the history\n");
         return rc;
     }
-    if (ro->push_gateway &&
-        pushgw_push(rep, ro->push_gateway, ro->push_gateway_password, &err) != 0) {
-        fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-        rc = -1;
-    }
+    if (ro->push_gateway && pushgw_push_opts(rep, ro->push_gateway, &po, &err) != 0)
+        fprintf(stderr, "kperf: warning: the metrics were not pushed: %s (exit status unchanged)\n",
+                kp_err_msg(&err));
     if (ro->history_dir) {
         char *path = NULL;
         struct history_cluster hc = {ro->kubeconfig, ro->context, ro->namespace_name};
@@ -111,7 +117,7 @@ static int emit_report(const struct report *rep, const struct run_options *ro, b
     return rc;
 }
 
-#define KPERF_EXIT_CLUSTER 4 /* docs/kubernetes.md "Exit status" */
+#define KPERF_EXIT_CLUSTER VERDICT_EXIT_CLUSTER /* docs/exit-status.md */
 
 static int exit_code(int run_rc, const struct runner_outcome *out, const struct report *rep)
 {
@@ -122,6 +128,33 @@ static int exit_code(int run_rc, const struct runner_outcome *out, const struct 
     if (run_rc != 0 || out->cleanup_failed || out->n_failed > 0 || report_error_count(rep) > 0)
         return 1;
     return 0;
+}
+
+/* The run's termination message: "kperf: ok (exit 0): 6 rows measured" and the like. */
+static void terminate(const struct run_options *ro, int code, const struct runner_outcome *out,
+                      const struct report *rep, const struct kp_err *err)
+{
+    struct verdict_out vo = {.termination_path = ro->termination_message_path};
+    char *line;
+
+    if (out->n_cluster_failed)
+        line = kp_xasprintf("kperf: %s (exit %d): the cluster could not start kperf's pods (%s): "
+                            "%zu failure%s",
+                            verdict_status_word(code), code, out->cause, out->n_cluster_failed,
+                            out->n_cluster_failed == 1 ? "" : "s");
+    else if (code > 128)
+        line = kp_xasprintf("kperf: interrupted (exit %d)", code);
+    else if (kp_err_is_set(err))
+        line = kp_xasprintf("kperf: error (exit %d): %s", code, kp_err_msg(err));
+    else
+        line = kp_xasprintf("kperf: %s (exit %d): %zu row%s, %zu with errors",
+                            verdict_status_word(code), code, report_row_count(rep),
+                            report_row_count(rep) == 1 ? "" : "s", report_error_count(rep));
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+    verdict_out_termination(&vo, line);
+    free(line);
 }
 
 int cmd_run(int argc, char **argv)
@@ -177,7 +210,7 @@ int cmd_run(int argc, char **argv)
     rc = runner_run(b, plan, rep, &o, &out, &err);
     if (rc != 0 && !out.signal) {
         fprintf(stderr, "kperf: error: %s\n", kp_err_msg(&err));
-    } else if (emit_report(rep, &ro, out.signal == 0) != 0) {
+    } else if (emit_report(rep, &ro, out.signal == 0, exit_code(rc, &out, rep)) != 0) {
         rc = -1;
     }
     if (out.n_cpu_limited)
@@ -199,6 +232,7 @@ int cmd_run(int argc, char **argv)
                 out.cause, out.n_cluster_failed > 1 ? ", ..." : "", out.n_cluster_failed,
                 out.n_cluster_failed == 1 ? "" : "s", KPERF_EXIT_CLUSTER);
     code = exit_code(rc, &out, rep);
+    terminate(&ro, code, &out, rep, rc != 0 ? &err : &out.stopped);
 out:
     report_free(rep);
     plan_free(plan);

@@ -41,6 +41,7 @@ enum flag_id {
     F_HISTORY,
     F_PUSH_GATEWAY,
     F_PUSH_PASSWORD_FILE,
+    F_TERMINATION_PATH,
     F_CLUSTER_NAME,
     F_KEEP_RUNS,
     F_VERBOSE,
@@ -238,6 +239,10 @@ static int handle_output(struct run_parse *p, const struct flag *f, const char *
             return kp_err_set(err, "--%s: empty path", f->name);
         free(o->push_gateway_password_file);
         o->push_gateway_password_file = kp_xstrdup(v);
+        return 0;
+    case F_TERMINATION_PATH:
+        free(o->termination_message_path);
+        o->termination_message_path = kp_xstrdup(v);
         return 0;
     case F_KEEP_RUNS:
         if (rv_parse_int(v, 1, 100000, &n, f->name, err) != 0)
@@ -513,6 +518,9 @@ static const struct flag run_flags[] = {
              "the Pushgateway's basic-auth password: the bytes of\n"
              "FILE less one trailing newline (beats the variable\n"
              "and the URL's)"),
+    RUN_FLAG(G_OUTPUT, F_TERMINATION_PATH, "termination-message-path", 0, "FILE",
+             "write the run's one-line outcome there (default\n"
+             "/dev/termination-log in a pod; '' for none)"),
     RUN_FLAG(G_OUTPUT, F_CLUSTER_NAME, "cluster-name", 0, "NAME",
              "the report's cluster (metric label, Pushgateway\n"
              "instance; default local for --local, else default)"),

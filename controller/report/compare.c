@@ -31,16 +31,21 @@ void compare_opts_init(struct compare_opts *opts)
 }
 
 /* Counts metric verdict v in cmp and returns the row's verdict so far: a regression anywhere
- * makes the row a regression, else an improvement makes it an improvement. */
+ * makes the row a regression, else an inconclusive metric makes it inconclusive, else an
+ * improvement makes it an improvement. */
 static const char *tally_verdict(struct compare *cmp, const char *row_verdict, const char *v)
 {
     if (strcmp(v, "regression") == 0) {
         cmp->regressions++;
         return v;
     }
+    if (strcmp(v, "inconclusive") == 0) {
+        cmp->inconclusive++;
+        return strcmp(row_verdict, "regression") == 0 ? row_verdict : v;
+    }
     if (strcmp(v, "improvement") == 0) {
         cmp->improvements++;
-        if (strcmp(row_verdict, "regression") != 0)
+        if (strcmp(row_verdict, "regression") != 0 && strcmp(row_verdict, "inconclusive") != 0)
             return v;
     }
     return row_verdict;
@@ -179,6 +184,8 @@ struct compare *compare_reports(const struct report *base, const struct report *
                         json_integer((json_int_t)cmp->refused));
     json_object_set_new(json_object_get(cmp->doc, "summary"), "readiness_regressions",
                         json_integer((json_int_t)cmp->readiness_regressions));
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "inconclusive",
+                        json_integer((json_int_t)cmp->inconclusive));
     compare_index_cleanup(&ib);
     compare_index_cleanup(&ic);
     return cmp;
@@ -274,6 +281,8 @@ struct compare *compare_history(const struct report *const *hist, size_t k,
                                   (json_int_t)cmp->failed_in_new));
     json_object_set_new(json_object_get(cmp->doc, "summary"), "not_judged",
                         json_integer((json_int_t)cmp->refused));
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "inconclusive",
+                        json_integer((json_int_t)cmp->inconclusive));
     history_cleanup(&h);
     compare_index_cleanup(&ic);
     return cmp;
@@ -302,6 +311,11 @@ size_t compare_regression_count(const struct compare *cmp)
 size_t compare_refused_count(const struct compare *cmp)
 {
     return cmp->refused;
+}
+
+size_t compare_inconclusive_count(const struct compare *cmp)
+{
+    return cmp->inconclusive;
 }
 
 size_t compare_improvement_count(const struct compare *cmp)

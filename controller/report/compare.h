@@ -73,6 +73,10 @@ size_t compare_regression_count(const struct compare *cmp);
 size_t compare_improvement_count(const struct compare *cmp);
 /* Rows left without a verdict by strict_evidence (their counters moved). */
 size_t compare_refused_count(const struct compare *cmp);
+/* Number of metrics worse beyond their threshold whose change the noise does not let the judge
+ * call (verdict "inconclusive": docs/compare.md); kperf compare exits 5 on them when no
+ * regression was found. */
+size_t compare_inconclusive_count(const struct compare *cmp);
 
 /* The comparison as kperf.compare/v1 (new reference; caller json_decref's it). */
 json_t *compare_to_json(const struct compare *cmp);

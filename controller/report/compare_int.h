@@ -12,7 +12,8 @@ struct compare {
     json_t *doc; /* kperf.compare/v1, ours; rows[] kept as text (report_lazy.h) */
     size_t regressions;
     size_t improvements;
-    size_t failed_in_new;                                 /* measured in BASE, failed in NEW */
+    size_t inconclusive;  /* metrics worse beyond the threshold but within the noise */
+    size_t failed_in_new; /* measured in BASE, failed in NEW */
     size_t readiness_regressions, readiness_improvements; /* readiness.h */
     size_t refused; /* rows left without a verdict by strict_evidence */
 };

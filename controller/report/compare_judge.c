@@ -97,6 +97,14 @@ static bool significant(const json_t *rb, const json_t *rn, const struct cmp_met
     return sig;
 }
 
+/* Whether out's method estimated the noise (the tail percentiles of one sample have none). */
+static bool judged(const json_t *out)
+{
+    const char *method = json_string_value(json_object_get(out, "method"));
+
+    return method && strcmp(method, "needs-samples") != 0;
+}
+
 json_t *compare_judge_pair(const json_t *rb, const json_t *rn, const struct cmp_metric *m,
                            const struct compare_opts *o, json_t *missing, const char **verdict)
 {
@@ -126,6 +134,8 @@ json_t *compare_judge_pair(const json_t *rb, const json_t *rn, const struct cmp_
     sig = significant(rb, rn, m, vn - vb, delta, o, out);
     if (sig && beyond)
         *verdict = worse ? "regression" : "improvement";
+    else if (beyond && worse && judged(out))
+        *verdict = "inconclusive"; /* worse beyond the threshold, yet within the noise */
     json_object_set_new(out, "significant", json_boolean(sig));
     json_object_set_new(out, "verdict", json_string(*verdict));
     return out;
@@ -190,6 +200,8 @@ json_t *compare_judge_history(const json_t *const *rows, size_t k, const json_t 
     sig = n >= 2 && fabs(z) > o->history_z;
     if (sig && beyond)
         *verdict = worse ? "regression" : "improvement";
+    else if (n >= 2 && beyond && worse)
+        *verdict = "inconclusive"; /* the spread between runs hides a change this large */
     out = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:s, s:s, s:I, s:I, s:f, s:f, s:s, s:b, s:s}",
                     "metric", m->name, "field", m->field, "group", cmp_group_name(m->group), "base",
                     med, "new", x, "delta_pct", delta, "better",

@@ -2,7 +2,9 @@
 /* compare_judge.h - judging one metric of a matched row for compare.h: the change, whether the
  * samples show it is real (docs/compare.md: Mann-Whitney U with 4+ samples a side, Welch's 95%
  * interval with 2+, the in-run spread with one), whether it passes the metric's threshold, and
- * the verdict "regression", "improvement" or "within noise". Owns the maths of a verdict; the
+ * the verdict "regression", "improvement", "inconclusive" (worse beyond the threshold, but not
+ * significant: the noise is larger than the threshold, so the judge cannot tell; never for a
+ * method that has no noise estimate) or "within noise". Owns the maths of a verdict; the
  * rows are matched by compare_match.h and the numbers read through compare_metrics.h. */
 #ifndef KPERF_REPORT_COMPARE_JUDGE_H
 #define KPERF_REPORT_COMPARE_JUDGE_H

@@ -381,6 +381,9 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     if (cmp->refused)
         fprintf(out, "; %zu row%s not judged (--strict-evidence)", cmp->refused,
                 cmp->refused == 1 ? "" : "s");
+    if (cmp->inconclusive)
+        fprintf(out, "; %zu inconclusive (worse beyond the threshold, within the noise)",
+                cmp->inconclusive);
     fputc('\n', out);
 }
 

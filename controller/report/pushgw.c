@@ -3,9 +3,11 @@
  * failed render never sends half an exposition. */
 #include "controller/report/pushgw.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -74,9 +76,9 @@ int pushgw_password(const char *file, char **password, struct kp_err *err)
     return 0;
 }
 
-/* URL/metrics/job/kperf/instance@base64/<cluster in base64url>: the Pushgateway's encoding
+/* URL/metrics/job/<job>/instance@base64/<cluster in base64url>: the Pushgateway's encoding
  * for a label value that may hold '/' or any other byte. Caller frees. */
-static char *push_url(const char *base, const char *cluster)
+static char *push_url(const char *base, const char *job, const char *cluster)
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const unsigned char *in = (const unsigned char *)cluster;
@@ -94,7 +96,8 @@ static char *push_url(const char *base, const char *cluster)
         enc[o++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
         enc[o++] = i + 2 < len ? b64[v & 63] : '=';
     }
-    url = kp_xasprintf("%.*s/metrics/job/kperf/instance@base64/%s", (int)n, base, len ? enc : "=");
+    url =
+        kp_xasprintf("%.*s/metrics/job/%s/instance@base64/%s", (int)n, base, job, len ? enc : "=");
     free(enc);
     return url;
 }
@@ -110,14 +113,16 @@ static void set_auth(CURL *c, const char *user, const char *password)
     curl_easy_setopt(c, CURLOPT_PASSWORD, password ? password : "");
 }
 
-/* The body: the report's exposition in memory (*body: caller frees). Returns 0 or -1. */
-static int render_body(const struct report *rep, char **body, size_t *len, struct kp_err *err)
+/* The body: the report's exposition in memory, with kperf_run_status when run_status >= 0
+ * (*body: caller frees). Returns 0 or -1. */
+static int render_body(const struct report *rep, int run_status, char **body, size_t *len,
+                       struct kp_err *err)
 {
     FILE *mem = open_memstream(body, len);
 
     if (!mem)
         return kp_err_set(err, "push gateway: out of memory");
-    render_openmetrics(rep, mem);
+    render_openmetrics_status(rep, run_status, mem);
     if (fclose(mem) != 0 || !*body) {
         free(*body);
         *body = NULL;
@@ -126,31 +131,25 @@ static int render_body(const struct report *rep, char **body, size_t *len, struc
     return 0;
 }
 
-int pushgw_push(const struct report *rep, const char *base_url, const char *password,
-                struct kp_err *err)
+/* One PUT of body to url. Returns 0, or -1 with err; *retry says whether another attempt may
+ * help (no answer, HTTP 5xx or 429), not a refusal that will repeat (HTTP 4xx). */
+static int put_once(const char *url, const char *user, const char *password, const char *body,
+                    size_t body_len, bool *retry, struct kp_err *err)
 {
-    char *body = NULL, *url = NULL, *bare = NULL, *user = NULL, *url_pw = NULL;
-    size_t body_len = 0;
-    CURL *c = NULL;
+    CURL *c = curl_easy_init();
     struct curl_slist *hdr = NULL;
     struct answer ans = {.len = 0};
     long status = 0;
     CURLcode cc;
     int rc = -1;
 
-    if (pushgw_url_check(base_url, err) != 0 ||
-        urlcred_split(base_url, &bare, &user, &url_pw, err) != 0 ||
-        render_body(rep, &body, &body_len, err) != 0)
-        goto out;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = curl_easy_init())) {
-        kp_err_set(err, "push gateway: cannot initialise libcurl");
-        goto out;
-    }
-    url = push_url(bare, render_openmetrics_cluster(rep)); /* no user-info: safe to show */
+    *retry = false;
+    if (!c)
+        return kp_err_set(err, "push gateway: cannot initialise libcurl");
     /* the text format 0.0.4 parser reads OpenMetrics gauges; '# EOF' is a comment to it */
     hdr = curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
     curl_easy_setopt(c, CURLOPT_URL, url);
-    set_auth(c, user, password ? password : url_pw);
+    set_auth(c, user, password);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
@@ -163,11 +162,13 @@ int pushgw_push(const struct report *rep, const char *base_url, const char *pass
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
     cc = curl_easy_perform(c);
     if (cc != CURLE_OK) {
+        *retry = true;
         kp_err_set(err, "push gateway %s: %s", url, curl_easy_strerror(cc));
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status > 299) {
+        *retry = status >= 500 || status == 429;
         kp_err_set(err, "push gateway %s: HTTP %ld%s%s", url, status, ans.len ? ": " : "",
                    ans.text);
         goto out;
@@ -175,12 +176,64 @@ int pushgw_push(const struct report *rep, const char *base_url, const char *pass
     rc = 0;
 out:
     curl_slist_free_all(hdr);
-    if (c)
-        curl_easy_cleanup(c);
+    curl_easy_cleanup(c);
+    return rc;
+}
+
+int pushgw_push_text(const char *base_url, const char *job, const char *cluster, const char *body,
+                     size_t body_len, const struct pushgw_opts *o, struct kp_err *err)
+{
+    char *url = NULL, *bare = NULL, *user = NULL, *url_pw = NULL;
+    unsigned attempts = o && o->attempts ? o->attempts : 1;
+    bool retry = false;
+    int rc = -1;
+
+    if (pushgw_url_check(base_url, err) != 0 ||
+        urlcred_split(base_url, &bare, &user, &url_pw, err) != 0)
+        goto out;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        kp_err_set(err, "push gateway: cannot initialise libcurl");
+        goto out;
+    }
+    url = push_url(bare, job, cluster); /* no user-info: safe to show */
+    for (unsigned i = 0; i < attempts; i++) {
+        if (i > 0) /* 1 s, 2 s, 4 s, ... between attempts: a gateway restarting comes back */
+            nanosleep(&(struct timespec){.tv_sec = 1L << (i - 1)}, NULL);
+        rc = put_once(url, user, o && o->password ? o->password : url_pw, body, body_len, &retry,
+                      err);
+        if (rc == 0 || !retry)
+            break;
+    }
+    if (rc != 0 && attempts > 1 && retry)
+        kp_err_prefix(err, "%u attempts", attempts);
+out:
     free(url);
-    free(body);
     free(bare);
     kp_free_secret(user);
     kp_free_secret(url_pw);
     return rc;
+}
+
+int pushgw_push_opts(const struct report *rep, const char *base_url, const struct pushgw_opts *o,
+                     struct kp_err *err)
+{
+    char *body = NULL;
+    size_t body_len = 0;
+    int rc;
+
+    if (pushgw_url_check(base_url, err) != 0 ||
+        render_body(rep, o ? o->run_status : -1, &body, &body_len, err) != 0)
+        return -1;
+    rc = pushgw_push_text(base_url, PUSHGW_JOB, render_openmetrics_cluster(rep), body, body_len, o,
+                          err);
+    free(body);
+    return rc;
+}
+
+int pushgw_push(const struct report *rep, const char *base_url, const char *password,
+                struct kp_err *err)
+{
+    struct pushgw_opts o = {.password = password, .run_status = -1, .attempts = 1};
+
+    return pushgw_push_opts(rep, base_url, &o, err);
 }

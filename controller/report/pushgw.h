@@ -7,11 +7,22 @@
 #ifndef KPERF_REPORT_PUSHGW_H
 #define KPERF_REPORT_PUSHGW_H
 
+#include <stddef.h>
+
 #include "base/kp_err.h"
 
 struct report;
 
-#define PUSHGW_TIMEOUT_S    30L /* whole request; the connect phase gets 10 s of it */
+#define PUSHGW_TIMEOUT_S   30L             /* whole request; the connect phase gets 10 s of it */
+#define PUSHGW_JOB         "kperf"         /* the job of kperf run's and kperf report's push */
+#define PUSHGW_VERDICT_JOB "kperf_verdict" /* the job of kperf compare's push */
+#define PUSHGW_ATTEMPTS    3 /* kperf run and compare: 1 s, then 2 s between attempts */
+
+struct pushgw_opts {
+    const char *password; /* NULL: the URL's; borrowed */
+    int run_status;       /* >= 0: kperf_run_status{cluster} = it is pushed too */
+    unsigned attempts;    /* 0 or 1: one; a refusal (HTTP 4xx) is never tried again */
+};
 #define PUSHGW_PASSWORD_ENV "KPERF_PUSHGATEWAY_PASSWORD"
 
 /* The gateway's password given apart from the URL (so that it is in no command line): the
@@ -34,5 +45,17 @@ KP_MUST_CHECK int pushgw_url_check(const char *url, struct kp_err *err);
  * the gateway's answer. Returns 0 or -1 with err (one line). */
 KP_MUST_CHECK int pushgw_push(const struct report *rep, const char *base_url, const char *password,
                               struct kp_err *err);
+
+/* pushgw_push with options o (NULL: those of pushgw_push): the run's exit status as a gauge, and
+ * up to o->attempts attempts while the gateway gives no answer, HTTP 5xx or 429. */
+KP_MUST_CHECK int pushgw_push_opts(const struct report *rep, const char *base_url,
+                                   const struct pushgw_opts *o, struct kp_err *err);
+
+/* PUTs body (body_len bytes of exposition text, borrowed) to
+ * base_url/metrics/job/<job>/instance@base64/<cluster>, with o's password and attempts. Returns 0
+ * or -1 with err (the URL without its user-info). */
+KP_MUST_CHECK int pushgw_push_text(const char *base_url, const char *job, const char *cluster,
+                                   const char *body, size_t body_len, const struct pushgw_opts *o,
+                                   struct kp_err *err);
 
 #endif

@@ -134,6 +134,7 @@ void render_compare_html(const json_t *doc, FILE *out)
           "tr.regression td.verdict{background:#f8d0d0;color:#900;font-weight:bold}"
           "tr.improvement td.verdict{background:#d4f0d4;color:#060}"
           "tr.within-noise td.verdict{color:#777}"
+          "tr.inconclusive td.verdict{background:#fbeecb;color:#850}"
           ".bar-base{fill:#aaa}tr.regression .bar-new{fill:#c33}"
           "tr.improvement .bar-new{fill:#3a3}tr.within-noise .bar-new{fill:#58c}"
           "#summary.fail{color:#900}#summary.ok{color:#060}\n"

@@ -236,6 +236,11 @@ static void evidence_families(const struct report *rep, const struct om_run *run
 
 void render_openmetrics(const struct report *rep, FILE *out)
 {
+    render_openmetrics_status(rep, -1, out);
+}
+
+void render_openmetrics_status(const struct report *rep, int run_status, FILE *out)
+{
     const json_t *cni = json_object_get(report_metadata_const(rep), "cni");
     struct om_run run = {
         .cluster = render_openmetrics_cluster(rep),
@@ -279,5 +284,13 @@ void render_openmetrics(const struct report *rep, FILE *out)
     free(moved);
     free(vals);
     free(has);
+    if (run_status >= 0) {
+        bool first = true;
+        fputs("# HELP kperf_run_status Exit status of kperf run: 0 ok, 1 error, 4 could not "
+              "measure (docs/exit-status.md)\n# TYPE kperf_run_status gauge\nkperf_run_status{",
+              out);
+        label(out, &first, "cluster", run.cluster);
+        fprintf(out, "} %d\n", run_status);
+    }
     fputs("# EOF\n", out);
 }

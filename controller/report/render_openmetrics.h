@@ -16,6 +16,10 @@ struct report;
 /* Writes the exposition; write errors are left in out's error flag. */
 void render_openmetrics(const struct report *rep, FILE *out);
 
+/* render_openmetrics with, when run_status >= 0, a last family kperf_run_status{cluster} =
+ * run_status (the exit status kperf run is about to return). */
+void render_openmetrics_status(const struct report *rep, int run_status, FILE *out);
+
 /* The cluster label of the report: metadata.cluster (kperf run --cluster-name), else
  * "local" for a --local run, else "default". Borrowed from the report or static. */
 const char *render_openmetrics_cluster(const struct report *rep);

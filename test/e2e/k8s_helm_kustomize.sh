@@ -15,7 +15,8 @@
 #   manifests/rbac-namespaces.yaml;
 # * each value set and overlay changes what it says it changes; history.existingClaim renders
 #   exactly manifests/cronjob-pvc.yaml; pushgateway.url adds --push-gateway (and clusterName
-#   --cluster-name) to "run"; history.keep 0 stops helm with a clear error.
+#   --cluster-name) to "run" and --push-gateway to "compare", notify.url --notify (and reportUrl
+#   --report-url) to "compare"; history.keep 0 stops helm with a clear error.
 set -euo pipefail
 # shellcheck source=test/e2e/lib/harness.sh
 . "$(dirname "$0")/lib/harness.sh"
@@ -208,6 +209,13 @@ render push --set pushgateway.url=http://pushgateway.monitoring:9091 --set pushg
 cron '(.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ") |
        endswith("--output json --output-dir /results --history configmap:kperf-history --keep-runs 30 --push-gateway http://pushgateway.monitoring:9091 --cluster-name prod-eu"))' \
     "$tmp/helm-push.ndjson" || fail "pushgateway.url: no --push-gateway/--cluster-name in run"
+# ... and "compare" its verdict gauges; notify.url and reportUrl: --notify and --report-url
+render notify --set pushgateway.url=http://pushgateway.monitoring:9091 \
+    --set notify.url=https://hooks.example/T/B/x --set notify.reportUrl=https://r.example/nightly
+cron '(.spec.jobTemplate.spec.template.spec.containers[0].args | join(" ") |
+       endswith("/results/report.json --push-gateway http://pushgateway.monitoring:9091 --notify https://hooks.example/T/B/x --report-url https://r.example/nightly")) and
+      .spec.jobTemplate.spec.template.spec.containers[0].terminationMessagePolicy == "FallbackToLogsOnError"' \
+    "$tmp/helm-notify.ndjson" || fail "notify.url: no --push-gateway/--notify/--report-url in compare"
 
 # 3. kustomize: the base is the plain YAML; each overlay changes only the CronJob, as it says
 "$KUBECTL" kustomize "$SRC/manifests" >"$tmp/k-base.yaml" || fail "kubectl kustomize manifests"

@@ -10,7 +10,9 @@
 # outlives each pod. The manifest is applied as shipped except the run's length (1 s, 1 sample,
 # pod-to-pod TCP_RR) and --keep-runs 30 -> 3. Before night 1 the objects of a killed earlier run
 # are planted in namespace kperf: night 1's run removes them first. Night 1 has nothing to judge
-# against; night 2 is judged against night 1; night 3 against nights 1 and 2 from the history.
+# against; night 2 is judged against night 1; night 3 against nights 1 and 2 from the history;
+# night 4 against a history made 3x faster (an injected regression: exit 3, the Job fails). Each
+# night's containers leave a one-line verdict in their termination message.
 # Also: the baseline ConfigMap from kperf manifests (and its 1 MiB limit), least privilege
 # outside -n kperf.
 set -uo pipefail
@@ -129,9 +131,12 @@ night() {
         else "no times" end' "$K8S_DIR/pod$n.json" 2>/dev/null)
     runrc=$(jq -r '.status.initContainerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
     cmprc=$(jq -r '.status.containerStatuses[0].state.terminated.exitCode // "none"' "$K8S_DIR/pod$n.json")
-    if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ]; } &&
-        { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" = 3 ]; }; }; then
-        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 = regression fails the Job); $times; $((SECONDS - t0)) s in all"
+    # the containers' termination messages, as kube-sim's kubelet keeps them (kubesim/termmsg.py)
+    runmsg=$(jq -r '.status.initContainerStatuses[0].state.terminated.message // "none"' "$K8S_DIR/pod$n.json")
+    cmpmsg=$(jq -r '.status.containerStatuses[0].state.terminated.message // "none"' "$K8S_DIR/pod$n.json")
+    if [ "$runrc" = 0 ] && { [ "$cmprc" = 0 ] || [ "$cmprc" = 3 ] || [ "$cmprc" = 5 ]; } &&
+        { [ "$st" = Complete ] || { [ "$st" = Failed ] && [ "$cmprc" != 0 ]; }; }; then
+        pass "night $n ($now): Job $JOB $st, run exit 0, compare exit $cmprc (3 regression, 5 inconclusive: fail the Job); $times; $((SECONDS - t0)) s in all"
     else
         fail "night $n ($now): Job $JOB [$st], run exit $runrc, compare exit $cmprc"
         tail -n 5 "$K8S_DIR/run$n.log" "$K8S_DIR/cmp$n.log"
@@ -258,6 +263,89 @@ jq -e '.status.lastScheduleTime == "2026-12-05T02:17:00Z" and (.status.active //
     [ "$(kadmin get jobs -n kperf -o json | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "CronJob")] | length')" = 3 ] &&
     pass "CronJob status: lastScheduleTime 2026-12-05T02:17:00Z (simulated clock), nothing active, 3 Jobs kept$(jq -r '.status.lastSuccessfulTime // empty | ", lastSuccessfulTime " + .' "$K8S_DIR/cj.json")" ||
     fail "CronJob status: $(jq -c .status "$K8S_DIR/cj.json")"
+
+night1msg=$(jq -r '.status.containerStatuses[0].state.terminated.message // "none"' "$K8S_DIR/pod1.json")
+grep -Eq "^kperf: ok \(exit 0\): [0-9]+ rows?, 0 with errors$" <<<"$runmsg" &&
+    grep -q "^kperf: \(ok (exit 0)\|regression (exit 3)\|inconclusive (exit 5)\): " <<<"$cmpmsg" &&
+    [ "$night1msg" = "kperf: ok (exit 0): the first run, nothing to judge against yet" ] &&
+    pass "termination messages: run [$runmsg], night 1's compare [$night1msg], night 3's compare [$cmpmsg]" ||
+    fail "termination messages: run [$runmsg], compare [$cmpmsg], night 1 [$night1msg]"
+
+# night 4, an injected regression: the history's three nights made 3x faster (ops/s), so tonight
+# is ~67% slower than all of them; compare exits 3, the Job fails, its message names the row
+while IFS= read -r f; do
+    jq '.results[] |= (.aggregate.ops_per_sec *= 3 | .samples[]?.ops_per_sec *= 3)' "$f" >"$f.tmp" &&
+        mv "$f.tmp" "$f" || fail "injecting the regression into $f"
+done < <(find "$H/runs" -name '*.json')
+# ... and its compare talks to a chat webhook and a Pushgateway outside the cluster: two
+# test/tools/http_receiver.py on kube-sim's underlay (198.19.0.200), the webhook answering 503 once
+mapfile -t nodes < <(kadmin get nodes -o name | sed 's|^node/||')
+k8s_external_host 198.19.0.200 "${nodes[@]}"
+mkdir -p "$K8S_DIR/hook" "$K8S_DIR/gw"
+ip netns exec "$UL" python3 "$KPERF_SRC/test/tools/http_receiver.py" "$K8S_DIR/hook" \
+    --bind 198.19.0.200 --fail-first 1 &
+kill_on_exit $!
+ip netns exec "$UL" python3 "$KPERF_SRC/test/tools/http_receiver.py" "$K8S_DIR/gw" --bind 198.19.0.200 &
+kill_on_exit $!
+# 30 s bounds a hang (python starts in well under 1 s)
+wait_for 30 "the receivers to listen" test -s "$K8S_DIR/hook/port" -a -s "$K8S_DIR/gw/port"
+add_arg() { printf '{"op": "add", "path": "/spec/jobTemplate/spec/template/spec/containers/0/args/-", "value": "%s"}' "$1"; }
+kadmin patch cronjob kperf-nightly -n kperf --type json -p "[$(add_arg --notify),
+    $(add_arg "http://198.19.0.200:$(cat "$K8S_DIR/hook/port")/services/T0/B0/night"),
+    $(add_arg --report-url), $(add_arg https://reports.example/nightly),
+    $(add_arg --push-gateway), $(add_arg "http://198.19.0.200:$(cat "$K8S_DIR/gw/port")")]" >/dev/null ||
+    fail "adding --notify and --push-gateway to the CronJob's compare"
+night 4
+# (the message names each regressed row by its metric that moved most: with one sample a run's
+# p99.9 may move more than the injected ops/s; the table shows the ops/s regression)
+[ "$cmprc" = 3 ] && jq -e '.status.conditions[]? | select(.type == "Failed" and .status == "True")' \
+    <(kadmin get job "$JOB" -n kperf -o json) >/dev/null &&
+    grep -Eq "^kperf: regression \(exit 3\): [0-9]+ of [0-9]+ rows?: pod-to-pod [^,]* TCP_RR " <<<"$cmpmsg" &&
+    grep -Eq "TCP_RR +\| ops/s +\|.*\| +-[67][0-9]\.[0-9]% \| REGRESSION" "$K8S_DIR/cmp4.log" &&
+    [ "$(kadmin get pods -n kperf -l "job-name=$JOB" -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.message}')" = "$cmpmsg" ] &&
+    pass "night 4 (injected regression): compare exit 3, Job Failed, kubectl get -o jsonpath shows [$cmpmsg]" ||
+    fail "night 4: Job $JOB, compare exit $cmprc, message [$cmpmsg], $(grep "ops/s" "$K8S_DIR/cmp4.log" | head -2)"
+[ -s "$K8S_DIR/hook/req-2.json" ] && [ ! -e "$K8S_DIR/hook/req-3.json" ] &&
+    jq -e '.status == 503' "$K8S_DIR/hook/req-1.json" >/dev/null &&
+    jq -e --arg m "$cmpmsg" '.status == 200 and (.body | fromjson | .text == $m and
+        (.blocks[2].elements[0].text | contains("https://reports.example/nightly/report.html")))' \
+        "$K8S_DIR/hook/req-2.json" >/dev/null &&
+    pass "night 4: the webhook got one message (after one 503), its text the termination message" ||
+    fail "night 4 webhook: $(cat "$K8S_DIR"/hook/req-*.json 2>/dev/null | head -c 500)"
+jq -r .body "$K8S_DIR/gw/req-1.json" >"$K8S_DIR/verdict.prom" 2>/dev/null
+row=$(grep '^kperf_verdict{.*} 3$' "$K8S_DIR/verdict.prom" | head -1)
+[ -n "$row" ] && grep -qx 'kperf_compare_status{cluster="default"} 3' "$K8S_DIR/verdict.prom" &&
+    pass "night 4: the verdict gauges pushed: $row" ||
+    fail "night 4 gauges: $(head -c 500 "$K8S_DIR/verdict.prom")"
+# the shipped alert rule fires on exactly what was pushed (as Prometheus would scrape it)
+python3 - "$K8S_DIR/verdict.prom" "$K8S_DIR/night4.test.yaml" "$KPERF_SRC/manifests/prometheus/kperf-alerts.yaml" <<'PY'
+import json, re, sys
+import yaml
+rule = [r for g in yaml.safe_load(open(sys.argv[3]))["groups"] for r in g["rules"]
+        if r.get("alert") == "KperfRegression"][0]
+def render(text, labels):  # the {{ $labels.X }} of the rule's annotations
+    return re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), text)
+series, want = [], []
+for line in open(sys.argv[1]):
+    m = re.match(r'(kperf_\w+)\{(.*)\} (-?\d+)$', line.strip())
+    if not m:
+        continue
+    labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+    labels.update(job="kperf_verdict", instance=labels["cluster"])
+    series.append({"series": "%s{%s}" % (m.group(1), ",".join('%s="%s"' % kv for kv in sorted(labels.items()))),
+                   "values": "%sx5" % m.group(3)})
+    if m.group(1) == "kperf_verdict" and m.group(3) == "3":
+        key = {k: v for k, v in labels.items() if k not in ("job", "instance")}
+        want.append({"exp_labels": dict(key, **rule["labels"]),
+                     "exp_annotations": {k: render(v, key) for k, v in rule["annotations"].items()}})
+test = {"rule_files": [sys.argv[3]], "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "alert_rule_test": [
+            {"eval_time": "2m", "alertname": "KperfRegression", "exp_alerts": want}]}]}
+json.dump(test, open(sys.argv[2], "w"))  # JSON is YAML
+PY
+promtool test rules "$K8S_DIR/night4.test.yaml" >"$K8S_DIR/promtool.out" 2>&1 &&
+    pass "promtool test rules: KperfRegression fires on night 4's pushed gauges" ||
+    fail "promtool on night 4's gauges: $(tail -5 "$K8S_DIR/promtool.out")"
 
 # the identity cannot do more than rbac.yaml says: no namespace of its own
 in_cluster run --scenarios pod-to-pod "${short[@]}" >/dev/null 2>"$K8S_DIR/denied.err"

@@ -9,6 +9,8 @@
 #     values (ops/s, p99 latency, throughput) and the cluster label byte for byte.
 #  2. `kperf report -o openmetrics` of the saved report passes `promtool check metrics` and
 #     ends with "# EOF".
+#     The run's kperf_run_status is 0; kperf compare --push-gateway's kperf_verdict 3 comes back
+#     and the shipped manifests/prometheus/kperf-alerts.yaml (loaded) fires KperfRegression.
 #  3. a push to a closed port and to a URL that answers 404: exit 1, a one-line error naming
 #     the URL, the report still printed and written; a bad --push-gateway is a usage error (2).
 # Every wait is a bounded poll. Runtime about 15 s.
@@ -43,6 +45,8 @@ cat >"$D/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
+rule_files:
+  - $KPERF_SRC/manifests/prometheus/kperf-alerts.yaml
 scrape_configs:
   - job_name: pushgateway
     honor_labels: true
@@ -107,6 +111,28 @@ inst=$(jq -r '.data.result[0].metric.instance' "$D/q.json")
 [ "$inst" = "$CLUSTER" ] || fail "instance (Pushgateway grouping) is [$inst], want [$CLUSTER]"
 rid=$(jq -r '.data.result[0].metric.run_id' "$D/q.json")
 [ "$rid" = "$(jq -r .metadata.run_id "$REP")" ] || fail "run_id label [$rid] is not the report's"
+
+got=$(poll_query "kperf_run_status{job=\"kperf\"}") && [ "$got" = 0 ] || fail "kperf_run_status: [$got], want 0"
+
+# the verdict: kperf compare pushes kperf_verdict to job kperf_verdict; the shipped alert rules
+# (loaded by this Prometheus) fire on the regressed row
+mkdir -p "$D/fx"
+KPERF_WRITE_FIXTURES="$D/fx" "$KPERF_BIN/../test/unit/test_compare" >/dev/null 2>&1 || fail "test_compare fixtures"
+"$KPERF" compare "$D/fx/base.json" "$D/fx/regressed.json" --push-gateway "$PG" \
+    --termination-message-path '' >/dev/null 2>"$D/cmp.err"
+rc=$?
+[ "$rc" = 3 ] || fail "compare --push-gateway: exit $rc: $(cat "$D/cmp.err")"
+got=$(poll_query 'kperf_verdict{job="kperf_verdict",test="TCP_STREAM"}') && [ "$got" = 3 ] ||
+    fail "kperf_verdict of the regressed row: [$got], want 3"
+firing() {
+    curl -fsS --max-time 5 "$PROM/api/v1/alerts" 2>/dev/null | jq -e '[.data.alerts[] |
+        select(.labels.alertname == "KperfRegression" and .state == "firing" and
+               .labels.test == "TCP_STREAM")] | length == 1' >/dev/null
+}
+# 30 s bounds a hang (rules are evaluated every second here)
+wait_for 30 "KperfRegression to fire" firing &&
+    echo "ok: kperf_verdict 3 reached Prometheus; the shipped KperfRegression alert fires" ||
+    fail "KperfRegression did not fire: $(curl -fsS "$PROM/api/v1/alerts" | head -c 400)"
 
 # 2. promtool on the exposition of the saved report
 "$KPERF" report "$REP" -o openmetrics >"$D/om.txt" || fail "report -o openmetrics"

@@ -24,6 +24,7 @@ import traceback
 
 from . import sandbox
 from . import podimage
+from . import termmsg
 from .ctrl import set_cond
 from .images import EMULATORS, Image, host_arch
 from .net import in_netns, kube_service_ips, node_ip, node_ips
@@ -652,6 +653,9 @@ class Worker:
                 src = os.path.join(src, m["subPath"])
             mounts.append({"src": src, "dst": m["mountPath"],
                            "ro": bool(m.get("readOnly"))})
+        mounts.append(termmsg.prepare(self.dir, c.spec, uid, gid))
+        c.log_path = os.path.join(self.dir, "logs",
+                                  "%s.%d.log" % (c.name, c.restarts))
         spec = {"root": root, "argv": argv, "env": env,
                 "cwd": c.spec.get("workingDir") or conf.get("WorkingDir")
                 or "/", "uid": uid, "gid": gid, "groups": groups,
@@ -787,6 +791,11 @@ class Worker:
                 "containerID": "containerd://" + (c.cid or "")}
         if sig:
             term["signal"] = sig
+        if self.from_image(c):
+            msg = termmsg.message(self.dir, c.spec, code,
+                                  getattr(c, "log_path", None))
+            if msg:
+                term["message"] = msg
         c.state = {"terminated": term}
         c.proc = None
         self.kl.cpulimits.release(getattr(c, "cgroup", None))
