@@ -48,7 +48,7 @@ struct compare_flags {
     const char *cluster;  /* --cluster NAME, the history key */
     bool first_run_ok;    /* --first-run-ok: no comparable run yet is exit 0 */
     bool strict;          /* --strict: an unreadable run in DIR fails instead of being skipped */
-    struct history_cluster hc; /* --kubeconfig, --context, -n: where configmap:NAME is */
+    struct history_cluster hc;      /* --kubeconfig, --context, -n: where configmap:NAME is */
     const char *push_password_file; /* --push-gateway-password-file FILE */
     struct verdict_out out;         /* --termination-message-path, --push-gateway, --notify */
 };
