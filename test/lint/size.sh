@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# lint.size: the size rule of STYLE.md holds on the sources (no .c/.h file over 800 lines, no
-# function over 100; scripts/check-size.py), and the checker refuses a planted oversized file
+# lint.size: the size rule of STYLE.md holds on the sources (no .c/.h/.py/.sh file over 800
+# lines, no C function over 100; scripts/check-size.py), and the checker refuses a planted oversized file
 # and a planted long function in a copy of the tree, naming each.
 set -euo pipefail
 src=${KPERF_SRC:?}
@@ -22,6 +22,16 @@ grep -q '^base/hist.c: 801 lines (max 800)' "$tmp/out" || {
   echo "FAIL: the message does not name the file and its length" >&2; exit 1; }
 [ "$(grep -c ': [0-9]* lines (max\|is [0-9]* lines' "$tmp/out")" = 1 ] || {
   echo "FAIL: other files flagged" >&2; exit 1; }
+
+echo "-- a Python file (kube-sim) of 801 lines is refused too"
+mkdir -p "$tmp/test/kube-sim/kubesim"
+for ((i = 0; i < 801; i++)); do echo "# padding"; done > "$tmp/test/kube-sim/kubesim/big.py"
+if python3 "$src/scripts/check-size.py" "$tmp" 2>"$tmp/out"; then
+  echo "FAIL: check-size accepted an 801-line .py" >&2; exit 1
+fi
+grep -q '^test/kube-sim/kubesim/big.py: 801 lines (max 800)' "$tmp/out" || {
+  cat "$tmp/out" >&2; echo "FAIL: the .py is not named" >&2; exit 1; }
+rm "$tmp/test/kube-sim/kubesim/big.py"
 
 echo "-- a function of 101 lines is refused, one of 100 is not"
 cp "$src/base/hist.c" "$tmp/base/hist.c"

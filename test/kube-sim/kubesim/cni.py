@@ -72,7 +72,7 @@ class Rollout:
         self.table = cfg.prefix + "cni"
         self.ds = None
         if cfg.cni:
-            from .main import CNIS
+            from .seed import CNIS
             ns, name, _, _ = CNIS[cfg.cni.partition(":")[0]]
             self.ds = (ns, name)
 
