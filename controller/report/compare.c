@@ -28,6 +28,7 @@ void compare_opts_init(struct compare_opts *opts)
     opts->history_z = COMPARE_HISTORY_Z;
     opts->history_min_spread_pct = COMPARE_HISTORY_MIN_SPREAD;
     opts->alpha = COMPARE_DEFAULT_ALPHA;
+    opts->strict_evidence = false;
 }
 
 /* Counts metric verdict v in cmp and returns the row's verdict so far: a regression anywhere
