@@ -172,27 +172,13 @@ static int history_claim(const struct run_options *ro, const char *storage_class
 
 static int convert_yaml(const char *path, struct kp_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0;
     json_t *docs = NULL;
-    int rc = -1;
+    int rc;
 
-    if (!f)
-        return kp_err_set(err, "cannot open %s: %s", path, strerror(errno));
-    buf = kp_xmalloc(K8S_YAML_MAX_BYTES + 1);
-    len = fread(buf, 1, K8S_YAML_MAX_BYTES + 1, f);
-    if (ferror(f)) {
-        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
-        goto out;
-    }
-    if (k8s_yaml_parse(buf, len, path, &docs, err) != 0)
-        goto out;
+    if (k8s_yaml_parse_file(path, &docs, err) != 0)
+        return -1;
     rc = print_docs(docs, 1, err);
-out:
     json_decref(docs);
-    free(buf);
-    fclose(f);
     return rc;
 }
 

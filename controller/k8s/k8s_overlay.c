@@ -358,27 +358,12 @@ int k8s_overlay_apply(json_t *tmpl, const json_t *overlay, struct kp_err *err)
 
 int k8s_overlay_load(const char *path, json_t **out, struct kp_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len;
     json_t *docs = NULL;
     int rc = -1;
 
     *out = NULL;
-    if (!f)
-        return kp_err_set(err, "cannot open %s: %s", path, strerror(errno));
-    buf = kp_xmalloc(K8S_YAML_MAX_BYTES + 1);
-    len = fread(buf, 1, K8S_YAML_MAX_BYTES + 1, f);
-    if (ferror(f)) {
-        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
-        goto out;
-    }
-    if (len > K8S_YAML_MAX_BYTES) {
-        kp_err_set(err, "%s: larger than %u bytes", path, K8S_YAML_MAX_BYTES);
-        goto out;
-    }
-    if (k8s_yaml_parse(buf, len, path, &docs, err) != 0)
-        goto out;
+    if (k8s_yaml_parse_file(path, &docs, err) != 0)
+        return -1;
     if (json_array_size(docs) != 1) {
         kp_err_set(err, "%s: holds %zu documents; an overlay is one pod template", path,
                    json_array_size(docs));
@@ -392,7 +377,5 @@ int k8s_overlay_load(const char *path, json_t **out, struct kp_err *err)
     rc = 0;
 out:
     json_decref(docs);
-    free(buf);
-    fclose(f);
     return rc;
 }

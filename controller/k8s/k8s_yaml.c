@@ -11,6 +11,7 @@
 
 #include <yaml.h>
 
+#include "base/kp_alloc.h"
 #include "base/yaml_load.h"
 
 /* True when a plain scalar with this text would not read back as a string in YAML 1.1 or
@@ -179,4 +180,27 @@ int k8s_yaml_parse(const char *buf, size_t len, const char *name, json_t **out, 
         return kp_err_set(err, "%s: line %zu column %zu: nested deeper than %d levels", name,
                           fault.line, fault.column, K8S_YAML_MAX_DEPTH);
     return kp_err_prefix(err, "%s", name);
+}
+
+int k8s_yaml_parse_file(const char *path, json_t **out, struct kp_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t len;
+    int rc = -1;
+
+    *out = NULL;
+    if (!f)
+        return kp_err_set(err, "cannot open %s: %s", path, strerror(errno));
+    buf = kp_xmalloc(K8S_YAML_MAX_BYTES + 1);
+    len = fread(buf, 1, K8S_YAML_MAX_BYTES + 1, f);
+    if (ferror(f))
+        kp_err_set(err, "cannot read %s: %s", path, strerror(errno));
+    else if (len > K8S_YAML_MAX_BYTES)
+        kp_err_set(err, "%s: larger than %u bytes", path, K8S_YAML_MAX_BYTES);
+    else
+        rc = k8s_yaml_parse(buf, len, path, out, err);
+    free(buf);
+    fclose(f);
+    return rc;
 }

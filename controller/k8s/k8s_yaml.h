@@ -28,4 +28,8 @@ KP_MUST_CHECK int k8s_yaml_emit(FILE *f, const json_t *docs, struct kp_err *err)
 KP_MUST_CHECK int k8s_yaml_parse(const char *buf, size_t len, const char *name, json_t **out,
                                  struct kp_err *err);
 
+/* k8s_yaml_parse of a file of at most K8S_YAML_MAX_BYTES (a longer one is refused, naming its
+ * path). Returns 0 with *out set, or -1 with the reason. */
+KP_MUST_CHECK int k8s_yaml_parse_file(const char *path, json_t **out, struct kp_err *err);
+
 #endif

