@@ -20,7 +20,7 @@
 #include "base/kp_log.h"
 
 #define PMTU_WAIT_MS      100          /* an echo later than this counts as lost */
-#define PMTU_TRIES        2            /* lost this many times: the size does not cross */
+#define PMTU_TRIES        3            /* lost this many times: the size does not cross */
 #define PMTU_SESSION_MS   10000        /* the sessions' planned length; both stop early */
 #define PMTU_TCP_BYTES    (256 * 1024) /* the full-MSS transfer, echoed back */
 #define PMTU_TCP_STALL_MS 1000         /* no echoed byte for this long: stalled */

@@ -8,7 +8,8 @@ void pmtu_search_init(struct pmtu_search *p, uint32_t iface_mtu, uint32_t floor)
 {
     memset(p, 0, sizeof(*p));
     p->floor = floor;
-    p->hi = (iface_mtu > floor ? iface_mtu : floor) + 1;
+    p->top = iface_mtu > floor ? iface_mtu : floor;
+    p->hi = p->top + 1;
 }
 
 uint32_t pmtu_next(const struct pmtu_search *p)
@@ -20,7 +21,7 @@ uint32_t pmtu_next(const struct pmtu_search *p)
     if (p->lo == 0 && p->hi <= p->floor)
         return 0; /* not even the floor crossed */
     if (p->lo && p->hi - p->lo <= PMTU_STEP)
-        return 0;
+        return p->lo < p->top && !p->rechecked ? p->top : 0;
     if (p->icmp_mtu > p->lo && p->icmp_mtu < p->hi)
         return p->icmp_mtu; /* a router said so: one try confirms it */
     if (p->lo == 0)
@@ -30,6 +31,11 @@ uint32_t pmtu_next(const struct pmtu_search *p)
 
 void pmtu_report(struct pmtu_search *p, uint32_t size, int crossed, uint32_t icmp_mtu)
 {
+    if (size == p->top && p->steps > 0) {
+        p->rechecked = 1; /* the last try: a crossing top ends the search at the top */
+        if (crossed)
+            p->lo = p->top, p->hi = p->top + 1;
+    }
     p->steps++;
     if (icmp_mtu && (p->icmp_mtu == 0 || icmp_mtu < p->icmp_mtu))
         p->icmp_mtu = icmp_mtu;

@@ -19,6 +19,8 @@ struct pmtu_search {
     uint32_t hi;       /* smallest size seen not crossing, or the interface MTU + 1 */
     uint32_t floor;    /* the family's minimum, tried second */
     uint32_t icmp_mtu; /* smallest MTU an ICMP reported (0: none) */
+    uint32_t top;      /* the interface MTU, tried first and, if it was lost, once more last */
+    int rechecked;     /* the last try of top was made */
     unsigned steps;    /* sizes tried */
 };
 
@@ -27,8 +29,9 @@ struct pmtu_search {
 void pmtu_search_init(struct pmtu_search *p, uint32_t iface_mtu, uint32_t floor);
 
 /* The size to try next, or 0 when the search is over: the interface MTU, then the floor, then
- * an ICMP-reported MTU inside the bracket, then its midpoint; over once the bracket is at most
- * PMTU_STEP bytes, when the floor did not cross, or after PMTU_MAX_STEPS sizes. */
+ * an ICMP-reported MTU inside the bracket, then its midpoint; once the bracket is at most
+ * PMTU_STEP bytes, the interface MTU once more (a loss of the first try must not make a black
+ * hole); over then, when the floor did not cross, or after PMTU_MAX_STEPS sizes. */
 uint32_t pmtu_next(const struct pmtu_search *p);
 
 /* One size's outcome: crossed (answered) or not; icmp_mtu is the MTU an ICMP "fragmentation

@@ -2,8 +2,9 @@
 /* test_pmtu.c - the path-MTU probe's bisection and verdict (agent/pmtu.h) against simulated
  * paths: a path that carries the interface MTU is settled in one packet; a lower hop is found
  * within PMTU_STEP bytes from below, never above, in a bounded number of sizes, at once when
- * an ICMP names it; nothing crossing ends after the floor; the verdict tells ok, reduced
- * (ICMP said so), black hole (no ICMP, or the full-MSS transfer stalled) and unknown. */
+ * an ICMP names it; a full size lost once is found by the last try; nothing crossing ends after the
+ * floor; the verdict tells ok, reduced (ICMP said so), black hole (no ICMP, or the full-MSS
+ * transfer stalled) and unknown. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,14 +61,14 @@ static void test_pmtu_silent_lower_hop_is_a_black_hole(void **state)
 
     (void)state;
     assert_true(p.lo <= 1400 && p.lo + PMTU_STEP >= 1400);
-    assert_true(steps <= 10);
+    assert_true(steps <= 11);
     assert_int_equal(p.icmp_mtu, 0);
     assert_int_equal(verdict(1500, 1500, &p, 1), PMTU_BLACK_HOLE);
     assert_int_equal(verdict(1500, 1500, &p, -1), PMTU_BLACK_HOLE);
     /* IPv6: the same from its floor */
     steps = simulate(&p, 1500, PMTU_IPV6_MIN, 1400, 0);
     assert_true(p.lo <= 1400 && p.lo + PMTU_STEP >= 1400);
-    assert_true(steps <= 8);
+    assert_true(steps <= 9);
     assert_int_equal(verdict(1500, 1500, &p, 1), PMTU_BLACK_HOLE);
 }
 
@@ -76,13 +77,31 @@ static void test_pmtu_icmp_names_the_hop_at_once(void **state)
     struct pmtu_search p;
 
     (void)state;
-    /* full size (ICMP 1400), then 1400 itself: two sizes, exact */
-    assert_int_equal(simulate(&p, 1500, PMTU_IPV4_MIN, 1400, 1), 2);
+    /* full size (ICMP 1400), 1400 itself, the full size once more: three sizes, exact */
+    assert_int_equal(simulate(&p, 1500, PMTU_IPV4_MIN, 1400, 1), 3);
     assert_int_equal(p.lo, 1400);
     assert_int_equal(p.icmp_mtu, 1400);
     assert_int_equal(verdict(1500, 1500, &p, 1), PMTU_REDUCED);
     /* reported, yet the transfer at full MSS stalled: still a hole for TCP */
     assert_int_equal(verdict(1500, 1500, &p, 0), PMTU_BLACK_HOLE);
+}
+
+/* The full size lost once (a dropped datagram, not the path): the last try finds it. */
+static void test_pmtu_a_lost_full_size_is_tried_again(void **state)
+{
+    struct pmtu_search p;
+    uint32_t size;
+    int first = 1;
+
+    (void)state;
+    pmtu_search_init(&p, 1500, PMTU_IPV4_MIN);
+    while ((size = pmtu_next(&p)) != 0) {
+        pmtu_report(&p, size, size <= 1500 && !first, 0);
+        first = 0;
+    }
+    assert_int_equal(p.lo, 1500);
+    assert_true(p.steps <= PMTU_MAX_STEPS);
+    assert_int_equal(verdict(1500, 1500, &p, 1), PMTU_OK);
 }
 
 static void test_pmtu_every_path_found_from_below(void **state)
@@ -135,6 +154,7 @@ int main(void)
         cmocka_unit_test(test_pmtu_clean_path_is_one_packet),
         cmocka_unit_test(test_pmtu_silent_lower_hop_is_a_black_hole),
         cmocka_unit_test(test_pmtu_icmp_names_the_hop_at_once),
+        cmocka_unit_test(test_pmtu_a_lost_full_size_is_tried_again),
         cmocka_unit_test(test_pmtu_every_path_found_from_below),
         cmocka_unit_test(test_pmtu_nothing_crossing_stops_at_the_floor),
         cmocka_unit_test(test_pmtu_verdict_uses_the_smaller_interface),
