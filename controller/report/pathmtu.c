@@ -57,6 +57,16 @@ bool pathmtu_black_hole(const json_t *row)
     return v && strcmp(v, "black-hole") == 0;
 }
 
+size_t pathmtu_marker(const json_t *row, char *buf, size_t used, size_t len)
+{
+    int n;
+
+    if (!pathmtu_black_hole(row) || used >= len)
+        return used;
+    n = snprintf(buf + used, len - used, "%s!pmtu-black-hole", used ? " " : "");
+    return n < 0 ? used : used + (size_t)n < len ? used + (size_t)n : len - 1;
+}
+
 const char *pathmtu_text(const json_t *row, char *buf, size_t len)
 {
     const json_t *p = json_object_get(row, "path_mtu");

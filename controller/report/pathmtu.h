@@ -19,6 +19,10 @@ json_t *pathmtu_of_row(const json_t *row);
 /* The row's path_mtu says black hole. */
 bool pathmtu_black_hole(const json_t *row);
 
+/* The table's marker: for a black-hole row, "!pmtu-black-hole" appended to the used bytes of
+ * buf (len bytes; after a blank when used > 0). Returns the new length (used when none). */
+size_t pathmtu_marker(const json_t *row, char *buf, size_t used, size_t len);
+
 /* "path MTU 1392 < 1500, no ICMP: black hole" (or "... 1500: ok") of the row into buf (len
  * bytes); "" when the row has no path_mtu. Returns buf. */
 const char *pathmtu_text(const json_t *row, char *buf, size_t len);

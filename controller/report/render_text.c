@@ -132,9 +132,7 @@ static void note(const json_t *row, char *buf)
     size_t used, mark;
 
     used = strlen(evidence_marker(row, buf, CELL));
-    if (pathmtu_black_hole(row))
-        used += (size_t)snprintf(buf + used, CELL - used, "%s",
-                                 used ? " !pmtu-black-hole" : "!pmtu-black-hole");
+    used = pathmtu_marker(row, buf, used, CELL);
     if (used)
         buf[used++] = ' ', buf[used] = '\0';
     mark = used;
