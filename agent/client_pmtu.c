@@ -21,7 +21,8 @@
 
 #define PMTU_WAIT_MS      100          /* an echo later than this counts as lost */
 #define PMTU_TRIES        3            /* lost this many times: the size does not cross */
-#define PMTU_SESSION_MS   10000        /* the sessions' planned length; both stop early */
+#define PMTU_SESSION_MS   5000         /* the sessions' planned length (both stop early) */
+#define PMTU_BUDGET_MS    3500         /* the datagram search gives up here, whatever it knows */
 #define PMTU_TCP_BYTES    (256 * 1024) /* the full-MSS transfer, echoed back */
 #define PMTU_TCP_STALL_MS 1000         /* no echoed byte for this long: stalled */
 #define UDP_BUF           65536
@@ -128,10 +129,11 @@ static void udp_probe(struct sample *s, void *arg)
     struct probe *pr = arg;
     int fd = s->workers[0].fd;
     uint8_t *buf = kp_xcalloc(2, UDP_BUF); /* ours: send half, receive half */
+    uint64_t end = sysinfo_now_ns() + PMTU_BUDGET_MS * 1000000ull;
     uint32_t size;
 
     dontfrag(fd, is_v6(s));
-    while ((size = pmtu_next(&pr->search)) != 0) {
+    while (sysinfo_now_ns() < end && (size = pmtu_next(&pr->search)) != 0) {
         uint32_t icmp = 0;
         int crossed = 0;
         for (int t = 0; t < PMTU_TRIES && !crossed && !icmp; t++)
