@@ -92,10 +92,11 @@ static uint32_t learned_mtu(int fd, int v6)
     return mtu > 0 ? (uint32_t)mtu : 0;
 }
 
-/* One datagram of len payload bytes: 1 when its echo came back within PMTU_WAIT_MS; 0 when
- * it did not, with *icmp set when an ICMP reported an MTU meanwhile. */
+/* One datagram of len payload bytes, sequence seq: 1 when an echo of it or of an earlier try
+ * of this size (seq_min on) came back within PMTU_WAIT_MS; 0 when none did, with *icmp set when
+ * an ICMP reported an MTU meanwhile. */
 static int echo_once(const struct sample *s, int fd, uint8_t *buf, size_t len, uint64_t seq,
-                     uint32_t *icmp)
+                     uint64_t seq_min, uint32_t *icmp)
 {
     uint64_t deadline = sysinfo_now_ns() + PMTU_WAIT_MS * 1000000ull, now, id, rseq, ts;
 
@@ -118,7 +119,7 @@ static int echo_once(const struct sample *s, int fd, uint8_t *buf, size_t len, u
         if (n < (ssize_t)PROTO_MIN_UDP_SIZE)
             continue; /* an error already taken from the queue, or a runt */
         proto_udp_get(buf + UDP_BUF, &id, &rseq, &ts);
-        if (id == s->session && rseq == seq && (size_t)n == len)
+        if (id == s->session && rseq >= seq_min && rseq <= seq && (size_t)n == len)
             return 1;
     }
     return 0;
@@ -134,10 +135,11 @@ static void udp_probe(struct sample *s, void *arg)
 
     dontfrag(fd, is_v6(s));
     while (sysinfo_now_ns() < end && (size = pmtu_next(&pr->search)) != 0) {
+        uint64_t first = pr->seq;
         uint32_t icmp = 0;
         int crossed = 0;
         for (int t = 0; t < PMTU_TRIES && !crossed && !icmp; t++)
-            crossed = echo_once(s, fd, buf, size - pr->hdr, pr->seq++, &icmp);
+            crossed = echo_once(s, fd, buf, size - pr->hdr, pr->seq++, first, &icmp);
         s->workers[0].udp_sent++;
         pmtu_report(&pr->search, size, crossed, icmp);
     }
