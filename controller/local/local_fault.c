@@ -361,11 +361,11 @@ static int apply_mtu_hop(const struct local_fault *f, int index, struct localnet
                err) != 0)
         return -1;
     text = kp_xasprintf("table inet kperf_mtuhop%d {\n"
-                        "  chain out {\n    type filter hook output priority 0;\n    %s  }\n"
-                        "  chain fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
+                        "  chain pmtu_out {\n    type filter hook output priority 0;\n    %s  }\n"
+                        "  chain pmtu_fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
                         "}\n"
                         "table bridge kperf_mtuhop%d {\n"
-                        "  chain fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
+                        "  chain pmtu_fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
                         "}\n",
                         index, icmp, icmp, index, icmp);
     rc = nft_load(ln, f->link->b_ns, index, text, err);
