@@ -623,6 +623,27 @@ out:
     return rc;
 }
 
+int client_run_inline(struct sample *s, void (*fn)(struct sample *s, void *arg), void *arg,
+                      struct kp_err *err)
+{
+    struct proto_msg m;
+
+    if (setup(s, err) != 0 || ctrl_simple(s->ctrl, PROTO_START, err) != 0 ||
+        ctrl_recv(s->ctrl, &m, PROTO_STARTED, HANDSHAKE_TIMEOUT_MS, err) != 0)
+        return -1;
+    s->t_start_ns = s->t_mark_ns = sysinfo_now_ns();
+    fn(s, arg);
+    s->t_end_ns = sysinfo_now_ns();
+    memset(&m, 0, sizeof(m));
+    m.type = PROTO_STOP;
+    m.u.stop.sent_bytes = atomic_load(&s->workers[0].bytes);
+    m.u.stop.udp_sent = s->workers[0].udp_sent;
+    if (ctrl_send(s->ctrl, &m, err) != 0 || recv_result(s, &m, err) != 0)
+        return -1;
+    s->server = m.u.result;
+    return 0;
+}
+
 void client_sample_cleanup(struct sample *s)
 {
     json_decref(s->facts);
@@ -683,27 +704,6 @@ static int resolve(const struct client_opts *o, struct sample *s, struct kp_err 
     return 0;
 }
 
-static json_t *doc_new(const struct client_opts *o)
-{
-    char host[256], kernel[256], machine[64];
-    json_t *tests = json_array();
-
-    sysinfo_host(host, sizeof(host), kernel, sizeof(kernel));
-    sysinfo_machine(machine, sizeof(machine));
-    for (unsigned i = 0; i < o->ntests; i++)
-        json_array_append_new(tests, json_string(proto_test_name(o->tests[i])));
-    return json_pack("{s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:i}, s:{s:o, s:f, s:f, s:f, s:i, s:i, "
-                     "s:I, s:I, s:b}, s:{}, s:[], s:[]}",
-                     "schema", "kperf.result/v1", "agent", "version", KPERF_VERSION, "hostname",
-                     host, "kernel", kernel, "machine", machine, "server", "host", o->host, "port",
-                     (int)o->port, "params", "tests", tests, "duration_s",
-                     (double)o->duration_ms / 1000.0, "omit_s", (double)o->omit_ms / 1000.0,
-                     "interval_s", (double)o->interval_ms / 1000.0, "samples", (int)o->samples,
-                     "streams", (int)o->streams, "msg_size_bytes", (json_int_t)o->msg_size,
-                     "udp_rate_bps", (json_int_t)o->udp_rate_bps, "reverse", o->reverse, "mtu",
-                     "results", "errors");
-}
-
 static void add_error(json_t *doc, uint8_t test, unsigned sample, const char *msg)
 {
     json_array_append_new(json_object_get(doc, "errors"),
@@ -719,7 +719,7 @@ static int is_unreachable(const char *msg)
 
 json_t *client_run(const struct client_opts *o, unsigned *failed)
 {
-    json_t *doc = doc_new(o);
+    json_t *doc = client_doc_new(o);
     char fatal[KP_ERR_MAX] = "";
     struct sample base;
 
@@ -768,14 +768,11 @@ json_t *client_run(const struct client_opts *o, unsigned *failed)
             if (o->server_facts && !json_object_get(doc, "server_facts"))
                 s.req.flags |= PROTO_FLAG_FACTS;
             if (client_run_sample(&s, &err) == 0) {
-                json_t *mtu = json_object_get(doc, "mtu");
                 if (s.facts && !json_object_get(doc, "server_facts"))
                     json_object_set(doc, "server_facts", s.facts);
                 json_array_append_new(json_object_get(doc, "results"), client_sample_json(&s, i));
-                if (json_object_size(mtu) == 0) {
-                    json_object_set_new(mtu, "client", json_integer(s.mtu));
-                    json_object_set_new(mtu, "server", json_integer(s.server.mtu));
-                }
+                if (json_object_size(json_object_get(doc, "mtu")) == 0)
+                    client_pmtu_note(doc, &s);
             } else {
                 kp_log(KP_LOG_WARN, "%s sample %u failed: %s", proto_test_name(s.req.test), i,
                        kp_err_msg(&err));

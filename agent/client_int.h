@@ -153,4 +153,18 @@ void client_counters_snapshot(struct sample *s, struct counters_snap **snap);
  * that has none is absent. New reference. */
 json_t *client_counters_json(const struct sample *s);
 
+/* client.c: one session of s->req (set up as a sample is) whose only traffic is fn(s, arg) on
+ * the calling thread, in place of the worker threads, then STOP (with workers[0]'s bytes and
+ * datagrams) and RESULT into s->server. 0, or -1 with err; the caller cleans s up
+ * (client_sample_cleanup). The path-MTU probe's sessions (client_pmtu.c). */
+KP_MUST_CHECK int client_run_inline(struct sample *s, void (*fn)(struct sample *s, void *arg),
+                                    void *arg, struct kp_err *err);
+/* client_json.c: the document's frame (schema, agent, server, params; empty mtu, results and
+ * errors). New reference. */
+json_t *client_doc_new(const struct client_opts *o);
+/* client_pmtu.c: the document's "mtu" from the first answered sample: each end's interface
+ * MTU, then (unless --no-path-mtu) the path-MTU probe's path, icmp, tcp_full_mss, verdict and
+ * probe_ms. A probe that cannot run leaves those out (logged). */
+void client_pmtu_note(json_t *doc, const struct sample *first);
+
 #endif

@@ -218,3 +218,24 @@ json_t *client_facts_parse(const char *text)
     }
     return f;
 }
+
+json_t *client_doc_new(const struct client_opts *o)
+{
+    char host[256], kernel[256], machine[64];
+    json_t *tests = json_array();
+
+    sysinfo_host(host, sizeof(host), kernel, sizeof(kernel));
+    sysinfo_machine(machine, sizeof(machine));
+    for (unsigned i = 0; i < o->ntests; i++)
+        json_array_append_new(tests, json_string(proto_test_name(o->tests[i])));
+    return json_pack("{s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:i}, s:{s:o, s:f, s:f, s:f, s:i, s:i, "
+                     "s:I, s:I, s:b}, s:{}, s:[], s:[]}",
+                     "schema", "kperf.result/v1", "agent", "version", KPERF_VERSION, "hostname",
+                     host, "kernel", kernel, "machine", machine, "server", "host", o->host, "port",
+                     (int)o->port, "params", "tests", tests, "duration_s",
+                     (double)o->duration_ms / 1000.0, "omit_s", (double)o->omit_ms / 1000.0,
+                     "interval_s", (double)o->interval_ms / 1000.0, "samples", (int)o->samples,
+                     "streams", (int)o->streams, "msg_size_bytes", (json_int_t)o->msg_size,
+                     "udp_rate_bps", (json_int_t)o->udp_rate_bps, "reverse", o->reverse, "mtu",
+                     "results", "errors");
+}

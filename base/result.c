@@ -103,11 +103,30 @@ static int check_params(const json_t *v, const char *path, unsigned classes, str
     return result_check_object(v, path, f, NFIELDS(f), C_ANY, err);
 }
 
+static int check_pmtu_verdict(const json_t *v, const char *path, unsigned classes,
+                              struct kp_err *err)
+{
+    static const char *const ok[] = {"ok", "reduced", "black-hole", "unknown"};
+
+    (void)classes;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (strcmp(json_string_value(v), ok[i]) == 0)
+            return 0;
+    return kp_err_set(err, "%s: \"%s\" is not ok, reduced, black-hole or unknown", path,
+                      json_string_value(v));
+}
+
 static int check_mtu(const json_t *v, const char *path, unsigned classes, struct kp_err *err)
 {
     static const struct field f[] = {
         {"client", K_INT, 0, ALL, NULL},
         {"server", K_INT, 0, ALL, NULL},
+        /* the path-MTU probe (agent/client_pmtu.c), unless --no-path-mtu */
+        {"path", K_INT, 0, ALL, NULL},
+        {"icmp", K_INT, 0, ALL, NULL},
+        {"tcp_full_mss", K_BOOL, 0, ALL, NULL},
+        {"verdict", K_STR, 0, ALL, check_pmtu_verdict},
+        {"probe_ms", K_INT, 0, ALL, NULL},
     };
     (void)classes;
     return result_check_object(v, path, f, NFIELDS(f), C_ANY, err);

@@ -77,7 +77,8 @@ struct local_fault {
 
 typedef int apply_fn(const struct local_fault *f, int index, struct localnet *ln,
                      struct kp_err *err);
-static apply_fn apply_mtu, apply_rate, apply_loss, apply_delay, apply_cpu, apply_nothing;
+static apply_fn apply_mtu, apply_mtu_hop, apply_rate, apply_loss, apply_delay, apply_cpu,
+    apply_nothing;
 
 /* The kinds. A new one: a row here, its keys, an apply function. */
 static const struct kind {
@@ -88,6 +89,7 @@ static const struct kind {
     apply_fn *apply;
 } kinds[] = {
     {"mtu", K_LINK | K_MTU, 0, "mtu:link=L,mtu=BYTES", apply_mtu},
+    {"mtu-hop", K_LINK | K_MTU, 0, "mtu-hop:link=L,mtu=BYTES", apply_mtu_hop},
     {"rate", K_LINK | K_RATE, 0, "rate:link=L,rate=RATE", apply_rate},
     {"loss", K_LINK | K_PCT, 0, "loss:link=L,pct=N", apply_loss},
     {"delay", K_LINK | K_MS, 0, "delay:link=L,ms=N", apply_delay},
@@ -99,7 +101,7 @@ static const struct kind {
     {"rollout", K_DOWN | K_GAP, K_FLUSH, "rollout:down=DUR,gap=DUR[,flush=0|1]", apply_nothing},
 };
 #define N_KINDS    (sizeof(kinds) / sizeof(kinds[0]))
-#define KIND_NAMES "mtu, rate, loss, delay, cpu, cni-add-delay or rollout"
+#define KIND_NAMES "mtu, mtu-hop, rate, loss, delay, cpu, cni-add-delay or rollout"
 
 static int parse_long(const char *v, long lo, long hi, long *out)
 {
@@ -331,6 +333,44 @@ static int apply_mtu(const struct local_fault *f, int index, struct localnet *ln
     return run_in(
         ln, f->link->b_ns,
         (const char *const[]){"ip", "link", "set", "dev", f->link->b_dev, "mtu", mtu, NULL}, err);
+}
+
+/* mtu-hop: the far end of the link only (the underlay bridge's port for node1, node2 and ext;
+ * the node bridge's port for a pod link) gets the lower MTU, and its bridge keeps the run's,
+ * so only frames crossing that port are too big and they are dropped without a word, as a
+ * bridge does; and no "fragmentation needed" or "packet too big" leaves or crosses that
+ * namespace (an inet table on output and forward, a bridge table on forward), so none would
+ * reach a sender even where a router there sent one. */
+static int apply_mtu_hop(const struct local_fault *f, int index, struct localnet *ln,
+                         struct kp_err *err)
+{
+    const char *bridge = f->link->b_ns == LN_UNDERLAY ? "br0" : "cni0";
+    const char *icmp = "icmp type destination-unreachable icmp code frag-needed drop\n"
+                       "    icmpv6 type packet-too-big drop\n";
+    char mtu[16], run_mtu[16];
+    char *text;
+    int rc;
+
+    snprintf(mtu, sizeof(mtu), "%ld", f->mtu);
+    snprintf(run_mtu, sizeof(run_mtu), "%d", localnet_mtu(ln));
+    if (run_in(ln, f->link->b_ns,
+               (const char *const[]){"ip", "link", "set", "dev", f->link->b_dev, "mtu", mtu, NULL},
+               err) != 0 ||
+        run_in(ln, f->link->b_ns,
+               (const char *const[]){"ip", "link", "set", "dev", bridge, "mtu", run_mtu, NULL},
+               err) != 0)
+        return -1;
+    text = kp_xasprintf("table inet kperf_mtuhop%d {\n"
+                        "  chain pmtu_out {\n    type filter hook output priority 0;\n    %s  }\n"
+                        "  chain pmtu_fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
+                        "}\n"
+                        "table bridge kperf_mtuhop%d {\n"
+                        "  chain pmtu_fwd {\n    type filter hook forward priority 0;\n    %s  }\n"
+                        "}\n",
+                        index, icmp, icmp, index, icmp);
+    rc = nft_load(ln, f->link->b_ns, index, text, err);
+    free(text);
+    return rc;
 }
 
 /* One root qdisc on both ends (each end's egress is one direction of the link). */

@@ -7,6 +7,9 @@
  *
  * SPEC is KIND:KEY=VALUE,...:
  *   mtu:link=L,mtu=BYTES       lower (or raise) the MTU of both ends of link L
+ *   mtu-hop:link=L,mtu=BYTES   lower the MTU of L's far end only (its port on the underlay
+ *                              or node bridge) and drop ICMP "fragmentation needed" and
+ *                              "packet too big" in that namespace: a path-MTU black hole
  *   rate:link=L,rate=RATE      token bucket (tc tbf) on both ends of L: each direction capped
  *   loss:link=L,pct=N          drop N% (1..99) of the packets in each direction of L
  *                              (nftables `numgen random` at both ends' ingress; no netem needed)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* evidence_html.c - the HTML report's per-row evidence panel (evidence.h): for every row with
  * counters, its moved drop, shaping and overflow counters first, then every counter that moved
- * on each side, and the conntrack table's size against its maximum. */
+ * on each side, the conntrack table's size against its maximum, and the path MTU probe's line. */
 #include "controller/report/evidence.h"
 
 #include <stdbool.h>
@@ -9,6 +9,7 @@
 
 #include "base/rowkey.h"
 #include "controller/report/html_util.h"
+#include "controller/report/pathmtu.h"
 #include "controller/report/report.h"
 
 static void side_rows(const char *side, const json_t *acc, FILE *out)
@@ -40,7 +41,8 @@ static void panel(const json_t *row, FILE *out)
     size_t moved = evidence_moved_text(row, text, sizeof(text));
 
     rowkey_of(row, &k);
-    fprintf(out, "<details class=\"evidence\"%s><summary>", moved ? " open" : "");
+    fprintf(out, "<details class=\"evidence\"%s><summary>",
+            moved || pathmtu_black_hole(row) ? " open" : "");
     html_esc(rowkey_label(&k, label, sizeof(label)), out);
     fputs(moved ? ": <b>! " : ": ", out);
     html_esc(moved ? text : "no drop, shaping or overflow counter moved", out);
@@ -48,7 +50,13 @@ static void panel(const json_t *row, FILE *out)
     fputs("<table><tr><th>side</th><th>counter</th><th>delta</th><th>marks as</th></tr>\n", out);
     side_rows("client", json_object_get(ev, "client"), out);
     side_rows("server", json_object_get(ev, "server"), out);
-    fputs("</table></details>\n", out);
+    fputs("</table>", out);
+    if (json_object_get(row, "path_mtu")) { /* pathmtu.h: the probe's line, also in "Path MTU" */
+        fputs(pathmtu_black_hole(row) ? "<p><b>! " : "<p>", out);
+        html_esc(pathmtu_text(row, text, sizeof(text)), out);
+        fputs(pathmtu_black_hole(row) ? "</b></p>" : "</p>", out);
+    }
+    fputs("</details>\n", out);
 }
 
 void evidence_html(const struct report *rep, FILE *out)

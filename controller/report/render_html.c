@@ -15,6 +15,7 @@
 #include "controller/report/html_chart.h"
 #include "controller/report/html_util.h"
 #include "controller/report/outlier.h"
+#include "controller/report/pathmtu.h"
 #include "controller/report/render_text.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
@@ -565,6 +566,7 @@ void render_html(const struct report *rep, FILE *out)
     readiness_chart(md, out);
     distributions(rep, out);
     evidence_html(rep, out);
+    pathmtu_html(rep, out);
     run_card(md, out);
     print_metadata(rep, out);
     fputs("<p>Schema kperf.report/v1. Latency percentiles come from merged histograms of all "

@@ -12,6 +12,7 @@
 #include "base/textsafe.h"
 #include "controller/report/evidence.h"
 #include "controller/report/outlier.h"
+#include "controller/report/pathmtu.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report.h"
 #include "controller/report/report_aggregate.h"
@@ -131,6 +132,7 @@ static void note(const json_t *row, char *buf)
     size_t used, mark;
 
     used = strlen(evidence_marker(row, buf, CELL));
+    used = pathmtu_marker(row, buf, used, CELL);
     if (used)
         buf[used++] = ' ', buf[used] = '\0';
     mark = used;
@@ -628,6 +630,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "throughput", "Throughput tests", false, out);
     readiness_print(report_metadata_const(rep), false, out);
     evidence_print(rep, "  ", out);
+    pathmtu_print(rep, "  ", out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
 }
@@ -640,6 +643,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "throughput", "Throughput tests", true, out);
     readiness_print(report_metadata_const(rep), true, out);
     evidence_print(rep, "- ", out);
+    pathmtu_print(rep, "- ", out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);
 }

@@ -11,6 +11,7 @@
 
 #include "base/kp_err.h"
 #include "base/result.h"
+#include "controller/report/pathmtu.h"
 #include "controller/report/report.h"
 
 static int want_type(const json_t *obj, const char *key, json_type type, bool required,
@@ -46,6 +47,26 @@ static int want_type(const json_t *obj, const char *key, json_type type, bool re
     return 0;
 }
 
+/* A sample's mtu (the agent document's: interface MTUs and the path-MTU probe) or, with
+ * is_row, a row's path_mtu (pathmtu.h), whose verdict is required. */
+static int validate_mtu(const json_t *mtu, const char *p, bool is_row, struct kp_err *err)
+{
+    const json_t *v = json_object_get(mtu, "verdict");
+
+    if (want_type(mtu, "client", JSON_INTEGER, false, p, err) != 0 ||
+        want_type(mtu, "server", JSON_INTEGER, false, p, err) != 0 ||
+        want_type(mtu, "path", JSON_INTEGER, false, p, err) != 0 ||
+        want_type(mtu, "icmp", JSON_INTEGER, false, p, err) != 0 ||
+        want_type(mtu, "probe_ms", JSON_INTEGER, false, p, err) != 0 ||
+        want_type(mtu, "tcp_full_mss", JSON_TRUE, false, p, err) != 0 ||
+        want_type(mtu, "verdict", JSON_STRING, is_row, p, err) != 0)
+        return -1;
+    if (v && !pathmtu_verdict_known(json_string_value(v)))
+        return kp_err_set(err, "%s.verdict: \"%s\" is not ok, reduced, black-hole or unknown", p,
+                          json_string_value(v));
+    return 0;
+}
+
 /* One samples[] entry of a row: an agent results[] entry, checked by the agent's own schema
  * (base/result.h), plus the agent document's "mtu" that report_add_agent_doc keeps with it. */
 static int validate_sample(const json_t *sample, const char *path, struct kp_err *err)
@@ -61,8 +82,7 @@ static int validate_sample(const json_t *sample, const char *path, struct kp_err
         if (!json_is_object(mtu))
             return kp_err_set(err, "%s.mtu: expected an object", path);
         snprintf(p, sizeof(p), "%s.mtu", path);
-        if (want_type(mtu, "client", JSON_INTEGER, false, p, err) != 0 ||
-            want_type(mtu, "server", JSON_INTEGER, false, p, err) != 0)
+        if (validate_mtu(mtu, p, false, err) != 0)
             return -1;
     }
     entry = json_copy((json_t *)sample); /* shallow: the same values, without the mtu */
@@ -217,6 +237,14 @@ int report_validate_row(const json_t *row, const char *path, struct kp_err *err)
         return kp_err_set(err, "%s: samples without aggregate", path);
     if (validate_evidence(json_object_get(row, "evidence"), path, err) != 0)
         return -1;
+    if (json_object_get(row, "path_mtu")) {
+        char pm[160];
+        snprintf(pm, sizeof(pm), "%s.path_mtu", path);
+        if (!json_is_object(json_object_get(row, "path_mtu")))
+            return kp_err_set(err, "%s: expected an object", pm);
+        if (validate_mtu(json_object_get(row, "path_mtu"), pm, true, err) != 0)
+            return -1;
+    }
     return validate_row_stats(row, path, err);
 }
 

@@ -29,6 +29,9 @@ validate "$D/shaped.json"
 # every measured row has counters from both ends
 assert_json "clean: every row has client and server counters" "$D/clean.json" \
     '[.results[] | select(.samples | length > 0) | .evidence.client.samples >= 1 and .evidence.server.samples >= 1] | all and length == 2'
+# clean: no row is a path-MTU black hole (the probe says ok; docs/report.md "Path MTU")
+assert_json "clean: path MTU ok on every row" "$D/clean.json" \
+    '[.results[] | select(.samples | length > 0) | .path_mtu.verdict == "ok"] | all and length == 2'
 # clean: nothing node-local moved (machine-wide softnet counters aside, see above)
 assert_json "clean: no row marked" "$D/clean.json" \
     '[.results[].evidence.moved[]? | select(.counter | startswith("softnet.") | not)] | length == 0'

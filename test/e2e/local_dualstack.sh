@@ -3,7 +3,8 @@
 # local_dualstack.sh - `kperf run --local --ip-family both`: every row once per family on the
 # dual-stack local cluster (servers on ::, clients dialling each family), all ok, rows marked
 # IPv4/IPv6, TCP's MSS telling the families apart (1448 over IPv4, 1428 over IPv6 at MTU
-# 1500), the table naming the family; nothing left behind. Runtime about 40 s.
+# 1500), the path MTU probe saying ok on every row, the table naming the family; nothing left
+# behind. Runtime about 40 s.
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
@@ -36,7 +37,11 @@ for k in sorted(set(got) - want, key=str):
 for k, r in sorted(got.items(), key=lambda x: str(x[0])):
     if r.get("status") != "ok":
         bad.append("%s: status %s %s" % (k, r.get("status"), r.get("errors")))
-    elif k[3] == "TCP_STREAM" and k[2] == "other-node":
+        continue
+    # a clean cluster: every path carries its interfaces' MTU (the path MTU probe)
+    if (r.get("path_mtu") or {}).get("verdict") != "ok":
+        bad.append("%s: path MTU %s" % (k, r.get("path_mtu")))
+    if k[3] == "TCP_STREAM" and k[2] == "other-node":
         mss = r["aggregate"]["tcp"]["mss"]
         if mss != (1428 if k[0] == "IPv6" else 1448):
             bad.append("%s: MSS %s" % (k, mss))

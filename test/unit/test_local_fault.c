@@ -16,11 +16,12 @@
 static void test_local_fault_kinds_parse(void **state)
 {
     static const char *const ok[] = {
-        "mtu:link=node1,mtu=1280",   "rate:link=node2,rate=200mbit",
-        "rate:rate=1G,link=client",  "loss:link=server2,pct=2",
-        "loss:link=ext,pct=0.5",     "delay:link=node2,ms=5",
-        "cpu:node=node2,rules=1000", "cni-add-delay:node=node2,delay=2s",
-        "rollout:down=2s,gap=2s",    "rollout:gap=500ms,down=1s,flush=1",
+        "mtu:link=node1,mtu=1280",     "rate:link=node2,rate=200mbit",
+        "rate:rate=1G,link=client",    "loss:link=server2,pct=2",
+        "loss:link=ext,pct=0.5",       "delay:link=node2,ms=5",
+        "cpu:node=node2,rules=1000",   "cni-add-delay:node=node2,delay=2s",
+        "rollout:down=2s,gap=2s",      "rollout:gap=500ms,down=1s,flush=1",
+        "mtu-hop:link=node2,mtu=1400",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -53,8 +54,9 @@ static void test_local_fault_bad_specs(void **state)
 {
     (void)state;
     expect_error("", "unknown kind ''");
-    expect_error("netem:link=node1",
-                 "unknown kind 'netem' (mtu, rate, loss, delay, cpu, cni-add-delay or rollout)");
+    expect_error(
+        "netem:link=node1",
+        "unknown kind 'netem' (mtu, mtu-hop, rate, loss, delay, cpu, cni-add-delay or rollout)");
     expect_error("loss", "loss needs every key of loss:link=L,pct=N");
     expect_error("loss:link=node2", "needs every key");
     expect_error("loss:link=node3,pct=2", "unknown link 'node3'");
@@ -67,6 +69,9 @@ static void test_local_fault_bad_specs(void **state)
     expect_error("loss:link=node2,pct", "'pct' is not KEY=VALUE");
     expect_error("loss:link=,pct=2", "'link=' is not KEY=VALUE");
     expect_error("mtu:link=node1,mtu=100", "mtu '100' is not a whole number in [576, 65000]");
+    expect_error("mtu-hop:link=node2", "mtu-hop needs every key of mtu-hop:link=L,mtu=BYTES");
+    expect_error("mtu-hop:link=node2,mtu=1400,pct=1",
+                 "mtu-hop takes no key 'pct' (mtu-hop:link=L,mtu=BYTES)");
     expect_error("rate:link=node1,rate=5x", "rate '5x' is not a rate");
     expect_error("rate:link=node1,rate=10k", "is not a rate in [1M, 100G]");
     expect_error("delay:link=node1,ms=0", "ms '0' is not a whole number");
@@ -142,6 +147,8 @@ static void test_local_fault_on_pod_links(void **state)
     } cases[] = {
         {"loss:link=client,pct=1", true},
         {"mtu:link=server2,mtu=1280", true},
+        {"mtu-hop:link=client,mtu=1400", true},
+        {"mtu-hop:link=node2,mtu=1400", false},
         {"rollout:down=1s,gap=1s", true},
         {"loss:link=node2,pct=1", false},
         {"rate:link=ext,rate=1G", false},
