@@ -10,7 +10,9 @@
 #    message), nor change the policy, its binding, the namespace's labels or Roles (RBAC);
 #  * it cannot create pods outside kperf and kperf-host (RBAC);
 #  * the same pod of the agent image without the privileges is admitted, and kperf's own run
-#    (pod and host network agents) works there and leaves nothing behind.
+#    works with the split: `-n kperf --host-namespace kperf-host`, kperf relabelled to enforce
+#    Pod Security "restricted" (its pod-network agents pass it), the host-network agents in
+#    kperf-host (admitted by the policy), nothing left behind in either.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -83,13 +85,33 @@ k -n kperf-host delete pod fine --wait=false >/dev/null 2>&1
 ! kadmin -n kperf-host get pods,daemonsets -o name 2>&1 | grep -qv 'pod/fine' &&
     pass "no refused object was stored" || fail "stored: $(kadmin -n kperf-host get pods,daemonsets -o name)"
 
-# kperf's own run there, as the same token: pod and host network agents, admitted
-kperf_k8s -n kperf-host --scenarios pod-to-pod,host-to-host --tests TCP_RR --duration 1s --omit 0s \
-    -o json >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err" &&
-    pass "kperf run -n kperf-host (pod-to-pod, host-to-host) as the nightly's token exits 0" ||
+# kperf's own run, as the same token, split: pod-network agents in kperf (restricted now),
+# host-network ones in kperf-host
+kadmin label namespace kperf pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null ||
+    fail "relabel kperf restricted"
+k8s_record_pods_start "$K8S_DIR/pods.ndjson"
+kperf_k8s -n kperf --host-namespace kperf-host --scenarios pod-to-pod,host-to-host --tests TCP_RR \
+    --duration 1s --omit 0s -o json >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err" &&
+    pass "kperf run -n kperf --host-namespace kperf-host (pod-to-pod, host-to-host) as the nightly's token exits 0" ||
     fail "run: rc $?: $(tail -5 "$K8S_DIR/run.err")"
+k8s_record_pods_stop
+if jq -e -s 'unique_by(.metadata.name) | length >= 4 and
+        all(.[]; (.spec.hostNetwork == true) == (.metadata.namespace == "kperf-host"))' \
+    "$K8S_DIR/pods.ndjson" >/dev/null; then
+    pass "every host-network agent pod ran in kperf-host, every other in kperf"
+else
+    fail "pods: $(jq -s -c '[unique_by(.metadata.name)[] | [.metadata.namespace, .metadata.name, .spec.hostNetwork]]' "$K8S_DIR/pods.ndjson")"
+fi
 jq -e '[.results[] | select(.scenario == "host-to-host" and .status == "ok")] | length > 0' "$K8S_DIR/run.json" \
     >/dev/null 2>&1 && pass "the report has host-to-host rows" || fail "no host-to-host rows"
-k8s_nothing_left "after the run in kperf-host"
+k8s_nothing_left "after the split run (kperf and kperf-host)"
+# a missing --host-namespace is refused before anything is made
+kperf_k8s -n kperf --host-namespace nosuch --scenarios host-to-host --tests TCP_RR --duration 1s \
+    -o json >/dev/null 2>"$K8S_DIR/nosuch.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "host-namespace nosuch does not exist" "$K8S_DIR/nosuch.err" &&
+    pass "--host-namespace nosuch: $(grep '^kperf: error:' "$K8S_DIR/nosuch.err" | cut -c1-120)" ||
+    fail "nosuch: rc $rc: $(cat "$K8S_DIR/nosuch.err")"
+k8s_nothing_left "refused --host-namespace"
 echo "time: $(($(date +%s) - start)) s (kube-sim start-up excluded)"
 ks_finish
