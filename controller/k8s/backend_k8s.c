@@ -234,8 +234,8 @@ static int cleanup_run(struct k8s_backend *b, struct kp_err *err)
         kp_log(
             KP_LOG_WARN,
             "--keep: left run %s in namespace %s. Remove it with 'kperf cleanup --run-id %s%s%s'",
-            b->d.run_id, b->d.ns, b->d.run_id, b->ns_created ? "" : " -n ",
-            b->ns_created ? "" : b->d.ns);
+            b->d.run_id, b->d.ns, b->d.run_id, b->ns_created || b->d.host_ns ? "" : " -n ",
+            b->ns_created || b->d.host_ns ? "" : b->d.ns); /* split: look everywhere */
         return 0;
     }
     rc = 0;
