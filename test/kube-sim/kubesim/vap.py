@@ -310,7 +310,8 @@ class Policies:
         codes = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422,
                  "RequestEntityTooLarge": 413}
         code = codes.get(reason, 422)
-        shown = '%s "%s"' % (req["resource"], req["name"])
+        shown = '%s%s "%s"' % (req["resource"], "." + req["group"] if
+                               req["group"] else "", req["name"])
         if reason == "Forbidden":
             text = "%s is forbidden: %s" % (shown, msg)
         else:
