@@ -63,7 +63,8 @@ refused "an added capability" "containers may not add capabilities" "$(pod cap "
 ds=$(jq -c '{apiVersion: "apps/v1", kind: "DaemonSet",
         metadata: {name: "other", namespace: "kperf-host"},
         spec: {selector: {matchLabels: {a: "b"}},
-               template: {metadata: {labels: {a: "b"}}, spec: .spec}}}' <<<"$(pod x busybox)")
+               template: {metadata: {labels: {a: "b"}}, spec: (.spec | del(.restartPolicy))}}}' \
+    <<<"$(pod x busybox)")
 refused "a DaemonSet of another image" "only the kperf agent image" "$ds"
 out=$(k create -f - <<<"$(pod other busybox | sed 's/"kperf-host"/"default"/')" 2>&1)
 grep -q 'cannot create resource "pods" in API group "" in the namespace "default"' <<<"$out" &&
@@ -105,13 +106,22 @@ fi
 jq -e '[.results[] | select(.scenario == "host-to-host" and .status == "ok")] | length > 0' "$K8S_DIR/run.json" \
     >/dev/null 2>&1 && pass "the report has host-to-host rows" || fail "no host-to-host rows"
 k8s_nothing_left "after the split run (kperf and kperf-host)"
-# a missing --host-namespace is refused before anything is made
+# a --host-namespace the token may not read (rbac.yaml names kperf and kperf-host) is refused
+# before anything is made, naming it
 kperf_k8s -n kperf --host-namespace nosuch --scenarios host-to-host --tests TCP_RR --duration 1s \
     -o json >/dev/null 2>"$K8S_DIR/nosuch.err"
 rc=$?
-[ "$rc" = 1 ] && grep -q "host-namespace nosuch does not exist" "$K8S_DIR/nosuch.err" &&
+[ "$rc" = 1 ] && grep -q 'get namespaces nosuch: forbidden' "$K8S_DIR/nosuch.err" &&
     pass "--host-namespace nosuch: $(grep '^kperf: error:' "$K8S_DIR/nosuch.err" | cut -c1-120)" ||
     fail "nosuch: rc $rc: $(cat "$K8S_DIR/nosuch.err")"
+# one that does not exist (as the admin, who may read any namespace)
+"$KPERF" run --kubeconfig "$K8S_DIR/admin.kubeconfig" --image kperf-agent:e2e -n kperf \
+    --host-namespace nosuch --scenarios host-to-host --tests TCP_RR --duration 1s -o json \
+    >/dev/null 2>"$K8S_DIR/nosuch2.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "host-namespace nosuch does not exist: create it" "$K8S_DIR/nosuch2.err" &&
+    pass "missing --host-namespace: $(grep '^kperf: error:' "$K8S_DIR/nosuch2.err" | cut -c1-120)" ||
+    fail "nosuch (admin): rc $rc: $(cat "$K8S_DIR/nosuch2.err")"
 k8s_nothing_left "refused --host-namespace"
 echo "time: $(($(date +%s) - start)) s (kube-sim start-up excluded)"
 ks_finish
