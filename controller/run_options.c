@@ -74,6 +74,7 @@ void run_options_cleanup(struct run_options *o)
     free(o->kubeconfig);
     free(o->context);
     free(o->namespace_name);
+    free(o->host_namespace_name);
     free(o->image);
     free(o->image_pull_secret);
     free(o->image_pull_policy);

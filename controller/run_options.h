@@ -92,6 +92,8 @@ struct run_options {
     char *kubeconfig;                /* owned; NULL = $KUBECONFIG / ~/.kube/config / in-cluster */
     char *context;                   /* owned; NULL = current-context */
     char *namespace_name;            /* -n/--namespace; owned; NULL = create kperf-<run-id> */
+    char *host_namespace_name;       /* --host-namespace: the host-network agents' existing
+                                      * namespace; owned; NULL = the run's namespace */
     char *image;                     /* --image; owned; NULL = run_options_default_image() */
     char *image_pull_secret;         /* NAME or NS/NAME (k8s_pullsecret.h); owned; NULL = none */
     char *image_pull_policy;         /* owned; NULL = cluster default; Always|IfNotPresent|Never */

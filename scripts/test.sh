@@ -18,6 +18,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes
   containernetworking-plugins       # kube-sim pod networks (e2e.kubesim_*, e2e.k8s_*, e2e.local_cni)
   docker-registry                   # every kube-sim test: a registry per cluster (kubesim_pull)
+  nodejs                            # unit.kubesim_vap, e2e.k8s_policy: kube-sim's CEL (get-cel.sh; npm comes with it here)
 )
 missing=()
 for p in "${extra[@]}"; do

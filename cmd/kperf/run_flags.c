@@ -54,6 +54,7 @@ enum flag_id {
     F_KUBECONFIG,
     F_CONTEXT,
     F_NAMESPACE,
+    F_HOST_NAMESPACE,
     F_IMAGE,
     F_PULL_SECRET,
     F_PULL_POLICY,
@@ -340,6 +341,9 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
     case F_NAMESPACE:
         set_str(&o->namespace_name, v);
         return 0;
+    case F_HOST_NAMESPACE:
+        set_str(&o->host_namespace_name, v);
+        return 0;
     case F_IMAGE:
         set_str(&o->image, v);
         return 0;
@@ -554,6 +558,9 @@ static const struct flag run_flags[] = {
              "kubeconfig context (default current-context)"),
     RUN_FLAG(G_K8S, F_NAMESPACE, "namespace", 'n', "NS",
              "use this existing namespace (default: create kperf-<run-id>)"),
+    RUN_FLAG(G_K8S, F_HOST_NAMESPACE, "host-namespace", 0, "NS",
+             "put the host-network agents in this existing (privileged)\n"
+             "namespace; the rest stays in -n's (default: -n's)"),
     RUN_FLAG(G_K8S, F_IMAGE, "image", 0, "IMAGE",
              "kperf-agent image (registry mirrors, air-gapped)"),
     RUN_FLAG(G_K8S, F_PULL_SECRET, "image-pull-secret", 0, "[NS/]NAME",

@@ -234,12 +234,17 @@ static int cleanup_run(struct k8s_backend *b, struct kp_err *err)
         kp_log(
             KP_LOG_WARN,
             "--keep: left run %s in namespace %s. Remove it with 'kperf cleanup --run-id %s%s%s'",
-            b->d.run_id, b->d.ns, b->d.run_id, b->ns_created ? "" : " -n ",
-            b->ns_created ? "" : b->d.ns);
+            b->d.run_id, b->d.ns, b->d.run_id, b->ns_created || b->d.host_ns ? "" : " -n ",
+            b->ns_created || b->d.host_ns ? "" : b->d.ns); /* split: look everywhere */
         return 0;
     }
-    rc = k8s_cleanup_run_forcing(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms, &n,
-                                 down, err);
+    rc = 0;
+    if (b->d.host_ns && b->d.set.host_network) /* the host-network agents' namespace stays */
+        rc = k8s_cleanup_run_forcing(b->kc, b->d.host_ns, b->d.run_id, 0, b->ro->timeout_ms, &n,
+                                     down, err);
+    if (rc == 0)
+        rc = k8s_cleanup_run_forcing(b->kc, b->d.ns, b->d.run_id, b->ns_created, b->ro->timeout_ms,
+                                     &n, down, err);
     json_decref(down);
     if (rc == 0) {
         b->created = 0;

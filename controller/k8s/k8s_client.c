@@ -252,7 +252,8 @@ static void client_run_end(struct k8s_backend *b, struct k8s_client_run *cr)
     if (cr->r.job && !b->ro->keep) {
         struct kp_err derr;
         kube_client_reset_abort(b->kc); /* delete even when interrupted */
-        if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, cr->r.job, &dopts, NULL, &derr) != 0)
+        if (kube_delete(b->kc, &KUBE_RES_JOBS, k8s_objects_ns(&b->d.obj, cr->t.client_host_network),
+                        cr->r.job, &dopts, NULL, &derr) != 0)
             kp_log(KP_LOG_WARN, "deleting job %s: %s (cleanup will retry)", cr->r.job,
                    kp_err_msg(&derr));
         if (b->stop)
@@ -287,7 +288,8 @@ int k8s_client_start(struct k8s_backend *b, const struct run_spec *spec, const c
     cr->r.what = kp_xasprintf("client job %s on node %s", cr->r.job, cr->node);
     cr->kind = "client";
     cr->created_s = clock_unix_s();
-    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, cr->job, NULL, &cr->r.created, err) != 0) {
+    if (kube_create(b->kc, &KUBE_RES_JOBS, k8s_objects_ns(&b->d.obj, cr->t.client_host_network),
+                    cr->job, NULL, &cr->r.created, err) != 0) {
         kp_err_prefix(err, "creating %s", cr->r.what);
         client_run_end(b, cr);
         return -1;
@@ -317,8 +319,9 @@ int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t *
 
     *doc = NULL;
     r->selector = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, r->job);
+    const char *ns = k8s_objects_ns(&b->d.obj, cr->t.client_host_network);
     struct k8s_wait_opts wo = {
-        .ns = b->d.ns,
+        .ns = ns,
         .selector = r->selector,
         .owner = r->job,
         .owner_uid = r->uid,
@@ -334,7 +337,7 @@ int k8s_client_finish(struct k8s_backend *b, struct k8s_client_run *cr, json_t *
         goto out;
     pod = json_array_get(r->pods, 0);
     pod_name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
-    if (kube_pod_logs(b->kc, b->d.ns, pod_name, &lopts, &r->log, &r->log_len, err) != 0) {
+    if (kube_pod_logs(b->kc, ns, pod_name, &lopts, &r->log, &r->log_len, err) != 0) {
         kp_err_prefix(err, "reading the log of client pod %s", pod_name);
         goto out;
     }

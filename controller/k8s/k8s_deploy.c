@@ -219,6 +219,9 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->set.node_a = d->node_a_host;
     d->obj.run_id = d->run_id;
     d->obj.ns = d->ns;
+    if (ro->host_namespace_name && strcmp(ro->host_namespace_name, d->ns) != 0)
+        d->host_ns = kp_xstrdup(ro->host_namespace_name);
+    d->obj.host_ns = d->host_ns;
     d->obj.image = ro->image ? ro->image : run_options_default_image();
     d->obj.pull_policy = ro->image_pull_policy;
     if (k8s_pullsecret_parse(ro->image_pull_secret, ro->namespace_name, &d->pull, err) != 0)
@@ -235,7 +238,9 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
     d->obj.port = ro->port;
     d->obj.udp_rate_bps = ro->udp_rate_bps;
     d->obj.external_token = ro->external_token; /* borrowed: the run options outlive d */
-    d->obj.host_network_used = d->set.host_network;
+    /* the run's own namespace (made when no -n) needs "privileged" only when the host-network
+     * agents go there too */
+    d->obj.host_network_used = d->set.host_network && !d->host_ns;
     d->obj.job_deadline_s = 60;
     d->obj.server_max_idle_ms = k8s_deploy_max_idle_ms(ro, plan);
     d->obj.job_ttl_s = K8S_JOB_TTL_S;
@@ -247,6 +252,7 @@ int k8s_deploy_init(struct k8s_deploy *d, const struct run_options *ro, const st
 void k8s_deploy_cleanup(struct k8s_deploy *d)
 {
     free(d->ns);
+    free(d->host_ns);
     free(d->node_a_host);
     json_decref(d->tolerations);
     json_decref(d->pull_copy);

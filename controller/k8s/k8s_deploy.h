@@ -21,6 +21,7 @@
 struct k8s_deploy {
     char run_id[K8S_RUN_ID_MAX + 1];
     char *ns;                    /* owned: -n, or kperf-<run-id> */
+    char *host_ns;               /* owned: --host-namespace, NULL = ns (no split) */
     int create_namespace;        /* 1 unless -n named one */
     json_t *tolerations;         /* owned array (maybe empty) */
     struct k8s_objects_opts obj; /* strings borrowed from this struct and the run options */

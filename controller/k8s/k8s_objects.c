@@ -57,6 +57,9 @@ int k8s_objects_check(const struct k8s_objects_opts *opts, struct kp_err *err)
     if (!is_dns_label(opts->ns, DNS_LABEL_MAX))
         return kp_err_set(err, "namespace '%s' is not a valid DNS-1123 label",
                           opts->ns ? opts->ns : "");
+    if (opts->host_ns && !is_dns_label(opts->host_ns, DNS_LABEL_MAX))
+        return kp_err_set(err, "--host-namespace '%s' is not a valid DNS-1123 label",
+                          opts->host_ns);
     if (k8s_image_parse(opts->image, &ref, err) != 0)
         return kp_err_prefix(err, "--image");
     k8s_image_ref_cleanup(&ref);
@@ -106,6 +109,19 @@ static json_t *metadata(const struct k8s_objects_opts *opts, const char *name, i
 static json_t *object(const char *api_version, const char *kind, json_t *md)
 {
     return json_pack("{s:s, s:s, s:o}", "apiVersion", api_version, "kind", kind, "metadata", md);
+}
+
+const char *k8s_objects_ns(const struct k8s_objects_opts *opts, int host_network)
+{
+    return host_network && opts->host_ns ? opts->host_ns : opts->ns;
+}
+
+/* obj (returned) moved to the namespace of the agents of that network */
+static json_t *in_agents_ns(const struct k8s_objects_opts *opts, int host_network, json_t *obj)
+{
+    json_object_set_new(json_object_get(obj, "metadata"), "namespace",
+                        json_string(k8s_objects_ns(opts, host_network)));
+    return obj;
 }
 
 /* Required node affinity to exactly one node by its kubernetes.io/hostname label. */
@@ -312,7 +328,7 @@ json_t *k8s_objects_server_daemonset(const struct k8s_objects_opts *opts, const 
               K8S_OVERLAY_SERVER_CONTAINER);
     agent_args_free(argv);
     free(name);
-    return ds;
+    return in_agents_ns(opts, host, ds);
 }
 
 json_t *k8s_objects_service(const struct k8s_objects_opts *opts, const char *slot)
@@ -368,7 +384,7 @@ json_t *k8s_objects_client_job(const struct k8s_objects_opts *opts,
                                   "metadata", "labels", tmpl_labels, "spec", pspec));
     customise(opts, json_object_get(json_object_get(obj, "spec"), "template"),
               K8S_OVERLAY_CLIENT_CONTAINER);
-    return obj;
+    return in_agents_ns(opts, job->host_network, obj);
 }
 
 json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
@@ -383,6 +399,14 @@ json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
     json_array_append_new(out, k8s_objects_secret(opts, token));
     if (opts->pull_secret_copy)
         json_array_append_new(out, json_deep_copy(opts->pull_secret_copy));
+    if (set->host_network && strcmp(k8s_objects_ns(opts, 1), opts->ns) != 0) {
+        /* what the host-network agents' pods refer to, in their own namespace */
+        json_array_append_new(out, in_agents_ns(opts, 1, k8s_objects_service_account(opts)));
+        json_array_append_new(out, in_agents_ns(opts, 1, k8s_objects_secret(opts, token)));
+        if (opts->pull_secret_copy)
+            json_array_append_new(out,
+                                  in_agents_ns(opts, 1, json_deep_copy(opts->pull_secret_copy)));
+    }
     if (set->pod_network || set->services)
         json_array_append_new(out, k8s_objects_server_daemonset(opts, "pod", "a", set->node_a));
     if (set->host_network)

@@ -40,8 +40,11 @@
 
 /* What every object of one run shares. Strings are borrowed for the duration of each call. */
 struct k8s_objects_opts {
-    const char *run_id;             /* [a-z0-9-], <= K8S_RUN_ID_MAX; see k8s_objects_run_id */
-    const char *ns;                 /* namespace the namespaced objects go to */
+    const char *run_id; /* [a-z0-9-], <= K8S_RUN_ID_MAX; see k8s_objects_run_id */
+    const char *ns;     /* namespace the namespaced objects go to */
+    /* --host-namespace: the host-network agents (server DaemonSet, client Jobs) go there, with
+     * a copy of the ServiceAccount, the Secret and the pull secret's copy; NULL = ns */
+    const char *host_ns;
     const char *image;              /* kperf-agent image */
     const char *pull_policy;        /* Always|IfNotPresent|Never, or NULL (server default) */
     const char *pull_secret;        /* name of the docker-registry Secret the pods use, or NULL */
@@ -102,6 +105,10 @@ json_t *k8s_objects_labels(const struct k8s_objects_opts *opts);
  * Caller frees with free(). */
 char *k8s_objects_selector(const char *run_id);
 
+/* The namespace of the agents of that network: opts->host_ns for host network when set, else
+ * opts->ns. */
+const char *k8s_objects_ns(const struct k8s_objects_opts *opts, int host_network);
+
 /* Each builder returns a new reference (caller releases) to one complete object with apiVersion,
  * kind, metadata.name, metadata.namespace (namespaced kinds) and the run labels. */
 json_t *k8s_objects_namespace(const struct k8s_objects_opts *opts);
@@ -134,8 +141,9 @@ struct k8s_server_set {
 };
 
 /* Every object of the run in creation order: Namespace (when create_namespace), ServiceAccount,
- * Secret, the pull secret's copy (opts->pull_secret_copy), DaemonSets, Services. New array (caller
- * releases). token as for k8s_objects_secret. */
+ * Secret, the pull secret's copy (opts->pull_secret_copy), the same three in opts->host_ns when
+ * it differs from ns and host-network servers are wanted, DaemonSets, Services. New array
+ * (caller releases). token as for k8s_objects_secret. */
 json_t *k8s_objects_server_objects(const struct k8s_objects_opts *opts,
                                    const struct k8s_server_set *set, int create_namespace,
                                    const char *token);

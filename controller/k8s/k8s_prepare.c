@@ -118,6 +118,8 @@ static int leftovers(struct k8s_backend *b, struct kp_err *err)
         }
         rc = k8s_cleanup_run(b->kc, l[i].ns, *l[i].run_id ? l[i].run_id : NULL, l[i].ns_owned,
                              b->ro->timeout_ms, NULL, err);
+        if (rc == 0 && b->d.host_ns && *l[i].run_id) /* its host-network agents, if any */
+            rc = k8s_cleanup_run(b->kc, b->d.host_ns, l[i].run_id, 0, b->ro->timeout_ms, NULL, err);
     }
     k8s_cleanup_leftovers_free(l, n);
     return rc;
@@ -338,7 +340,7 @@ struct need {
     int cluster; /* cluster-scoped check */
 };
 
-static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
+static int preflight_rbac_in(struct k8s_backend *b, const char *ns, struct kp_err *err)
 {
     const struct need needs[] = {
         {"create", "", "namespaces", NULL, 1},
@@ -364,12 +366,12 @@ static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
                                 .group = q->group,
                                 .resource = q->resource,
                                 .subresource = q->sub,
-                                .ns = q->cluster ? NULL : b->d.ns};
+                                .ns = q->cluster ? NULL : ns};
         int allowed = 0;
         struct kp_err e;
-        if (q->cluster && !b->d.create_namespace)
+        if (q->cluster && (!b->d.create_namespace || ns != b->d.ns))
             continue;
-        if (strcmp(q->resource, "services") == 0 && !b->d.set.services)
+        if (strcmp(q->resource, "services") == 0 && (!b->d.set.services || ns != b->d.ns))
             continue;
         if (kube_ssar(b->kc, &a, &allowed, NULL, &e) != 0) {
             kp_log(KP_LOG_INFO, "permission preflight skipped: %s", kp_err_msg(&e));
@@ -383,18 +385,69 @@ static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
     if (*missing)
         return kp_err_set(err,
                           "missing permissions%s%s: %s. Grant them with manifests/rbac.yaml "
-                          "(and rbac-namespaces.yaml for runs without -n)",
-                          b->d.create_namespace ? "" : " in namespace ",
-                          b->d.create_namespace ? "" : b->d.ns, missing);
+                          "(rbac-host.yaml for --host-namespace kperf-host, rbac-namespaces.yaml "
+                          "for runs without -n)",
+                          b->d.create_namespace && ns == b->d.ns ? "" : " in namespace ",
+                          b->d.create_namespace && ns == b->d.ns ? "" : ns, missing);
     return 0;
+}
+
+/* in the run's namespace, and in --host-namespace's (manifests/rbac-host.yaml) */
+static int preflight_rbac(struct k8s_backend *b, struct kp_err *err)
+{
+    if (preflight_rbac_in(b, b->d.ns, err) != 0)
+        return -1;
+    if (b->d.host_ns && b->d.set.host_network && preflight_rbac_in(b, b->d.host_ns, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* The hostNetwork pods of host-to-host need Pod Security "privileged" in namespace name (ns,
+ * borrowed, released here). */
+static int check_privileged(struct k8s_backend *b, const char *name, json_t *ns, struct kp_err *err)
+{
+    const char *enforce = json_string_value(json_object_get(
+        json_object_get(json_object_get(ns, "metadata"), "labels"), K8S_PSA_ENFORCE));
+    int rc = 0;
+
+    if (b->d.set.host_network && enforce && strcmp(enforce, "privileged") != 0)
+        rc = kp_err_set(err,
+                        "namespace %s enforces Pod Security '%s', which refuses the hostNetwork "
+                        "pods of host-to-host: label it with 'kubectl label namespace %s "
+                        "%s=privileged --overwrite', put them elsewhere with --host-namespace, "
+                        "or leave host-to-host out of --scenarios",
+                        name, enforce, name, K8S_PSA_ENFORCE);
+    json_decref(ns);
+    return rc;
+}
+
+/* --host-namespace NS: it must exist (kperf never creates or deletes it) and be privileged */
+static int check_host_namespace(struct k8s_backend *b, struct kp_err *err)
+{
+    json_t *ns = NULL;
+
+    if (!b->d.host_ns || !b->d.set.host_network)
+        return 0;
+    if (kube_get(b->kc, &KUBE_RES_NAMESPACES, NULL, b->d.host_ns, &ns, err) != 0) {
+        if (kube_client_last(b->kc)->http_status == 404) {
+            kp_err_clear(err);
+            return kp_err_set(err,
+                              "--host-namespace %s does not exist: create it "
+                              "(manifests/namespace-host.yaml makes kperf-host)",
+                              b->d.host_ns);
+        }
+        return -1;
+    }
+    return check_privileged(b, b->d.host_ns, ns, err);
 }
 
 /* -n NAME: use it if it exists (checking Pod Security for hostNetwork), else create it */
 static int check_namespace(struct k8s_backend *b, struct kp_err *err)
 {
     json_t *ns = NULL;
-    const char *enforce;
 
+    if (check_host_namespace(b, err) != 0)
+        return -1;
     if (b->d.create_namespace)
         return 0;
     if (kube_get(b->kc, &KUBE_RES_NAMESPACES, NULL, b->d.ns, &ns, err) != 0) {
@@ -404,19 +457,11 @@ static int check_namespace(struct k8s_backend *b, struct kp_err *err)
         b->d.create_namespace = 1;
         return 0;
     }
-    enforce = json_string_value(json_object_get(
-        json_object_get(json_object_get(ns, "metadata"), "labels"), K8S_PSA_ENFORCE));
-    if (b->d.set.host_network && enforce && strcmp(enforce, "privileged") != 0) {
-        kp_err_set(err,
-                   "namespace %s enforces Pod Security '%s', which refuses the hostNetwork pods "
-                   "of host-to-host: label it with 'kubectl label namespace %s %s=privileged "
-                   "--overwrite', or leave host-to-host out of --scenarios",
-                   b->d.ns, enforce, b->d.ns, K8S_PSA_ENFORCE);
-        json_decref(ns);
-        return -1;
+    if (b->d.host_ns) {
+        json_decref(ns); /* no hostNetwork pod goes to -n's namespace */
+        return 0;
     }
-    json_decref(ns);
-    return 0;
+    return check_privileged(b, b->d.ns, ns, err);
 }
 
 static const struct kube_resource *resource_of(const char *kind)
@@ -444,18 +489,19 @@ static int dry_run_pod(struct k8s_backend *b, const char *network, struct kp_err
         json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata",
                   json_object_get(tmpl, "metadata"), "spec", json_object_get(tmpl, "spec"));
     struct kube_write_opts wo = {.dry_run = 1};
+    const char *ns = k8s_objects_ns(&b->d.obj, strcmp(network, "host") == 0);
     int rc;
 
     json_object_set_new(json_object_get(pod, "metadata"), "name",
                         json_sprintf("kperf-preflight-%s", network));
-    json_object_set_new(json_object_get(pod, "metadata"), "namespace", json_string(b->d.ns));
-    rc = kube_create(b->kc, &KUBE_RES_PODS, b->d.ns, pod, &wo, NULL, err);
+    json_object_set_new(json_object_get(pod, "metadata"), "namespace", json_string(ns));
+    rc = kube_create(b->kc, &KUBE_RES_PODS, ns, pod, &wo, NULL, err);
     if (rc != 0) {
         if (strstr(kp_err_msg(err), "PodSecurity"))
             kp_err_prefix(err,
                           "Pod Security refuses the %s-network agent pod in namespace %s "
                           "(label it %s=privileged for host-to-host)",
-                          network, b->d.ns, K8S_PSA_ENFORCE);
+                          network, ns, K8S_PSA_ENFORCE);
         else
             kp_err_prefix(err, "the cluster refuses the %s-network agent pod (dry run)", network);
     }
@@ -499,6 +545,8 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
         const char *name =
             json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
         int is_ns = strcmp(kind, "Namespace") == 0;
+        const char *ons =
+            json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
         json_t *stored = NULL;
         if (b->stop) {
             kp_err_set(err, "interrupted");
@@ -507,15 +555,14 @@ static int create_all(struct k8s_backend *b, struct kp_err *err)
         b->created = 1;
         if (!is_ns && !b->lease && hold_lease(b, err) != 0)
             goto out;
-        if (kube_create(b->kc, resource_of(kind), is_ns ? NULL : b->d.ns, o, NULL, &stored, err) !=
-            0) {
+        if (kube_create(b->kc, resource_of(kind), is_ns ? NULL : ons, o, NULL, &stored, err) != 0) {
             kp_err_prefix(err, "creating %s %s", kind, name);
             if (kube_client_last(b->kc)->http_status == 409)
                 kp_err_prefix(err,
                               "namespace %s holds objects of another kperf run (one run per "
                               "namespace at a time); remove them with 'kperf cleanup -n %s' "
                               "or --cleanup-leftovers",
-                              b->d.ns, b->d.ns);
+                              ons, ons);
             goto out;
         }
         if (is_ns) {
@@ -552,7 +599,8 @@ out:
 static void daemonset_coverage(struct k8s_backend *b, const char *network, struct kp_err *err)
 {
     char *name = k8s_objects_daemonset_name(network, "a");
-    json_t *ds = get_optional(b, &KUBE_RES_DAEMONSETS, b->d.ns, name);
+    json_t *ds = get_optional(b, &KUBE_RES_DAEMONSETS,
+                              k8s_objects_ns(&b->d.obj, strcmp(network, "host") == 0), name);
     const json_t *st = json_object_get(ds, "status");
 
     if (ds && json_integer_value(json_object_get(st, "desiredNumberScheduled")) == 0)
@@ -564,15 +612,16 @@ static void daemonset_coverage(struct k8s_backend *b, const char *network, struc
     free(name);
 }
 
-static int wait_servers(struct k8s_backend *b, struct kp_err *err)
+/* Waits for want server pods of the run in namespace ns (owner: the DaemonSet named in
+ * messages) and takes their addresses. */
+static int wait_servers_in(struct k8s_backend *b, const char *ns, size_t want, const char *owner,
+                           struct kp_err *err)
 {
-    size_t want = (size_t)((b->d.set.pod_network || b->d.set.services) + b->d.set.host_network);
     char *sel = kp_xasprintf("%s=%s,%s=server", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_ROLE);
     char *what = kp_xasprintf("agent servers on node %s", k8s_facts_node_name(b->node_a));
-    struct k8s_wait_opts wo = {.ns = b->d.ns,
+    struct k8s_wait_opts wo = {.ns = ns,
                                .selector = sel,
-                               .owner = b->d.set.host_network ? "kperf-server-host-a"
-                                                              : "kperf-server-pod-a",
+                               .owner = owner,
                                .what = what,
                                .goal = K8S_WAIT_READY,
                                .want = want,
@@ -590,9 +639,9 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
     }
     if (k8s_wait_pods(b->kc, &wo, &pods, err) != 0) {
         if (kube_client_last(b->kc)->http_status != 0 || !b->stop) {
-            if (b->d.set.host_network)
+            if (b->d.set.host_network && strcmp(ns, k8s_objects_ns(&b->d.obj, 1)) == 0)
                 daemonset_coverage(b, "host", err);
-            if (b->d.set.pod_network || b->d.set.services)
+            if ((b->d.set.pod_network || b->d.set.services) && strcmp(ns, b->d.ns) == 0)
                 daemonset_coverage(b, "pod", err);
         }
         goto out;
@@ -622,20 +671,33 @@ static int wait_servers(struct k8s_backend *b, struct kp_err *err)
         else
             pick_ips(b->pod_server_ip, ips, json_string_value(json_object_get(st, "podIP")));
     }
-    for (size_t k = 0; k < b->n_ip_families; k++) {
-        int f = K8S_FAM(b->ip_families[k]);
-        if (((b->d.set.pod_network || b->d.set.services) && !b->pod_server_ip[f]) ||
-            (b->d.set.host_network && !b->host_server_ip[f])) {
-            kp_err_set(err, "a ready server pod has no %s address", b->ip_families[k]);
-            goto out;
-        }
-    }
     rc = 0;
 out:
     json_decref(pods);
     free(sel);
     free(what);
     return rc;
+}
+
+static int wait_servers(struct k8s_backend *b, struct kp_err *err)
+{
+    size_t pod = (size_t)(b->d.set.pod_network || b->d.set.services);
+    size_t host = (size_t)b->d.set.host_network;
+
+    if (!b->d.host_ns) {
+        if (wait_servers_in(b, b->d.ns, pod + host,
+                            host ? "kperf-server-host-a" : "kperf-server-pod-a", err) != 0)
+            return -1;
+    } else if (wait_servers_in(b, b->d.ns, pod, "kperf-server-pod-a", err) != 0 ||
+               wait_servers_in(b, b->d.host_ns, host, "kperf-server-host-a", err) != 0) {
+        return -1;
+    }
+    for (size_t k = 0; k < b->n_ip_families; k++) {
+        int f = K8S_FAM(b->ip_families[k]);
+        if ((pod && !b->pod_server_ip[f]) || (host && !b->host_server_ip[f]))
+            return kp_err_set(err, "a ready server pod has no %s address", b->ip_families[k]);
+    }
+    return 0;
 }
 
 /* After the servers are Ready: their DaemonSets cover exactly node A, and nodes A and B are
@@ -654,7 +716,7 @@ static int verify_coverage(struct k8s_backend *b, struct kp_err *err)
         if (!need[i])
             continue;
         name = k8s_objects_daemonset_name(nets[i], "a");
-        ds = get_optional(b, &KUBE_RES_DAEMONSETS, b->d.ns, name);
+        ds = get_optional(b, &KUBE_RES_DAEMONSETS, k8s_objects_ns(&b->d.obj, i == 1), name);
         st = json_object_get(ds, "status");
         /* numberReady lags behind the pod's Ready condition, which the wait already saw */
         if (ds && json_integer_value(json_object_get(st, "desiredNumberScheduled")) != 1) {

@@ -334,12 +334,13 @@ static int deploy_network(struct k8s_backend *b, const char *network, size_t wan
     json_t *p;
     int rc = -1;
 
-    if (kube_create(b->kc, &KUBE_RES_DAEMONSETS, b->d.ns, ds, NULL, &stored, err) != 0) {
+    const char *ns = k8s_objects_ns(&b->d.obj, strcmp(network, "host") == 0);
+    if (kube_create(b->kc, &KUBE_RES_DAEMONSETS, ns, ds, NULL, &stored, err) != 0) {
         kp_err_prefix(err, "creating DaemonSet %s", name ? name : "?");
         goto out;
     }
     struct k8s_wait_opts wo = {
-        .ns = b->d.ns,
+        .ns = ns,
         .selector = sel,
         .owner = name,
         .owner_uid = json_string_value(json_object_get(json_object_get(stored, "metadata"), "uid")),

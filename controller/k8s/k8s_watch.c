@@ -121,7 +121,7 @@ static int wait_ready(struct k8s_backend *b, struct k8s_probe *p, struct kp_err 
 {
     char *sel = kp_xasprintf("%s=%s,%s=%s", K8S_LABEL_RUN_ID, b->d.run_id, K8S_LABEL_JOB, p->job);
     char *what = kp_xasprintf("probe job %s on node %s", p->job, p->node);
-    struct k8s_wait_opts wo = {.ns = b->d.ns,
+    struct k8s_wait_opts wo = {.ns = p->ns,
                                .selector = sel,
                                .owner = p->job,
                                .owner_uid = p->uid,
@@ -164,7 +164,7 @@ static int start_thread(struct k8s_backend *b, struct k8s_probe *p, const char *
         return -1;
     }
     k8s_backend_client_opts(b, &ko);
-    ko.ns = b->d.ns;
+    ko.ns = p->ns;
     if (kube_client_new(&ko, &p->kc, err) != 0)
         return -1;
     p->running = 1;
@@ -210,7 +210,7 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
     pthread_cond_init(&p->cv, NULL);
     k8s_objects_group_target(g, &t);
     p->node = kp_xstrdup(k8s_client_node(b, g, &t));
-    p->ns = kp_xstrdup(b->d.ns);
+    p->ns = kp_xstrdup(k8s_objects_ns(&b->d.obj, t.client_host_network));
     if (t.server_network)
         p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
     job = probe_job(b, g, o, p->node, &p->job);
@@ -219,7 +219,7 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
         return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
     }
     *out = (struct backend_probe *)p; /* from here the caller stops and frees it */
-    if (kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, job, NULL, &created, err) != 0) {
+    if (kube_create(b->kc, &KUBE_RES_JOBS, p->ns, job, NULL, &created, err) != 0) {
         json_decref(job);
         return kp_err_prefix(err, "creating probe job %s on node %s", p->job, p->node);
     }
@@ -270,9 +270,9 @@ void k8s_watch_probe_stop(struct backend *base, struct backend_probe *bp)
     p->stopped = true;
     kube_client_reset_abort(b->kc); /* stop even when interrupted */
     /* the Job first (orphaning its pod), so that no controller replaces the pod */
-    if (kube_delete(b->kc, &KUBE_RES_JOBS, b->d.ns, p->job, &orphan, NULL, &derr) != 0)
+    if (kube_delete(b->kc, &KUBE_RES_JOBS, p->ns, p->job, &orphan, NULL, &derr) != 0)
         kp_log(KP_LOG_WARN, "deleting probe job %s: %s", p->job, kp_err_msg(&derr));
-    if (p->pod && kube_delete(b->kc, &KUBE_RES_PODS, b->d.ns, p->pod, &graceful, NULL, &derr) != 0)
+    if (p->pod && kube_delete(b->kc, &KUBE_RES_PODS, p->ns, p->pod, &graceful, NULL, &derr) != 0)
         kp_log(KP_LOG_WARN, "deleting probe pod %s: %s", p->pod, kp_err_msg(&derr));
     if (b->stop)
         kube_client_abort(b->kc);

@@ -54,6 +54,18 @@ validate_lines() {
             jq -e '.roleRef.kind and .roleRef.name and (.subjects | length > 0)' \
                 "$doc" >/dev/null || { fail "$file $kind binding"; }
             ;;
+        ValidatingAdmissionPolicy | ValidatingAdmissionPolicyBinding)
+            # not in the schema subset (test/kube-sim/schemas): structural checks only; the
+            # policy's CEL is run by unit.kubesim_vap and e2e.k8s_policy
+            sed -i '$d' "$tmp/queue"
+            jq -e '.apiVersion == "admissionregistration.k8s.io/v1" and .metadata.name and
+                   (if .kind == "ValidatingAdmissionPolicy" then
+                      .spec.failurePolicy == "Fail" and (.spec.matchConstraints.resourceRules | length > 0)
+                      and (.spec.validations | length > 0) and all(.spec.validations[]; .expression | length > 0)
+                    else .spec.policyName and .spec.validationActions == ["Deny"] and
+                      .spec.matchResources.namespaceSelector end)' "$doc" >/dev/null ||
+                fail "$file $kind $(jq -r .metadata.name "$doc")"
+            ;;
         ServiceAccount | Secret | ConfigMap | PersistentVolumeClaim)
             jq -e '.apiVersion == "v1" and .metadata.name and .metadata.namespace' \
                 "$doc" >/dev/null || { fail "$file $kind metadata"; }

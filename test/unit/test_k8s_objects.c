@@ -75,6 +75,60 @@ static void test_k8s_objects_every_server_object_is_labelled_and_namespaced(void
     json_decref(objs);
 }
 
+/* --host-namespace: the host-network agents and what their pods refer to go there; the rest,
+ * the pod-network agents included, stays in ns */
+static void test_k8s_objects_host_namespace_splits_the_agents(void **state)
+{
+    struct k8s_objects_opts o = base_opts();
+    struct k8s_server_set set = {
+        .node_a = "node-1", .pod_network = 1, .host_network = 1, .services = 1};
+    json_t *objs, *obj, *j;
+    size_t i, in_host = 0;
+    const char *const args[] = {"client", NULL};
+    struct k8s_client_job job = {.name = "kperf-c-x",
+                                 .node_hostname = "node-1",
+                                 .scenario = "host-to-host",
+                                 .placement = "other-node",
+                                 .host_network = 1,
+                                 .args = args};
+    (void)state;
+
+    o.host_ns = "kperf-host";
+    o.pull_secret = "regcred";
+    assert_string_equal(k8s_objects_ns(&o, 1), "kperf-host");
+    assert_string_equal(k8s_objects_ns(&o, 0), o.ns);
+    objs = k8s_objects_server_objects(&o, &set, 0, "secret-token");
+    /* sa, secret in ns; sa, secret in kperf-host; 2 daemonsets; 1 service */
+    assert_int_equal(json_array_size(objs), 7);
+    json_array_foreach(objs, i, obj)
+    {
+        const char *kind = json_string_value(json_object_get(obj, "kind"));
+        const char *ns = str_at(obj, "metadata", "namespace", NULL);
+        const char *name = str_at(obj, "metadata", "name", NULL);
+        if (strcmp(ns, "kperf-host") == 0) {
+            in_host++;
+            assert_true(strcmp(kind, "ServiceAccount") == 0 || strcmp(kind, "Secret") == 0 ||
+                        strcmp(name, "kperf-server-host-a") == 0);
+        } else {
+            assert_string_equal(ns, o.ns);
+            assert_true(strcmp(name, "kperf-server-host-a") != 0);
+        }
+    }
+    assert_int_equal(in_host, 3);
+    json_decref(objs);
+    j = k8s_objects_client_job(&o, &job);
+    assert_string_equal(str_at(j, "metadata", "namespace", NULL), "kperf-host");
+    json_decref(j);
+    job.host_network = 0;
+    j = k8s_objects_client_job(&o, &job);
+    assert_string_equal(str_at(j, "metadata", "namespace", NULL), o.ns);
+    json_decref(j);
+    o.host_ns = "Not_A_Label";
+    struct kp_err err;
+    assert_int_equal(k8s_objects_check(&o, &err), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "--host-namespace 'Not_A_Label'"));
+}
+
 static void test_k8s_objects_namespace_psa_follows_host_network(void **state)
 {
     struct k8s_objects_opts o = base_opts();
@@ -441,6 +495,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k8s_objects_every_server_object_is_labelled_and_namespaced),
+        cmocka_unit_test(test_k8s_objects_host_namespace_splits_the_agents),
         cmocka_unit_test(test_k8s_objects_namespace_psa_follows_host_network),
         cmocka_unit_test(test_k8s_objects_server_daemonset_pinned_and_restricted),
         cmocka_unit_test(test_k8s_objects_service_selects_one_slot),

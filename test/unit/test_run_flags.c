@@ -160,15 +160,17 @@ static void test_run_flags_kubernetes_flags(void **state)
 
     (void)state;
     assert_int_equal(parse(&o, &err, "--kubeconfig", "/k", "--context", "prod", "-n", "perf",
-                           "--image", "reg/kperf-agent:1", "--image-pull-secret", "pull",
-                           "--image-pull-policy", "Always", "--node-selector", "role=perf,zone=a",
-                           "--tolerations", "dedicated=perf:NoSchedule,gpu,:NoExecute", "--nodes",
-                           "a,b", "--port", "6000", "--external-server", "[2001:db8::1]:7000",
-                           "--keep", "--cleanup-leftovers", "--all-nodes", "--parallel", "8", NULL),
+                           "--host-namespace", "perf-host", "--image", "reg/kperf-agent:1",
+                           "--image-pull-secret", "pull", "--image-pull-policy", "Always",
+                           "--node-selector", "role=perf,zone=a", "--tolerations",
+                           "dedicated=perf:NoSchedule,gpu,:NoExecute", "--nodes", "a,b", "--port",
+                           "6000", "--external-server", "[2001:db8::1]:7000", "--keep",
+                           "--cleanup-leftovers", "--all-nodes", "--parallel", "8", NULL),
                      0);
     assert_string_equal(o.kubeconfig, "/k");
     assert_string_equal(o.context, "prod");
     assert_string_equal(o.namespace_name, "perf");
+    assert_string_equal(o.host_namespace_name, "perf-host");
     assert_string_equal(o.image, "reg/kperf-agent:1");
     assert_string_equal(o.image_pull_secret, "pull");
     assert_string_equal(o.image_pull_policy, "Always");

@@ -12,7 +12,7 @@ import base64
 import ipaddress
 import threading
 
-from . import cpulimit, schema
+from . import cpulimit, schema, vap
 from .schema import Rejected, cause, invalid
 from .store import Conflict
 from .util import dcopy, now_iso, rand_suffix
@@ -145,6 +145,7 @@ class Admission:
         self.cfg, self.store, self.faults = cfg, store, faults
         self.ip_lock = threading.Lock()
         self.ctrl = None  # set by main (for finalize-on-update)
+        self.vap = vap.Policies(cfg, store)
 
     # ------------------------------------------------------------ PSA
     def psa_level(self, ns_obj, mode):
@@ -513,6 +514,8 @@ class Admission:
                                     md["name"])
             if exists is None:
                 self.alloc_cluster_ip(obj["spec"], md["name"])
+        self.vap.check_new_policy(res)
+        self.vap.admit(res, "CREATE", obj, None, user, ns_obj, warnings)
         if dry:
             if self.store.get(res.name, md.get("namespace"), md["name"]):
                 raise self.exists(res, md)
@@ -621,6 +624,10 @@ class Admission:
                     obj["spec"].setdefault("template", {}).setdefault(
                         "spec", {})
                 self.default_pod_spec(spec)
+        if sub is None:
+            ns_obj = self.store.get("namespaces", "", cmd.get("namespace")) \
+                if res.namespaced else None
+            self.vap.admit(res, "UPDATE", obj, cur, user, ns_obj, warnings)
         if dry:
             return obj
         bump = sub != "status" and obj.get("spec") != cur.get("spec")

@@ -186,7 +186,8 @@ def cmd_up(a):
            "cni_restart_time": cni_restart, "cni_restart_outage": cni_outage,
            "cni_conntrack_flush": a.cni_conntrack_flush,
            "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
-           "created_dir": created, "storage_class": a.storage_class}
+           "created_dir": created, "storage_class": a.storage_class,
+           "cel_dir": os.path.abspath(a.cel_dir) if a.cel_dir else ""}
     cfg.update(icfg)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
@@ -673,6 +674,9 @@ def main(argv=None):
     up.add_argument("--sandbox-backoff", type=float, default=10.0,
                     help="seconds before the kubelet retries a failed pod "
                     "sandbox (default 10, plus up to 50%% jitter)")
+    up.add_argument("--cel-dir", default=os.environ.get("KUBESIM_CEL_DIR"),
+                    help="install of @bufbuild/cel (test/tools/get-cel.sh): "
+                    "ValidatingAdmissionPolicies are evaluated with it")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

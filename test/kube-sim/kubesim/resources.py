@@ -75,10 +75,16 @@ RESOURCES = [
         _R + "ClusterRole"),
     Res("clusterrolebindings", "rbac.authorization.k8s.io",
         "ClusterRoleBinding", False, _R + "ClusterRoleBinding"),
+    # evaluated by vap.py (CEL in @bufbuild/cel); no schema of our own
+    Res("validatingadmissionpolicies", "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicy", False, None, subs=["status"]),
+    Res("validatingadmissionpolicybindings", "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding", False, None),
 ]
 BY_GR = {(r.group, r.name): r for r in RESOURCES}
 GROUPS = ["apps", "batch", "coordination.k8s.io", "authorization.k8s.io",
-          "rbac.authorization.k8s.io", "storage.k8s.io"]
+          "rbac.authorization.k8s.io", "storage.k8s.io",
+          "admissionregistration.k8s.io"]
 
 # field selectors the real server accepts, per resource (besides metadata.*)
 FIELDS = {

@@ -56,7 +56,12 @@ Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- range $r := $o.rules }}
 {{- $names := $r.resourceNames | default list }}
 {{- if and (has "namespaces" ($r.resources | default list)) (has "kperf" $names) }}
-{{- $_ := set $r "resourceNames" (list $ns) }}
+{{- /* "kperf" becomes the chart's namespace; "kperf-host" (--host-namespace) stays */ -}}
+{{- $renamed := list }}
+{{- range $n := $names }}
+{{- $renamed = append $renamed (ternary $ns $n (eq $n "kperf")) }}
+{{- end }}
+{{- $_ := set $r "resourceNames" $renamed }}
 {{- end }}
 {{- if and (has "configmaps" ($r.resources | default list)) (has "kperf-baseline" $names) }}
 {{- if not $v.baseline.existingClaim }}
