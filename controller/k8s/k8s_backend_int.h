@@ -86,4 +86,10 @@ KP_MUST_CHECK int k8s_backend_lock(struct k8s_backend *b, struct kp_err *err);
 /* backend_ops.prepare (k8s_prepare.c). */
 KP_MUST_CHECK int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err);
 
+/* Preflight (k8s_preflight.c): the namespace (and --host-namespace) exist with the Pod Security
+ * the run's pods need; the user may do every verb the run needs, asked with
+ * SelfSubjectAccessReviews. 0, or -1 with one line that says what to do. */
+KP_MUST_CHECK int k8s_preflight_namespace(struct k8s_backend *b, struct kp_err *err);
+KP_MUST_CHECK int k8s_preflight_rbac(struct k8s_backend *b, struct kp_err *err);
+
 #endif
