@@ -137,8 +137,8 @@ static const struct flag flag_table[] = {
      .kind = FLAG_BOOL,
      .offset = offsetof(struct compare_flags, strict)},
     {.name = "strict-evidence",
-     .help = "no verdict for a row whose drop, shaping or overflow\ncounters moved on either side "
-             "(exit 1 naming them)",
+     .help = "no verdict for a row whose drop, shaping or overflow\ncounters moved, or whose path "
+             "was a path MTU black hole,\non either side (exit 1 naming them)",
      .kind = FLAG_BOOL,
      .offset = offsetof(struct compare_flags, judge.opts.strict_evidence)},
     {.name = "cluster",
@@ -393,11 +393,16 @@ int cmd_compare(int argc, char **argv)
     doc = compare_to_json(cmp);
     rc = verdict_status(doc);
     if (compare_refused_count(cmp) > 0) {
+        size_t n = compare_refused_count(cmp), holes = compare_refused_pmtu_count(cmp);
         fprintf(stderr,
-                "kperf: error: %zu row%s cannot be judged: drop, shaping or overflow counters "
-                "moved (listed after the table; --strict-evidence). Remove the cause and run "
-                "again, or compare without --strict-evidence\n",
-                compare_refused_count(cmp), compare_refused_count(cmp) == 1 ? "" : "s");
+                "kperf: error: %zu row%s cannot be judged: %s (listed after the table; "
+                "--strict-evidence). Remove the cause and run again, or compare without "
+                "--strict-evidence\n",
+                n, n == 1 ? "" : "s",
+                holes == 0 ? "drop, shaping or overflow counters moved"
+                : holes == n
+                    ? "path MTU black hole"
+                    : "drop, shaping or overflow counters moved, or a path MTU black hole");
         rc = 1;
     }
     verdict_out_compare(

@@ -16,6 +16,7 @@
 #include "controller/report/compare_judge.h"
 #include "controller/report/compare_match.h"
 #include "controller/report/evidence.h"
+#include "controller/report/pathmtu.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report_lazy.h"
@@ -70,7 +71,8 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
     const struct cmp_metric *m = cmp_metrics(&count);
     json_t *row = key_json(rn), *metrics = json_array(), *missing = json_array();
     json_t *moved = evidence_compare(k ? hist[k - 1] : rb, rn);
-    bool refuse = o->strict_evidence && json_array_size(moved) > 0;
+    json_t *holes = pathmtu_compare(k ? hist[k - 1] : rb, rn);
+    bool refuse = o->strict_evidence && (json_array_size(moved) > 0 || json_array_size(holes) > 0);
     const char *row_verdict = refuse ? CANNOT_JUDGE : "within noise", *v;
 
     for (size_t i = 0; i < count; i++) {
@@ -85,9 +87,13 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
             row_verdict = tally_verdict(cmp, row_verdict, v);
     }
     cmp->refused += refuse;
+    cmp->refused_pmtu += refuse && json_array_size(holes) > 0;
     if (json_array_size(moved) > 0)
         json_object_set(row, "counters_moved", moved);
+    if (json_array_size(holes) > 0)
+        json_object_set(row, "path_mtu_black_hole", holes);
     json_decref(moved);
+    json_decref(holes);
     json_object_set_new(row, "verdict", json_string(row_verdict));
     json_object_set_new(row, "metrics", metrics);
     json_object_set_new(row, "missing_metrics", missing);
@@ -312,6 +318,11 @@ size_t compare_regression_count(const struct compare *cmp)
 size_t compare_refused_count(const struct compare *cmp)
 {
     return cmp->refused;
+}
+
+size_t compare_refused_pmtu_count(const struct compare *cmp)
+{
+    return cmp->refused_pmtu;
 }
 
 size_t compare_inconclusive_count(const struct compare *cmp)

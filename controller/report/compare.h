@@ -35,8 +35,9 @@ struct compare_opts {
      * from the history's median; the spread is at least history_min_spread_pct of it */
     double history_z;
     double history_min_spread_pct;
-    /* a row whose drop, shaping or overflow counters moved on either side (evidence.h) gets
-     * no verdict: "cannot judge", counted by compare_refused_count */
+    /* a row whose drop, shaping or overflow counters moved on either side (evidence.h), or whose
+     * path was a path MTU black hole on either side (pathmtu.h), gets no verdict: "cannot
+     * judge", counted by compare_refused_count */
     bool strict_evidence;
 };
 
@@ -71,8 +72,10 @@ void compare_note_baseline(struct compare *cmp, size_t used, size_t skipped);
 /* Number of metrics classified as regression (beyond the threshold and significant). */
 size_t compare_regression_count(const struct compare *cmp);
 size_t compare_improvement_count(const struct compare *cmp);
-/* Rows left without a verdict by strict_evidence (their counters moved). */
+/* Rows left without a verdict by strict_evidence (their counters moved or their path was a
+ * path MTU black hole), and how many of them for a black hole. */
 size_t compare_refused_count(const struct compare *cmp);
+size_t compare_refused_pmtu_count(const struct compare *cmp);
 /* Number of metrics worse beyond their threshold whose change the noise does not let the judge
  * call (verdict "inconclusive": docs/compare.md); kperf compare exits 5 on them when no
  * regression was found. */

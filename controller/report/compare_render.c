@@ -118,9 +118,12 @@ static void metric_cells(const json_t *row, const json_t *m, char (*c)[CCELL])
         snprintf(c[6], CCELL, "from 0");
     else
         snprintf(c[6], CCELL, "%+.1f%%", json_number_value(json_object_get(m, "delta_pct")));
-    /* "!": drop, shaping or overflow counters moved on a side (listed under the table) */
+    /* "!": drop, shaping or overflow counters moved, or the path was a path MTU black hole,
+     * on a side (listed under the table) */
     snprintf(c[7], CCELL, "%s%s", strcmp(verdict, "regression") == 0 ? "REGRESSION" : verdict,
-             json_object_get(row, "counters_moved") ? " !" : "");
+             json_object_get(row, "counters_moved") || json_object_get(row, "path_mtu_black_hole")
+                 ? " !"
+                 : "");
     evidence(m, c[8], CCELL);
 }
 
@@ -268,6 +271,36 @@ static void print_moved(const json_t *rows, const char *bullet, FILE *out)
     }
 }
 
+/* The rows whose verdicts carry "!" for a path MTU black hole, and in which report. */
+static void print_black_holes(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r, *side;
+    size_t i, k;
+    bool first = true;
+
+    json_array_foreach(rows, i, r)
+    {
+        json_t *row = report_lazy_expand((json_t *)r); /* new reference */
+        const json_t *holes = json_object_get(row, "path_mtu_black_hole");
+        char label[256], text[48] = "black hole in ";
+        json_array_foreach(holes, k, side)
+        {
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s", k ? " and " : "",
+                     json_string_value(side) && strcmp(json_string_value(side), "new") == 0
+                         ? "NEW"
+                         : "BASE");
+        }
+        if (json_array_size(holes) > 0) {
+            if (first)
+                fprintf(out, "\n! path MTU black hole (packets of the interface MTU lost without "
+                             "ICMP; the verdict may reflect it):\n");
+            first = false;
+            textsafe_line(out, "%s%s: %s", bullet, label_of(row, label, sizeof(label)), text);
+        }
+        json_decref(row);
+    }
+}
+
 static void print_failed(const json_t *rows, const char *bullet, FILE *out)
 {
     const json_t *r;
@@ -361,6 +394,7 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     }
     print_metrics_table(doc, markdown, out);
     print_moved(json_object_get(doc, "rows"), bullet, out);
+    print_black_holes(json_object_get(doc, "rows"), bullet, out);
     print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);

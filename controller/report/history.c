@@ -378,7 +378,12 @@ char *history_compact_json(const struct report *rep, size_t *len)
     json_array_foreach(json_object_get(doc, "results"), i, row)
     {
         json_array_foreach(json_object_get(row, "samples"), j, sample)
+        {
             json_object_del(sample, "intervals"); /* per-second series: charts only */
+            /* each sample's ~200 kernel and NIC counters: the row's "evidence" keeps their sums
+             * and what moved, which is all compare and the trends read */
+            json_object_del(sample, "counters");
+        }
     }
     text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);

@@ -50,7 +50,8 @@ char *history_file_name(const struct report *rep);
 
 /* The report as a run of a history kept outside a directory (kperf's ConfigMaps): compact
  * JSON without the per-second series of the samples (samples[].intervals, which only the HTML
- * charts draw; every figure a verdict reads stays). *len its length. Caller frees. */
+ * charts draw) nor their counters (samples[].counters: the row's evidence keeps their sums and
+ * what moved); every figure and mark a verdict reads stays. *len its length. Caller frees. */
 char *history_compact_json(const struct report *rep, size_t *len);
 
 /* The runs loaded from a listing, and those that could not be read. */

@@ -57,6 +57,17 @@ bool pathmtu_black_hole(const json_t *row)
     return v && strcmp(v, "black-hole") == 0;
 }
 
+json_t *pathmtu_compare(const json_t *base_row, const json_t *new_row)
+{
+    json_t *out = json_array();
+
+    if (base_row && pathmtu_black_hole(base_row))
+        json_array_append_new(out, json_string("base"));
+    if (new_row && pathmtu_black_hole(new_row))
+        json_array_append_new(out, json_string("new"));
+    return out;
+}
+
 size_t pathmtu_marker(const json_t *row, char *buf, size_t used, size_t len)
 {
     int n;

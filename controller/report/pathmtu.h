@@ -31,6 +31,10 @@ const char *pathmtu_text(const json_t *row, char *buf, size_t len);
  */
 bool pathmtu_verdict_known(const char *v);
 
+/* Which reports of a compared row had a black hole on its path: ["base"], ["new"], both or []
+ * (base_row may be NULL). New reference. */
+json_t *pathmtu_compare(const json_t *base_row, const json_t *new_row);
+
 struct report;
 /* When a row is a black hole: a blank line, the legend line, and one line per such row with
  * pathmtu_text ("  pod-to-pod other-node TCP_STREAM: path MTU 1392 < 1500, no ICMP: black

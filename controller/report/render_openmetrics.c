@@ -197,33 +197,45 @@ static void run_info(const struct report *rep, const struct om_run *run, FILE *o
     fputs("} 1\n", out);
 }
 
-/* kperf_evidence_marked (0 or 1 per row with counters) and kperf_evidence_delta (each drop,
- * shaping or overflow counter that moved, by side and counter): moved[r] is row r's
- * evidence.moved, or NULL when the row has no counters. */
-static void evidence_families(const struct report *rep, const struct om_run *run,
-                              json_t *const *moved, size_t nrows, FILE *out)
+/* What a row has besides its aggregate figures, each a reference of ours (json_incref; NULL
+ * when the row has none): evidence.moved, aggregate.node_cpu_per_gbps and path_mtu. */
+struct om_extra {
+    json_t *moved, *node_cpu, *path_mtu;
+};
+
+static void family_head(const char *name, const char *help, FILE *out)
 {
-    fputs("# HELP kperf_evidence_marked 1 when a drop, shaping or overflow counter moved during "
-          "the row (docs/report.md, Evidence)\n# TYPE kperf_evidence_marked gauge\n",
-          out);
+    fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* kperf_evidence_marked (0 or 1 per row with counters) and kperf_evidence_delta (each drop,
+ * shaping or overflow counter that moved, by side and counter). */
+static void evidence_families(const struct report *rep, const struct om_run *run,
+                              const struct om_extra *x, size_t nrows, FILE *out)
+{
+    family_head("kperf_evidence_marked",
+                "1 when a drop, shaping or overflow counter moved during the row (docs/report.md, "
+                "Evidence)",
+                out);
     for (size_t r = 0; r < nrows; r++) {
         struct report_row_info ri;
-        if (!moved[r])
+        if (!x[r].moved)
             continue;
         report_row_info(rep, r, &ri);
         fputs("kperf_evidence_marked", out);
         row_labels_kv(&ri, run, NULL, 0, out);
-        put_number(json_array_size(moved[r]) > 0, out);
+        put_number(json_array_size(x[r].moved) > 0, out);
     }
-    fputs("# HELP kperf_evidence_delta A drop, shaping or overflow counter's increase during the "
-          "row, by node side and counter\n# TYPE kperf_evidence_delta gauge\n",
-          out);
+    family_head("kperf_evidence_delta",
+                "A drop, shaping or overflow counter's increase during the row, by node side and "
+                "counter",
+                out);
     for (size_t r = 0; r < nrows; r++) {
         struct report_row_info ri;
         const json_t *m;
         size_t i;
         report_row_info(rep, r, &ri);
-        json_array_foreach(moved[r], i, m)
+        json_array_foreach(x[r].moved, i, m)
         {
             const char *extra[] = {"side",  str_at(m, "side"), "counter", str_at(m, "counter"),
                                    "class", str_at(m, "class")};
@@ -231,6 +243,70 @@ static void evidence_families(const struct report *rep, const struct om_run *run
             row_labels_kv(&ri, run, extra, 6, out);
             put_number((double)json_integer_value(json_object_get(m, "delta")), out);
         }
+    }
+}
+
+/* kperf_node_cpu_ratio_per_gbps: the fraction of each node's CPU per Gbit/s, by side and mode
+ * (aggregate.node_cpu_per_gbps). */
+static void node_cpu_family(const struct report *rep, const struct om_run *run,
+                            const struct om_extra *x, size_t nrows, FILE *out)
+{
+    static const char *const sides[] = {"client", "server"};
+    static const char *const modes[] = {"user", "system", "softirq", "irq"};
+
+    family_head("kperf_node_cpu_ratio_per_gbps",
+                "Fraction (0..1) of the node's CPU busy per Gbit/s moved, by node side and mode "
+                "(stream rows; median of the samples)",
+                out);
+    for (size_t r = 0; r < nrows; r++) {
+        struct report_row_info ri;
+        if (!x[r].node_cpu)
+            continue;
+        report_row_info(rep, r, &ri);
+        for (size_t k = 0; k < 2; k++)
+            for (size_t m = 0; m < 4; m++) {
+                const json_t *v =
+                    json_object_get(json_object_get(x[r].node_cpu, sides[k]), modes[m]);
+                const char *extra[] = {"side", sides[k], "mode", modes[m]};
+                if (!json_is_number(v) || !isfinite(json_number_value(v)))
+                    continue;
+                fputs("kperf_node_cpu_ratio_per_gbps", out);
+                row_labels_kv(&ri, run, extra, 4, out);
+                put_number(json_number_value(v), out);
+            }
+    }
+}
+
+/* kperf_path_mtu_bytes (the probe's path MTU, when it found one) and kperf_path_mtu_black_hole
+ * (0 or 1 per row with a verdict), from the row's path_mtu. */
+static void path_mtu_families(const struct report *rep, const struct om_run *run,
+                              const struct om_extra *x, size_t nrows, FILE *out)
+{
+    family_head("kperf_path_mtu_bytes",
+                "Largest packet the row's path carried (path MTU probe, docs/report.md)", out);
+    for (size_t r = 0; r < nrows; r++) {
+        struct report_row_info ri;
+        json_int_t path = json_integer_value(json_object_get(x[r].path_mtu, "path"));
+        if (path <= 0)
+            continue;
+        report_row_info(rep, r, &ri);
+        fputs("kperf_path_mtu_bytes", out);
+        row_labels_kv(&ri, run, NULL, 0, out);
+        put_number((double)path, out);
+    }
+    family_head("kperf_path_mtu_black_hole",
+                "1 when packets of the interface MTU were lost on the row's path without the ICMP "
+                "that would say so",
+                out);
+    for (size_t r = 0; r < nrows; r++) {
+        struct report_row_info ri;
+        const char *v = str_at(x[r].path_mtu, "verdict");
+        if (!v)
+            continue;
+        report_row_info(rep, r, &ri);
+        fputs("kperf_path_mtu_black_hole", out);
+        row_labels_kv(&ri, run, NULL, 0, out);
+        put_number(strcmp(v, "black-hole") == 0, out);
     }
 }
 
@@ -252,14 +328,18 @@ void render_openmetrics_status(const struct report *rep, int run_status, FILE *o
      * families first, then the families written one after the other */
     double *vals = kp_xcalloc(nrows * n + 1, sizeof(*vals)); /* ours: [row][family] */
     bool *has = kp_xcalloc(nrows * n + 1, sizeof(*has));     /* ours: [row][family] */
-    json_t **moved = kp_xcalloc(nrows + 1, sizeof(*moved));  /* ours: each row's evidence.moved */
+    struct om_extra *x = kp_xcalloc(nrows + 1, sizeof(*x));  /* ours: each row's, held */
 
     for (size_t r = 0; r < nrows; r++) {
         const json_t *row = report_row(rep, r);
         for (size_t i = 0; row && i < n; i++)
             has[r * n + i] = row_value(row, &families[i], &vals[r * n + i]);
-        if (row && json_array_size(json_object_get(row, "samples")) > 0)
-            moved[r] = json_incref(json_object_get(json_object_get(row, "evidence"), "moved"));
+        if (row && json_array_size(json_object_get(row, "samples")) > 0) {
+            x[r].moved = json_incref(json_object_get(json_object_get(row, "evidence"), "moved"));
+            x[r].node_cpu = json_incref(
+                json_object_get(json_object_get(row, "aggregate"), "node_cpu_per_gbps"));
+            x[r].path_mtu = json_incref(json_object_get(row, "path_mtu"));
+        }
     }
     run_info(rep, &run, out);
     for (size_t i = 0; i < n; i++) {
@@ -278,10 +358,15 @@ void render_openmetrics_status(const struct report *rep, int run_status, FILE *o
             put_number(vals[r * n + i], out);
         }
     }
-    evidence_families(rep, &run, moved, nrows, out);
-    for (size_t r = 0; r < nrows; r++)
-        json_decref(moved[r]);
-    free(moved);
+    evidence_families(rep, &run, x, nrows, out);
+    node_cpu_family(rep, &run, x, nrows, out);
+    path_mtu_families(rep, &run, x, nrows, out);
+    for (size_t r = 0; r < nrows; r++) {
+        json_decref(x[r].moved);
+        json_decref(x[r].node_cpu);
+        json_decref(x[r].path_mtu);
+    }
+    free(x);
     free(vals);
     free(has);
     if (run_status >= 0) {

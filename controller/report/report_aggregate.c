@@ -2,6 +2,7 @@
 /* report_aggregate.c - a row's aggregate and statistics from its samples. */
 #include "controller/report/report_aggregate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +175,64 @@ static void cpu_per_gbit(json_t *agg, const json_t *row)
         json_decref(o);
 }
 
+/* user + system + softirq + irq percent of one side's node_cpu: 0 when /proc/stat was unreadable.
+ */
+static double busy_pct(const json_t *side)
+{
+    static const char *const keys[] = {"user_pct", "system_pct", "softirq_pct", "irq_pct"};
+    double sum = 0, x;
+
+    for (size_t i = 0; i < 4; i++)
+        sum += report_get_number(side, keys[i], NULL, &x) ? x : 0;
+    return sum;
+}
+
+/* The fraction of each node's CPU (0..1) in user, system, softirq and irq per Gbit/s moved, per
+ * sample, then the median: {"client": {"user", "system", "softirq", "irq"}, "server": {...}}.
+ * A sample whose node_cpu is all zero (/proc/stat unreadable) counts for nothing. */
+static void node_cpu_per_gbps(json_t *agg, const json_t *row)
+{
+    static const char *const sides[] = {"client", "server"};
+    static const char *const modes[] = {"user", "system", "softirq", "irq"};
+    size_t ns = json_array_size(json_object_get(row, "samples")), i, n;
+    double *v = kp_xmalloc((ns + 1) * sizeof(double)); /* ours */
+    json_t **nc = kp_xcalloc(ns + 1, sizeof(*nc));     /* ours: each sample's node_cpu */
+    json_t *o = json_object(), *s;
+
+    json_array_foreach(json_object_get(row, "samples"), i, s) nc[i] =
+        report_unpacked(s, "node_cpu");
+    for (size_t k = 0; k < 2; k++) {
+        json_t *side = json_object();
+        for (size_t m = 0; m < 4; m++) {
+            char key[32];
+            snprintf(key, sizeof(key), "%s_pct", modes[m]);
+            n = 0;
+            json_array_foreach(json_object_get(row, "samples"), i, s)
+            {
+                const json_t *ncs = json_object_get(nc[i], sides[k]);
+                double mbps, pct;
+                if (busy_pct(ncs) > 0 && report_get_number(s, "throughput_mbps", NULL, &mbps) &&
+                    mbps > 0 && report_get_number(ncs, key, NULL, &pct))
+                    v[n++] = pct / 100.0 / (mbps / 1000.0);
+            }
+            if (n)
+                json_object_set_new(side, modes[m], json_real(stats_median(v, n)));
+        }
+        if (json_object_size(side))
+            json_object_set_new(o, sides[k], side);
+        else
+            json_decref(side);
+    }
+    for (i = 0; i < ns; i++)
+        json_decref(nc[i]);
+    free(nc);
+    free(v);
+    if (json_object_size(o))
+        json_object_set_new(agg, "node_cpu_per_gbps", o);
+    else
+        json_decref(o);
+}
+
 static json_t *build_aggregate(const json_t *row, const char *kind, struct kp_err *err)
 {
     static const char *const tcp[] = {"retransmits", "rtt_us", "mss", NULL};
@@ -194,8 +253,10 @@ static json_t *build_aggregate(const json_t *row, const char *kind, struct kp_er
         set_median(agg, row, "udp", udp[i]);
     set_median(agg, row, "cpu_seconds", "client");
     set_median(agg, row, "cpu_seconds", "server");
-    if (strcmp(kind, "throughput") == 0)
+    if (strcmp(kind, "throughput") == 0) {
         cpu_per_gbit(agg, row);
+        node_cpu_per_gbps(agg, row);
+    }
     return agg;
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # compare_cli.sh - 'kperf compare' and 'kperf report' end to end: exit codes (0 no regression,
 # 3 regression, 1 invalid or mismatched files, 2 usage), one-line errors, every output format,
-# --output-dir, and the JSON Schema check of the reports. The reports are synthetic: the
+# --output-dir, a path MTU black hole's mark and --strict-evidence refusal, the evidence gauges
+# of -o openmetrics, and the JSON Schema check of the reports. The reports are synthetic: the
 # unit-test binary test_compare writes them (seeded RNG, real histograms) into a temp dir.
 # shellcheck disable=SC2010 # ls | grep on names kperf itself writes (no spaces, no newlines)
 set -u
@@ -190,10 +191,37 @@ grep -q "empty file" "$D/err" || fail "empty file: $(cat "$D/err")"
 expect 0 "$KPERF" report "$D/site/report.json" -o json
 cmp -s "$D/out" "$D/site/report.json" || fail "report -o json of report.json is not the same"
 
+# a path MTU black hole on a row of BASE (its path_mtu as the probe writes it): the verdicts
+# carry "!", --strict-evidence refuses the row naming the cause; OpenMetrics has the gauges
+python3 - "$D/base.json" "$D/holed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+row = next(r for r in d["results"] if r["test"] == "TCP_STREAM" and r["samples"])
+row["path_mtu"] = {"verdict": "black-hole", "path": 1396, "client": 1500, "server": 1500,
+                   "icmp": 0, "tcp_full_mss": False}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "$KPERF" compare "$D/holed.json" "$D/noise.json"
+grep -q "^! path MTU black hole" "$D/out" || fail "black hole not listed: $(cat "$D/out")"
+grep -q "TCP_STREAM: black hole in BASE" "$D/out" || fail "black hole row not named"
+expect 1 "$KPERF" compare --strict-evidence "$D/holed.json" "$D/noise.json"
+grep -q "^kperf: error: 1 row cannot be judged: path MTU black hole" "$D/err" ||
+    fail "--strict-evidence: $(cat "$D/err")"
+grep -q "cannot judge !" "$D/out" || fail "--strict-evidence: the row is judged"
+expect 0 "$KPERF" report "$D/holed.json" -o openmetrics
+grep -q '^kperf_path_mtu_black_hole{.*test="TCP_STREAM".*} 1$' "$D/out" || fail "no black-hole gauge"
+grep -q '^kperf_path_mtu_bytes{.*} 1396$' "$D/out" || fail "no path MTU gauge"
+grep -q '^kperf_node_cpu_ratio_per_gbps{.*side="server",mode="softirq"} ' "$D/out" ||
+    fail "no node CPU per Gbit/s gauge"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$D/out" >/dev/null 2>&1 ||
+        fail "promtool: $(promtool check metrics <"$D/out" 2>&1 | head -3)"
+fi
+
 # every report validates against the JSON Schema
 if command -v python3 >/dev/null; then
     python3 "$VALIDATE" "$SCHEMA" "$D"/base.json "$D"/regressed.json "$D"/one-base.json \
-        "$D/site/report.json" || fail "schema validation"
+        "$D/site/report.json" "$D/holed.json" || fail "schema validation"
     python3 "$VALIDATE" "$SCHEMA" "$D/other.json" || fail "schema validation (edited copy)"
     python3 "$VALIDATE" "$SCHEMA" "$D/agent.json" 2>/dev/null && fail "validator accepted an agent doc"
 fi

@@ -416,8 +416,9 @@ static void test_history_compare_and_trend_match_the_same_rows(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* The form a run takes in a history kept in ConfigMaps: compact, without the per-second series,
- * readable as a report with the same rows; its comparable prefix is the key less the version. */
+/* The form a run takes in a history kept in ConfigMaps: compact, without the per-second series
+ * and the samples' counters (the row's evidence stays), readable as a report with the same rows;
+ * its comparable prefix is the key less the version. */
 static void test_history_compact_form_reads_back(void **state)
 {
     struct report *r = report_new(), *back;
@@ -430,6 +431,9 @@ static void test_history_compact_form_reads_back(void **state)
     json_object_set_new(
         s, "intervals",
         json_pack("[{s:f, s:f, s:f}]", "start_s", 0.0, "end_s", 1.0, "throughput_mbps", 900.0));
+    json_object_set_new(s, "counters",
+                        json_pack("{s:{s:i, s:{s:i, s:i}}}", "client", "v", 1, "deltas",
+                                  "qdisc.eth0.overlimits", 816, "Tcp.RetransSegs", 12));
     doc = fx_agent_doc(json_pack("[o]", s), NULL);
     if (report_group_add_doc(report_group_get(r, "pod-to-pod", "other-node", false), doc, &err))
         fail_msg("%s", kp_err_msg(&err));
@@ -445,12 +449,26 @@ static void test_history_compact_form_reads_back(void **state)
     assert_int_equal(len, strlen(text));
     assert_null(strchr(text, '\n'));
     assert_null(strstr(text, "\"intervals\""));
+    assert_null(strstr(text, "\"counters\""));     /* the samples' counters go ... */
+    assert_non_null(strstr(text, "\"evidence\"")); /* ... their sums stay */
     doc = json_loads(text, 0, NULL);
     assert_non_null(doc);
     back = report_from_json(doc, &err);
     if (!back)
         fail_msg("%s", kp_err_msg(&err));
     assert_int_equal(report_row_count(back), report_row_count(r));
+    { /* what compare marks the row with reads back: the shaping counter that moved */
+        const json_t *ev = json_object_get(report_row(back, 0), "evidence");
+        const json_t *m = json_array_get(json_object_get(ev, "moved"), 0);
+        assert_int_equal(json_array_size(json_object_get(ev, "moved")), 1);
+        assert_string_equal(json_string_value(json_object_get(m, "counter")),
+                            "qdisc.eth0.overlimits");
+        assert_int_equal(json_integer_value(json_object_get(m, "delta")), 816);
+        assert_int_equal(
+            json_integer_value(json_object_get(
+                json_object_get(json_object_get(ev, "client"), "deltas"), "Tcp.RetransSegs")),
+            12);
+    }
     key = history_key(back, NULL);
     prefix = history_comparable_prefix(back, NULL);
     assert_string_equal(key, "prod/ip-10-0-0-2_m5.large/cilium/1.16.1");

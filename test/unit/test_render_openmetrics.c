@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_render_openmetrics.c - `-o openmetrics`: every family written once and whole, values in
  * base units taken from the aggregates, label values escaped (a hostile CNI name cannot break
- * a line), rows without samples absent, the cluster label's fallbacks, the "# EOF" end; and
+ * a line), rows without samples absent, the cluster label's fallbacks, the "# EOF" end, the
+ * evidence families (node CPU per Gbit/s, path MTU and its black hole, moved counters); and
  * the checks of a --push-gateway URL and a push that cannot connect. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +162,106 @@ static void test_cluster_label(void **state)
     report_free(b);
 }
 
+/* The value of the one sample line that starts with family and contains every needle (NULL
+ * ended); fails when there is none or more than one. */
+static double value_of(const char *s, const char *family, ...)
+{
+    const char *found = NULL;
+    size_t n = 0;
+
+    for (const char *line = s; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t len = strcspn(line, "\n");
+        char buf[1024];
+        va_list ap;
+        const char *needle;
+        bool all = true;
+        if (strncmp(line, family, strlen(family)) != 0 || line[strlen(family)] != '{')
+            continue;
+        snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+        va_start(ap, family);
+        while ((needle = va_arg(ap, const char *)) != NULL)
+            all = all && strstr(buf, needle);
+        va_end(ap);
+        if (all) {
+            found = line;
+            n++;
+        }
+    }
+    if (n != 1)
+        fail_msg("%zu lines of %s match", n, family);
+    return strtod(strstr(found, "} ") + 2, NULL);
+}
+
+/* An agent document of one 800 Mb/s TCP_STREAM sample with a path MTU verdict and, when
+ * qdisc_overlimits > 0, a shaping counter that moved on the client's node. */
+static json_t *probed_doc(const char *verdict, int path, int qdisc_overlimits)
+{
+    json_t *smp = fx_stream_sample("TCP_STREAM", 0, false, 800.0, 0);
+    json_t *doc, *mtu;
+
+    json_object_set_new(smp, "counters",
+                        json_pack("{s:{s:i, s:{s:i, s:i}}}", "client", "v", 1, "deltas",
+                                  "qdisc.eth0.overlimits", qdisc_overlimits, "Tcp.RetransSegs", 3));
+    doc = fx_agent_doc(json_pack("[o]", smp), NULL);
+    mtu = json_object_get(doc, "mtu");
+    json_object_set_new(mtu, "path", json_integer(path));
+    json_object_set_new(mtu, "icmp", json_integer(0));
+    json_object_set_new(mtu, "tcp_full_mss", json_boolean(strcmp(verdict, "ok") == 0));
+    json_object_set_new(mtu, "verdict", json_string(verdict));
+    json_object_set_new(mtu, "probe_ms", json_integer(12));
+    return doc;
+}
+
+/* The evidence families: node CPU per Gbit/s by side and mode (the fixture's node_cpu: client
+ * 5% user, 10% system, 3% softirq, 0% irq at 0.8 Gbit/s), the path MTU and its black-hole mark
+ * (1 on the black-hole row, 0 on the clean one), and the shaping counter that moved. */
+static void test_evidence_families(void **state)
+{
+    struct report *rep = report_new();
+    struct kp_err err = {{0}};
+    char *s;
+    const char *other = "placement=\"other-node\"", *same = "placement=\"same-node\"";
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        json_t *doc = i ? probed_doc("ok", 1500, 0) : probed_doc("black-hole", 1396, 816);
+        if (report_group_add_doc(
+                report_group_get(rep, "pod-to-pod", i ? "same-node" : "other-node", false), doc,
+                &err) != 0)
+            fail_msg("%s", kp_err_msg(&err));
+        json_decref(doc);
+    }
+    json_object_set_new(report_metadata(rep), "backend", json_string("local"));
+    assert_int_equal(report_finish(rep, &err), 0);
+    s = render(rep);
+    assert_int_equal(count(s, "# TYPE kperf_node_cpu_ratio_per_gbps gauge\n"), 1);
+    assert_int_equal(count(s, "kperf_node_cpu_ratio_per_gbps{"), 16); /* 2 rows x 2 sides x 4 */
+    assert_float_equal(value_of(s, "kperf_node_cpu_ratio_per_gbps", other, "side=\"client\"",
+                                "mode=\"user\"", NULL),
+                       0.05 / 0.8, 1e-12);
+    assert_float_equal(value_of(s, "kperf_node_cpu_ratio_per_gbps", other, "side=\"server\"",
+                                "mode=\"softirq\"", NULL),
+                       0.06 / 0.8, 1e-12);
+    assert_float_equal(
+        value_of(s, "kperf_node_cpu_ratio_per_gbps", same, "side=\"client\"", "mode=\"irq\"", NULL),
+        0, 0);
+    assert_float_equal(value_of(s, "kperf_path_mtu_bytes", other, NULL), 1396, 0);
+    assert_float_equal(value_of(s, "kperf_path_mtu_bytes", same, NULL), 1500, 0);
+    assert_float_equal(value_of(s, "kperf_path_mtu_black_hole", other, NULL), 1, 0);
+    assert_float_equal(value_of(s, "kperf_path_mtu_black_hole", same, NULL), 0, 0);
+    assert_float_equal(value_of(s, "kperf_evidence_marked", other, NULL), 1, 0);
+    assert_float_equal(value_of(s, "kperf_evidence_marked", same, NULL), 0, 0);
+    /* only the counter that marks moves a gauge: retransmits explain, they do not mark */
+    assert_float_equal(value_of(s, "kperf_evidence_delta", other,
+                                "counter=\"qdisc.eth0.overlimits\"", "class=\"shaping\"", NULL),
+                       816, 0);
+    assert_int_equal(count(s, "kperf_evidence_delta{"), 1);
+    assert_null(strstr(s, "Tcp.RetransSegs"));
+    free(s);
+    report_free(rep);
+}
+
 static void test_url_check(void **state)
 {
     struct kp_err err = {{0}};
@@ -207,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_format_parse),      cmocka_unit_test(test_families_whole),
         cmocka_unit_test(test_values_and_labels), cmocka_unit_test(test_cluster_label),
         cmocka_unit_test(test_url_check),         cmocka_unit_test(test_push_refused),
+        cmocka_unit_test(test_evidence_families),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
