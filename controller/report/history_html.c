@@ -339,6 +339,7 @@ static void page_head(const char *dir, FILE *out)
           "padding:2px 8px;text-align:left;font-size:90%}svg text{font:10px sans-serif}"
           ".charts{display:flex;flex-wrap:wrap;gap:.6em}figure{margin:0}"
           "figcaption{font-size:85%}figure.regressed figcaption{color:#cc3333;font-weight:bold}"
+          "#summary{font-weight:bold}#summary.fail{color:#cc3333}#summary.ok{color:#060}"
           "</style></head><body>\n<h1>kperf history: trends</h1>\n",
           out);
 }
@@ -351,7 +352,9 @@ int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE
     struct series *s = NULL;
     size_t ns = 0;
     struct counts c = {0, 0};
-    size_t skipped = 0;
+    size_t skipped = 0, body_len = 0;
+    char *body = NULL; /* ours: the series sections */
+    FILE *mem;
     int rc = -1;
 
     if (n < 0)
@@ -368,7 +371,23 @@ int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE
         kp_err_set(err, "no run in %s can be read (%zu skipped)", dir, skipped);
         goto out;
     }
+    /* the sections go to memory first: the verdict, which counts their marks, leads the page */
+    mem = open_memstream(&body, &body_len);
+    if (!mem) {
+        kp_err_set(err, "cannot buffer the trend page");
+        goto out;
+    }
+    for (size_t k = 0; k < ns; k++)
+        if (s[k].n > 0)
+            series_section(&s[k], dir, &c, mem);
+    fclose(mem);
     page_head(dir, out);
+    fprintf(out,
+            "<p id=\"summary\" class=\"%s\" data-runs=\"%zu\" data-series=\"%zu\" "
+            "data-charts=\"%zu\" data-regressions=\"%zu\" data-skipped=\"%zu\">%zu "
+            "regression mark%s in %zu charts.</p>\n",
+            c.marks ? "fail" : "ok", (size_t)n - skipped, ns, c.charts, c.marks, skipped, c.marks,
+            c.marks == 1 ? "" : "s", c.charts);
     fprintf(out,
             "<p>%zu runs in %zu series (cluster / node pair / CNI). Each run from the second on "
             "is judged against up to %zu runs before it, as <code>kperf compare --baseline</code> "
@@ -378,16 +397,11 @@ int history_trend_html(const char *dir, const struct history_trend_opts *o, FILE
     if (skipped)
         fprintf(out, "<p id=\"skipped\">%zu unreadable run%s skipped (named on stderr).</p>\n",
                 skipped, skipped == 1 ? "" : "s");
-    for (size_t k = 0; k < ns; k++)
-        if (s[k].n > 0)
-            series_section(&s[k], dir, &c, out);
-    fprintf(out,
-            "<p id=\"summary\" data-runs=\"%zu\" data-series=\"%zu\" data-charts=\"%zu\" "
-            "data-regressions=\"%zu\" data-skipped=\"%zu\">%zu charts, %zu regression marks.</p>\n"
-            "</body></html>\n",
-            (size_t)n - skipped, ns, c.charts, c.marks, skipped, c.charts, c.marks);
+    fputs(body, out);
+    fputs("</body></html>\n", out);
     rc = 0;
 out:
+    free(body);
     for (size_t k = 0; k < ns; k++)
         series_cleanup(&s[k]);
     free(s);

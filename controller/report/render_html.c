@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/hist.h"
 #include "base/rowkey.h"
@@ -30,58 +29,9 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
-/* A number as people write it: never exponent notation (1796310000, not 1.79631e+09), at most
- * three decimals, no trailing zeros. */
-static void plain_number(double v, FILE *out)
-{
-    char buf[64];
-    size_t n;
-
-    snprintf(buf, sizeof(buf), "%.3f", v);
-    n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '0')
-        buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.')
-        buf[--n] = '\0';
-    fputs(buf, out);
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* A number under `key` with its unit: *_unix_s as a UTC date, *_ms and *_s as a duration. */
-static void meta_number(const char *key, double v, FILE *out)
-{
-    if (key && ends_with(key, "_unix_s") && v > 0 && v < 1e11) {
-        time_t t = (time_t)v;
-        struct tm tm;
-        char buf[64];
-        gmtime_r(&t, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-        fputs(buf, out);
-        return;
-    }
-    if (key && ends_with(key, "_ms")) {
-        if (v >= 1000) {
-            plain_number(v / 1000, out);
-            fputs(" s", out);
-        } else {
-            plain_number(v, out);
-            fputs(" ms", out);
-        }
-        return;
-    }
-    plain_number(v, out);
-    if (key && ends_with(key, "_s"))
-        fputs(" s", out);
-}
-
 /* A metadata value as readable text: strings as they are, numbers in plain notation with their
- * unit (meta_number), yes/no, lists of scalars joined with ", ", objects as a nested key/value
- * table (provenance: cni.settings, mtu, parameters). Never a raw JSON string. */
+ * unit (html_number_for_key), yes/no, lists of scalars joined with ", ", objects as a nested
+ * key/value table (provenance: cni.settings, mtu, parameters). Never a raw JSON string. */
 static void meta_value(const char *key, const json_t *v, FILE *out)
 {
     const char *k;
@@ -94,7 +44,7 @@ static void meta_value(const char *key, const json_t *v, FILE *out)
         return;
     case JSON_INTEGER:
     case JSON_REAL:
-        meta_number(key, json_number_value(v), out);
+        html_number_for_key(key, json_number_value(v), out);
         return;
     case JSON_TRUE:
     case JSON_FALSE:
@@ -183,9 +133,9 @@ static void readiness_chart(const json_t *md, FILE *out)
                 LABEL_W, y, hi > 0 ? p50 / hi * BAR_W : 0);
         fprintf(out, "<text class=\"v\" x=\"%.1f\" y=\"%.0f\">",
                 LABEL_W + 6 + (hi > 0 ? mx / hi * BAR_W : 0), y + 13);
-        plain_number(p50, out);
+        html_number(p50, out);
         fputs(" s p50, ", out);
-        plain_number(mx, out);
+        html_number(mx, out);
         fputs(" s max</text>\n", out);
     }
     fputs("</svg>\n<p>Creation to the first packet through the pod's network (total_s): "
@@ -204,7 +154,7 @@ static void run_card(const json_t *md, FILE *out)
     const json_t *n;
     size_t i;
 
-    fputs("<h2>Run</h2>\n<dl class=\"card\">", out);
+    fputs("<h2 id=\"provenance\">Run</h2>\n<dl class=\"card\">", out);
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
         const json_t *v = json_object_get(md, keys[k]);
         if (!v || json_is_object(v) || json_is_array(v))
@@ -229,9 +179,12 @@ static void run_card(const json_t *md, FILE *out)
         fputs(" node</dt><dd>", out);
         html_esc(str(n, "name"), out);
         if (*str(n, "instance_type")) {
-            fputs(" (", out);
+            fputs(", ", out);
             html_esc(str(n, "instance_type"), out);
-            fputs(")", out);
+        }
+        if (*str(n, "kernel")) {
+            fputs(", kernel ", out);
+            html_esc(str(n, "kernel"), out);
         }
         fputs("</dd>", out);
     }
@@ -518,6 +471,39 @@ static void distributions(const struct report *rep, FILE *out)
         fputs("</div>\n", out);
 }
 
+/* The verdict in one line, before anything else: how many rows were measured, failed or
+ * skipped, how many a drop, shaping or overflow counter marks (evidence.h), and a sweep's
+ * outlier nodes. Class "bad" when a row failed or one is marked. */
+static void verdict(const struct report *rep, FILE *out)
+{
+    size_t measured = 0, failed = json_array_size(report_errors(rep)), marked = 0;
+    size_t skipped = json_array_size(report_skipped(rep));
+    const json_t *outliers =
+        json_object_get(json_object_get(report_metadata_const(rep), "sweep"), "outliers");
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        struct report_row_info ri;
+        report_row_info(rep, i, &ri);
+        measured += ri.n_samples > 0;
+        failed += strcmp(ri.status, "failed") == 0;
+        skipped += strcmp(ri.status, "skipped") == 0;
+        if (ri.n_samples > 0)
+            marked += json_array_size(json_object_get(
+                          json_object_get(report_row(rep, i), "evidence"), "moved")) > 0;
+    }
+    fprintf(out,
+            "<p id=\"verdict\" class=\"%s\" data-measured=\"%zu\" data-failed=\"%zu\" "
+            "data-marked=\"%zu\">%zu row%s measured, %zu failed, %zu skipped",
+            failed || marked ? "bad" : "ok", measured, failed, marked, measured,
+            measured == 1 ? "" : "s", failed, skipped);
+    if (marked)
+        fprintf(out, ", %zu marked by drop, shaping or overflow counters (Evidence below)", marked);
+    if (json_is_array(outliers))
+        fprintf(out, "; sweep: %zu outlier node%s", json_array_size(outliers),
+                json_array_size(outliers) == 1 ? "" : "s");
+    fputs(".</p>\n", out);
+}
+
 /* The Markdown tables carry the numbers; the page embeds the same text in <pre> blocks so
  * that one renderer owns the layout of the tables. */
 static void tables(const struct report *rep, FILE *out)
@@ -555,11 +541,13 @@ void render_html(const struct report *rep, FILE *out)
           ".cdfs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}"
           "figcaption{font-size:90%}dl.card{display:grid;grid-template-columns:max-content auto;"
           "gap:2px 1em;font-size:90%}dl.card dt{color:#555}dl.card dd{margin:0}"
-          "details summary{cursor:pointer;margin:1em 0}"
+          "details summary{cursor:pointer;margin:1em 0}#verdict{font-weight:bold}"
+          "#verdict.ok{color:#060}#verdict.bad{color:#900}"
           "</style></head><body>\n<h1>kperf network performance report</h1>\n",
           out);
     /* the results first (issue 30 part 7): the summary, its charts and the verdicts, then
      * where it ran, then everything else folded away */
+    verdict(rep, out);
     tables(rep, out);
     charts(rep, out);
     outlier_html(md, out);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* watch_html.c - the kperf.watch/v1 document as one self-contained HTML page (watch_render.h):
- * a timeline with one lane per path (a thin bar per probe kind, outages marked red, the
- * command's run shaded), then the text table. No scripts, nothing fetched; every string that
+ * the verdict (longest outage against the limit) and the text table first, then a timeline
+ * with one lane per path (a thin bar per probe kind, outages marked red, the command's run
+ * shaded). No scripts, nothing fetched; every string that
  * comes from the document is escaped. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -116,10 +117,12 @@ static void timeline(const json_t *doc, FILE *out)
                 num(cmd, "end_s"));
     for (double t = 0; t <= span + 1e-9; t += step) {
         double x = x_of(t, span);
+        char tick[352];
         fprintf(out,
                 "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\" stroke=\"#ddd\"/>"
-                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>\n",
-                x, x, TOP - 6, TOP + (double)n * LANE_H, x, TOP - 10, t);
+                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s s</text>\n",
+                x, x, TOP - 6, TOP + (double)n * LANE_H, x, TOP - 10,
+                html_number_fmt(t, 1, tick, sizeof(tick))); /* 86400 s, never 8.64e+04 */
     }
     json_array_foreach(paths, i, p) lane(doc, p, i, span, out);
     watch_readiness_svg(doc, &ax, TOP + (double)n * LANE_H, READY_H, out);
@@ -149,6 +152,10 @@ void watch_render_html(const json_t *doc, FILE *out)
           ".bad{color:#b00}.ok{color:#070}</style></head><body>\n<h1>kperf watch</h1>\n<p>Run ",
           out);
     html_esc(json_string_value(json_object_get(doc, "run_id")), out);
+    if (num(doc, "start_unix_s") > 0) {
+        fputs(", started ", out);
+        html_number_for_key("start_unix_s", num(doc, "start_unix_s"), out);
+    }
     fprintf(out, ", %.1f s, %lld probes/s per path", num(doc, "duration_s"),
             (long long)json_integer_value(json_object_get(doc, "rate_per_s")));
     if (json_array_size(argv)) {
@@ -162,17 +169,17 @@ void watch_render_html(const json_t *doc, FILE *out)
     }
     fprintf(out, ".</p>\n<p class=\"%s\">Longest outage %.3f s (limit %.3f s): %s</p>\n",
             longest > limit ? "bad" : "ok", longest, limit, longest > limit ? "EXCEEDED" : "ok");
-    fputs("<h2>Timeline</h2>\n", out);
-    timeline(doc, out);
-    mem = open_memstream(&buf, &len);
+    mem = open_memstream(&buf, &len); /* the verdict and the summary lead, then the chart */
     if (mem) {
         watch_render(doc, WATCH_TABLE, mem);
         fclose(mem);
-        fputs("<h2>Summary</h2>\n<pre>", out);
+        fputs("<h2 id=\"summary\">Summary</h2>\n<pre>", out);
         html_esc(buf, out);
         fputs("</pre>\n", out);
         free(buf);
     }
+    fputs("<h2>Timeline</h2>\n", out);
+    timeline(doc, out);
     fputs("<p>Schema kperf.watch/v1 (docs/watch.md). An outage is a run of consecutive lost "
           "probes longer than the probe interval.</p>\n</body></html>\n",
           out);

@@ -326,6 +326,13 @@ static void test_render_html_is_self_contained(void **state)
     assert_null(strstr(t, "<script"));
     assert_null(strstr(t, "src="));
     assert_null(strstr(t, "https://"));
+    /* it reads first: the verdict (the error row counts as failed), the summary, then the run
+     * card, the raw metadata last and folded */
+    assert_non_null(strstr(t, "<p id=\"verdict\" class=\"bad\""));
+    assert_true(strstr(t, "id=\"verdict\"") < strstr(t, "id=\"summary\""));
+    assert_true(strstr(t, "id=\"summary\"") < strstr(t, "id=\"provenance\""));
+    assert_true(strstr(t, "id=\"provenance\"") < strstr(t, "<details id=\"metadata\">"));
+    assert_true(strstr(t, "<details id=\"metadata\">") < strstr(t, "<table class=\"meta\">"));
     free(t);
     report_free(rep);
 }

@@ -133,6 +133,12 @@ static void html_timeline(void **state)
     assert_non_null(strstr(h, "<title>udp outage: 2.000 s at +1.500 s (200 lost)</title>"));
     assert_non_null(strstr(h, "<title>the command ran until +4.000 s</title>"));
     assert_non_null(strstr(h, "Longest outage 2.500 s (limit 1.000 s): EXCEEDED"));
+    /* the verdict and the table lead, then the chart; ticks in plain seconds */
+    assert_non_null(strstr(h, "id=\"summary\""));
+    assert_non_null(strstr(h, "<h2>Timeline"));
+    assert_true(strstr(h, "EXCEEDED") < strstr(h, "id=\"summary\""));
+    assert_true(strstr(h, "id=\"summary\"") < strstr(h, "<h2>Timeline"));
+    assert_non_null(strstr(h, ">8 s</text>"));
     free(h);
     json_decref(d);
 }

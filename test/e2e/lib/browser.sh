@@ -4,7 +4,8 @@
 # (Debian's chromium, headless; sourced). Needs KPERF_BIN. Sets KPERF, GEN (test_compare, whose
 # KPERF_WRITE_FIXTURES writes the synthetic reports), D (a temporary folder, removed on exit),
 # and the checks of harness.sh. Provides browse ARGS... (chromium, bounded, quiet) and
-# probe PAGE < JS (PAGE with JS appended, which fills out{}, rendered: prints out's JSON).
+# probe PAGE [ARGS...] < JS (PAGE with JS appended, which fills out{}, rendered with chromium's
+# extra ARGS such as --window-size=1280,800: prints out's JSON).
 # The pages themselves have no scripts; the probe runs in a copy.
 KPERF="$KPERF_BIN/kperf"
 GEN="$KPERF_BIN/../test/unit/test_compare"
@@ -22,6 +23,6 @@ probe() {
     { echo "<script>const out = {};"; cat; echo "const pre = document.createElement('pre');"
       echo "pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);</script>"
     } >>"$D/probe.html"
-    browse --dump-dom "file://$D/probe.html" >"$D/dom.html"
+    browse --dump-dom "${@:2}" "file://$D/probe.html" >"$D/dom.html"
     python3 -c 'import re,sys,html; m=re.search(r"<pre id=\"probe\">(.*?)</pre>", open(sys.argv[1]).read(), re.S); print(html.unescape(m.group(1)) if m else "{}")' "$D/dom.html"
 }
