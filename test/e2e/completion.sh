@@ -4,7 +4,8 @@
 # tables), the values of --scenarios/--tests (comma lists too), -o per command, --format,
 # --image-pull-policy, files and directories, for kperf and kubectl-kperf; every -o value it
 # offers is one kperf accepts; zsh (through bashcompinit) registers it and gets the same
-# candidates; fish completes the same words. Bad input: a clear error and exit 2.
+# candidates; fish completes the same words. Bad input: a clear error and exit 2. kperf --help
+# lists the same commands.
 # zsh and fish come from scripts/test.sh's package list.
 set -euo pipefail
 # shellcheck source=test/e2e/lib/harness.sh
@@ -72,6 +73,14 @@ got=$(run_case kperf cleanup -- | tr ' ' '\n' | sort -u | tr '\n' ' ')
 want=$("$KPERF" run --help | grep -o -- '^ *\(-., \)\?--[a-z][a-z-]*' | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
 got=$(run_case kperf run -- | tr ' ' '\n' | sort -u | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "bash: run flags '$got' differ from its --help '$want'"
+
+# the top-level help lists every command the completion offers, and watch (which runs on a
+# cluster as well as --local) is not described as --local only
+"$KPERF" --help >"$tmp/help"
+for c in run compare report history cleanup manifests watch version completion; do
+    grep -q "^  $c " "$tmp/help" || fail "kperf --help does not list $c"
+done
+grep -q '^  watch .*--local' "$tmp/help" && fail "kperf --help: watch marked --local: $(grep '^  watch' "$tmp/help")"
 
 # 2. every offered -o value is accepted (missing files: exit 1), a made-up one is not (exit 2)
 accepts() { # EXPECTED-RC CMD...

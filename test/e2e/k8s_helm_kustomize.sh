@@ -13,6 +13,11 @@
 #   objects, exactly the plain YAML in manifests/ (nothing ignored: the chart adds no helm
 #   labels unless commonLabels asks), and rbac.perRunNamespaces adds exactly
 #   manifests/rbac-namespaces.yaml;
+# * the nightly's host-network agents go to the privileged namespace kperf-host: every default
+#   CronJob runs `kperf run -n kperf --host-namespace kperf-host`, kperf enforces "restricted",
+#   and namespace-host.yaml, rbac-host.yaml and admission-policy.yaml are part of helm's and
+#   kustomize's output; hostNamespace.name renames that namespace everywhere ("" drops it and the
+#   flag), and the policy admits exactly the agent image repository the CronJob passes (--image);
 # * each value set and overlay changes what it says it changes; history.existingClaim renders
 #   exactly manifests/cronjob-pvc.yaml; pushgateway.url adds --push-gateway (and clusterName
 #   --cluster-name) to "run" and --push-gateway to "compare", notify.url --notify (and reportUrl
@@ -51,6 +56,10 @@ queue() {
         kind=$(jq -r .kind "$doc")
         case "$kind" in
         Namespace | ServiceAccount) ;;
+        ValidatingAdmissionPolicy | ValidatingAdmissionPolicyBinding)
+            # not in the schema subset (as k8s_manifests_valid.sh): checked by host_split
+            sed -i '$d' "$tmp/queue"
+            ;;
         CronJob)
             jq '{apiVersion: "batch/v1", kind: "Job", metadata: (.spec.jobTemplate.metadata +
                  {name: .metadata.name, namespace: .metadata.namespace}),
@@ -108,12 +117,41 @@ check_args() {
 # cron JSON-PATH-FILTER NDJSON: a jq filter on the one CronJob
 cron() { jq -e -s "map(select(.kind == \"CronJob\"))[0] | $1" "$2" >/dev/null; }
 
+# host_split NDJSON NS HOST-NS WHAT: the CronJob runs `run --namespace NS --host-namespace
+# HOST-NS`; NS enforces "restricted", HOST-NS "privileged"; HOST-NS has the Role and binding of
+# rbac-host.yaml for NS's ServiceAccount, the ClusterRole may read both namespaces, and the
+# admission policy binds to HOST-NS and admits the repository of the CronJob's --image
+host_split() {
+    jq -e -s --arg ns "$2" --arg h "$3" '
+        (map(select(.kind == "CronJob"))[0].spec.jobTemplate.spec.template.spec) as $p |
+        ($p.initContainers[0].args) as $a |
+        ($a[(($a | index("--image")) + 1)] | sub("[:@][^/]*$"; "")) as $repo |
+        ($a[0:5] == ["run", "--namespace", $ns, "--host-namespace", $h]) and
+        (map(select(.kind == "Namespace")) | map({(.metadata.name):
+            .metadata.labels["pod-security.kubernetes.io/enforce"]}) | add) ==
+            {($ns): "restricted", ($h): "privileged"} and
+        (map(select(.kind == "RoleBinding" and .metadata.namespace == $h))[0] |
+            .roleRef.name == "kperf-host" and .subjects[0].namespace == $ns and
+            .subjects[0].name == $p.serviceAccountName) and
+        any(.[]; .kind == "Role" and .metadata.namespace == $h and
+            any(.rules[]; .resources | index("daemonsets"))) and
+        (map(select(.kind == "ClusterRole"))[0].rules |
+            any(.[]; .resources == ["namespaces"] and .resourceNames == [$ns, $h])) and
+        (map(select(.kind == "ValidatingAdmissionPolicyBinding"))[0].spec.matchResources
+            .namespaceSelector.matchLabels == {"kubernetes.io/metadata.name": $h}) and
+        (map(select(.kind == "ValidatingAdmissionPolicy"))[0].spec.variables[] |
+            select(.name == "repository") | .expression) == "\u0027" + $repo + "\u0027"' \
+        "$1" >/dev/null || fail "$4: host-network agents not split into $3 (flag, namespaces, RBAC or policy)"
+}
+
 # 1. the plain YAML: the reference
-cat "$SRC/manifests/namespace.yaml" <(echo ---) "$SRC/manifests/rbac.yaml" <(echo ---) \
-    "$SRC/manifests/cronjob.yaml" >"$tmp/plain.yaml"
+for f in namespace namespace-host rbac rbac-host admission-policy cronjob; do
+    cat "$SRC/manifests/$f.yaml"
+    echo ---
+done >"$tmp/plain.yaml"
 to_ndjson "$tmp/plain.yaml" "$tmp/plain.ndjson"
 to_ndjson "$SRC/manifests/rbac-namespaces.yaml" "$tmp/plain-rbac-ns.ndjson"
-[ "$(wc -l <"$tmp/plain.ndjson")" -ge 9 ] || fail "manifests/: only $(wc -l <"$tmp/plain.ndjson") objects"
+[ "$(wc -l <"$tmp/plain.ndjson")" -ge 14 ] || fail "manifests/: only $(wc -l <"$tmp/plain.ndjson") objects"
 
 # 2. Helm
 "$HELM" lint "$CHART" >"$tmp/lint.out" 2>&1 || { cat "$tmp/lint.out"; fail "helm lint"; }
@@ -141,6 +179,20 @@ diff <(jq -S 'select(.metadata.name == "kperf-pull-secret")' "$tmp/helm-pull-sec
 # one source of truth: the default rendering is the plain YAML
 diff <(jq . "$tmp/plain.ndjson") <(jq . "$tmp/helm-default.ndjson") >"$tmp/diff" ||
     { cat "$tmp/diff"; fail "helm template (default values) differs from manifests/*.yaml"; }
+host_split "$tmp/plain.ndjson" kperf kperf-host "manifests/*.yaml"
+host_split "$tmp/helm-default.ndjson" kperf kperf-host "helm template (default)"
+# the host namespace renamed, the agents from a mirror: flag, RBAC, binding and policy follow
+render host-renamed --set hostNamespace.name=perf-host --set agentImage.registry=mirror.example/k
+host_split "$tmp/helm-host-renamed.ndjson" kperf perf-host "hostNamespace.name=perf-host"
+# none: no host namespace objects, no flag, and the one namespace is "privileged" again
+render no-host --set hostNamespace.name=
+jq -e -s 'all(.[]; (.kind | startswith("ValidatingAdmission") | not) and
+          .metadata.name != "kperf-host" and .metadata.namespace != "kperf-host") and
+          (map(select(.kind == "Namespace")) | map(.metadata.labels["pod-security.kubernetes.io/enforce"])) == ["privileged"] and
+          (map(select(.kind == "CronJob"))[0].spec.jobTemplate.spec.template.spec.initContainers[0].args |
+           index("--host-namespace") == null) and
+          (map(select(.kind == "ClusterRole"))[0].rules[] | select(.resources == ["namespaces"]) | .resourceNames) == ["kperf"]' \
+    "$tmp/helm-no-host.ndjson" >/dev/null || fail "hostNamespace.name='': host namespace objects or flag left"
 
 # the packaged chart (what a chart repository serves) carries the linked files: same objects
 "$HELM" package "$CHART" -d "$tmp" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "helm package"; }
@@ -150,6 +202,7 @@ cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || fail "the packaged cha
 tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && fail "the packaged chart carries ci/"
 
 P=helm-history-pvc
+host_split "$tmp/$P.ndjson" kperf kperf-host "$P"
 # perRunNamespaces adds rbac-namespaces.yaml, and nothing else RBAC-wise besides the baseline rule
 jq -c 'select(.metadata.name == "kperf-namespaces")' "$tmp/$P.ndjson" >"$tmp/rbac-ns.ndjson"
 cmp -s "$tmp/rbac-ns.ndjson" "$tmp/plain-rbac-ns.ndjson" ||
@@ -178,6 +231,9 @@ jq -e -s 'all(.[]; (.metadata.namespace // "perf") as $n | ($n == "perf" or $n =
           and .metadata.labels.team == "netperf" and
           all((.subjects // [])[]; .namespace == "perf" and .name == "perf-runner"))' \
     "$tmp/$R.ndjson" >/dev/null || fail "$R: objects outside namespace perf or unlabelled"
+jq -e -s 'all(.[]; .kind | startswith("ValidatingAdmission") | not) and
+          (map(select(.kind == "ClusterRole"))[0].rules[] | select(.resources == ["namespaces"]) | .resourceNames) == ["perf"]' \
+    "$tmp/$R.ndjson" >/dev/null || fail "$R: host namespace objects without a host namespace"
 cron '.metadata.name == "perf-hourly" and .spec.suspend == true and
       .spec.successfulJobsHistoryLimit == 3 and
       (.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")) ==
@@ -222,11 +278,16 @@ cron '(.spec.jobTemplate.spec.template.spec.containers[0].args | join(" ") |
 to_ndjson "$tmp/k-base.yaml" "$tmp/k-base.ndjson"
 queue "$tmp/k-base.ndjson" "kustomize base"
 cmp -s "$tmp/plain.ndjson" "$tmp/k-base.ndjson" || fail "kustomize base differs from manifests/*.yaml"
+host_split "$tmp/k-base.ndjson" kperf kperf-host "kustomize base"
 for o in eks-vpc-cni tke cilium; do
     "$KUBECTL" kustomize "$SRC/deploy/overlays/$o" >"$tmp/k-$o.yaml" || { fail "kubectl kustomize $o"; continue; }
     to_ndjson "$tmp/k-$o.yaml" "$tmp/k-$o.ndjson"
     queue "$tmp/k-$o.ndjson" "kustomize $o"
-    cmp -s <(grep -v '"kind":"CronJob"' "$tmp/plain.ndjson") <(grep -v '"kind":"CronJob"' "$tmp/k-$o.ndjson") ||
+    host_split "$tmp/k-$o.ndjson" kperf kperf-host "kustomize $o"
+    # tke's agent image is also the one its admission policy admits (host_split checks it)
+    k='"kind":"CronJob"'
+    [ "$o" = tke ] && k='"kind":"\(CronJob\|ValidatingAdmissionPolicy\)"'
+    cmp -s <(grep -v "$k" "$tmp/plain.ndjson") <(grep -v "$k" "$tmp/k-$o.ndjson") ||
         fail "overlay $o changes more than the CronJob"
 done
 A='.spec.jobTemplate.spec.template.spec.initContainers[0].args | join(" ")'
@@ -251,5 +312,5 @@ if python3 "$VALIDATE" --quiet "$tmp/bad.json" >"$tmp/err"; then
     fail "the validator accepted a misspelt field"
 fi
 [ "${#files[@]}" -ge 60 ] || fail "only ${#files[@]} objects validated"
-failed || pass "helm (3 value sets) and kustomize (base + 3 overlays): ${#files[@]} objects valid; defaults equal manifests/"
+failed || pass "helm (3 value sets) and kustomize (base + 3 overlays): ${#files[@]} objects valid; defaults equal manifests/; host-network agents in kperf-host everywhere"
 finish

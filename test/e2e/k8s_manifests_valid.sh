@@ -87,7 +87,8 @@ validate_queued() {
     fi
 }
 
-# 1. what runs create, for several flag sets; the fifth with the pod template flags
+# 1. what runs create, for several flag sets; the fifth with the pod template flags, the sixth
+# the nightly's split (manifests/cronjob.yaml)
 cat >"$tmp/overlay.yaml" <<'EOF2'
 metadata:
   annotations:
@@ -109,7 +110,8 @@ for flags in "--scenarios all --nodes node-1,node-2 --external-server 192.0.2.10
     "--scenarios pod-to-pod,pod-to-service --tests all --samples 3 --image-pull-policy Always --image-pull-secret regcred --tolerations dedicated=perf:NoSchedule,gpu --image reg.example/kperf-agent:1" \
     "--scenarios host-to-host -n kperf --port 6000" \
     "--scenarios pod-to-pod,host-to-host --all-nodes --parallel 4" \
-    "--scenarios all --nodes node-1,node-2 $POD_FLAGS"; do
+    "--scenarios all --nodes node-1,node-2 $POD_FLAGS" \
+    "-n kperf --host-namespace kperf-host --scenarios all"; do
     i=$((i + 1))
     # shellcheck disable=SC2086
     "$KPERF" manifests --format json $flags >"$tmp/run-$i.ndjson"
@@ -169,6 +171,15 @@ jq -e -s '[.[] | select(.kind == "DaemonSet" or .kind == "Job") | .spec.template
          .resources == {requests: {cpu: "250m", memory: "128Mi"}, limits: {memory: "1Gi"}} and
          (.image | startswith("reg.example") | not)))' "$tmp/run-5.ndjson" >/dev/null ||
     fail "run 5: the pod template flags or the overlay are missing from a pod template"
+# 6: the nightly's --host-namespace: hostNetwork agents (and their token Secret and
+# ServiceAccount copies) in kperf-host, the Lease, Service and pod-network agents in kperf
+jq -e -s '(map(select(.spec.template.spec.hostNetwork == true) | .metadata.namespace) | unique) == ["kperf-host"] and
+    (map(select((.kind == "DaemonSet" or .kind == "Job") and .spec.template.spec.hostNetwork != true) |
+         .metadata.namespace) | unique) == ["kperf"] and
+    (map(select(.kind == "Lease" or .kind == "Service") | .metadata.namespace) | unique) == ["kperf"] and
+    (map(select(.kind == "Secret") | .metadata.namespace) | sort) == ["kperf", "kperf-host"] and
+    all(.[]; .kind != "Namespace")' "$tmp/run-6.ndjson" >/dev/null ||
+    fail "run 6: --host-namespace kperf-host does not put exactly the host-network agents there"
 # refused, each with one line naming what to do, exit 1 or 2, nothing on stdout
 refused() { # WHAT EXPECTED-TEXT ARGS...
     local what=$1 want=$2 rc=0

@@ -19,10 +19,13 @@ set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 export KUBECTL=${KUBECTL:-$(bash "$KPERF_SRC/test/tools/get-kubectl.sh")}
-k8s_up --nodes 3 --rbac "$KPERF_SRC/manifests/rbac.yaml" --user system:serviceaccount:kperf:kperf \
-    --cron-start 2026-12-01T00:00:00Z --gc-lag 0
-kadmin apply -f "$KPERF_SRC/manifests/namespace.yaml" >/dev/null || fail "namespace.yaml"
-kadmin apply -f "$KPERF_SRC/manifests/rbac.yaml" >/dev/null || fail "rbac.yaml"
+# the shipped split: the job and the pod-network agents in kperf ("restricted"), the
+# host-network agents' namespace kperf-host with its RBAC (the CronJob passes --host-namespace)
+k8s_up --nodes 3 --rbac "$KPERF_SRC/manifests/rbac.yaml" --rbac "$KPERF_SRC/manifests/rbac-host.yaml" \
+    --user system:serviceaccount:kperf:kperf --cron-start 2026-12-01T00:00:00Z --gc-lag 0
+for f in namespace namespace-host rbac rbac-host; do
+    kadmin apply -f "$KPERF_SRC/manifests/$f.yaml" >/dev/null || fail "$f.yaml"
+done
 mkdir -p "$K8S_DIR/baseline"
 # a person's own runs from the host: the kubeconfig of the same identity
 # (system:serviceaccount:kperf:kperf, RBAC enforced)
@@ -152,6 +155,10 @@ grep -q "removing run $dead in namespace kperf: its lease expired" "$K8S_DIR/run
     pass "night 0's run first removed the killed run $dead (expired Lease)" ||
     fail "crashed run not removed: $(grep -m1 "$dead" "$K8S_DIR/run0.log"; kadmin get secrets,leases -n kperf -o name | tr '\n' ' ')"
 uid0=$(jq -r .metadata.uid "$K8S_DIR/pod0.json")
+jq -e '.spec.initContainers[0].args as $a | $a[($a | index("--host-namespace")) + 1] == "kperf-host"' \
+    "$K8S_DIR/pod0.json" >/dev/null &&
+    pass "night 0 ran with --host-namespace kperf-host (its dead-run cleanup covers kperf-host too)" ||
+    fail "night 0's run has no --host-namespace kperf-host"
 jq -e '.results | length > 0' "$K8S_DIR/pods/$uid0/volumes/results/report.json" >/dev/null &&
     grep -q '"schema": *"kperf.report/v1"' "$K8S_DIR/run0.log" &&
     jq -e '.spec.serviceAccountName == "kperf" and

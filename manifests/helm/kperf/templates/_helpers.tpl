@@ -17,14 +17,20 @@ app.kubernetes.io/name: kperf
 {{- end }}
 
 {{/* The objects of one file of manifests/ (files/ links to them: the plain YAML is the one
-source), with what the values change: the namespace "kperf" (objects, subjects, the namespace
-the ClusterRole may read), the ServiceAccount, the baseline ConfigMap the Role may read (no such
-rule with a PVC baseline), the history ConfigMaps it may write (not when history.configMap is ""), the namespace's Pod Security level, commonLabels.
+source), with what the values change: the namespaces "kperf" and "kperf-host" (objects,
+subjects, the namespaces the ClusterRole may read, the admission policy's binding; no
+"kperf-host" when hostNamespace.name is ""), the agent image repository the policy admits, the ServiceAccount, the baseline ConfigMap the Role may read (no such
+rule with a PVC baseline), the history ConfigMaps it may write (not when history.configMap is ""), the namespace's Pod Security level ("" = restricted with a host namespace, else privileged),
+commonLabels.
 Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- define "kperf.fromFile" -}}
 {{- $v := .root.Values }}
 {{- $ns := $v.namespace.name }}
 {{- $sa := $v.serviceAccount.name }}
+{{- $hostNs := $v.hostNamespace.name }}
+{{- $psa := $v.namespace.podSecurityEnforce | default (ternary "restricted" "privileged" (ne $hostNs "")) }}
+{{- $agentRepo := $v.agentImage.repository }}
+{{- if $v.agentImage.registry }}{{ $agentRepo = printf "%s/%s" $v.agentImage.registry $v.agentImage.repository }}{{ end }}
 {{- range $doc := regexSplit "(?m)^---[ \t]*$" (.root.Files.Get .file) -1 }}
 {{- $o := fromYaml $doc }}
 {{- if hasKey $o "Error" }}
@@ -32,12 +38,26 @@ Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- end }}
 {{- if $o }}
 {{- $md := $o.metadata }}
-{{- if eq $o.kind "Namespace" }}
+{{- if and (eq $o.kind "Namespace") (eq $md.name "kperf-host") }}
+{{- $_ := set $md "name" $hostNs }}
+{{- else if eq $o.kind "Namespace" }}
 {{- $_ := set $md "name" $ns }}
-{{- $_ := set $md.labels "pod-security.kubernetes.io/enforce" $v.namespace.podSecurityEnforce }}
+{{- $_ := set $md.labels "pod-security.kubernetes.io/enforce" $psa }}
 {{- end }}
 {{- if eq ($md.namespace | default "") "kperf" }}
 {{- $_ := set $md "namespace" $ns }}
+{{- else if eq ($md.namespace | default "") "kperf-host" }}
+{{- $_ := set $md "namespace" $hostNs }}
+{{- end }}
+{{- if eq $o.kind "ValidatingAdmissionPolicy" }}
+{{- range $var := $o.spec.variables }}
+{{- if eq $var.name "repository" }}
+{{- $_ := set $var "expression" (squote $agentRepo) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if eq $o.kind "ValidatingAdmissionPolicyBinding" }}
+{{- $_ := set $o.spec.matchResources.namespaceSelector.matchLabels "kubernetes.io/metadata.name" $hostNs }}
 {{- end }}
 {{- if eq $o.kind "ServiceAccount" }}
 {{- $_ := set $md "name" $sa }}
@@ -56,10 +76,16 @@ Argument: dict "root" $ "file" "files/NAME.yaml". */}}
 {{- range $r := $o.rules }}
 {{- $names := $r.resourceNames | default list }}
 {{- if and (has "namespaces" ($r.resources | default list)) (has "kperf" $names) }}
-{{- /* "kperf" becomes the chart's namespace; "kperf-host" (--host-namespace) stays */ -}}
+{{- /* "kperf" becomes the chart's namespace, "kperf-host" hostNamespace.name (or goes) */ -}}
 {{- $renamed := list }}
 {{- range $n := $names }}
-{{- $renamed = append $renamed (ternary $ns $n (eq $n "kperf")) }}
+{{- if eq $n "kperf" }}
+{{- $renamed = append $renamed $ns }}
+{{- else if ne $n "kperf-host" }}
+{{- $renamed = append $renamed $n }}
+{{- else if $hostNs }}
+{{- $renamed = append $renamed $hostNs }}
+{{- end }}
 {{- end }}
 {{- $_ := set $r "resourceNames" $renamed }}
 {{- end }}
