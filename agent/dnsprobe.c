@@ -17,6 +17,7 @@
 #include "base/kp_err.h"
 
 #define TICK_MS   5
+#define SWEEP_NS  50000000ull /* UDP lookups are expired this often (a walk of every id) */
 #define NIDS      65536
 #define TCP_BUF   4096 /* a reply longer than this (length prefix included) is malformed */
 #define NS_PER_MS 1000000ull
@@ -32,7 +33,7 @@ struct run {
     struct sockaddr_storage addr;
     uint8_t tmpl[DNSMSG_QUERY_MAX]; /* the query with id 0 */
     size_t tlen;
-    uint64_t start_ns, end_ns, timeout_ns;
+    uint64_t start_ns, end_ns, timeout_ns, swept_ns;
     uint64_t *pending; /* UDP: send time by id, 0 = none; ours */
     uint64_t outstanding;
     struct tcpq *tcp_head; /* TCP lookups not yet done */
@@ -143,8 +144,9 @@ static void udp_send(struct run *r, uint64_t now)
 
 static void udp_expire(struct run *r, uint64_t now)
 {
-    if (r->outstanding == 0)
+    if (r->outstanding == 0 || now - r->swept_ns < SWEEP_NS)
         return;
+    r->swept_ns = now;
     for (size_t id = 0; id < NIDS; id++)
         if (r->pending[id] != 0 && now - r->pending[id] >= r->timeout_ns) {
             r->pending[id] = 0;

@@ -99,8 +99,8 @@ class Server:
         self.write("")
         br = self.net.prefix + "ub"
         net.run(["ip", "-n", self.net.ul, "-batch", "-"], stdin="".join(
-            "addr add %s/%s dev %s%s\n" % (ip, "64 nodad" if ":" in ip else
-                                           "20", br, "")
+            "addr add %s/%s dev %s%s\n" % (ip, "64" if ":" in ip else "20",
+                                           br, " nodad" if ":" in ip else "")
             for ip in server_ips()))
         argv = ["ip", "netns", "exec", self.net.ul, "dnsmasq",
                 "--keep-in-foreground", "--conf-file=/dev/null",
