@@ -17,6 +17,7 @@ extra=(clang libclang-rt-14-dev clang-format python3 jq bc util-linux hostname i
   libyaml-dev:arm64                 # e2e.agent_arm64 (the arm64 agent, cross-built, under qemu)
   shellcheck pyflakes3              # lint.shellcheck, lint.pyflakes
   containernetworking-plugins       # kube-sim pod networks (e2e.kubesim_*, e2e.k8s_*, e2e.local_cni)
+  dnsmasq-base                      # kube-sim --dns: the cluster DNS (e2e.kubesim_dns)
   docker-registry                   # every kube-sim test: a registry per cluster (kubesim_pull)
   nodejs                            # unit.kubesim_vap, e2e.k8s_policy: kube-sim's CEL (get-cel.sh; npm comes with it here)
 )

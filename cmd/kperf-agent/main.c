@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* main.c - the kperf-agent command: `server`, `client`, `probe`, `validate` and `node-facts`,
- * their flags parsed through the tables of agent_flags.h (base/flags.h). Prints results
- * (stdout) and errors (stderr); picks the exit code: 0 ok, 1 a test or the server failed, 2
+/* main.c - the kperf-agent command: `server`, `client`, `probe`, `dns` (dns_cmd.c), `validate` and
+ * `node-facts`, their flags parsed through the tables of agent_flags.h (base/flags.h). Prints
+ * results (stdout) and errors (stderr); picks the exit code: 0 ok, 1 a test or the server failed, 2
  * usage. */
 #include <errno.h>
 #include <signal.h>
@@ -24,6 +24,7 @@
 #include "base/result.h"
 #include "base/safefile.h"
 #include "cmd/kperf-agent/agent_flags.h"
+#include "cmd/kperf-agent/dns_cmd.h"
 
 /* --- parsing and help --------------------------------------------------------------------- */
 
@@ -38,6 +39,7 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
                  "Usage:\n  kperf-agent server [flags]\n"
                  "  kperf-agent client --server HOST[:PORT] --tests LIST [flags]\n"
                  "  kperf-agent probe --server HOST[:PORT] [flags]   outages (docs/watch.md)\n"
+                 "  kperf-agent dns --name NAME --server IP [flags]   DNS lookups (dns --help)\n"
                  "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n"
                  "  kperf-agent node-facts [IFACE] NIC and TCP sysctl facts of this network "
                  "namespace (JSON)\n"
@@ -426,6 +428,8 @@ int main(int argc, char **argv)
         return cmd_client(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return cmd_probe(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "dns") == 0)
+        return dns_cmd_run(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "node-facts") == 0)
         return cmd_node_facts(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "counters") == 0)

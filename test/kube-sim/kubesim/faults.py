@@ -30,7 +30,7 @@ KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
          "cni-add-delay", "ready-delay", "limit-range-cpu",
-         "node-allocatable", "link-rate"}
+         "node-allocatable", "link-rate", "dns-drop"}
 # faults of a node's CNI (kubesim/cniruntime.py writes them into the node's
 # conflist; kubesim/sandbox.py reports what the kubelet then reports)
 CNI_KINDS = {"cni-ipam-size", "cni-plugin-fail", "cni-add-hang",
@@ -104,6 +104,8 @@ def parse(spec):
             _check_cni(r)
         if kind == "link-rate":
             _check_link_rate(r)
+        if kind == "dns-drop":
+            _check_dns_drop(r)
         rules.append(r)
     return rules
 
@@ -144,6 +146,16 @@ def _check_link_rate(r):
             set(r) - {"kind", "node", "rate", "for"}:
         raise FaultError("fault link-rate needs node=node-N,rate=RATE "
                          "(a tc rate: e.g. 1gbit, 500mbit)")
+
+
+def _check_dns_drop(r):
+    if not re.match(r"^node-[0-9]+$", r.get("node", "")) or \
+            not re.match(r"^[0-9]+$", r.get("pct", "")) or \
+            not 1 <= int(r["pct"]) <= 100 or \
+            set(r) - {"kind", "node", "pct", "for"}:
+        raise FaultError("fault dns-drop needs node=node-N,pct=P (1 to 100: "
+                         "the share of DNS queries dropped)")
+    r["pct"] = int(r["pct"])
 
 
 def _link_rate_bytes_per_s(rate):
@@ -196,6 +208,8 @@ class Faults:
                 self.slow_node(r, True)
             elif r["kind"] == "link-rate":
                 self.link_rate(r, True)
+            elif r["kind"] == "dns-drop":
+                self.dns_drop(r, True)
             elif r["kind"] in CNI_KINDS:
                 self._cni_changed(r["node"])
             if r.get("for") is not None:
@@ -216,6 +230,8 @@ class Faults:
             self.slow_node(r, False)
         elif r["kind"] == "link-rate":
             self.link_rate(r, False)
+        elif r["kind"] == "dns-drop":
+            self.dns_drop(r, False)
         elif r["kind"] in CNI_KINDS:
             self._cni_changed(r["node"])
 
@@ -240,6 +256,8 @@ class Faults:
                 self.slow_node(r, False)
             elif r["kind"] == "link-rate":
                 self.link_rate(r, False)
+            elif r["kind"] == "dns-drop":
+                self.dns_drop(r, False)
         for node in sorted({r["node"] for r in old
                             if r["kind"] in CNI_KINDS}):
             self._cni_changed(node)
@@ -297,6 +315,24 @@ class Faults:
             if p2.returncode != 0:
                 raise FaultError("link-rate: %s: %s" % (
                     " ".join(argv[4:]), p2.stderr.strip()))
+
+    def dns_drop(self, r, on):
+        """A share of the DNS queries from a node's pods dropped (dns.py):
+        off, the node's latest remaining dns-drop rule holds, if any."""
+        from . import dns
+        i = int(r["node"].split("-")[1])
+        if not self.cfg.prefix or not 1 <= i <= self.cfg.nodes:
+            raise FaultError("dns-drop: no node %s" % r["node"])
+        pct = r["pct"] if on else 0
+        if not on:
+            with self.lock:
+                left = [x["pct"] for x in self.rules if x["kind"] ==
+                        "dns-drop" and x["node"] == r["node"]]
+            pct = left[-1] if left else 0
+        try:
+            dns.drop(self.cfg.prefix, i, pct)
+        except Exception as e:
+            raise FaultError(str(e))
 
     def apply_node(self, r, on):
         name = r["node"]

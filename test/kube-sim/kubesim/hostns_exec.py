@@ -66,7 +66,9 @@ def main():
         spec = json.load(f)
     for k, m in enumerate(spec.get("mounts") or []):
         dst = os.path.realpath(m["dst"])
-        if not os.path.isdir(dst):
+        if os.path.isfile(dst):
+            pass  # a file over a file (/etc/resolv.conf)
+        elif not os.path.isdir(dst):
             top = dst
             while not os.path.exists(top):
                 top = os.path.dirname(top)

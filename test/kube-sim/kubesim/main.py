@@ -23,7 +23,7 @@ STATE_FILES = ["pki", "kubeconfig", "admin.kubeconfig", "tokens",
                "exec-plugin.calls", "pods", "pids", "netns.list",
                "config.json", "ready", "requests.log", "kube-sim.log",
                "cni-rollout.jsonl", "volumes", "cgroups.list", "cni", "images",
-               "registry"]
+               "registry", "dns"]
 
 
 class Cfg:
@@ -159,6 +159,10 @@ def cmd_up(a):
         return 2
     if cni_outage > cni_restart:
         cni_restart = cni_outage
+    if a.dns and not shutil.which("dnsmasq"):
+        print("kube-sim: --dns needs dnsmasq (apt-get install dnsmasq-base)",
+              file=sys.stderr)
+        return 2
     if a.faults:
         from . import faults
         try:
@@ -187,6 +191,7 @@ def cmd_up(a):
            "cni_conntrack_flush": a.cni_conntrack_flush,
            "cni_timeout": a.cni_timeout, "sandbox_backoff": a.sandbox_backoff,
            "created_dir": created, "storage_class": a.storage_class,
+           "dns": a.dns,
            "cel_dir": os.path.abspath(a.cel_dir) if a.cel_dir else ""}
     cfg.update(icfg)
     with open(os.path.join(d, "config.json"), "w") as f:
@@ -323,6 +328,10 @@ def serve(d):
         treg.join()
     if err:
         raise err[0]
+    if getattr(cfg, "dns", False):
+        from . import dns
+        cm.dns = dns.Server(d, network, pids)
+        cm.dns.start()
     # the in-cluster address (default/kubernetes): a listener made inside
     # the underlay namespace, serving the same API
     for ip in net.api_ips():
@@ -677,6 +686,9 @@ def main(argv=None):
     up.add_argument("--cel-dir", default=os.environ.get("KUBESIM_CEL_DIR"),
                     help="install of @bufbuild/cel (test/tools/get-cel.sh): "
                     "ValidatingAdmissionPolicies are evaluated with it")
+    up.add_argument("--dns", action="store_true", help="run the cluster "
+                    "DNS: dnsmasq behind kube-system/kube-dns, pods get its "
+                    "resolv.conf")
     up.add_argument("--timeout", type=float, default=120)
     dn = sub.add_parser("down", help="remove everything up made")
     dn.add_argument("--state-dir", required=True)

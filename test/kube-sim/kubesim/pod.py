@@ -20,7 +20,7 @@ import threading
 import time
 import traceback
 
-from . import sandbox
+from . import dns, sandbox
 from .podvolumes import PodVolumes, _expand
 from . import podimage
 from . import termmsg
@@ -430,6 +430,9 @@ class Worker(PodVolumes):
             mounts.append({"src": src, "dst": m["mountPath"],
                            "ro": bool(m.get("readOnly"))})
         mounts.append(termmsg.prepare(self.dir, c.spec, uid, gid))
+        resolv = dns.pod_resolv(self.kl.cfg, self.pod, self.dir)
+        if resolv:
+            mounts.append({"src": resolv, "dst": "/etc/resolv.conf"})
         c.log_path = os.path.join(self.dir, "logs",
                                   "%s.%d.log" % (c.name, c.restarts))
         spec = {"root": root, "argv": argv, "env": env,
@@ -462,6 +465,9 @@ class Worker(PodVolumes):
                 src = os.path.join(src, m["subPath"])
             mounts.append({"src": src, "dst": mp,
                            "ro": bool(m.get("readOnly"))})
+        resolv = dns.pod_resolv(self.kl.cfg, self.pod, self.dir)
+        if resolv:
+            mounts.append({"src": resolv, "dst": "/etc/resolv.conf"})
         if not mounts or not shutil.which("unshare"):
             return argv
         spec = {"argv": argv, "env": self.envs.get(c.name) or {},
@@ -519,7 +525,7 @@ class Worker(PodVolumes):
             if "terminated" in c.state and c.backoff_until == 0:
                 return self.exited(c, c.state["terminated"]["exitCode"],
                                    already=True)
-            if c.backoff_until and now >= c.backoff_until:
+            if c.backoff_until > 0 and now >= c.backoff_until:  # -1: never again
                 c.backoff_until = 0
                 c.last = {"terminated": c.state.get("terminated")} if \
                     "terminated" in c.state else c.last

@@ -34,6 +34,9 @@ def seed(st, adm, cfg):
                                         "targetPort": 6443}],
                                     "sessionAffinity": "None"},
                            "status": {"loadBalancer": {}}})
+    if getattr(cfg, "dns", False):
+        from . import dns
+        dns.seed_service(st)
     seed_system(st, adm, cfg)
     docs = []
     for path in cfg.rbac_files:

@@ -484,7 +484,8 @@ class Workloads:
     # ------------------------------------------------------------ services
     def endpoints(self):
         st = self.store
-        rules = []
+        rules, records = [], []
+        dns = getattr(self, "dns", None)
         svcs = sorted(st.list_refs("services"), key=_key)
         pods = sorted(st.list_refs("pods"), key=_key) if any(
             s["spec"].get("selector") for s in svcs) else []
@@ -506,6 +507,15 @@ class Workloads:
             ep_ports = []
             api_svc = (md["namespace"], md["name"]) == ("default",
                                                          "kubernetes")
+            dns_svc = dns is not None and (md["namespace"], md["name"]) == (
+                "kube-system", "kube-dns")
+            fqdn = "%s.%s.svc.cluster.local" % (md["name"], md["namespace"])
+            cips = [c for c in sp.get("clusterIPs") or [sp.get("clusterIP")]
+                    if c not in (None, "", "None")]
+            # the cluster DNS's records: the ClusterIPs, or a headless
+            # Service's ready pods
+            records.append((fqdn, cips or [_ip_of_family(p, v6) for p in ready
+                                           for v6 in (False, True)]))
             for port in sp.get("ports") or []:
                 ep_ports.append({"name": port.get("name"), "port": port.get(
                     "targetPort"), "protocol": port.get("protocol", "TCP")})
@@ -522,6 +532,9 @@ class Workloads:
                     if api_svc:
                         # the API server's in-cluster address (net.py)
                         eps = [(ip, API_PORT) for ip in api_ips()
+                               if (":" in ip) == (":" in cip)]
+                    if dns_svc:  # dnsmasq on the underlay (dns.py)
+                        eps = [(ip, 53) for ip in dns.server_ips()
                                if (":" in ip) == (":" in cip)]
                     rules.append((cip, port.get("protocol", "TCP"),
                                   port["port"], eps))
@@ -570,6 +583,11 @@ class Workloads:
                     names:
                 st.delete("endpoints", ep["metadata"]["namespace"],
                           ep["metadata"]["name"])
+        if dns is not None:
+            try:
+                dns.set_records(records)
+            except OSError as e:
+                print("kube-sim: dns records: %s" % e, file=sys.stderr)
         rules.sort()
         if rules != self.svc_rules and self.net is not None:
             try:
