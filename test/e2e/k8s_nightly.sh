@@ -232,13 +232,15 @@ pvdir=$(kadmin get pv "${pv#* }" -o jsonpath='{.spec.hostPath.path}' 2>/dev/null
 H=$pvdir
 
 shorten "$KPERF_SRC/manifests/cronjob-pvc.yaml"
-# the compare's thresholds at 50%: a 1-s run of one sample on this shared machine moves by tens of
-# percent from night to night (no in-run spread to judge it by), night 3 must pass on its new
-# nodes, and night 4's injected regression (-67% ops/s) stays far beyond
+# the test's nights are gated on ops/s, what night 4 injects (-67%), at 40%: a 1-s run of one
+# sample on this shared machine moves its ops/s by tens of percent from night to night and its
+# latency tail by hundreds (p99.9 +196% seen between two quiet nights), and night 3 on its new
+# nodes must pass; the latency thresholds are set out of reach
+th='latency=100000%,p999=100000%,ops=40%'
 kadmin patch cronjob kperf-nightly -n kperf --type json -p '[{"op": "add",
     "path": "/spec/jobTemplate/spec/template/spec/containers/0/args/1", "value": "--threshold"},
-    {"op": "add", "path": "/spec/jobTemplate/spec/template/spec/containers/0/args/2", "value": "50%"}]' \
-    >/dev/null || fail "adding --threshold 50% to the CronJob's compare"
+    {"op": "add", "path": "/spec/jobTemplate/spec/template/spec/containers/0/args/2", "value": "'"$th"'"}]' \
+    >/dev/null || fail "adding --threshold $th to the CronJob's compare"
 
 # between nights 1 and 2 the node group replaces the baseline's nodes (the ones --nodes-from
 # names): new names, the same shape. kube-sim node add NEW --like OLD (labels: instance type,
