@@ -48,6 +48,33 @@ wait_for 20 sh -c "\"$KUBECTL\" get ds sleeper -o jsonpath='{.status.numberReady
 wait_for 10 sh -c "\"$KUBECTL\" get pod hostpod -o jsonpath='{.status.phase}' | grep -qx Running" || fail "hostpod"
 hip=$(k get pod hostpod -o jsonpath='{.status.podIP}')
 [ "$hip" = "$(k get pod hostpod -o jsonpath='{.status.hostIP}')" ] && pass "hostNetwork pod IP = node IP ($hip)" || fail "hostNetwork ip"
+# nodes replaced at runtime: node-4 added shaped as node-1 (its zone), node-2 drained and removed
+dsready() { [ "$(k get ds sleeper -o jsonpath='{.status.numberReady}')" = "$1" ]; }
+"$KS" node add node-4 --like node-1 --state-dir "$A" >/dev/null || fail "node add node-4"
+wait_for 20 dsready 4
+p4=$(k get pods -l app=sleeper --field-selector spec.nodeName=node-4 -o name)
+p2ip=$(k get pods -l app=sleeper --field-selector spec.nodeName=node-2 -o jsonpath='{.items[0].status.podIP}')
+[ "$(k get node node-4 -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')" = \
+    "$(k get node node-1 -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')" ] &&
+    [ -n "$p4" ] && ours "$PA" | grep -qx "${PA}n4" &&
+    pass "node add node-4 --like node-1: Ready in node-1's zone, namespace ${PA}n4, the DaemonSet's pod there" ||
+    fail "node-4: $(k get nodes --show-labels) $(k get pods -o wide)"
+# from the new node: a pod on node-2 answers (port 1: refused, so reached) and the API's
+# ClusterIP (the Service table on the new node) answers
+ip netns exec "${PA}n4" python3 -c '
+import socket, sys
+try:
+    socket.create_connection((sys.argv[1], 1), timeout=5)
+except ConnectionRefusedError:
+    pass
+socket.create_connection(("198.19.240.1", 443), timeout=5).close()' "$p2ip" &&
+    pass "node-4 reaches a pod on node-2 ($p2ip) and the kubernetes Service" ||
+    fail "node-4: no way to $p2ip or the kubernetes Service"
+"$KS" node remove node-2 --state-dir "$A" >/dev/null || fail "node remove node-2"
+! k get node node-2 >/dev/null 2>&1 && dsready 3 && ! ours "$PA" | grep -qx "${PA}n2" &&
+    [ -z "$(k get pods -A --field-selector spec.nodeName=node-2 -o name)" ] &&
+    pass "node remove node-2: drained, Node gone, namespace ${PA}n2 deleted" ||
+    fail "node-2: $(k get nodes) $(k get pods -o wide) $(ours "$PA" | tr '\n' ' ')"
 pids=$(awk '$3=="pod"{print $1}' "$A/pids")
 [ -n "$pids" ] || fail "no pod pids recorded"
 daemon=$(awk '$3=="kube-sim"{print $1}' "$A/pids")

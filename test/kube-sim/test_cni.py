@@ -50,7 +50,10 @@ class Ctrl:
 
 
 class Net:
-    nnodes = 3
+    indices = [1, 2, 3]
+
+    def node_name(self, i):
+        return "node-%d" % i
 
     def node_ns(self, i):
         return "kst-n%d" % i

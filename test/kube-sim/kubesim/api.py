@@ -152,6 +152,9 @@ class App:
                 raise Rejected(401, "Unauthorized", "Unauthorized")
             if p == "/kube-sim/cron":
                 return self.ctrl.cron_control(self, req)
+            if p == "/kube-sim/nodes":
+                from . import nodes
+                return nodes.control(self, req)
             return self.faults.control(self, req)
         if p in ("/livez", "/readyz", "/healthz"):
             return self.send(req, 200, "ok", "text/plain; charset=utf-8")

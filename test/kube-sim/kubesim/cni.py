@@ -101,7 +101,7 @@ class Rollout:
                 self.log("kube-sim: cni rollout failed: %s" % e)
 
     def _status(self, updated, unavailable, gen):
-        n = self.net.nnodes
+        n = len(self.net.indices)
 
         def setst(x):
             x["status"] = {
@@ -140,11 +140,12 @@ class Rollout:
 
     def roll(self, ds):
         gen = ds["metadata"].get("generation", 1)
-        n = self.net.nnodes
+        nodes = list(self.net.indices)
+        n = len(nodes)
         self._status(0, 0, gen)
-        for i in range(1, n + 1):
-            node = "node-%d" % i
-            self._status(i - 1, 1, gen)
+        for k, i in enumerate(nodes):
+            node = self.net.node_name(i)
+            self._status(k, 1, gen)
             self.ctrl.event(ds, "Normal", "CniRestart",
                             "Restarting the CNI pod on node %s" % node,
                             "daemonset-controller")

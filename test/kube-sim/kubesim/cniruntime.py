@@ -24,6 +24,7 @@ Knows nothing of the Kubernetes API.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -96,10 +97,18 @@ class CniRuntime:
         os.makedirs(self.bindir, exist_ok=True)
         self.link_plugin(HANG_TYPE)
         for i in range(1, self.nnodes + 1):
-            for sub in ("net.d", "ipam", "cache"):
-                os.makedirs(os.path.join(self.node_dir(i), sub),
-                            exist_ok=True)
-            self.write_conf(i, [])
+            self.setup_node(i)
+
+    def setup_node(self, i):
+        """Node i's net.d (the normal conflist), ipam and cache
+        directories (also for a node added at runtime)."""
+        for sub in ("net.d", "ipam", "cache"):
+            os.makedirs(os.path.join(self.node_dir(i), sub), exist_ok=True)
+        self.write_conf(i, [])
+
+    def remove_node(self, i):
+        """A removed node's directories, once its networks are DELeted."""
+        shutil.rmtree(self.node_dir(i), ignore_errors=True)
 
     def link_plugin(self, ptype):
         """Our fault plugin under the plugin type name a fault gives it."""
@@ -335,7 +344,13 @@ class CniRuntime:
         """(node index, container id, ifname) of every network not DELeted
         yet."""
         out = []
-        for i in range(1, self.nnodes + 1):
+        # every node directory: those of `up` and those added at runtime
+        try:
+            idx = sorted(int(n[5:]) for n in os.listdir(self.root)
+                         if n.startswith("node-") and n[5:].isdigit())
+        except OSError:
+            idx = []
+        for i in idx:
             d = os.path.join(self.node_dir(i), "cache")
             try:
                 names = os.listdir(d)

@@ -158,71 +158,79 @@ class Kubelet:
 
     def register_nodes(self):
         """Create the Node objects (Ready)."""
+        for i in range(1, self.cfg.nodes + 1):
+            name = self.node_name(i)
+            labels = {"topology.kubernetes.io/zone": "sim-1" + chr(
+                ord("a") + (i - 1) % self.cfg.zones)}
+            labels.update(self.cfg.labels.get(name, {}))
+            self.register_node(i, name, self.node_arch(name), labels,
+                               self.cfg.taints.get(name))
+        self.cni.setup()
+
+    def register_node(self, i, name, arch, labels, taints):
+        """Node i's Node object, Ready, named `name`: the labels every node
+        has, then `labels` over them (zone, instance type, node group...).
+        Also what `kube-sim node add` creates (kubesim/nodes.py)."""
         uname = os.uname()
         try:
             with open("/etc/machine-id") as f:
                 mid = f.read().strip()
         except OSError:
             mid = rand_token(32).lower()
-        for i in range(1, self.cfg.nodes + 1):
-            name = self.node_name(i)
-            arch = self.node_arch(name)
-            self.node_index[name] = i
-            t = now_iso()
-            node = {"apiVersion": "v1", "kind": "Node", "metadata": {
-                "name": name, "labels": {
-                    "kubernetes.io/hostname": name,
-                    "kubernetes.io/os": "linux", "kubernetes.io/arch": arch,
-                    "beta.kubernetes.io/os": "linux",
-                    "beta.kubernetes.io/arch": arch,
-                    "topology.kubernetes.io/region": "sim-1",
-                    "topology.kubernetes.io/zone": "sim-1" + chr(
-                        ord("a") + (i - 1) % self.cfg.zones),
-                    "node.kubernetes.io/instance-type": "sim.large"},
-                "annotations": {
-                    "node.alpha.kubernetes.io/ttl": "0",
-                    "volumes.kubernetes.io/controller-managed-attach-detach":
-                    "true"}},
-                "spec": {"podCIDR": pod_cidrs(i)[0],
-                         "podCIDRs": pod_cidrs(i),
-                         "providerID": "kube-sim://%s" % name},
-                "status": {
-                    "capacity": dict(DEFAULT_ALLOCATABLE,
-                                     **{"ephemeral-storage": "50Gi"}),
-                    "allocatable": dict(DEFAULT_ALLOCATABLE,
-                                        **{"ephemeral-storage": "50Gi"}),
-                    "conditions": [
-                        _ncond("MemoryPressure", "False",
-                               "KubeletHasSufficientMemory",
-                               "kubelet has sufficient memory available", t),
-                        _ncond("DiskPressure", "False",
-                               "KubeletHasNoDiskPressure",
-                               "kubelet has no disk pressure", t),
-                        _ncond("PIDPressure", "False",
-                               "KubeletHasSufficientPID",
-                               "kubelet has sufficient PID available", t),
-                        _ncond("Ready", "True", "KubeletReady",
-                               "kubelet is posting ready status", t)],
-                    "addresses": [{"type": "InternalIP", "address": a}
-                                  for a in node_ips(i)] + [
-                                      {"type": "Hostname", "address": name}],
-                    "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                    "nodeInfo": {
-                        "machineID": mid, "systemUUID": "%s-%04d" % (
-                            mid[:8], i), "bootID": str(uuid.uuid4()),
-                        "kernelVersion": uname.release,
-                        "osImage": _os_image(),
-                        "containerRuntimeVersion": RUNTIME,
-                        "kubeletVersion": KUBELET_VERSION,
-                        "kubeProxyVersion": "",
-                        "operatingSystem": "linux", "architecture": arch},
-                    "images": []}}
-            node["metadata"]["labels"].update(self.cfg.labels.get(name, {}))
-            taints = self.cfg.taints.get(name)
-            if taints:
-                node["spec"]["taints"] = taints
-            self.store.create("nodes", node)
-        self.cni.setup()
+        self.node_index[name] = i
+        t = now_iso()
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux", "kubernetes.io/arch": arch,
+                "beta.kubernetes.io/os": "linux",
+                "beta.kubernetes.io/arch": arch,
+                "topology.kubernetes.io/region": "sim-1",
+                "topology.kubernetes.io/zone": labels.get(
+                    "topology.kubernetes.io/zone", "sim-1a"),
+                "node.kubernetes.io/instance-type": "sim.large"},
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach":
+                "true"}},
+            "spec": {"podCIDR": pod_cidrs(i)[0],
+                     "podCIDRs": pod_cidrs(i),
+                     "providerID": "kube-sim://%s" % name},
+            "status": {
+                "capacity": dict(DEFAULT_ALLOCATABLE,
+                                 **{"ephemeral-storage": "50Gi"}),
+                "allocatable": dict(DEFAULT_ALLOCATABLE,
+                                    **{"ephemeral-storage": "50Gi"}),
+                "conditions": [
+                    _ncond("MemoryPressure", "False",
+                           "KubeletHasSufficientMemory",
+                           "kubelet has sufficient memory available", t),
+                    _ncond("DiskPressure", "False",
+                           "KubeletHasNoDiskPressure",
+                           "kubelet has no disk pressure", t),
+                    _ncond("PIDPressure", "False",
+                           "KubeletHasSufficientPID",
+                           "kubelet has sufficient PID available", t),
+                    _ncond("Ready", "True", "KubeletReady",
+                           "kubelet is posting ready status", t)],
+                "addresses": [{"type": "InternalIP", "address": a}
+                              for a in node_ips(i)] + [
+                                  {"type": "Hostname", "address": name}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {
+                    "machineID": mid, "systemUUID": "%s-%04d" % (
+                        mid[:8], i), "bootID": str(uuid.uuid4()),
+                    "kernelVersion": uname.release,
+                    "osImage": _os_image(),
+                    "containerRuntimeVersion": RUNTIME,
+                    "kubeletVersion": KUBELET_VERSION,
+                    "kubeProxyVersion": "",
+                    "operatingSystem": "linux", "architecture": arch},
+                "images": []}}
+        node["metadata"]["labels"].update(labels)
+        if taints:
+            node["spec"]["taints"] = taints
+        self.store.create("nodes", node)
 
     def _on_change(self, typ, res, obj, old):
         if res == "pods" and obj["spec"].get("nodeName"):
@@ -246,7 +254,7 @@ class Kubelet:
                 traceback.print_exc(file=sys.stderr)
 
     def heartbeat(self):
-        for name, i in self.node_index.items():
+        for name, i in list(self.node_index.items()):
             if self.faults.node_down(name):
                 continue
 
@@ -270,7 +278,10 @@ class Kubelet:
                     if terminal(p) and not p["metadata"].get(
                             "deletionTimestamp"):
                         continue
-                    w = Worker(self, dcopy(p), self.node_index[node])
+                    i = self.node_index.get(node)
+                    if i is None:   # removed meanwhile (kubesim/nodes.py)
+                        continue
+                    w = Worker(self, dcopy(p), i)
                     self.workers[uid] = w
                     if p["metadata"].get("deletionTimestamp"):
                         w.deleting.set()

@@ -2,7 +2,7 @@
 """main - the kube-sim command: up (daemonize, wait until ready), serve (the
 daemon itself), down (remove everything recorded in the state dir, also
 after SIGKILL), fault (change faults at runtime), cron (the CronJob clock),
-status.
+node (add or remove nodes at runtime), status.
 """
 import argparse
 import hashlib
@@ -546,7 +546,7 @@ def cmd_down(a):
 
 
 # ---------------------------------------------------------------- fault
-def _admin_call(d, method, body=None, path="/kube-sim/faults"):
+def _admin_call(d, method, body=None, path="/kube-sim/faults", timeout=10):
     with open(os.path.join(d, "ready")) as f:
         server = json.load(f)["server"]
     with open(os.path.join(d, "tokens")) as f:
@@ -558,12 +558,12 @@ def _admin_call(d, method, body=None, path="/kube-sim/faults"):
                                  headers={"Authorization":
                                           "Bearer " + admin_tok})
     try:
-        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+        with urllib.request.urlopen(req, context=ctx, timeout=timeout) as r:
             return json.loads(r.read())
     except urllib.error.HTTPError as e:
         raise SystemExit("kube-sim %s: %s" % (
-            "fault" if path.endswith("faults") else "cron",
-            e.read().decode()))
+            {"faults": "fault", "nodes": "node"}.get(
+                path.rsplit("/", 1)[1], "cron"), e.read().decode()))
 
 
 def cmd_fault(a):
@@ -586,6 +586,25 @@ def cmd_cron(a):
     elif a.set:
         body = json.dumps({"set": a.set})
     out = _admin_call(d, "POST" if body else "GET", body, "/kube-sim/cron")
+    print(json.dumps(out))
+    return 0
+
+
+def cmd_node(a):
+    """node add NAME [--like NODE] | node remove NAME | node list: the
+    daemon does it (kubesim/nodes.py); a removal waits for the drain."""
+    d = os.path.abspath(a.state_dir)
+    if a.action == "list":
+        out = _admin_call(d, "GET", None, "/kube-sim/nodes")
+        print(json.dumps(out))
+        return 0
+    if not a.name:
+        print("kube-sim node %s: NAME expected" % a.action, file=sys.stderr)
+        return 2
+    body = {"add": a.name, "like": a.like} if a.action == "add" else \
+        {"remove": a.name}
+    out = _admin_call(d, "POST", json.dumps(body), "/kube-sim/nodes",
+                      timeout=300)
     print(json.dumps(out))
     return 0
 
@@ -706,9 +725,17 @@ def main(argv=None):
     g.add_argument("--next", action="store_true", help="jump to the next "
                    "schedule time of any CronJob (its Jobs start at once)")
     g.add_argument("--set", metavar="TIME", help="set the clock (RFC 3339)")
+    no = sub.add_parser("node", help="add a node (shaped as another) or "
+                        "drain and remove one, at runtime")
+    no.add_argument("--state-dir", required=True)
+    no.add_argument("action", choices=["add", "remove", "list"])
+    no.add_argument("name", nargs="?")
+    no.add_argument("--like", metavar="NODE", help="(add) copy the labels "
+                    "and taints of NODE: instance type, zone, arch, node "
+                    "group")
     ss = sub.add_parser("status")
     ss.add_argument("--state-dir", required=True)
     a = ap.parse_args(argv)
     return {"up": cmd_up, "down": cmd_down, "serve": cmd_serve,
-            "fault": cmd_fault, "cron": cmd_cron,
+            "fault": cmd_fault, "cron": cmd_cron, "node": cmd_node,
             "status": cmd_status}[a.cmd](a)

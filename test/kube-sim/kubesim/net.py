@@ -214,6 +214,16 @@ class Network:
         self.ul = prefix + "ul"
         self.lock = threading.Lock()
         self.pod_seq = 0
+        # the live nodes' indices: 1..nnodes from `up`, then as `kube-sim
+        # node add/remove` change them (an index is never used twice)
+        self.indices = list(range(1, nnodes + 1))
+        self.top = nnodes      # the highest index used
+        self.added = {}        # index -> name of a node added at runtime
+        self.svc_text = None   # the Service table last set (for new nodes)
+
+    def node_name(self, i):
+        """Node i's name: node-<i> from `up`, else the one it was added as."""
+        return self.added.get(i, "node-%d" % i)
 
     def node_ns(self, i):
         return "%sn%d" % (self.prefix, i)
@@ -249,57 +259,13 @@ class Network:
         errs = []
 
         def node(i):
-            ns = self.node_ns(i)
-            br = self.bridge()
-            v4, v6 = "IPv4" in FAMILIES, "IPv6" in FAMILIES
-            c = ["link set lo up"]
-            if v6:
-                c.append("addr add 2001:2:0:100::%x/64 dev eth0 nodad" %
-                         (10 + i))
-            if v4:
-                c.append("addr add %s/20 dev eth0" % node_ip(i))
-            c += ["link set eth0 up",
-                  "link add %s type bridge" % br]
-            # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as pods
-            # come and go, and nothing tells the pods (IPv4 sends no gratuitous ARP unless
-            # arp_notify is set; IPv6 sends no NA): their neighbour entry for the gateway
-            # keeps the old MAC, and whatever they route (to another node, to a Service, or
-            # replies to a masqueraded client) is lost until it is resolved again, seconds later
-            c.append("link set %s address %s" % (br, bridge_mac(i)))
-            if v4:
-                c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
-                                                      br))
-            if v6:
-                c.append("addr add %s/64 dev %s nodad" % (pod_gw6(i), br))
-            c.append("link set %s up" % br)
-            if v4:
-                c.append("route add %s dev %s" % (SERVICE_NET, br))
-            if v6:
-                c.append("route add %s dev %s" % (SERVICE_NET6, br))
-            for j in range(1, self.nnodes + 1):
-                if j != i:
-                    for cidr, via in zip(pod_cidrs(j), node_ips(j)):
-                        c.append("route add %s via %s" % (cidr, via))
             try:
-                if v6:
-                    ipv6_sysctls(ns)
-                run(["ip", "-n", ns, "-batch", "-"],
-                    stdin="\n".join(c) + "\n")
-                if v4:
-                    sysctl_in(ns, "net.ipv4.ip_forward", 1)
-                    # no ICMP redirects: a same-node Service packet leaves by the bridge it came
-                    # in on (DNAT to a pod there), so the node would tell the client pod to send
-                    # the ClusterIP straight to the endpoint pod (pods accept redirects), and
-                    # that pod's traffic to the Service would bypass the DNAT and be lost
-                    for dev in ("all", br):
-                        sysctl_in(ns, "net.ipv4.conf.%s.send_redirects" % dev, 0)
-                if v6:
-                    sysctl_in(ns, "net.ipv6.conf.all.forwarding", 1)
+                self._node_setup(i, self.indices)
             except (NetError, OSError) as e:
                 errs.append(e)
         # the ip commands wait on the kernel more than on the CPU: run a few
         # nodes at once
-        todo = list(range(1, self.nnodes + 1))
+        todo = list(self.indices)
         lock = threading.Lock()
 
         def worker():
@@ -316,6 +282,109 @@ class Network:
             t.join()
         if errs:
             raise errs[0]
+
+    def _node_setup(self, i, peers):
+        """Node i's namespace inside: eth0 on the underlay, the pod bridge, routes to
+        the pod CIDRs of `peers` (node indices), forwarding."""
+        ns = self.node_ns(i)
+        br = self.bridge()
+        v4, v6 = "IPv4" in FAMILIES, "IPv6" in FAMILIES
+        c = ["link set lo up"]
+        if v6:
+            c.append("addr add 2001:2:0:100::%x/64 dev eth0 nodad" %
+                     (10 + i))
+        if v4:
+            c.append("addr add %s/20 dev eth0" % node_ip(i))
+        c += ["link set eth0 up",
+              "link add %s type bridge" % br]
+        # a fixed MAC: a bridge otherwise takes its lowest port's, which changes as pods
+        # come and go, and nothing tells the pods (IPv4 sends no gratuitous ARP unless
+        # arp_notify is set; IPv6 sends no NA): their neighbour entry for the gateway
+        # keeps the old MAC, and whatever they route (to another node, to a Service, or
+        # replies to a masqueraded client) is lost until it is resolved again, seconds later
+        c.append("link set %s address %s" % (br, bridge_mac(i)))
+        if v4:
+            c.append("addr add %s/%d dev %s" % (pod_gw(i), pod_plen(i),
+                                                  br))
+        if v6:
+            c.append("addr add %s/64 dev %s nodad" % (pod_gw6(i), br))
+        c.append("link set %s up" % br)
+        if v4:
+            c.append("route add %s dev %s" % (SERVICE_NET, br))
+        if v6:
+            c.append("route add %s dev %s" % (SERVICE_NET6, br))
+        for j in peers:
+            if j != i:
+                for cidr, via in zip(pod_cidrs(j), node_ips(j)):
+                    c.append("route add %s via %s" % (cidr, via))
+        if v6:
+            ipv6_sysctls(ns)
+        run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(c) + "\n")
+        if v4:
+            sysctl_in(ns, "net.ipv4.ip_forward", 1)
+            # no ICMP redirects: a same-node Service packet leaves by the bridge it came
+            # in on (DNAT to a pod there), so the node would tell the client pod to send
+            # the ClusterIP straight to the endpoint pod (pods accept redirects), and
+            # that pod's traffic to the Service would bypass the DNAT and be lost
+            for dev in ("all", br):
+                sysctl_in(ns, "net.ipv4.conf.%s.send_redirects" % dev, 0)
+        if v6:
+            sysctl_in(ns, "net.ipv6.conf.all.forwarding", 1)
+
+    def _routes(self, ns, verb, i):
+        """Route (add/del) node i's pod CIDRs via its address, in ns."""
+        run(["ip", "-n", ns, "-batch", "-"], stdin="".join(
+            "route %s %s via %s\n" % (verb, cidr, via)
+            for cidr, via in zip(pod_cidrs(i), node_ips(i))), check=False)
+
+    def add_node(self, name):
+        """A node made at runtime (`kube-sim node add`), as build() makes
+        each: its namespace, its veth on the underlay, its bridge and routes,
+        the routes of the underlay and of every other node to its pods, the
+        Services. Returns its index (one more than any used so far)."""
+        with self.lock:
+            i = self.top + 1
+            if i > MAX_NODES:
+                raise NetError("at most %d nodes" % MAX_NODES)
+            self.top = i
+            self.added[i] = name
+        p, ns = self.prefix, self.node_ns(i)
+        self.names.record(ns)
+        run(["ip", "netns", "add", ns])
+        run(["ip", "-n", self.ul, "-batch", "-"], stdin=(
+            "link add %su%d type veth peer name eth0 netns %s\n"
+            "link set %su%d master %sub up\n") % (p, i, ns, p, i, p))
+        self._routes(self.ul, "add", i)
+        with self.lock:
+            peers = list(self.indices)
+        self._node_setup(i, peers + [i])
+        for j in peers:
+            self._routes(self.node_ns(j), "add", i)
+        with self.lock:
+            self.indices.append(i)
+            text = self.svc_text
+        if text is not None:
+            self._nft_services(i, text)
+        return i
+
+    def remove_node(self, i):
+        """Undo add_node (or build) for node i once its pods are gone: the
+        routes to its pods everywhere, then its namespace by exact name (its
+        veth pair goes with it)."""
+        with self.lock:
+            if i in self.indices:
+                self.indices.remove(i)
+            peers = list(self.indices)
+        self._routes(self.ul, "del", i)
+        for j in peers:
+            self._routes(self.node_ns(j), "del", i)
+        ns = self.node_ns(i)
+        for pid in pids_in_netns(ns):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        run(["ip", "netns", "del", ns], check=False)
 
     def new_pod_ns(self):
         """Create a pod's network namespace ("<p>p<k>", what a runtime
@@ -411,15 +480,25 @@ class Network:
                      "jump noendpoints; }")
         lines.append("}")
         text = "\n".join(x for x in lines if x) + "\n"
+        with self.lock:
+            self.svc_text = text
+            nodes = list(self.indices)
         errs = []
-        for i in range(1, self.nnodes + 1):
-            p = subprocess.run(["ip", "netns", "exec", self.node_ns(i),
-                                "nft", "-f", "-"], input=text,
-                               capture_output=True, text=True)
-            if p.returncode != 0:
-                errs.append(p.stderr.strip())
+        for i in nodes:
+            try:
+                self._nft_services(i, text)
+            except NetError as e:
+                if i in self.indices:   # (not a node removed meanwhile)
+                    errs.append(e)
         if errs:
-            raise NetError("nft: %s" % errs[0])
+            raise errs[0]
+
+    def _nft_services(self, i, text):
+        p = subprocess.run(["ip", "netns", "exec", self.node_ns(i),
+                            "nft", "-f", "-"], input=text,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise NetError("nft: %s" % p.stderr.strip())
 
 
 def pids_in_netns(name):

@@ -140,6 +140,11 @@ class NodeNetworks:
         with self.lock:
             return node not in self.not_ready
 
+    def forget(self, node):
+        """A removed node (kubesim/nodes.py)."""
+        with self.lock:
+            self.not_ready.discard(node)
+
     def fault_changed(self, node):
         """A CNI fault of node changed: rewrite its net.d, check it."""
         i = self.kl.node_index.get(node)
