@@ -18,51 +18,10 @@
 #include "controller/report/evidence.h"
 #include "test/unit/compare_fixture.h"
 
-/* rep as JSON with a qdisc counter moved on the client side of every TCP_STREAM sample (and
- * the rows' evidence made again), loaded back. Takes rep. */
-static struct report *shaped(struct report *rep)
+/* rep rendered as JSON, each TCP_STREAM row changed by edit, loaded back. Takes rep. */
+static struct report *edited(struct report *rep, void (*edit)(json_t *row))
 {
     char path[] = "/tmp/kperf-test-evidence-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    struct kp_err err = {{0}};
-    json_t *doc, *row;
-    size_t i, k;
-    struct report *out;
-
-    assert_non_null(f);
-    assert_int_equal(report_render(rep, REPORT_JSON, f, &err), 0);
-    fclose(f);
-    report_free(rep);
-    doc = json_load_file(path, 0, NULL);
-    assert_non_null(doc);
-    json_array_foreach(json_object_get(doc, "results"), i, row)
-    {
-        json_t *s;
-        if (strcmp(json_string_value(json_object_get(row, "test")), "TCP_STREAM") != 0)
-            continue;
-        json_array_foreach(json_object_get(row, "samples"), k, s)
-        {
-            json_object_set_new(s, "counters",
-                                json_pack("{s:{s:i, s:{s:i}}}", "client", "v", 1, "deltas",
-                                          "qdisc.eth0.overlimits", 900));
-        }
-        json_object_set_new(row, "evidence", evidence_of_row(row));
-    }
-    assert_int_equal(json_dump_file(doc, path, 0), 0);
-    json_decref(doc);
-    out = report_load(path, &err);
-    if (!out)
-        fail_msg("%s", kp_err_msg(&err));
-    unlink(path);
-    return out;
-}
-
-/* rep as JSON with its TCP_STREAM row's path a path MTU black hole (the row's path_mtu as the
- * probe gives it), loaded back. Takes rep. */
-static struct report *black_hole(struct report *rep)
-{
-    char path[] = "/tmp/kperf-test-pmtu-XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
     struct kp_err err = {{0}};
@@ -79,10 +38,7 @@ static struct report *black_hole(struct report *rep)
     json_array_foreach(json_object_get(doc, "results"), i, row)
     {
         if (strcmp(json_string_value(json_object_get(row, "test")), "TCP_STREAM") == 0)
-            json_object_set_new(row, "path_mtu",
-                                json_pack("{s:s, s:i, s:i, s:i, s:i, s:b}", "verdict", "black-hole",
-                                          "path", 1396, "client", 1500, "server", 1500, "icmp", 0,
-                                          "tcp_full_mss", 0));
+            edit(row);
     }
     assert_int_equal(json_dump_file(doc, path, 0), 0);
     json_decref(doc);
@@ -91,6 +47,41 @@ static struct report *black_hole(struct report *rep)
         fail_msg("%s", kp_err_msg(&err));
     unlink(path);
     return out;
+}
+
+/* A qdisc counter moved on the client side of every sample (and the row's evidence made
+ * again). */
+static void qdisc_moved(json_t *row)
+{
+    json_t *s;
+    size_t k;
+
+    json_array_foreach(json_object_get(row, "samples"), k, s)
+    {
+        json_object_set_new(s, "counters",
+                            json_pack("{s:{s:i, s:{s:i}}}", "client", "v", 1, "deltas",
+                                      "qdisc.eth0.overlimits", 900));
+    }
+    json_object_set_new(row, "evidence", evidence_of_row(row));
+}
+
+/* The row's path a path MTU black hole (its path_mtu as the probe gives it). */
+static void pmtu_black_hole(json_t *row)
+{
+    json_object_set_new(row, "path_mtu",
+                        json_pack("{s:s, s:i, s:i, s:i, s:i, s:b}", "verdict", "black-hole", "path",
+                                  1396, "client", 1500, "server", 1500, "icmp", 0, "tcp_full_mss",
+                                  0));
+}
+
+static struct report *shaped(struct report *rep)
+{
+    return edited(rep, qdisc_moved);
+}
+
+static struct report *black_hole(struct report *rep)
+{
+    return edited(rep, pmtu_black_hole);
 }
 
 /* The text table of cmp (caller frees). */
