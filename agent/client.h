@@ -52,6 +52,9 @@ struct client_opts {
     int no_counters;            /* 1: no counters on either end (agent/counters.h) */
     int no_path_mtu;            /* 1: no path-MTU probe (client_pmtu.c) */
     const char *counters_netns; /* borrowed; the namespace our counters are read in (NULL: ours) */
+    /* tests (1u << wire id) whose samples carry the kernel's CPU profile (agent/kprof.h,
+     * --profile); TCP_RR_LOADED is never profiled */
+    uint32_t profile_tests;
 };
 
 /* Fills o with the CLI defaults (port TESTKIND_DEFAULT_PORT, 10 s, 1 sample, 4 streams, 1 Gbit/s, 5

@@ -11,6 +11,7 @@
 
 #include "agent/client.h"
 #include "agent/counters.h"
+#include "agent/kprof.h"
 #include "agent/proto.h"
 #include "agent/sysinfo.h"
 #include "base/hist.h"
@@ -91,6 +92,8 @@ struct sample {
     json_t *facts;                     /* FACTS, when the request asked for it (owned) */
     struct counters_snap *cnt0, *cnt1; /* ours: our counters at the mark and the end, or NULL */
     json_t *server_counters;           /* COUNTERS, when the request asked for it (owned) */
+    struct kprof *prof;                /* the kernel's profile of the window (--profile), or NULL */
+    char prof_error[KP_ERR_MAX];       /* why there is none, when it was asked for */
 };
 
 /* client.c: one sample, from set-up to RESULT (0, or -1 with err); its resources stay for

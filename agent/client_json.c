@@ -201,6 +201,10 @@ json_t *client_sample_json(const struct sample *s, unsigned index)
                                   result_node_cpu_json(s->server.node_cpu)));
     if (s->req.flags & PROTO_FLAG_COUNTERS)
         json_object_set_new(r, "counters", client_counters_json(s));
+    if (s->prof)
+        json_object_set_new(r, "profile", kprof_json(s->prof));
+    else if (s->prof_error[0])
+        json_object_set_new(r, "profile", kprof_error_json(s->prof_error));
     if (s->o->interval_ms)
         json_object_set_new(r, "intervals", intervals_json(s));
     if (s->load)

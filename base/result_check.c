@@ -355,6 +355,7 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
         {"cpu_seconds", K_OBJ, ALL, ALL, check_cpu},
         {"node_cpu", K_OBJ, ALL, ALL, check_node_cpu},
         {"counters", K_OBJ, 0, ALL, result_check_counters},
+        {"profile", K_OBJ, 0, ALL, result_check_profile},
         {"intervals", K_ARR, 0, ALL, check_intervals},
         {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
     };

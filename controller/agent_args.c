@@ -63,6 +63,22 @@ static char *tests_csv(const struct run_spec *spec)
     return s;
 }
 
+/* The spec's tests that --profile selects, as a comma list ("" when none of them). */
+static char *profile_csv(const struct run_spec *spec)
+{
+    char *s = kp_xstrdup("");
+
+    for (size_t i = 0; i < spec->n_tests; i++) {
+        char *next;
+        if (!(spec->profile_tests & (1u << spec->tests[i])))
+            continue;
+        next = kp_xasprintf("%s%s%s", s, s[0] ? "," : "", testkind_name(spec->tests[i]));
+        free(s);
+        s = next;
+    }
+    return s;
+}
+
 char *agent_args_host_port(const char *host, int port)
 {
     if (host[0] != '[' && strchr(host, ':'))
@@ -94,6 +110,13 @@ char **agent_args_client(const struct run_spec *spec, const struct agent_args_op
         push_str(&a, "--reverse");
     if (spec->no_counters)
         push_str(&a, "--no-counters");
+    if (spec->profile_tests) {
+        char *p = profile_csv(spec);
+        if (p[0])
+            push_flag(&a, "--profile", p);
+        else
+            free(p);
+    }
     if (o->counters_netns)
         push_flag(&a, "--counters-netns", kp_xstrdup(o->counters_netns));
     if (o->token_file)

@@ -43,6 +43,7 @@ struct run_spec {
     uint64_t omit_ms;        /* 0 = none */
     uint64_t interval_ms;    /* 0 = agent default */
     bool no_counters;        /* the agent's --no-counters */
+    unsigned profile_tests;  /* the agent's --profile: mask of 1u << enum test_kind */
     int streams;             /* TCP_STREAM_MULTI */
     uint64_t msg_size_bytes; /* 0 = agent default */
     uint64_t udp_rate_bps;   /* 0 = agent default */

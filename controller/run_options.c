@@ -3,6 +3,8 @@
  * cmd/kperf/run_flags.c; the checks that combine values are here. */
 #include "controller/run_options.h"
 
+#include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,9 @@ static void labels_free(struct run_label *l, size_t n)
 
 void run_options_cleanup(struct run_options *o)
 {
+    for (size_t i = 0; i < o->n_profile_rows; i++)
+        free(o->profile_rows[i]);
+    free(o->profile_rows);
     free(o->output_dir);
     free(o->history_dir);
     free(o->push_gateway);
@@ -151,6 +156,44 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
     return 0;
 }
 
+/* One --profile item against a row's scenario, placement and test. */
+static bool profile_item_matches(const char *item, const char *scenario, const char *placement,
+                                 const char *test)
+{
+    char buf[256];
+    char *parts[3] = {NULL, NULL, NULL}, *save = NULL;
+    size_t n = 0;
+
+    snprintf(buf, sizeof(buf), "%s", item);
+    for (char *t = strtok_r(buf, "/", &save); t && n < 3; t = strtok_r(NULL, "/", &save))
+        parts[n++] = t;
+    if (n == 0)
+        return false;
+    if (n == 1 && strcmp(parts[0], "all") == 0)
+        return true;
+    if (fnmatch(parts[n - 1], test, 0) != 0)
+        return false;
+    if (n >= 2 && fnmatch(parts[0], scenario, 0) != 0)
+        return false;
+    return n < 3 || fnmatch(parts[1], placement, 0) == 0;
+}
+
+unsigned run_profile_tests(const struct run_options *o, const struct plan_group *g)
+{
+    unsigned mask = 0;
+
+    if (!g)
+        return 0;
+    for (size_t t = 0; t < g->n_tests; t++)
+        for (size_t i = 0; i < o->n_profile_rows; i++)
+            if (profile_item_matches(o->profile_rows[i], plan_scenario_name(g->scenario),
+                                     g->placement_label ? g->placement_label
+                                                        : plan_placement_name(g->placement),
+                                     testkind_name(g->tests[t])))
+                mask |= 1u << g->tests[t];
+    return mask;
+}
+
 void run_spec_init(struct run_spec *spec, const struct run_options *ro, const struct plan_group *g,
                    const enum test_kind *tests, size_t n_tests, int samples)
 {
@@ -163,6 +206,7 @@ void run_spec_init(struct run_spec *spec, const struct run_options *ro, const st
         .omit_ms = ro->omit_ms,
         .interval_ms = ro->interval_ms,
         .no_counters = ro->no_counters,
+        .profile_tests = run_profile_tests(ro, g),
         .streams = ro->streams,
         .msg_size_bytes = ro->msg_size_bytes,
         .udp_rate_bps = ro->udp_rate_bps,

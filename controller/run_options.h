@@ -61,8 +61,13 @@ struct run_options {
     uint64_t omit_ms;        /* --omit, default 0 */
     uint64_t interval_ms;    /* --interval; 0 = agent default */
     bool no_counters;        /* --no-counters: the agents read no kernel and NIC counters */
-    uint64_t timeout_ms;     /* --timeout: bound on every wait (start-up, one client run);
-                                default 2m */
+    /* --profile ROWS: the rows whose client samples the kernel (agent/kprof.h), each item a
+     * pattern "[SCENARIO/[PLACEMENT/]]TEST" (fnmatch(3) on each part; docs/profile.md);
+     * owned; none by default */
+    char **profile_rows;
+    size_t n_profile_rows;
+    uint64_t timeout_ms; /* --timeout: bound on every wait (start-up, one client run);
+                            default 2m */
     /* output */
     enum run_output output; /* -o/--output, default table */
     char *output_dir;       /* --output-dir; owned; NULL = none */
@@ -149,6 +154,10 @@ const char *run_options_default_image(void);
 /* Defaults as documented in --help. */
 void run_options_init(struct run_options *o);
 void run_options_cleanup(struct run_options *o); /* frees owned strings and arrays */
+
+struct plan_group;
+/* The tests of group g (mask of 1u << enum test_kind) that --profile selects. */
+unsigned run_profile_tests(const struct run_options *o, const struct plan_group *g);
 
 /* Checks the values that go together (--mtu only with --local, --nodes or --nodes-from,
  * --omit below 1h, --interval within --duration) and normalises: the default 1s series is

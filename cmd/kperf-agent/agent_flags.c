@@ -299,6 +299,32 @@ static int cli_server(void *p, const struct flag *f, const char *v, struct kp_er
     return 0;
 }
 
+/* --profile LIST: the tests whose samples carry the kernel's profile (agent/kprof.h). */
+static int cli_profile(void *p, const struct flag *f, const char *v, struct kp_err *e)
+{
+    struct client_cli *c = p;
+    char *copy = kp_xstrdup(v), *save = NULL;
+    int rc = 0;
+    (void)f;
+
+    c->o.profile_tests = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "all") == 0) {
+            c->o.profile_tests = UINT32_MAX;
+        } else if (!proto_test_from_name(t)) {
+            rc = kp_err_set(e, "--profile: unknown test '%s' (a comma list of test names, or all)",
+                            t);
+            break;
+        } else {
+            c->o.profile_tests |= 1u << proto_test_from_name(t);
+        }
+    }
+    free(copy);
+    if (rc == 0 && c->o.profile_tests == 0)
+        rc = kp_err_set(e, "--profile is empty: name the tests to profile, or all");
+    return rc;
+}
+
 static int cli_tests(void *p, const struct flag *f, const char *v, struct kp_err *e)
 {
     struct client_cli *c = p;
@@ -496,6 +522,10 @@ const struct flag agent_client_flags[] = {
         "read no kernel and NIC counters around the measurements, on either end"),
     NUM(G_CLIENT, "no-path-mtu", NULL, N_CLI_NO_PATH_MTU,
         "skip the path-MTU probe after the first sample (mtu.path, mtu.verdict)"),
+    CALL(G_CLIENT, "profile", "LIST", cli_profile,
+         "sample the kernel's CPU time during these tests' measurements (comma list of test "
+         "names, or all): the samples' \"profile\"; needs CAP_PERFMON or CAP_SYS_ADMIN "
+         "(docs/profile.md)"),
     {.name = "counters-netns",
      .arg = "PATH",
      .help = "read our kernel and NIC counters in this network namespace (/run/netns/NAME; "

@@ -36,6 +36,7 @@ enum flag_id {
     F_INTERVAL,
     F_TIMEOUT,
     F_NO_COUNTERS,
+    F_PROFILE,
     F_OUTPUT,
     F_OUTPUT_DIR,
     F_HISTORY,
@@ -165,6 +166,8 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
     case F_NO_COUNTERS:
         o->no_counters = true;
         return 0;
+    case F_PROFILE:
+        return rv_for_each_item(v, rv_add_profile_row, o, err);
     case F_SAMPLES:
         o->samples_auto = strcmp(v, "auto") == 0;
         if (o->samples_auto) {
@@ -492,6 +495,11 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_MEASURE, F_NO_COUNTERS, "no-counters", 0, NULL,
              "read no kernel and NIC counters around each measurement\n"
              "(the rows' evidence; docs/report.md)"),
+    RUN_FLAG(G_MEASURE, F_PROFILE, "profile", 0, "ROWS",
+             "sample the kernel's CPU time during these rows (off by\n"
+             "default; needs CAP_PERFMON): all, or a comma list of\n"
+             "[SCENARIO/[PLACEMENT/]]TEST patterns, e.g. TCP_STREAM or\n"
+             "pod-to-pod/other-node/TCP_*; docs/profile.md"),
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)\n"

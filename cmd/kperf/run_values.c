@@ -78,6 +78,43 @@ int rv_add_test(void *ctx, const char *item, struct kp_err *err)
     return 0;
 }
 
+static bool is_pattern(const char *s)
+{
+    return strpbrk(s, "*?[") != NULL;
+}
+
+int rv_add_profile_row(void *ctx, const char *item, struct kp_err *err)
+{
+    struct run_options *o = ctx;
+    const char *slash = strchr(item, '/'), *test = strrchr(item, '/');
+    size_t parts = 1;
+
+    for (const char *p = item; *p; p++)
+        parts += *p == '/';
+    test = test ? test + 1 : item;
+    if (strlen(item) > 200 || parts > 3)
+        return kp_err_set(err, "--profile: '%s' is not [SCENARIO/[PLACEMENT/]]TEST", item);
+    if (strcmp(item, "all") != 0 && !is_pattern(test) && !testkind_by_name(test))
+        return kp_err_set(err,
+                          "--profile: '%s': unknown test '%s' (a test name such as TCP_STREAM, "
+                          "a pattern such as TCP_*, or all)",
+                          item, test);
+    if (slash) {
+        char *scen = kp_xstrndup(item, (size_t)(slash - item));
+        bool ok = is_pattern(scen) || plan_scenario_from_name(scen) >= 0;
+        free(scen);
+        if (!ok)
+            return kp_err_set(err,
+                              "--profile: '%s': unknown scenario (pod-to-pod, host-to-host, "
+                              "pod-to-service, pod-to-external, or a pattern)",
+                              item);
+    }
+    o->profile_rows =
+        kp_xrealloc(o->profile_rows, (o->n_profile_rows + 1) * sizeof(*o->profile_rows));
+    o->profile_rows[o->n_profile_rows++] = kp_xstrdup(item);
+    return 0;
+}
+
 int rv_add_label(void *ctx, const char *item, struct kp_err *err)
 {
     struct run_options *o = ctx;

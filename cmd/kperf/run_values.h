@@ -20,6 +20,9 @@ KP_MUST_CHECK int rv_for_each_item(const char *list,
 /* for_each_item callbacks: ctx is an unsigned mask (scenarios, tests) or the run_options. */
 int rv_add_scenario(void *ctx, const char *item, struct kp_err *err);
 int rv_add_test(void *ctx, const char *item, struct kp_err *err);
+/* One --profile item ("[SCENARIO/[PLACEMENT/]]TEST", each part a name or an fnmatch(3)
+ * pattern; "all") appended to ((struct run_options *)ctx)->profile_rows. */
+int rv_add_profile_row(void *ctx, const char *item, struct kp_err *err);
 int rv_add_label(void *ctx, const char *item, struct kp_err *err);
 int rv_add_toleration(void *ctx, const char *item, struct kp_err *err);
 /* HOST[:PORT], [V6]:PORT or a bare IPv6 address; *port keeps its value when none is given. */

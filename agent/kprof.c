@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kprof.c - see kprof.h. One event per CPU, each with its own ring buffer of RING_PAGES pages;
+ * a thread drains them every DRAIN_MS (at KPROF_HZ a buffer holds about a second of deep
+ * stacks, so none is lost unless the thread is starved that long: "lost" counts them). */
+#include "agent/kprof.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/ksyms.h"
+#include "base/kp_alloc.h"
+
+#define RING_PAGES 64 /* data pages per CPU (a power of two) */
+#define DRAIN_MS   20
+#define MAX_CPUS   1024
+#define MAX_DEPTH  128
+
+struct cpu_ring {
+    int fd;
+    struct perf_event_mmap_page *meta;
+    uint8_t *data;
+};
+
+struct kprof {
+    const struct ksyms *syms;
+    struct cpu_ring *rings;
+    unsigned nrings;
+    size_t page, data_size;
+    uint32_t *self, *stack; /* per symbol */
+    uint64_t samples, unknown, lost;
+    pthread_t thread;
+    atomic_int stop;
+    int running, stopped;
+};
+
+static struct ksyms *g_syms; /* loaded once per process */
+
+static long perf_open(struct perf_event_attr *a, int cpu)
+{
+    return syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void attr_init(struct perf_event_attr *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->size = sizeof(*a);
+    a->type = PERF_TYPE_SOFTWARE;
+    a->config = PERF_COUNT_SW_CPU_CLOCK;
+    a->freq = 1;
+    a->sample_freq = KPROF_HZ;
+    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+    a->disabled = 1;
+    a->exclude_user = 1;
+    a->exclude_hv = 1;
+    a->exclude_idle = 1;
+    a->exclude_callchain_user = 1;
+}
+
+/* One sample: its leaf's function counts as "self", each function of its stack once as
+ * "stack". */
+static void take_sample(struct kprof *p, const uint64_t *rec, size_t words)
+{
+    long seen[MAX_DEPTH];
+    size_t nseen = 0, nr;
+    long leaf;
+
+    if (words < 2)
+        return;
+    p->samples++;
+    leaf = ksyms_find(p->syms, rec[0]);
+    if (leaf < 0)
+        p->unknown++;
+    else
+        p->self[leaf]++;
+    nr = rec[1] < words - 2 ? rec[1] : words - 2;
+    for (size_t i = 0; i < nr; i++) {
+        long s;
+        size_t j;
+        if (rec[2 + i] >= (uint64_t)PERF_CONTEXT_MAX) /* a context marker */
+            continue;
+        if ((s = ksyms_find(p->syms, rec[2 + i])) < 0)
+            continue;
+        for (j = 0; j < nseen && seen[j] != s; j++)
+            ;
+        if (j < nseen || nseen == MAX_DEPTH)
+            continue;
+        seen[nseen++] = s;
+        p->stack[s]++;
+    }
+    if (nseen == 0 && leaf >= 0) /* no chain: the leaf is the stack */
+        p->stack[leaf]++;
+}
+
+static void drain(struct kprof *p, struct cpu_ring *r)
+{
+    uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = r->meta->data_tail;
+    uint64_t buf[(MAX_DEPTH + 8) * 2];
+
+    while (tail < head) {
+        struct perf_event_header h;
+        size_t off = tail & (p->data_size - 1), size;
+        uint8_t *rec = (uint8_t *)buf;
+
+        for (size_t i = 0; i < sizeof(h); i++)
+            ((uint8_t *)&h)[i] = r->data[(off + i) & (p->data_size - 1)];
+        if (h.size < sizeof(h))
+            break;
+        size = h.size < sizeof(buf) ? h.size : sizeof(buf);
+        for (size_t i = 0; i < size; i++)
+            rec[i] = r->data[(off + i) & (p->data_size - 1)];
+        if (h.type == PERF_RECORD_SAMPLE)
+            take_sample(p, buf + 1, (size - sizeof(h)) / 8);
+        else if (h.type == PERF_RECORD_LOST && size >= sizeof(h) + 16)
+            p->lost += buf[2];
+        tail += h.size;
+    }
+    __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void *drainer(void *arg)
+{
+    struct kprof *p = arg;
+    struct timespec ts = {0, DRAIN_MS * 1000000L};
+
+    while (!atomic_load(&p->stop)) {
+        for (unsigned i = 0; i < p->nrings; i++)
+            drain(p, &p->rings[i]);
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static int open_rings(struct kprof *p, struct kp_err *err)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    struct perf_event_attr a;
+    int first_errno = 0;
+
+    attr_init(&a);
+    if (ncpu < 1 || ncpu > MAX_CPUS)
+        ncpu = ncpu < 1 ? 1 : MAX_CPUS;
+    p->rings = kp_xcalloc((size_t)ncpu, sizeof(*p->rings));
+    for (long c = 0; c < ncpu; c++) {
+        struct cpu_ring *r = &p->rings[p->nrings];
+        long fd = perf_open(&a, (int)c);
+        void *m;
+        if (fd < 0) {
+            if (errno != ENODEV && !first_errno) /* ENODEV: an offline CPU */
+                first_errno = errno;
+            continue;
+        }
+        m = mmap(NULL, p->page * (RING_PAGES + 1), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+        if (m == MAP_FAILED) {
+            first_errno = errno;
+            close((int)fd);
+            continue;
+        }
+        r->fd = (int)fd;
+        r->meta = m;
+        r->data = (uint8_t *)m + p->page;
+        p->nrings++;
+    }
+    if (p->nrings > 0 && !first_errno)
+        return 0;
+    if (first_errno == EACCES || first_errno == EPERM)
+        return kp_err_set(err,
+                          "perf_event_open: %s (system-wide kernel sampling needs CAP_PERFMON or "
+                          "CAP_SYS_ADMIN, or kernel.perf_event_paranoid <= 0)",
+                          strerror(first_errno));
+    return kp_err_set(err, "perf_event_open: %s", strerror(first_errno ? first_errno : ENODEV));
+}
+
+static void close_rings(struct kprof *p)
+{
+    for (unsigned i = 0; i < p->nrings; i++) {
+        munmap(p->rings[i].meta, p->page * (RING_PAGES + 1));
+        close(p->rings[i].fd);
+    }
+    free(p->rings);
+    p->rings = NULL;
+    p->nrings = 0;
+}
+
+struct kprof *kprof_start(struct kp_err *err)
+{
+    struct kprof *p;
+
+    if (!g_syms && !(g_syms = ksyms_load("/proc/kallsyms", err)))
+        return NULL;
+    p = kp_xcalloc(1, sizeof(*p));
+    p->syms = g_syms;
+    p->page = (size_t)sysconf(_SC_PAGESIZE);
+    p->data_size = p->page * RING_PAGES;
+    if (open_rings(p, err) != 0) {
+        close_rings(p);
+        free(p);
+        return NULL;
+    }
+    p->self = kp_xcalloc(ksyms_count(g_syms), sizeof(*p->self));
+    p->stack = kp_xcalloc(ksyms_count(g_syms), sizeof(*p->stack));
+    if (pthread_create(&p->thread, NULL, drainer, p) != 0) {
+        kp_err_set(err, "cannot start the profile's thread");
+        kprof_free(p);
+        return NULL;
+    }
+    p->running = 1;
+    for (unsigned i = 0; i < p->nrings; i++)
+        ioctl(p->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+    return p;
+}
+
+void kprof_stop(struct kprof *p)
+{
+    if (!p || p->stopped)
+        return;
+    p->stopped = 1;
+    for (unsigned i = 0; i < p->nrings; i++)
+        ioctl(p->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+    if (p->running) {
+        atomic_store(&p->stop, 1);
+        pthread_join(p->thread, NULL);
+        p->running = 0;
+    }
+    for (unsigned i = 0; i < p->nrings; i++)
+        drain(p, &p->rings[i]);
+}
+
+static const struct kprof *g_sort; /* qsort has no context argument in C11 */
+
+static int by_self(const void *a, const void *b)
+{
+    uint32_t x = g_sort->self[*(const size_t *)a], y = g_sort->self[*(const size_t *)b];
+
+    return x > y ? -1 : x < y;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+    uint32_t x = g_sort->stack[*(const size_t *)a], y = g_sort->stack[*(const size_t *)b];
+
+    return x > y ? -1 : x < y;
+}
+
+static void add_function(const struct kprof *p, json_t *arr, size_t i)
+{
+    json_array_append_new(arr,
+                          json_pack("{s:s, s:I, s:I}", "name", ksyms_name(p->syms, i), "samples",
+                                    (json_int_t)p->self[i], "stack", (json_int_t)p->stack[i]));
+}
+
+/* The most sampled functions by self samples, then by stack samples (those not listed yet). */
+static json_t *functions_json(struct kprof *p)
+{
+    size_t n = 0, cnt = ksyms_count(p->syms), listed = 0;
+    size_t *idx = kp_xcalloc(cnt ? cnt : 1, sizeof(*idx));
+    json_t *arr = json_array();
+
+    for (size_t i = 0; i < cnt; i++)
+        if (p->stack[i] || p->self[i])
+            idx[n++] = i;
+    g_sort = p;
+    qsort(idx, n, sizeof(*idx), by_self);
+    for (size_t i = 0; i < n && listed < KPROF_FUNCTIONS && p->self[idx[i]]; i++, listed++) {
+        add_function(p, arr, idx[i]);
+        p->stack[idx[i]] |= 0x80000000u; /* listed: kept apart from the second pass */
+    }
+    qsort(idx, n, sizeof(*idx), by_stack);
+    for (size_t i = 0, more = 0; i < n && more < KPROF_FUNCTIONS; i++) {
+        if (p->stack[idx[i]] & 0x80000000u)
+            continue;
+        add_function(p, arr, idx[i]);
+        more++;
+    }
+    for (size_t i = 0; i < n; i++)
+        p->stack[idx[i]] &= 0x7fffffffu;
+    free(idx);
+    return arr;
+}
+
+json_t *kprof_json(struct kprof *p)
+{
+    kprof_stop(p);
+    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hz", KPROF_HZ, "cpus", (int)p->nrings,
+                     "samples", (json_int_t)p->samples, "unknown", (json_int_t)p->unknown, "lost",
+                     (json_int_t)p->lost, "functions", functions_json(p));
+}
+
+json_t *kprof_error_json(const char *msg)
+{
+    return json_pack("{s:s}", "error", msg);
+}
+
+void kprof_free(struct kprof *p)
+{
+    if (!p)
+        return;
+    kprof_stop(p);
+    close_rings(p);
+    free(p->self);
+    free(p->stack);
+    free(p);
+}
