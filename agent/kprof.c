@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,11 +25,17 @@
 #define DRAIN_MS   20
 #define MAX_CPUS   1024
 #define MAX_DEPTH  128
+#define PID_CACHE  1024 /* processes remembered per profile (a power of two) */
 
 struct cpu_ring {
     int fd;
     struct perf_event_mmap_page *meta;
     uint8_t *data;
+};
+
+struct pid_seen {
+    int32_t pid; /* 0: empty slot */
+    int8_t ours;
 };
 
 struct kprof {
@@ -37,7 +44,10 @@ struct kprof {
     unsigned nrings;
     size_t page, data_size;
     uint32_t *self, *stack; /* per symbol */
-    uint64_t samples, unknown, lost;
+    uint64_t samples, unknown, lost, other, idle;
+    long softirq[2];                  /* handle_softirqs, __do_softirq (or -1) */
+    struct pid_seen cache[PID_CACHE]; /* whose tasks are agents */
+    char comm[32];                    /* ours, from /proc/self/comm */
     pthread_t thread;
     atomic_int stop;
     int running, stopped;
@@ -58,45 +68,99 @@ static void attr_init(struct perf_event_attr *a)
     a->config = PERF_COUNT_SW_CPU_CLOCK;
     a->freq = 1;
     a->sample_freq = KPROF_HZ;
-    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
     a->disabled = 1;
     a->exclude_user = 1;
     a->exclude_hv = 1;
-    a->exclude_idle = 1;
+    /* not exclude_idle: it would drop the softirq work done on an idle CPU's stack too;
+     * the pure idle samples are dropped in take_sample */
     a->exclude_callchain_user = 1;
 }
 
-/* One sample: its leaf's function counts as "self", each function of its stack once as
- * "stack". */
+/* Whether process pid is an agent (its comm is ours): read once per process and profile. A
+ * process gone before we look is not an agent (they outlive the window). */
+static int is_ours(struct kprof *p, int32_t pid)
+{
+    size_t h = ((uint32_t)pid * 2654435761u) & (PID_CACHE - 1);
+    char path[48], comm[32] = "";
+    FILE *f;
+
+    for (size_t i = 0; i < PID_CACHE; i++, h = (h + 1) & (PID_CACHE - 1)) {
+        if (p->cache[h].pid == pid)
+            return p->cache[h].ours;
+        if (p->cache[h].pid == 0)
+            break;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (!fgets(comm, sizeof(comm), f))
+            comm[0] = '\0';
+        fclose(f);
+    }
+    if (p->cache[h].pid == 0) { /* a full cache asks again next time */
+        p->cache[h].pid = pid;
+        p->cache[h].ours = strcmp(comm, p->comm) == 0;
+    }
+    return strcmp(comm, p->comm) == 0;
+}
+
+/* The functions of a sample's kernel stack (ips[0] the leaf), each once, into seen[]; how
+ * many. *soft: the stack holds the softirq handler; it then ends there, since what it
+ * interrupted (an idle loop, any process's system call) is no part of the softirq's work. */
+static size_t stack_functions(const struct kprof *p, const uint64_t *ips, size_t nr, long *seen,
+                              int *soft)
+{
+    size_t nseen = 0;
+
+    *soft = 0;
+    for (size_t i = 0; i < nr && !*soft; i++) {
+        long s;
+        size_t j;
+        if (ips[i] >= (uint64_t)PERF_CONTEXT_MAX) /* a context marker */
+            continue;
+        if ((s = ksyms_find(p->syms, ips[i])) < 0)
+            continue;
+        *soft = s == p->softirq[0] || s == p->softirq[1];
+        for (j = 0; j < nseen && seen[j] != s; j++)
+            ;
+        if (j == nseen && nseen < MAX_DEPTH)
+            seen[nseen++] = s;
+    }
+    return nseen;
+}
+
+/* One sample (ip, pid and tid, nr, ips[nr]). Kept when it is the measurement's: softirq work
+ * (its stack holds the softirq handler), whoever's stack it ran on, or an agent's kernel time;
+ * else counted as the node's "other" kernel time, or "idle". Kept, its leaf's function counts
+ * as "self" and each function of its stack once as "stack". */
 static void take_sample(struct kprof *p, const uint64_t *rec, size_t words)
 {
-    long seen[MAX_DEPTH];
-    size_t nseen = 0, nr;
-    long leaf;
+    long seen[MAX_DEPTH], leaf;
+    size_t nseen, nr;
+    int32_t pid;
+    int soft;
 
-    if (words < 2)
+    if (words < 3)
         return;
+    pid = (int32_t)(uint32_t)(rec[1] & 0xffffffffu);
+    nr = rec[2] < words - 3 ? rec[2] : words - 3;
+    nseen = stack_functions(p, rec + 3, nr, seen, &soft);
+    if (!soft && pid == 0) {
+        p->idle++;
+        return;
+    }
+    if (!soft && !is_ours(p, pid)) {
+        p->other++;
+        return;
+    }
     p->samples++;
     leaf = ksyms_find(p->syms, rec[0]);
     if (leaf < 0)
         p->unknown++;
     else
         p->self[leaf]++;
-    nr = rec[1] < words - 2 ? rec[1] : words - 2;
-    for (size_t i = 0; i < nr; i++) {
-        long s;
-        size_t j;
-        if (rec[2 + i] >= (uint64_t)PERF_CONTEXT_MAX) /* a context marker */
-            continue;
-        if ((s = ksyms_find(p->syms, rec[2 + i])) < 0)
-            continue;
-        for (j = 0; j < nseen && seen[j] != s; j++)
-            ;
-        if (j < nseen || nseen == MAX_DEPTH)
-            continue;
-        seen[nseen++] = s;
-        p->stack[s]++;
-    }
+    for (size_t j = 0; j < nseen; j++)
+        p->stack[seen[j]]++;
     if (nseen == 0 && leaf >= 0) /* no chain: the leaf is the stack */
         p->stack[leaf]++;
 }
@@ -192,6 +256,20 @@ static void close_rings(struct kprof *p)
     p->nrings = 0;
 }
 
+static void read_comm(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+
+    buf[0] = '\0';
+    if (f) {
+        if (!fgets(buf, (int)len, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    if (!buf[0])
+        snprintf(buf, len, "kperf-agent\n");
+}
+
 struct kprof *kprof_start(struct kp_err *err)
 {
     struct kprof *p;
@@ -207,6 +285,9 @@ struct kprof *kprof_start(struct kp_err *err)
         free(p);
         return NULL;
     }
+    p->softirq[0] = ksyms_by_name(g_syms, "handle_softirqs");
+    p->softirq[1] = ksyms_by_name(g_syms, "__do_softirq");
+    read_comm(p->comm, sizeof(p->comm));
     p->self = kp_xcalloc(ksyms_count(g_syms), sizeof(*p->self));
     p->stack = kp_xcalloc(ksyms_count(g_syms), sizeof(*p->stack));
     if (pthread_create(&p->thread, NULL, drainer, p) != 0) {
@@ -291,9 +372,11 @@ static json_t *functions_json(struct kprof *p)
 json_t *kprof_json(struct kprof *p)
 {
     kprof_stop(p);
-    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:o}", "hz", KPROF_HZ, "cpus", (int)p->nrings,
-                     "samples", (json_int_t)p->samples, "unknown", (json_int_t)p->unknown, "lost",
-                     (json_int_t)p->lost, "functions", functions_json(p));
+    return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "hz", KPROF_HZ, "cpus",
+                     (int)p->nrings, "samples", (json_int_t)p->samples, "other",
+                     (json_int_t)p->other, "idle", (json_int_t)p->idle, "unknown",
+                     (json_int_t)p->unknown, "lost", (json_int_t)p->lost, "functions",
+                     functions_json(p));
 }
 
 json_t *kprof_error_json(const char *msg)

@@ -15,7 +15,7 @@
 #include "base/kp_err.h"
 
 #define KPROF_HZ        997 /* samples per second per CPU: not a multiple of the tick */
-#define KPROF_FUNCTIONS 40  /* functions kept in the JSON, the most sampled first */
+#define KPROF_FUNCTIONS 100 /* functions kept in the JSON, the most sampled first */
 
 struct kprof; /* opaque */
 

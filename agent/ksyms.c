@@ -168,6 +168,18 @@ long ksyms_find(const struct ksyms *k, uint64_t addr)
     return (long)lo;
 }
 
+long ksyms_by_name(const struct ksyms *k, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (size_t i = 0; i < k->n; i++) {
+        const char *s = k->names + k->s[i].name;
+        if (strncmp(s, name, len) == 0 && (s[len] == '\0' || s[len] == ' '))
+            return (long)i;
+    }
+    return -1;
+}
+
 const char *ksyms_name(const struct ksyms *k, size_t i)
 {
     return k->names + k->s[i].name;

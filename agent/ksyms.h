@@ -31,6 +31,9 @@ size_t ksyms_count(const struct ksyms *k);
 #define KSYMS_MAX_SIZE (1u << 20)
 long ksyms_find(const struct ksyms *k, uint64_t addr);
 
+/* The index of the first symbol named name (without its module), or -1. Linear. */
+long ksyms_by_name(const struct ksyms *k, const char *name);
+
 /* The name of symbol i ("tbf_dequeue", "nft_do_chain [nf_tables]" keeps the module). */
 const char *ksyms_name(const struct ksyms *k, size_t i);
 

@@ -54,7 +54,8 @@ int result_check_profile(const json_t *v, const char *path, unsigned classes, st
     static const struct field f[] = {
         {"hz", K_INT, 0, ALL, NULL},      {"cpus", K_INT, 0, ALL, NULL},
         {"samples", K_INT, 0, ALL, NULL}, {"unknown", K_INT, 0, ALL, NULL},
-        {"lost", K_INT, 0, ALL, NULL},    {"functions", K_ARR, 0, ALL, check_functions},
+        {"lost", K_INT, 0, ALL, NULL},    {"other", K_INT, 0, ALL, NULL},
+        {"idle", K_INT, 0, ALL, NULL},    {"functions", K_ARR, 0, ALL, check_functions},
         {"error", K_STR, 0, ALL, NULL},
     };
     (void)classes;

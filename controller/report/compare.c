@@ -16,6 +16,7 @@
 #include "controller/report/compare_judge.h"
 #include "controller/report/compare_match.h"
 #include "controller/report/evidence.h"
+#include "controller/report/kprofile.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
@@ -71,7 +72,7 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
     const struct cmp_metric *m = cmp_metrics(&count);
     json_t *row = key_json(rn), *metrics = json_array(), *missing = json_array();
     json_t *moved = evidence_compare(k ? hist[k - 1] : rb, rn);
-    json_t *holes = pathmtu_compare(k ? hist[k - 1] : rb, rn);
+    json_t *holes = pathmtu_compare(k ? hist[k - 1] : rb, rn), *pdiff;
     bool refuse = o->strict_evidence && (json_array_size(moved) > 0 || json_array_size(holes) > 0);
     const char *row_verdict = refuse ? CANNOT_JUDGE : "within noise", *v;
 
@@ -92,6 +93,8 @@ static json_t *compare_row(struct compare *cmp, const json_t *rb, const json_t *
         json_object_set(row, "counters_moved", moved);
     if (json_array_size(holes) > 0)
         json_object_set(row, "path_mtu_black_hole", holes);
+    if ((pdiff = kprofile_diff(k ? hist[k - 1] : rb, rn)) != NULL) /* both rows profiled */
+        json_object_set_new(row, "profile_diff", pdiff);
     json_decref(moved);
     json_decref(holes);
     json_object_set_new(row, "verdict", json_string(row_verdict));

@@ -16,6 +16,7 @@
 #include "base/textsafe.h"
 #include "controller/report/compare_int.h"
 #include "controller/report/evidence.h"
+#include "controller/report/kprofile.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
 #include "controller/report/render_compare_html.h"
@@ -271,6 +272,35 @@ static void print_moved(const json_t *rows, const char *bullet, FILE *out)
     }
 }
 
+/* The rows whose both reports carry a kernel profile (kperf run --profile): the row's verdict
+ * and the kernel functions whose share changed most (kprofile.h). */
+static void print_profiles(const json_t *rows, const char *bullet, FILE *out)
+{
+    const json_t *r;
+    size_t i;
+    bool first = true;
+
+    json_array_foreach(rows, i, r)
+    {
+        json_t *row = report_lazy_expand((json_t *)r); /* new reference */
+        const json_t *d = json_object_get(row, "profile_diff");
+        char label[256];
+        if (d) {
+            if (first)
+                fprintf(out, "\nKernel profile (share of the measurement's kernel samples whose "
+                             "stack held the function, BASE -> NEW):\n");
+            first = false;
+            textsafe_line(out, "%s%s: %s (%lld -> %lld samples)", bullet,
+                          label_of(row, label, sizeof(label)),
+                          json_string_value(json_object_get(row, "verdict")),
+                          (long long)json_integer_value(json_object_get(d, "base_samples")),
+                          (long long)json_integer_value(json_object_get(d, "new_samples")));
+            kprofile_diff_print(d, "    ", out);
+        }
+        json_decref(row);
+    }
+}
+
 /* The rows whose verdicts carry "!" for a path MTU black hole, and in which report. */
 static void print_black_holes(const json_t *rows, const char *bullet, FILE *out)
 {
@@ -395,6 +425,7 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
     print_metrics_table(doc, markdown, out);
     print_moved(json_object_get(doc, "rows"), bullet, out);
     print_black_holes(json_object_get(doc, "rows"), bullet, out);
+    print_profiles(json_object_get(doc, "rows"), bullet, out);
     print_failed(json_object_get(doc, "failed_in_new"), bullet, out);
     print_keys(json_object_get(doc, "only_in_base"), "Only in BASE (not compared):", bullet, out);
     print_keys(json_object_get(doc, "only_in_new"), "Only in NEW (not compared):", bullet, out);

@@ -9,6 +9,7 @@
 
 #include "base/rowkey.h"
 #include "controller/report/html_util.h"
+#include "controller/report/kprofile.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/report.h"
 
@@ -56,6 +57,7 @@ static void panel(const json_t *row, FILE *out)
         html_esc(pathmtu_text(row, text, sizeof(text)), out);
         fputs(pathmtu_black_hole(row) ? "</b></p>" : "</p>", out);
     }
+    kprofile_html(row, out); /* kprofile.h: with kperf run --profile */
     fputs("</details>\n", out);
 }
 
@@ -65,7 +67,7 @@ void evidence_html(const struct report *rep, FILE *out)
 
     for (size_t i = 0; i < report_row_count(rep); i++) {
         const json_t *row = report_row(rep, i);
-        if (!row || !json_object_get(row, "evidence"))
+        if (!row || (!json_object_get(row, "evidence") && !json_object_get(row, "profile")))
             continue;
         if (!any)
             fputs("<h2>Evidence</h2>\n<p>Kernel and NIC counters that moved during each row "

@@ -383,6 +383,7 @@ char *history_compact_json(const struct report *rep, size_t *len)
             /* each sample's ~200 kernel and NIC counters: the row's "evidence" keeps their sums
              * and what moved, which is all compare and the trends read */
             json_object_del(sample, "counters");
+            json_object_del(sample, "profile"); /* the row's "profile" sums them */
         }
     }
     text = json_dumps(doc, JSON_COMPACT);

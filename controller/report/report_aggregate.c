@@ -11,6 +11,7 @@
 #include "base/kp_err.h"
 #include "base/testkind.h"
 #include "controller/report/evidence.h"
+#include "controller/report/kprofile.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/report_pack.h"
 #include "controller/report/stats.h"
@@ -298,6 +299,7 @@ int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err)
     json_object_del(row, "stats");
     json_object_del(row, "evidence");
     json_object_del(row, "path_mtu");
+    json_object_del(row, "profile");
     if (samples > 0) {
         json_t *agg = build_aggregate(row, kind, err);
         json_t *ev = evidence_of_row(row);
@@ -309,6 +311,8 @@ int report_aggregate_row(json_t *row, double noisy_cv_pct, struct kp_err *err)
             json_object_set_new(row, "evidence", ev);
         if ((ev = pathmtu_of_row(row)) != NULL)
             json_object_set_new(row, "path_mtu", ev);
+        if ((ev = kprofile_of_row(row)) != NULL)
+            json_object_set_new(row, "profile", ev);
         json_object_set_new(row, "aggregate", agg);
         json_object_set_new(row, "stats", build_stats(row, kind, noisy_cv_pct, &noisy));
     }
