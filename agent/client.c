@@ -377,14 +377,7 @@ static void take_mark(struct sample *s)
 
     kp_err_clear(&why);
     client_counters_snapshot(s, &s->cnt0); /* first: its ~1 ms stays outside the window */
-    if (s->o->profile_tests & (1u << s->req.test)) {
-        struct kp_err perr;
-        kp_err_clear(&perr);
-        if (!(s->prof = kprof_start(&perr))) {
-            snprintf(s->prof_error, sizeof(s->prof_error), "%s", kp_err_msg(&perr));
-            kp_log(KP_LOG_WARN, "profile: %s", s->prof_error);
-        }
-    }
+    client_profile_start(s);
     s->t_mark_ns = sysinfo_now_ns();
     sysinfo_process_cpu_us(&s->cpu_user0, &s->cpu_sys0);
     /* best effort by design: node CPU reads as all 0 when /proc/stat is unreadable
@@ -659,11 +652,7 @@ void client_sample_cleanup(struct sample *s)
     s->facts = NULL;
     json_decref(s->server_counters);
     s->server_counters = NULL;
-    free(s->cnt0);
-    free(s->cnt1);
-    s->cnt0 = s->cnt1 = NULL;
-    kprof_free(s->prof);
-    s->prof = NULL;
+    client_counters_cleanup(s);
     for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
         if (s->workers[i].fd >= 0)
             close(s->workers[i].fd);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* client_counters.c - the client's side of the counters (agent/counters.h): its snapshots and
- * the sample's "counters" object (docs/result-schema.md). */
+ * the sample's "counters" object (docs/result-schema.md); and the kernel profile of the window
+ * (agent/kprof.h, --profile). */
 #include "agent/client_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/kp_alloc.h"
@@ -21,6 +23,28 @@ void client_counters_snapshot(struct sample *s, struct counters_snap **snap)
         kp_log(KP_LOG_WARN, "counters: %s", kp_err_msg(&why));
         free(*snap);
         *snap = NULL;
+    }
+}
+
+void client_counters_cleanup(struct sample *s)
+{
+    free(s->cnt0);
+    free(s->cnt1);
+    s->cnt0 = s->cnt1 = NULL;
+    kprof_free(s->prof);
+    s->prof = NULL;
+}
+
+void client_profile_start(struct sample *s)
+{
+    struct kp_err why;
+
+    if (!(s->o->profile_tests & (1u << s->req.test)))
+        return;
+    kp_err_clear(&why);
+    if (!(s->prof = kprof_start(&why))) {
+        snprintf(s->prof_error, sizeof(s->prof_error), "%s", kp_err_msg(&why));
+        kp_log(KP_LOG_WARN, "profile: %s", s->prof_error);
     }
 }
 

@@ -155,6 +155,11 @@ void client_counters_snapshot(struct sample *s, struct counters_snap **snap);
 /* The sample's "counters": {"client": our deltas, "server": the server's COUNTERS}; a side
  * that has none is absent. New reference. */
 json_t *client_counters_json(const struct sample *s);
+/* The kernel profile of the window into s->prof when --profile names the sample's test (the
+ * reason in s->prof_error when it cannot start). */
+void client_profile_start(struct sample *s);
+/* Frees the sample's counter snapshots and profile. */
+void client_counters_cleanup(struct sample *s);
 
 /* client.c: one session of s->req (set up as a sample is) whose only traffic is fn(s, arg) on
  * the calling thread, in place of the worker threads, then STOP (with workers[0]'s bytes and

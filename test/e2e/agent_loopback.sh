@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # agent_loopback.sh - every test type over loopback, forward and reverse, and the figures are
 # consistent: bytes sent = bytes received, RR ops / duration = ops_per_sec, histogram count =
-# ops, no UDP loss at a low rate, per-stream bytes add up, intervals and samples are there.
+# ops, no UDP loss at a low rate, per-stream bytes add up, intervals and samples are there;
+# --profile's kernel samples, or its reason when the kernel refuses them.
 # The server's start-up line is the one docs/external.md shows (scripts/check-docs.py).
 . "$(dirname "$0")/agent_common.inc"
 
@@ -150,6 +151,28 @@ for p in $pids; do wait "$p" || conc_ok=0; done
 check "5 clients at once: all succeed" [ "$conc_ok" -eq 1 ]
 check "5 clients at once: each got its result" \
     bash -c "for f in '$WORK'/conc.*.json; do jq -e '(.results|length) == 1' \"\$f\" > /dev/null || exit 1; done"
+
+# --- the kernel profile (--profile, docs/profile.md) ------------------------------------------
+# as root: the window's kernel samples, symbolized (the send path of a stream is in them); as an
+# unprivileged user (kernel.perf_event_paranoid >= 1 refuses system-wide sampling): the
+# sample says why in profile.error and the measurement runs all the same
+client --tests TCP_RR,TCP_STREAM --duration 1s --profile TCP_STREAM --json > "$WORK/prof.json" 2> "$WORK/prof.err"
+rc=$?
+check "--profile: client exits 0 ($(head -c 300 "$WORK/prof.err"))" [ "$rc" -eq 0 ]
+check "--profile: document validates" "$AGENT" validate "$WORK/prof.json"
+check "--profile: only the named test is profiled" jqt "$WORK/prof.json" \
+    '[.results[] | has("profile")] == [false, true]'
+check "--profile: TCP_STREAM has samples and names tcp_sendmsg" jqt "$WORK/prof.json" \
+    '.results[1].profile | .samples > 50 and .hz > 0 and ([.functions[].name] | index("tcp_sendmsg") != null)'
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$AGENT" client --server "127.0.0.1:$PORT" \
+        --tests TCP_STREAM --duration 300ms --profile all --json > "$WORK/noperm.json" 2> "$WORK/noperm.err"
+    rc=$?
+    check "--profile unprivileged: client exits 0 ($(head -c 300 "$WORK/noperm.err"))" [ "$rc" -eq 0 ]
+    check "--profile unprivileged: the reason in profile.error, the throughput measured" jqt "$WORK/noperm.json" \
+        '.results[0] | (.profile | keys) == ["error"] and (.profile.error | test("CAP_PERFMON")) and .throughput_mbps > 0'
+    check "--profile unprivileged: document validates" "$AGENT" validate "$WORK/noperm.json"
+fi
 
 # --- human table -----------------------------------------------------------------------------
 client --tests TCP_RR --duration 300ms > "$WORK/table.txt" 2>&1

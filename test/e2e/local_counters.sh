@@ -13,7 +13,10 @@
 # the bucket's far end sits in the underlay namespace, which no agent reads (docs/local-backend.md).
 # Machine-wide counters (softnet.*: /proc/net/softnet_stat is the same in every namespace) may
 # move with other tests on this machine, so the clean run's check leaves them out.
-# Runtime: two runs of 2 rows at --duration 1s, about 15 s on an idle machine.
+#  * with --profile on the other-node row, the kernel profile diff of clean vs shaped names a
+#    function of the qdisc's path (issue 32 part 4).
+# Runtime: two runs of 2 rows at --duration 1s and two of 1 row at 2s, about 25 s on an idle
+# machine.
 set -u
 . "$(dirname "$0")/lib/local_common.sh"
 local_preconditions
@@ -62,4 +65,26 @@ assert_contains "--strict-evidence says why" "$(cat "$D/strict.err")" "1 row can
 assert_contains "--strict-evidence: the row is not judged" "$(grep -E '^pod-to-pod +\| other-node +\| TCP_STREAM +\| Mb/s' "$D/strict.out")" "cannot judge !"
 "$KPERF" compare --strict-evidence "$D/clean.json" "$D/clean.json" >/dev/null 2>"$D/same.err"
 assert_eq "compare --strict-evidence of clean runs: exit 0" 0 "$?"
+
+# --- the kernel profile diff (--profile, docs/profile.md) ------------------------------------
+# The other-node TCP_STREAM row, profiled, clean and behind a faster bucket (2gbit: enough
+# packets through the qdisc to be sampled; still far below the ~10 Gb/s of the clean path).
+# The diff of the two names a function of the qdisc's path (tbf_*, __qdisc_run, sch_*,
+# net_tx_action) among its top entries: the 10 largest changes or what appeared in NEW.
+PROF=(--other-node --duration 2s --profile pod-to-pod/other-node/TCP_STREAM)
+local_run prof_clean "${PROF[@]}"
+local_run prof_tbf "${PROF[@]}" --local-fault 'rate:link=node1,rate=2gbit'
+validate "$D/prof_tbf.json"
+assert_json "profile: the row's kernel samples" "$D/prof_clean.json" \
+    '[.results[] | select(.samples | length > 0) | .profile.samples > 100] == [true]'
+"$KPERF" compare -o json "$D/prof_clean.json" "$D/prof_tbf.json" >"$D/prof_cmp.json" 2>"$D/prof_cmp.err"
+QDISC='test("^(tbf_|__qdisc_run|sch_direct_xmit|net_tx_action|qdisc_)")'
+assert_json "profile diff names a qdisc function among its top entries" "$D/prof_cmp.json" \
+    "[.rows[] | select(.placement == \"other-node\") | .profile_diff | (.changed[:10] + .appeared)[].name | select($QDISC)] | length >= 1"
+"$KPERF" compare -o json "$D/prof_clean.json" "$D/prof_clean.json" >"$D/prof_same.json" 2>/dev/null
+assert_json "profile diff of a run with itself names no qdisc function" "$D/prof_same.json" \
+    "[.rows[] | .profile_diff | (.changed + .appeared)[].name | select($QDISC)] | length == 0"
+"$KPERF" compare "$D/prof_clean.json" "$D/prof_tbf.json" >"$D/prof_cmp.out" 2>&1
+assert_contains "compare text: the kernel profile beside the verdict" "$(cat "$D/prof_cmp.out")" \
+    "pod-to-pod other-node TCP_STREAM: regression ("
 finish
