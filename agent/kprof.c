@@ -272,19 +272,17 @@ static void read_comm(char *buf, size_t len)
 
 struct kprof *kprof_start(struct kp_err *err)
 {
-    struct kprof *p;
+    struct kprof *p = kp_xcalloc(1, sizeof(*p));
 
-    if (!g_syms && !(g_syms = ksyms_load("/proc/kallsyms", err)))
-        return NULL;
-    p = kp_xcalloc(1, sizeof(*p));
-    p->syms = g_syms;
     p->page = (size_t)sysconf(_SC_PAGESIZE);
     p->data_size = p->page * RING_PAGES;
-    if (open_rings(p, err) != 0) {
+    /* the events first: when the kernel refuses them, that is the reason to give */
+    if (open_rings(p, err) != 0 || (!g_syms && !(g_syms = ksyms_load("/proc/kallsyms", err)))) {
         close_rings(p);
         free(p);
         return NULL;
     }
+    p->syms = g_syms;
     p->softirq[0] = ksyms_by_name(g_syms, "handle_softirqs");
     p->softirq[1] = ksyms_by_name(g_syms, "__do_softirq");
     read_comm(p->comm, sizeof(p->comm));

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kprof.h - the kernel's CPU profile during a measurement (opt-in, docs/profile.md): one
  * software cpu-clock sampling event per online CPU (perf_event_open, pid -1, kernel only,
- * idle left out), its ring buffers drained by a thread, each sample's instruction pointer and
- * kernel call chain symbolized through /proc/kallsyms (agent/ksyms.h). The result counts per
- * function the samples it was running in ("samples", self) and the samples whose stack held it
- * ("stack"). Sampling is system-wide: it sees every process's kernel time on the node, which
- * is the point (softirq work is no process's). Needs CAP_PERFMON or CAP_SYS_ADMIN (or
- * kernel.perf_event_paranoid <= 0); without it the profile says why and the measurement runs. */
+ * kernel call chains), its ring buffers drained by a thread, each sample's instruction pointer
+ * and call chain symbolized through /proc/kallsyms (agent/ksyms.h). Sampling is system-wide;
+ * a sample counts as the measurement's when its stack holds the softirq handler (packet work,
+ * whoever's stack it ran on; the stack cut there) or when it ran in a process named like ours
+ * (the agents); the node's other kernel time is counted as "other", the idle loop as "idle".
+ * Per function: the samples it was running in ("samples", self) and the samples whose stack
+ * held it ("stack"). Needs CAP_PERFMON or CAP_SYS_ADMIN (or kernel.perf_event_paranoid <= 0);
+ * without it the profile says why and the measurement runs. */
 #ifndef KPERF_AGENT_KPROF_H
 #define KPERF_AGENT_KPROF_H
 

@@ -130,7 +130,9 @@ struct ksyms *ksyms_load(const char *path, struct kp_err *err)
     free(text);
     if (k->n == 0) {
         ksyms_free(k);
-        kp_err_set(err, "%s shows no addresses (kernel.kptr_restrict hides them)", path);
+        kp_err_set(err,
+                   "%s shows no addresses (hidden by kernel.kptr_restrict, or without CAP_SYSLOG)",
+                   path);
         return NULL;
     }
     return k;

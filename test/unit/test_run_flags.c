@@ -15,6 +15,8 @@
 
 #include "base/kp_err.h"
 #include "cmd/kperf/run_flags.h"
+#include "controller/agent_args.h"
+#include "controller/backend.h"
 #include "controller/plan.h"
 #include "controller/run_options.h"
 
@@ -128,6 +130,63 @@ static void test_run_flags_measurement_values(void **state)
     assert_true(o.samples_auto);
     assert_true(o.samples >= 2);
     assert_true(o.samples_max > o.samples);
+    run_options_cleanup(&o);
+}
+
+/* --profile ROWS: the rows' patterns, the tests of a group they select, the agent's flag. */
+static void test_run_flags_profile_rows(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+    struct plan_group g = {.scenario = SCENARIO_POD_TO_POD,
+                           .placement = PLACEMENT_OTHER_NODE,
+                           .placement_label = "other-node",
+                           .tests = {TEST_TCP_RR, TEST_TCP_STREAM, TEST_TCP_STREAM_MULTI},
+                           .n_tests = 3};
+    struct run_spec spec;
+    char **argv;
+    int found = 0;
+
+    (void)state;
+    assert_int_equal(parse(&o, &err, NULL), 0);
+    assert_int_equal(run_profile_tests(&o, &g), 0); /* off by default */
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--profile", "UDP_RR,pod-to-pod/other-node/TCP_STREAM*", NULL),
+                     0);
+    assert_int_equal(o.n_profile_rows, 2);
+    assert_int_equal(run_profile_tests(&o, &g),
+                     (1u << TEST_TCP_STREAM) | (1u << TEST_TCP_STREAM_MULTI));
+    g.placement_label = "same-node";
+    assert_int_equal(run_profile_tests(&o, &g), 0);
+    g.placement_label = "other-node";
+    run_spec_init(&spec, &o, &g, g.tests, g.n_tests, 1);
+    argv = agent_args_client(&spec, &(struct agent_args_opts){.host = "198.18.0.2", .port = 1});
+    for (size_t i = 0; argv[i]; i++)
+        if (strcmp(argv[i], "--profile") == 0) {
+            assert_string_equal(argv[i + 1], "TCP_STREAM,TCP_STREAM_MULTI");
+            found = 1;
+        }
+    assert_true(found);
+    for (size_t i = 0; argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--profile", "all", NULL), 0);
+    assert_int_equal(run_profile_tests(&o, &g),
+                     (1u << TEST_TCP_RR) | (1u << TEST_TCP_STREAM) | (1u << TEST_TCP_STREAM_MULTI));
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--profile", "*/*/TCP_RR", NULL), 0);
+    assert_int_equal(run_profile_tests(&o, &g), 1u << TEST_TCP_RR);
+    run_options_cleanup(&o);
+    /* bad items: one line naming what is wrong */
+    assert_int_not_equal(parse(&o, &err, "--profile", "TCP_FOO", NULL), 0);
+    assert_non_null(strstr(kp_err_msg(&err), "--profile: 'TCP_FOO': unknown test 'TCP_FOO'"));
+    run_options_cleanup(&o);
+    assert_int_not_equal(parse(&o, &err, "--profile", "pod-to-moon/TCP_RR", NULL), 0);
+    assert_non_null(strstr(kp_err_msg(&err), "unknown scenario"));
+    run_options_cleanup(&o);
+    assert_int_not_equal(parse(&o, &err, "--profile", "a/b/c/TCP_RR", NULL), 0);
+    assert_non_null(strstr(kp_err_msg(&err), "is not [SCENARIO/[PLACEMENT/]]TEST"));
     run_options_cleanup(&o);
 }
 
@@ -436,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_run_flags_external_token_file),
         cmocka_unit_test(test_run_flags_what_to_measure),
         cmocka_unit_test(test_run_flags_measurement_values),
+        cmocka_unit_test(test_run_flags_profile_rows),
         cmocka_unit_test(test_run_flags_output_forms),
         cmocka_unit_test(test_run_flags_kubernetes_flags),
         cmocka_unit_test(test_run_flags_local_flags),
