@@ -305,6 +305,50 @@ void kprofile_diff_print(const json_t *diff, const char *indent, FILE *out)
     print_list(json_object_get(diff, "vanished"), "base_pct", "vanished in NEW", indent, out);
 }
 
+static void html_list(const json_t *list, const char *key, const char *title, FILE *out)
+{
+    const json_t *e;
+    size_t i;
+
+    if (json_array_size(list) == 0)
+        return;
+    fprintf(out, "<p>%s:", title);
+    json_array_foreach(list, i, e)
+    {
+        fputs(i ? ", " : " ", out);
+        html_esc(json_string_value(json_object_get(e, "name")), out);
+        fprintf(out, " %.1f%%", json_number_value(json_object_get(e, key)));
+    }
+    fputs("</p>\n", out);
+}
+
+void kprofile_diff_html(const json_t *diff, FILE *out)
+{
+    const json_t *e;
+    size_t i;
+
+    if (!diff)
+        return;
+    fprintf(out,
+            "<p>Kernel profile: share of the measurement's kernel samples whose stack held the "
+            "function (%lld -&gt; %lld samples)</p>\n<table class=\"profile\"><tr>"
+            "<th>function</th><th>base</th><th>new</th><th>change (points)</th></tr>\n",
+            (long long)json_integer_value(json_object_get(diff, "base_samples")),
+            (long long)json_integer_value(json_object_get(diff, "new_samples")));
+    json_array_foreach(json_object_get(diff, "changed"), i, e)
+    {
+        fputs("<tr><td>", out);
+        html_esc(json_string_value(json_object_get(e, "name")), out);
+        fprintf(out, "</td><td>%.1f%%</td><td>%.1f%%</td><td>%+.1f</td></tr>\n",
+                json_number_value(json_object_get(e, "base_pct")),
+                json_number_value(json_object_get(e, "new_pct")),
+                json_number_value(json_object_get(e, "delta_pct")));
+    }
+    fputs("</table>\n", out);
+    html_list(json_object_get(diff, "appeared"), "new_pct", "Appeared in NEW", out);
+    html_list(json_object_get(diff, "vanished"), "base_pct", "Vanished in NEW", out);
+}
+
 #define HTML_FUNCTIONS 12
 
 static int by_self_desc(const void *a, const void *b)

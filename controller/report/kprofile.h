@@ -38,6 +38,9 @@ json_t *kprofile_diff(const json_t *base_row, const json_t *new_row);
  * NEW: ...". */
 void kprofile_diff_print(const json_t *diff, const char *indent, FILE *out);
 
+/* The diff as a small HTML table (kperf compare -o html); nothing when diff is NULL. */
+void kprofile_diff_html(const json_t *diff, FILE *out);
+
 /* A row's profile as a small HTML table (the top functions and their shares) for its
  * evidence panel; nothing when the row has no profile. */
 void kprofile_html(const json_t *row, FILE *out);

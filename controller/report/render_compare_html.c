@@ -14,6 +14,7 @@
 #include "base/rowkey.h"
 #include "controller/report/evidence.h"
 #include "controller/report/html_util.h"
+#include "controller/report/kprofile.h"
 #include "controller/report/readiness.h"
 #include "controller/report/report_lazy.h"
 #include "controller/report/verdict.h"
@@ -274,6 +275,7 @@ void render_compare_html(const json_t *doc, FILE *out)
               out);
         json_array_foreach(json_object_get(row, "metrics"), j, m) metric_row(m, out);
         fputs("</tbody></table>\n", out);
+        kprofile_diff_html(json_object_get(row, "profile_diff"), out);
         json_decref(row);
     }
     row_list(doc, "failed_in_new", "Failed in the new run", out);

@@ -166,6 +166,12 @@ static void test_kprofile_diff_text(void **state)
     assert_non_null(strstr(text, "  appeared in NEW: tbf_dequeue 5.0%\n"));
     assert_null(strstr(text, "vanished"));
     free(text);
+    out = open_memstream(&text, &len); /* kperf compare -o html */
+    kprofile_diff_html(d, out);
+    fclose(out);
+    assert_non_null(strstr(text, "<tr><td>a</td><td>50.0%</td><td>20.0%</td><td>-30.0</td></tr>"));
+    assert_non_null(strstr(text, "<p>Appeared in NEW: tbf_dequeue 5.0%</p>"));
+    free(text);
     json_decref(d);
     json_decref(base);
     json_decref(new_);
