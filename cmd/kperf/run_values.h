@@ -20,6 +20,9 @@ KP_MUST_CHECK int rv_for_each_item(const char *list,
 /* for_each_item callbacks: ctx is an unsigned mask (scenarios, tests) or the run_options. */
 int rv_add_scenario(void *ctx, const char *item, struct kp_err *err);
 int rv_add_test(void *ctx, const char *item, struct kp_err *err);
+/* One size of --netpol-rules (0..RUN_NETPOL_RULES_MAX) into ctx, a struct run_options: kept
+ * ascending, a repeat dropped. */
+int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err);
 int rv_add_label(void *ctx, const char *item, struct kp_err *err);
 int rv_add_toleration(void *ctx, const char *item, struct kp_err *err);
 /* HOST[:PORT], [V6]:PORT or a bare IPv6 address; *port keeps its value when none is given. */
