@@ -62,7 +62,7 @@ int rv_add_scenario(void *ctx, const char *item, struct kp_err *err)
 int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err)
 {
     struct run_options *o = ctx;
-    long n;
+    long n = 0;
     size_t i;
 
     if (rv_parse_int(item, 0, RUN_NETPOL_RULES_MAX, &n, "netpol-rules", err) != 0)
