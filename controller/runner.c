@@ -24,6 +24,7 @@
 #include "controller/report/report.h"
 #include "controller/report/urlcred.h"
 #include "controller/run_options.h"
+#include "controller/runner_netpol.h"
 
 #define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */
 
@@ -536,43 +537,11 @@ static void skip_unmeasured(const struct plan_group *g, struct report_group *rg,
             report_group_skip_test(rg, g->tests[t], why);
 }
 
-/* The size in place, and one that could not be (its groups fail without asking again). */
-struct netpol_state {
-    unsigned in_place, failed; /* failed 0 = none */
-    char why[256];
-};
-
-/* Policy size `rules` in place (plan.h: once per size; 0 at the end). false: rg has the error */
-static bool netpol_ready(struct backend *b, unsigned rules, struct report_group *rg,
-                         struct netpol_state *st, struct runner_outcome *out)
-{
-    struct kp_err err = {{0}};
-
-    if (rules == st->in_place)
-        return true;
-    if (rules != st->failed) {
-        if (!b->ops->netpol_apply)
-            kp_err_set(&err, "the %s backend cannot put a NetworkPolicy in place", b->ops->name);
-        else if (b->ops->netpol_apply(b, rules, &err) == 0) {
-            kp_log(KP_LOG_INFO, "netpol: %u rules select the servers", rules);
-            st->in_place = rules;
-            return true;
-        }
-        st->failed = rules;
-        snprintf(st->why, sizeof(st->why), "netpol-rules %u: %s", rules, kp_err_msg(&err));
-        kp_log(rg ? KP_LOG_ERROR : KP_LOG_WARN, "%s", st->why);
-    }
-    if (rg)
-        report_group_error(rg, st->why);
-    out->n_failed += rg != NULL;
-    return false;
-}
-
 static void run_groups(struct backend *b, const struct plan *plan, struct report_group *const *rgs,
                        struct progress *pg, const struct runner_opts *o, struct runner_outcome *out,
                        json_t *md)
 {
-    struct netpol_state policy = {0};
+    struct runner_netpol policy = {0};
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
     bool *was_skipped = kp_xcalloc(n + 1, sizeof(bool));           /* ours: freed below */
@@ -581,7 +550,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
         was_skipped[i] = plan_group_get(plan, i)->skipped;
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        if (!g->skipped && netpol_ready(b, g->netpol_rules, rgs[i], &policy, out)) {
+        if (!g->skipped && runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out)) {
             run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
@@ -595,7 +564,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
         }
     }
     if (!halted()) /* its counters read, the policy goes before the readiness pods come */
-        (void)netpol_ready(b, 0, NULL, &policy, out);
+        (void)runner_netpol_ready(b, 0, NULL, &policy, out);
     for (size_t i = 0; i < n && halted(); i++) /* skipped after the interrupt: listed too */
         if (plan_group_get(plan, i)->skipped && !was_skipped[i])
             report_group_skip(rgs[i], plan_group_get(plan, i)->skip_reason);
