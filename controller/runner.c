@@ -550,8 +550,9 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
         was_skipped[i] = plan_group_get(plan, i)->skipped;
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
-        if (!g->skipped && runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out)) {
-            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
+        if (!g->skipped) {
+            if (runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out))
+                run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
             say_skip(plan, i, KP_LOG_WARN);

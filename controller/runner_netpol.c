@@ -14,7 +14,7 @@ bool runner_netpol_ready(struct backend *b, unsigned rules, struct report_group 
 
     if (rules == st->in_place)
         return true;
-    if (rules != st->failed) {
+    if (rules == 0 || rules != st->failed) { /* failed 0: none failed */
         if (!b->ops->netpol_apply)
             kp_err_set(&err, "the %s backend cannot put a NetworkPolicy in place", b->ops->name);
         else if (b->ops->netpol_apply(b, rules, &err) == 0) {

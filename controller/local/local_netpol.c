@@ -61,7 +61,8 @@ char *local_netpol_text(unsigned rules, const char *const *servers, size_t n_ser
 
     add(&t, &len, &cap,
         "table inet " TABLE " {\n  chain np {\n"
-        "    ct state established,related accept\n");
+        "    ct state established,related accept\n"
+        "    counter comment \"new flows\"\n");
     for (unsigned i = 1; i < rules; i++) { /* the rules - 1 that admit nothing of kperf's */
         if (i & 1)
             add(&t, &len, &cap, "    ip saddr 192.0.2.%u tcp dport %u accept\n", i % 256,
@@ -115,8 +116,11 @@ static void log_counters(struct localnet *ln, enum localnet_ns ns, const char *n
     struct kp_err err = {{0}};
 
     if (subproc_run(argv, &o, &r, &err) == 0 && r.exit_code == 0 && r.out)
-        kp_log(KP_LOG_INFO, "netpol: %s: %llu flows entered the policy, %llu packets dropped", node,
-               packets_on(r.out, "jump np"), packets_on(r.out, "drop"));
+        kp_log(KP_LOG_INFO,
+               "netpol: %s: %llu packets to the servers, %llu new flows met the rules, %llu "
+               "packets dropped",
+               node, packets_on(r.out, "jump np"), packets_on(r.out, "\"new flows\""),
+               packets_on(r.out, " drop"));
     subproc_result_cleanup(&r);
 }
 

@@ -9,9 +9,9 @@
  * 192.0.2.0/24 and 2001:db8::/32, each with a port of its own), then the one rule that admits
  * kperf's own clients (the client pod and both nodes, both families), and drops the rest of
  * TCP and UDP. So the first packet of every flow pays for all N rules, as with those data
- * planes. Its counters (flows that entered, packets dropped) are read back when it is replaced
- * or removed and logged, so a run shows that its traffic crossed the policy and that nothing
- * of kperf's was denied. Knows nothing of plans or reports. */
+ * planes. Its counters (packets to the servers, new flows that met the rules, packets dropped)
+ * are read back when it is replaced or removed and logged, so a run shows that its traffic crossed
+ * the policy and that nothing of kperf's was denied. Knows nothing of plans or reports. */
 #ifndef KPERF_LOCAL_LOCAL_NETPOL_H
 #define KPERF_LOCAL_LOCAL_NETPOL_H
 

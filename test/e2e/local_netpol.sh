@@ -7,8 +7,8 @@
 # nothing of kperf's, then the one that admits its clients).
 #  * the rows of both sizes are measured, the policy ones as placements "<p>/netpol-1000", and
 #    the run's parameters list the sizes;
-#  * kperf's traffic crossed the policy on both nodes (its counters, read back when it is
-#    removed after the last row, count flows) and none of it was dropped;
+#  * kperf's new flows met the rules on both nodes (the policy's counters, read back when it is
+#    removed after the last row) and none of its packets was dropped;
 #  * a run without the flag has no policy rows; bad sizes are refused in one line;
 #  * nothing is left behind (local_run checks).
 # Runtime: 16 rows (TCP_CRR, UDP_RR; pod-to-pod and pod-to-service; two placements; two sizes)
@@ -30,17 +30,17 @@ assert_json "8 rows under the 1000-rule policy, both placements of both scenario
 assert_json "the sizes in the run's parameters, ascending" "$D/np.json" \
     '.metadata.params.netpol_rules == [0, 1000]'
 for node in node1 node2; do
-    line=$(grep -E "netpol: $node: [0-9]+ flows entered the policy, [0-9]+ packets dropped" "$D/np.err" | tail -1)
-    flows=$(sed -E 's/.* ([0-9]+) flows entered.*/\1/' <<<"$line")
+    line=$(grep -E "netpol: $node: [0-9]+ packets to the servers, [0-9]+ new flows met the rules, [0-9]+ packets dropped" "$D/np.err" | tail -1)
+    flows=$(sed -E 's/.* ([0-9]+) new flows met.*/\1/' <<<"$line")
     dropped=$(sed -E 's/.* ([0-9]+) packets dropped.*/\1/' <<<"$line")
-    check "$node: kperf's flows crossed the policy ($line)" test "${flows:-0}" -gt 0
+    check "$node: kperf's new flows met the 1000 rules ($line)" test "${flows:-0}" -gt 0
     assert_eq "$node: none of kperf's packets dropped" 0 "${dropped:-x}"
 done
 
 local_run plain --tests UDP_RR --same-node
 assert_json "without --netpol-rules: no policy rows" "$D/plain.json" \
     '[.results[] | select(.placement | contains("netpol"))] | length == 0'
-if grep -q "flows entered the policy" "$D/plain.err"; then
+if grep -q "new flows met the rules" "$D/plain.err"; then
     fail "a run without --netpol-rules put a policy in place: $(grep netpol "$D/plain.err")"
 else
     pass "without --netpol-rules: no policy put in place"

@@ -41,6 +41,10 @@ static void test_local_netpol_sizes(void **state)
         assert_non_null(strstr(t, "ip6 saddr { 2001:2:0:1::2 } accept"));
         /* established flows before any rule; what no rule admits dropped, last */
         assert_true(strstr(t, "ct state established,related accept") < strstr(t, "saddr"));
+        /* new flows counted once they passed the established ones, before the rules */
+        assert_true(strstr(t, "counter comment \"new flows\"") >
+                    strstr(t, "ct state established,related accept"));
+        assert_true(strstr(t, "counter comment \"new flows\"") < strstr(t, "saddr"));
         assert_true(strstr(t, "counter drop") > strstr(t, "ip6 saddr { 2001:2:0:1::2 }"));
         /* what enters: flows to the servers, by family */
         assert_non_null(strstr(t, "ip daddr { 198.18.1.3, 198.18.2.2 } counter jump np"));
