@@ -104,6 +104,12 @@ struct backend_ops {
      * unschedulable; an image that will not pull), the cause's short name ("ip-exhaustion",
      * docs/kubernetes.md), else NULL. Borrowed until the next call. */
     const char *(*failure_cause)(struct backend *b);
+    /* Optional (NULL: --netpol-rules is refused with this backend). Puts the run's policy of
+     * `rules` rules selecting its pod-network servers in place (replacing the one before), or
+     * with 0 removes it, and returns once the datapath has it: 0, or -1 with err. The rules
+     * (docs/kubernetes.md, "NetworkPolicy datapath cost"): one that admits kperf's own clients,
+     * then rules - 1 that match nothing kperf sends; what no rule admits is dropped. */
+    int (*netpol_apply)(struct backend *b, unsigned rules, struct kp_err *err);
     /* Removes everything the backend created (unless told to keep it). Idempotent, safe
      * after a failed or interrupted prepare() and when nothing was created. Returns -1 with
      * err when something could not be removed (the runner reports it; the run still fails). */

@@ -86,6 +86,27 @@ static void add_group(struct plan *p, enum scenario s, enum placement pl, bool r
     *group_append(p) = g;
 }
 
+/* The pod-to-pod and pod-to-service groups of the plan so far, once more at each policy size
+ * N > 0 (plan.h). */
+static void add_netpol_groups(struct plan *p, const unsigned *sizes, size_t n_sizes)
+{
+    size_t n_base = p->n_groups;
+
+    for (size_t k = 0; k < n_sizes; k++) {
+        if (sizes[k] == 0)
+            continue;
+        for (size_t i = 0; i < n_base; i++) {
+            struct plan_group g = p->groups[i];
+            if (g.scenario != SCENARIO_POD_TO_POD && g.scenario != SCENARIO_POD_TO_SERVICE)
+                continue;
+            g.netpol_rules = sizes[k];
+            g.placement_label =
+                kp_xasprintf("%s/netpol-%u", plan_placement_name(g.placement), sizes[k]);
+            *group_append(p) = g;
+        }
+    }
+}
+
 struct plan *plan_new(const struct plan_opts *opts)
 {
     struct plan *p = kp_xcalloc(1, sizeof(*p));
@@ -107,6 +128,8 @@ struct plan *plan_new(const struct plan_opts *opts)
             if (opts->placements & (1u << pl))
                 add_group(p, (enum scenario)s, (enum placement)pl, false);
     }
+    add_netpol_groups(p, opts->netpol_rules, opts->n_netpol_rules);
+    p->opts.netpol_rules = NULL; /* borrowed for the above only */
     return p;
 }
 
@@ -131,6 +154,8 @@ void plan_opts_from_run_options(const struct run_options *ro, struct plan_opts *
     out->samples_max = ro->samples_auto ? ro->samples_max : ro->samples;
     out->duration_ms = (unsigned)ro->duration_ms;
     out->omit_ms = (unsigned)ro->omit_ms;
+    out->netpol_rules = ro->netpol_rules;
+    out->n_netpol_rules = ro->n_netpol_rules;
 }
 
 size_t plan_group_count(const struct plan *p)

@@ -20,6 +20,12 @@
  * (the external server sends). The agent marks those results "reverse": true; reports show
  * them as their own rows.
  *
+ * NetworkPolicy datapath cost (--netpol-rules N,...): after the groups above, the pod-to-pod and
+ * pod-to-service groups once more for each N > 0, in ascending N, with netpol_rules = N and the
+ * placement label "<placement>/netpol-<N>" (so they are rows of their own, by the one row key,
+ * base/rowkey.h); the runner has the backend put a policy of N rules selecting the servers in
+ * place before the first group of each N (backend.h, netpol_apply). N = 0 is the groups above.
+ *
  * A plan is a list of groups in run order. A group is one (scenario, placement, reverse)
  * with its tests in canonical order; each test runs `samples` times. A backend may run a
  * whole group with one client (k8s: one Job) or each test on its own (local). */
@@ -76,6 +82,7 @@ struct plan_group {
     bool skipped;
     char *skip_reason;     /* owned; set when skipped */
     const char *ip_family; /* "IPv4" or "IPv6" (static) once plan_set_families ran; else NULL */
+    unsigned netpol_rules; /* --netpol-rules: the policy's size for this group; 0 = none */
 };
 
 struct plan; /* opaque */
@@ -90,6 +97,8 @@ struct plan_opts {
     int samples_max;      /* auto only */
     unsigned duration_ms; /* one sample of one test, measured part */
     unsigned omit_ms;     /* warm-up, discarded, per sample */
+    const unsigned *netpol_rules; /* policy sizes, ascending (borrowed by plan_new only) */
+    size_t n_netpol_rules;
 };
 
 /* Builds the plan: groups in the order scenario, placement (same-node before other-node),

@@ -118,6 +118,13 @@ void run_options_cleanup(struct run_options *o)
 
 int run_options_validate(struct run_options *o, struct kp_err *err)
 {
+    if (o->n_netpol_rules > 0 && o->all_nodes)
+        return kp_err_set(err, "--netpol-rules cannot go with --all-nodes (a sweep's rows are "
+                               "per node): measure the policy sizes on one pair");
+    if (o->n_netpol_rules > 0 &&
+        !(o->scenarios & ((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_SERVICE))))
+        return kp_err_set(err, "--netpol-rules selects the server pods: add pod-to-pod or "
+                               "pod-to-service to --scenarios");
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
     if (!o->local && o->n_local_faults > 0)

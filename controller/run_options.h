@@ -46,6 +46,9 @@ struct run_toleration {
     char *effect; /* owned; NULL = any effect; else NoSchedule|PreferNoSchedule|NoExecute */
 };
 
+#define RUN_NETPOL_LEVELS_MAX 8     /* --netpol-rules: at most this many sizes */
+#define RUN_NETPOL_RULES_MAX  10000 /* and none above this */
+
 struct run_options {
     /* what to measure */
     unsigned scenarios;      /* mask of 1u << enum scenario (plan.h) */
@@ -124,7 +127,11 @@ struct run_options {
     uint64_t lease_ms;      /* --lease-duration: the run's Lease (k8s), renewed every third */
     uint64_t wait_lock_ms;  /* --wait-for-lock: wait this long for the cluster lock (0: refuse) */
     uint64_t agent_max_idle_ms; /* --agent-max-idle: the servers' --max-idle; 0 = from --timeout */
-    bool all_nodes;             /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
+    /* --netpol-rules: the policy sizes the pod rows are measured at, ascending, distinct
+     * (controller/plan.h, "NetworkPolicy datapath cost"); n_netpol_rules 0 = off */
+    unsigned netpol_rules[RUN_NETPOL_LEVELS_MAX];
+    size_t n_netpol_rules;
+    bool all_nodes;       /* --all-nodes: sweep every node in ring pairs (k8s_sweep.h) */
     int parallel;         /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
     int confirm_outliers; /* --confirm-outliers: sweep nodes flagged that are re-measured
                              alone before the verdict, 0..64 (0 = off) */

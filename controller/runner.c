@@ -24,6 +24,7 @@
 #include "controller/report/report.h"
 #include "controller/report/urlcred.h"
 #include "controller/run_options.h"
+#include "controller/runner_netpol.h"
 
 #define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */
 
@@ -163,6 +164,12 @@ static void fill_metadata(json_t *md, const struct backend *b, const struct run_
         json_object_set_new(params, "udp_rate_bps", json_integer((json_int_t)ro->udp_rate_bps));
     if (ro->local)
         json_object_set_new(params, "mtu", json_integer(ro->mtu));
+    if (ro->n_netpol_rules) {
+        json_t *sizes = json_array();
+        for (size_t i = 0; i < ro->n_netpol_rules; i++)
+            json_array_append_new(sizes, json_integer(ro->netpol_rules[i]));
+        json_object_set_new(params, "netpol_rules", sizes);
+    }
     json_object_set_new(md, "params", params);
 }
 
@@ -534,6 +541,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
                        struct progress *pg, const struct runner_opts *o, struct runner_outcome *out,
                        json_t *md)
 {
+    struct runner_netpol policy = {0};
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
     bool *was_skipped = kp_xcalloc(n + 1, sizeof(bool));           /* ours: freed below */
@@ -543,7 +551,8 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped) {
-            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
+            if (runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out))
+                run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
             say_skip(plan, i, KP_LOG_WARN);
@@ -555,6 +564,8 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
             was_skipped[i] = true;
         }
     }
+    if (!halted()) /* its counters read, the policy goes before the readiness pods come */
+        (void)runner_netpol_ready(b, 0, NULL, &policy, out);
     for (size_t i = 0; i < n && halted(); i++) /* skipped after the interrupt: listed too */
         if (plan_group_get(plan, i)->skipped && !was_skipped[i])
             report_group_skip(rgs[i], plan_group_get(plan, i)->skip_reason);

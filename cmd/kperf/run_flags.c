@@ -25,6 +25,7 @@ enum flag_id {
     F_SCENARIOS,
     F_TESTS,
     F_UNDER_LOAD,
+    F_NETPOL_RULES,
     F_SAME_NODE,
     F_OTHER_NODE,
     F_DURATION,
@@ -119,6 +120,13 @@ static int handle_what(struct run_parse *p, const struct flag *f, const char *v,
         if (!mask)
             return kp_err_set(err, "--tests: empty list");
         o->tests = mask;
+        return 0;
+    case F_NETPOL_RULES:
+        o->n_netpol_rules = 0;
+        if (rv_for_each_item(v, rv_add_netpol_level, o, err) != 0)
+            return -1;
+        if (!o->n_netpol_rules)
+            return kp_err_set(err, "--netpol-rules: empty list");
         return 0;
     case F_UNDER_LOAD: /* applied after parsing: the order of --tests does not matter */
         p->under_load = true;
@@ -472,6 +480,10 @@ static const struct flag run_flags[] = {
              "also latency under load on every path: TCP_RR while a\n"
              "TCP_STREAM_MULTI fills the same path (TCP_RR_LOADED),\n"
              "beside the idle TCP_RR it is compared with"),
+    RUN_FLAG(G_WHAT, F_NETPOL_RULES, "netpol-rules", 0, "LIST",
+             "also measure the pod rows with a NetworkPolicy of N\n"
+             "rules selecting the servers, for each N of the list\n"
+             "(e.g. 0,1,100,1000: rows \"same-node/netpol-100\")"),
     RUN_FLAG(G_WHAT, F_SAME_NODE, "same-node", 0, NULL,
              "client and server on one node (both placements run\n"
              "unless --same-node or --other-node is given)"),

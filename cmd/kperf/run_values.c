@@ -59,6 +59,27 @@ int rv_add_scenario(void *ctx, const char *item, struct kp_err *err)
     return 0;
 }
 
+int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err)
+{
+    struct run_options *o = ctx;
+    long n = 0;
+    size_t i;
+
+    if (rv_parse_int(item, 0, RUN_NETPOL_RULES_MAX, &n, "netpol-rules", err) != 0)
+        return -1;
+    for (i = 0; i < o->n_netpol_rules && o->netpol_rules[i] < (unsigned)n; i++)
+        ;
+    if (i < o->n_netpol_rules && o->netpol_rules[i] == (unsigned)n)
+        return 0; /* given twice: once is enough */
+    if (o->n_netpol_rules == RUN_NETPOL_LEVELS_MAX)
+        return kp_err_set(err, "--netpol-rules: at most %d sizes", RUN_NETPOL_LEVELS_MAX);
+    memmove(&o->netpol_rules[i + 1], &o->netpol_rules[i],
+            (o->n_netpol_rules - i) * sizeof(o->netpol_rules[0]));
+    o->netpol_rules[i] = (unsigned)n;
+    o->n_netpol_rules++;
+    return 0;
+}
+
 int rv_add_test(void *ctx, const char *item, struct kp_err *err)
 {
     unsigned *mask = ctx;

@@ -21,6 +21,7 @@
 #include "controller/k8s/k8s_client.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lock.h"
+#include "controller/k8s/k8s_netpol.h"
 #include "controller/k8s/k8s_nodewatch.h"
 #include "controller/k8s/k8s_podevents.h"
 #include "controller/k8s/k8s_sweep.h"
@@ -300,6 +301,13 @@ static json_t *ready_stop(struct backend_ready *r)
     return k8s_watch_ready_stop((struct k8s_ready_watch *)r);
 }
 
+static int netpol_apply(struct backend *base, unsigned rules, struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+
+    return k8s_netpol_apply(b->kc, &b->d.obj, rules, &b->stop, err);
+}
+
 static const struct backend_ops k8s_ops = {
     .name = "k8s",
     .batches_tests = true,
@@ -310,6 +318,7 @@ static const struct backend_ops k8s_ops = {
     .interrupt = interrupt,
     .lost = lost,
     .failure_cause = failure_cause,
+    .netpol_apply = netpol_apply,
     .cleanup = cleanup,
     .destroy = destroy,
     .probe_start = k8s_watch_probe_start,

@@ -10,6 +10,7 @@
 #include "base/kp_alloc.h"
 #include "base/kp_log.h"
 #include "controller/k8s/k8s_lease.h"
+#include "controller/k8s/k8s_netpol.h"
 #include "controller/k8s/k8s_objects.h"
 
 const struct kube_resource K8S_RES_SERVICEACCOUNTS = {"v1", "serviceaccounts", 1};
@@ -419,6 +420,13 @@ int k8s_cleanup_run_forcing(struct kube_client *kc, const char *ns, const char *
     }
     if (wait_gone(kc, &KUBE_RES_PODS, ns, sel, NULL, timeout_ms, err) != 0)
         goto out;
+    /* before the Services, Secrets and ServiceAccounts: a run killed here is still found by
+     * them (k8s_cleanup_find), and its policy with it */
+    if (delete_all(kc, &K8S_RES_NETWORKPOLICIES, ns, sel, n_deleted, err) != 0) {
+        if (kube_client_last(kc)->http_status != 403 && kube_client_last(kc)->http_status != 404)
+            goto out;
+        kp_err_clear(err); /* RBAC of an older kperf: no NetworkPolicy was created either */
+    }
     for (size_t k = 0; k < 3; k++) {
         if (delete_all(kc, rest[k], ns, sel, n_deleted, err) != 0)
             goto out;

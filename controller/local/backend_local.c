@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "controller/agent_args.h"
 #include "controller/local/local_cni.h"
 #include "controller/local/local_fault.h"
+#include "controller/local/local_netpol.h"
 #include "controller/local/local_ready.h"
 #include "controller/local/local_rollout.h"
 #include "controller/local/localnet.h"
@@ -600,14 +600,18 @@ static void local_destroy(struct backend *b)
     free(bl);
 }
 
+static int local_netpol(struct backend *b, unsigned rules, struct kp_err *err)
+{
+    return local_netpol_apply(((struct backend_local *)b)->ln, rules, err);
+}
+
 /* ---- kperf watch: the probe operations (backend.h) ---- */
 
 #define PROBE_GRACE 5000 /* ms a probe may take to write its document after SIGTERM */
 
 struct local_probe {
-    pid_t pid; /* 0 once it ended (then reaped: the pid is not ours any more) */
-    char *out; /* its document (--output), in the run directory */
-    char *log; /* its stderr and stdout, in the run directory */
+    pid_t pid;       /* 0 once it ended (then reaped: the pid is not ours any more) */
+    char *out, *log; /* its document (--output), its stderr and stdout: in the run directory */
 };
 
 /* `ip netns exec <g's client ns> kperf-agent probe --server <g's target> --token-file <the
@@ -637,16 +641,12 @@ static int local_probe_start(struct backend *b, const struct plan_group *g,
         n++;
     server = agent_args_host_port(localnet_addr_of(bl->ln, r.target, bl->family), LOCALNET_PORT);
     argv = kp_xcalloc(n + 14, sizeof(*argv));
-    argv[i++] = "ip";
-    argv[i++] = "netns";
-    argv[i++] = "exec";
-    argv[i++] = localnet_ns_name(bl->ln, r.client_ns);
-    argv[i++] = bl->agent;
-    argv[i++] = "probe";
-    argv[i++] = "--server";
-    argv[i++] = server;
-    argv[i++] = "--token-file";
-    argv[i++] = token_for(bl, r.server);
+    for (const char *const *h =
+             (const char *const[]){"ip", "netns", "exec", localnet_ns_name(bl->ln, r.client_ns),
+                                   bl->agent, "probe", "--server", server, "--token-file",
+                                   token_for(bl, r.server), NULL};
+         *h; h++)
+        argv[i++] = *h;
     for (size_t k = 0; k < n; k++)
         argv[i++] = o->args[k];
     argv[i++] = "--output";
@@ -742,6 +742,7 @@ static const struct backend_ops local_ops = {
     .describe = local_describe,
     .readiness = local_readiness,
     .interrupt = local_interrupt,
+    .netpol_apply = local_netpol,
     .cleanup = local_cleanup,
     .destroy = local_destroy,
     .probe_start = local_probe_start,

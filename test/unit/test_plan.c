@@ -282,6 +282,34 @@ static void test_plan_sweep_streams_both_directions(void **state)
     plan_free(p);
 }
 
+static void test_plan_netpol_sizes_follow_the_base_groups(void **state)
+{
+    static const unsigned sizes[] = {0, 100, 1000};
+    struct plan_opts o = opts_with((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_HOST_TO_HOST),
+                                   PLACEMENT_BOTH_MASK, 1u << TEST_TCP_CRR, 1);
+    struct plan *p;
+
+    (void)state;
+    o.netpol_rules = sizes;
+    o.n_netpol_rules = 3;
+    p = plan_new(&o);
+    /* the groups without a policy first, as always; then the pod groups once per size > 0 */
+    assert_int_equal(plan_group_count(p), 8);
+    assert_group(p, 0, SCENARIO_POD_TO_POD, "same-node", false, 1);
+    assert_group(p, 3, SCENARIO_HOST_TO_HOST, "other-node", false, 1);
+    assert_group(p, 4, SCENARIO_POD_TO_POD, "same-node/netpol-100", false, 1);
+    assert_group(p, 5, SCENARIO_POD_TO_POD, "other-node/netpol-100", false, 1);
+    assert_group(p, 6, SCENARIO_POD_TO_POD, "same-node/netpol-1000", false, 1);
+    assert_group(p, 7, SCENARIO_POD_TO_POD, "other-node/netpol-1000", false, 1);
+    for (size_t i = 0; i < 8; i++) {
+        const struct plan_group *g = plan_group_get(p, i);
+        assert_int_equal(g->netpol_rules, i < 4 ? 0 : i < 6 ? 100 : 1000);
+        assert_int_equal(g->placement, i % 2 ? PLACEMENT_OTHER_NODE : PLACEMENT_SAME_NODE);
+    }
+    assert_int_equal(plan_measurement_count(p), 8);
+    plan_free(p);
+}
+
 static void test_plan_names_round_trip(void **state)
 {
     (void)state;
@@ -305,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_plan_skip_node_client_and_extra),
         cmocka_unit_test(test_plan_names_round_trip),
         cmocka_unit_test(test_plan_families),
+        cmocka_unit_test(test_plan_netpol_sizes_follow_the_base_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -350,6 +350,24 @@ static void test_run_flags_local_flags(void **state)
 }
 
 /* Each bad command line fails with one line naming the flag (or the argument). */
+static void test_run_flags_netpol_sizes_sorted_once(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+
+    (void)state;
+    assert_int_equal(parse(&o, &err, "--netpol-rules", "1000,0,100,100,1", NULL), 0);
+    assert_int_equal(o.n_netpol_rules, 4);
+    assert_int_equal(o.netpol_rules[0], 0);
+    assert_int_equal(o.netpol_rules[1], 1);
+    assert_int_equal(o.netpol_rules[2], 100);
+    assert_int_equal(o.netpol_rules[3], 1000);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, NULL), 0);
+    assert_int_equal(o.n_netpol_rules, 0); /* off unless asked */
+    run_options_cleanup(&o);
+}
+
 static void test_run_flags_usage_errors_name_the_flag(void **state)
 {
     static const struct {
@@ -385,6 +403,13 @@ static void test_run_flags_usage_errors_name_the_flag(void **state)
         {{"--image-pull-policy", "Sometimes"}, "--image-pull-policy"},
         {{"--node-selector", "novalue"}, "--node-selector"},
         {{"--tolerations", "a=b:Sometimes"}, "--tolerations"},
+        {{"--netpol-rules", "ten"}, "--netpol-rules: 'ten' is not a whole number in [0, 10000]"},
+        {{"--netpol-rules", "10001"}, "--netpol-rules"},
+        {{"--netpol-rules", ","}, "--netpol-rules: empty list"},
+        {{"--netpol-rules", "1,2,3,4,5,6,7,8,9"}, "--netpol-rules: at most 8 sizes"},
+        {{"--netpol-rules", "100", "--all-nodes"}, "--netpol-rules cannot go with --all-nodes"},
+        {{"--netpol-rules", "100", "--scenarios", "host-to-host"},
+         "add pod-to-pod or pod-to-service"},
         {{"--bogus"}, "--bogus"},
         {{"--local=yes"}, "--local"},
         {{"--duration"}, "--duration"},
@@ -500,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_run_flags_kubernetes_flags),
         cmocka_unit_test(test_run_flags_local_flags),
         cmocka_unit_test(test_run_flags_usage_errors_name_the_flag),
+        cmocka_unit_test(test_run_flags_netpol_sizes_sorted_once),
         cmocka_unit_test(test_run_flags_errors_point_at_help),
         cmocka_unit_test(test_run_flags_help_lists_every_flag),
     };
