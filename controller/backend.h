@@ -44,6 +44,7 @@ struct run_spec {
     uint64_t interval_ms;    /* 0 = agent default */
     bool no_counters;        /* the agent's --no-counters */
     int streams;             /* TCP_STREAM_MULTI */
+    int parallel;            /* TCP_CRR concurrent clients (the capacity ramp); 0 = not given */
     uint64_t msg_size_bytes; /* 0 = agent default */
     uint64_t udp_rate_bps;   /* 0 = agent default */
     uint64_t timeout_ms;     /* the whole client run must end within this (start-up, tests) */

@@ -61,6 +61,8 @@ struct run_options {
     uint64_t omit_ms;        /* --omit, default 0 */
     uint64_t interval_ms;    /* --interval; 0 = agent default */
     bool no_counters;        /* --no-counters: the agents read no kernel and NIC counters */
+    bool capacity;           /* --capacity: a TCP_CRR connection-capacity ramp per group
+                                (controller/capacity_ramp.h); adds TCP_CRR to the tests */
     uint64_t timeout_ms;     /* --timeout: bound on every wait (start-up, one client run);
                                 default 2m */
     /* output */

@@ -18,6 +18,7 @@
 #include "base/testkind.h"
 #include "base/units.h"
 #include "controller/backend.h"
+#include "controller/capacity_ramp.h"
 #include "controller/plan.h"
 #include "controller/progress.h"
 #include "controller/report/readiness.h"
@@ -154,6 +155,8 @@ static void fill_metadata(json_t *md, const struct backend *b, const struct run_
                        mask_names(ro->tests, TEST_COUNT, test_name_i), "duration_s",
                        ro->duration_ms / 1000.0, "samples", ro->samples, "samples_auto",
                        ro->samples_auto, "streams", ro->streams, "omit_s", ro->omit_ms / 1000.0);
+    if (ro->capacity)
+        json_object_set_new(params, "capacity", json_true());
     /* agent defaults are left out rather than written as 0 */
     if (ro->interval_ms)
         json_object_set_new(params, "interval_s", json_real(ro->interval_ms / 1000.0));
@@ -441,13 +444,15 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
         s.tests = g->tests;
         s.n_tests = g->n_tests;
         run_chunk(b, &s, pg, o, out);
-        return;
     }
-    for (size_t i = 0; i < g->n_tests && !halted(); i++) {
+    for (size_t i = 0; i < g->n_tests && !halted() && !b->ops->batches_tests; i++) {
         s.tests = &g->tests[i];
         s.n_tests = 1;
         run_chunk(b, &s, pg, o, out);
     }
+    for (size_t i = 0; i < g->n_tests && o->ro->capacity && !halted(); i++)
+        if (g->tests[i] == TEST_TCP_CRR) /* --capacity: the ramp, after the row */
+            (void)capacity_ramp_run(b, o->ro, g, rg, pg, head, halted);
 }
 
 /* ---- the run ---- */

@@ -36,6 +36,7 @@ enum flag_id {
     F_INTERVAL,
     F_TIMEOUT,
     F_NO_COUNTERS,
+    F_CAPACITY,
     F_OUTPUT,
     F_OUTPUT_DIR,
     F_HISTORY,
@@ -164,6 +165,9 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
         return handle_duration(v, 1000, &o->timeout_ms, f->name, err);
     case F_NO_COUNTERS:
         o->no_counters = true;
+        return 0;
+    case F_CAPACITY:
+        o->capacity = true;
         return 0;
     case F_SAMPLES:
         o->samples_auto = strcmp(v, "auto") == 0;
@@ -492,6 +496,11 @@ static const struct flag run_flags[] = {
     RUN_FLAG(G_MEASURE, F_NO_COUNTERS, "no-counters", 0, NULL,
              "read no kernel and NIC counters around each measurement\n"
              "(the rows' evidence; docs/report.md)"),
+    RUN_FLAG(G_MEASURE, F_CAPACITY, "capacity", 0, NULL,
+             "after each TCP_CRR row, ramp concurrent TCP_CRR clients\n"
+             "(1, 2, 4 ... 64, one --duration each) until over 0.1% of\n"
+             "connections fail or p99 doubles: the row's maximum\n"
+             "conn/s and the counter that moved first (adds TCP_CRR)"),
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)\n"
