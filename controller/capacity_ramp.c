@@ -15,16 +15,6 @@
 #include "controller/report/report.h"
 #include "controller/run_options.h"
 
-/* How many steps the ramp has at most: 1, 2, 4, ... CAPACITY_MAX_PARALLEL. */
-static int max_steps(void)
-{
-    int n = 0;
-
-    for (int p = 1; p <= CAPACITY_MAX_PARALLEL; p *= 2)
-        n++;
-    return n;
-}
-
 /* One step: a TCP_CRR sample with `parallel` clients; its figures (capacity_step_of_doc). */
 static json_t *one_step(struct backend *b, const struct run_options *ro, const struct plan_group *g,
                         int parallel)
@@ -53,10 +43,10 @@ int capacity_ramp_run(struct backend *b, const struct run_options *ro, const str
     char line[256], result[96];
     int n = 0;
 
-    progress_add_total(pg, (size_t)max_steps(), (ro->duration_ms + ro->omit_ms) * max_steps());
     for (int p = 1; p <= CAPACITY_MAX_PARALLEL && !stop && !halted(); p *= 2, n++) {
         json_t *step;
         snprintf(line, sizeof(line), "%sTCP_CRR capacity x%d", label, p);
+        progress_add_total(pg, 1, ro->duration_ms + ro->omit_ms); /* unplanned: one at a time */
         progress_begin(pg, line, 1, ro->duration_ms + ro->omit_ms);
         step = one_step(b, ro, g, p);
         json_array_append_new(steps, step);
@@ -71,8 +61,6 @@ int capacity_ramp_run(struct backend *b, const struct run_options *ro, const str
                      json_number_value(json_object_get(step, "error_pct")));
         progress_end(pg, !json_object_get(step, "error"), result);
     }
-    /* the steps not run leave the count planned */
-    progress_add_total(pg, 0, 0);
     if (!halted() || (stop && n > 0))
         report_group_set_capacity(rg, TEST_TCP_CRR, capacity_result(steps, stop));
     json_decref(steps);
