@@ -3,8 +3,14 @@
 #include "controller/report/capacity.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/rowkey.h"
+#include "base/textsafe.h"
+#include "controller/report/html_util.h"
+#include "controller/report/report.h"
 
 /* The counters that say why connections stopped getting through, in the order first_counter
  * prefers within one step. conntrack.table_full is made here from the gauges. */
@@ -181,4 +187,77 @@ int capacity_text(const json_t *row, char *buf, size_t len)
                  (long long)json_integer_value(json_object_get(fc, "delta")),
                  (long long)json_integer_value(json_object_get(fc, "parallel")));
     return 1;
+}
+
+void capacity_print(const struct report *rep, const char *bullet, FILE *out)
+{
+    bool first = true;
+
+    for (size_t i = 0; i < report_row_count(rep); i++) {
+        const json_t *row = report_row(rep, i);
+        char text[512], label[256];
+        struct rowkey k;
+        if (!row || !capacity_text(row, text, sizeof(text)))
+            continue;
+        if (first)
+            fprintf(out,
+                    "\nConnection capacity (concurrent TCP_CRR clients until over %.1f%% of "
+                    "connections fail or p99 doubles):\n",
+                    CAPACITY_ERROR_PCT);
+        first = false;
+        rowkey_of(row, &k);
+        textsafe_line(out, "%s%s: %s", bullet, rowkey_label(&k, label, sizeof(label)), text);
+    }
+}
+
+/* The moved capacity counters of one step: "server Icmp.OutDestUnreachs +3, ..." */
+static void step_counters(const json_t *step, FILE *out)
+{
+    const json_t *counters = json_object_get(step, "counters");
+    bool any = false;
+
+    for (size_t k = 0; k < 2; k++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_object_get(counters, sides[k]), key, v)
+        {
+            fprintf(out, "%s%s ", any ? ", " : "", sides[k]);
+            html_esc(key, out);
+            fprintf(out, " +%lld", (long long)json_integer_value(v));
+            any = true;
+        }
+    }
+}
+
+void capacity_html(const json_t *row, FILE *out)
+{
+    const json_t *s;
+    char text[512];
+    size_t i;
+
+    if (!capacity_text(row, text, sizeof(text)))
+        return;
+    fputs("<p>Connection capacity: ", out);
+    html_esc(text, out);
+    fputs("</p>\n<table><tr><th>clients</th><th>conn/s</th><th>p99 us</th><th>failed %</th>"
+          "<th>capacity counters that moved</th></tr>\n",
+          out);
+    json_array_foreach(json_object_get(json_object_get(row, "capacity"), "steps"), i, s)
+    {
+        fprintf(out, "<tr><td>%lld</td>",
+                (long long)json_integer_value(json_object_get(s, "parallel")));
+        if (json_object_get(s, "error")) {
+            fputs("<td colspan=\"3\">", out);
+            html_esc(json_string_value(json_object_get(s, "error")), out);
+            fputs("</td><td></td></tr>\n", out);
+            continue;
+        }
+        fprintf(out, "<td>%.0f</td><td>%.0f</td><td>%.2f</td><td>",
+                json_number_value(json_object_get(s, "conn_per_sec")),
+                json_number_value(json_object_get(s, "p99_us")),
+                json_number_value(json_object_get(s, "error_pct")));
+        step_counters(s, out);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
 }

@@ -9,6 +9,7 @@
 #define KPERF_REPORT_CAPACITY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -47,5 +48,14 @@ json_t *capacity_result(const json_t *steps, const char *stop);
  * first: server Icmp.OutDestUnreachs +120 at 16" into buf (len bytes). 0 when the row has
  * none (buf ""), else 1. */
 int capacity_text(const json_t *row, char *buf, size_t len);
+
+struct report;
+/* When a row has a capacity ramp: a blank line, a title line, and one line per such row
+ * ("  pod-to-pod other-node TCP_CRR: max ..."), bullet before each (markdown: "- "). */
+void capacity_print(const struct report *rep, const char *bullet, FILE *out);
+
+/* The row's ramp in its HTML evidence panel: the line and a table of the steps with the
+ * capacity counters that moved. Nothing when the row has none. */
+void capacity_html(const json_t *row, FILE *out);
 
 #endif

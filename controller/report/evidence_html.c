@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/rowkey.h"
+#include "controller/report/capacity.h"
 #include "controller/report/html_util.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/report.h"
@@ -56,6 +57,7 @@ static void panel(const json_t *row, FILE *out)
         html_esc(pathmtu_text(row, text, sizeof(text)), out);
         fputs(pathmtu_black_hole(row) ? "</b></p>" : "</p>", out);
     }
+    capacity_html(row, out); /* capacity.h: the --capacity ramp of a TCP_CRR row */
     fputs("</details>\n", out);
 }
 
