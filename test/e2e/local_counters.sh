@@ -65,6 +65,7 @@ assert_json "ctmax: the same-node ramp names nothing" "$D/ctmax.json" \
 ctab=$("$KPERF" report "$D/ctmax.json")
 assert_contains "table: capacity legend" "$ctab" "Connection capacity (concurrent TCP_CRR clients until over 0.1% of connections fail or p99 doubles):"
 assert_contains "table: the other-node ramp's counter" "$(grep 'pod-to-pod other-node TCP_CRR: max' <<<"$ctab")" "first: server Icmp.OutDestUnreachs +"
+assert_contains "OpenMetrics: the ramp's maximum" "$("$KPERF" report -o openmetrics "$D/ctmax.json")" 'kperf_capacity_connections_per_second{scenario="pod-to-pod",placement="other-node",test="TCP_CRR"'
 assert_contains "HTML: the ramp's steps in the evidence panel" "$("$KPERF" report -o html "$D/ctmax.json")" "<th>capacity counters that moved</th>"
 "$KPERF" compare "$D/clean.json" "$D/ctmax.json" >"$D/cmpct.out" 2>&1
 assert_contains "compare judges max conn/s" "$(grep -E '^pod-to-pod +\| other-node +\| TCP_CRR +\| max conn/s' "$D/cmpct.out")" "REGRESSION"
