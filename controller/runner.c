@@ -431,7 +431,7 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
 
 static void run_group(struct backend *b, const struct plan_group *g, struct report_group *rg,
                       bool *measured, struct progress *pg, const struct runner_opts *o,
-                      struct runner_outcome *out, json_t *md)
+                      struct runner_outcome *out, json_t *md, bool second_look)
 {
     char head[256]; /* as long as the label: truncates where the label would */
     struct step s = {.md = md, .g = g, .rg = rg, .head = head, .measured = measured};
@@ -450,8 +450,10 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
         s.n_tests = 1;
         run_chunk(b, &s, pg, o, out);
     }
-    for (size_t i = 0; i < g->n_tests && o->ro->capacity && !halted(); i++)
-        if (g->tests[i] == TEST_TCP_CRR) /* --capacity: the ramp, after the row */
+    /* --capacity: the ramp, after the row (not again in a sweep's second look: the first
+     * pass's ramp stands) */
+    for (size_t i = 0; i < g->n_tests && o->ro->capacity && !halted() && !second_look; i++)
+        if (g->tests[i] == TEST_TCP_CRR)
             (void)capacity_ramp_run(b, o->ro, g, rg, pg, head, halted);
 }
 
@@ -548,7 +550,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped) {
-            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
+            run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md, false);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
             say_skip(plan, i, KP_LOG_WARN);
@@ -672,7 +674,7 @@ static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (pair_touches(pairs, g, names))
-            run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep));
+            run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep), true);
     }
     free(measured);
     return names;
