@@ -447,6 +447,8 @@ static void keep_time(struct sample *s)
 
 static unsigned worker_count(const struct sample *s)
 {
+    if (s->ops->kind == TEST_TCP_CRR && s->o->parallel > 1)
+        return s->o->parallel;
     return testkind_get(s->ops->kind)->multi_stream ? s->req.streams : 1;
 }
 

@@ -37,6 +37,10 @@ struct client_opts {
     uint64_t interval_ms; /* 0 = no interval series */
     unsigned samples;
     unsigned streams; /* TCP_STREAM_MULTI */
+    /* TCP_CRR: concurrent clients (--parallel, a step of kperf's capacity ramp); 0 = not given:
+     * one client whose first failed connect ends the sample. Given (even 1), a failed connect
+     * is counted (the result's "conn_errors") and the clients go on. */
+    unsigned parallel;
     /* threads the streams of a TCP stream test share (client_mux.c), each an epoll loop over
      * its sockets: CLIENT_STREAM_THREADS_AUTO = min(streams, CPUs this process may run on);
      * 0 = a blocking thread per stream (client_loops.c); T > 0 = T threads;

@@ -26,6 +26,7 @@ struct worker {
     unsigned index;
     _Atomic uint64_t ops;   /* transactions completed (RR, CRR) */
     _Atomic uint64_t bytes; /* payload bytes sent (forward) or received (reverse) */
+    uint64_t conn_errors;   /* TCP_CRR with --parallel: connects that failed after the mark */
     uint64_t ops_mark, bytes_mark;
     uint64_t last_rx_ns; /* receivers: when the last byte arrived */
     struct hist *hist;   /* ours; latencies after the warm-up */

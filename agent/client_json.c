@@ -30,6 +30,13 @@ static void add_latency(json_t *r, const struct sample *s)
     json_object_set_new(r, "ops_per_sec", json_real(secs > 0 ? (double)hist_count(h) / secs : 0));
     json_object_set_new(r, "latency_us", result_latency_json(h));
     json_object_set_new(r, "histogram", hist_to_json(h));
+    if (s->req.test == PROTO_TCP_CRR && s->o->parallel) { /* a capacity step */
+        uint64_t failed = 0;
+        for (unsigned i = 0; i < s->nworkers; i++)
+            failed += s->workers[i].conn_errors;
+        json_object_set_new(r, "parallel", json_integer((json_int_t)s->nworkers));
+        json_object_set_new(r, "conn_errors", json_integer((json_int_t)failed));
+    }
     if (s->req.test == PROTO_TCP_RR) {
         const struct sysinfo_tcp *t = &s->workers[0].tcp;
         json_object_set_new(r, "tcp", tcp_json(t->retransmits, t->rtt_us, t->mss));

@@ -229,6 +229,11 @@ void client_loop_tcp_crr(struct worker *w, uint8_t *buf)
         fd = crr_connect(w, &lg);
         if (fd < 0 && w->err[0])
             return;
+        if (fd < 0 && s->o->parallel) { /* a capacity step: counted, and on to the next */
+            if (t1 >= s->t_mark_ns)
+                w->conn_errors++;
+            continue;
+        }
         if (fd < 0) {
             struct kp_err err;
             kp_err_clear(&err);

@@ -80,7 +80,15 @@ static char *next_line(char **p)
 static int kept_section(const char *sec)
 {
     return strcmp(sec, "Ip:") == 0 || strcmp(sec, "Tcp:") == 0 || strcmp(sec, "Udp:") == 0 ||
-           strcmp(sec, "TcpExt:") == 0;
+           strcmp(sec, "TcpExt:") == 0 || strcmp(sec, "Icmp:") == 0;
+}
+
+/* Of the Icmp: section only the unreachables sent and received (a node refusing connections:
+ * the capacity ramp's first counter, docs/report.md "Connection capacity"). */
+static int kept_counter(const char *sec, const char *name)
+{
+    return strcmp(sec, "Icmp:") != 0 || strcmp(name, "OutDestUnreachs") == 0 ||
+           strcmp(name, "InDestUnreachs") == 0;
 }
 
 int counters_parse_snmp(const char *text, struct counters_snap *s)
@@ -101,7 +109,7 @@ int counters_parse_snmp(const char *text, struct counters_snap *s)
             char *end;
             long long v = strtoll(vw[i], &end, 10);
             /* gauges (Tcp.MaxConn, Tcp.CurrEstab) are not counters */
-            if (*end || v < 0 || strcmp(nw[i], "CurrEstab") == 0)
+            if (*end || v < 0 || strcmp(nw[i], "CurrEstab") == 0 || !kept_counter(nw[0], nw[i]))
                 continue;
             snprintf(name, sizeof(name), "%.*s.%s", (int)(strlen(nw[0]) - 1), nw[0], nw[i]);
             counters_add(s, name, (uint64_t)v);

@@ -358,6 +358,9 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
         {"profile", K_OBJ, 0, ALL, result_check_profile},
         {"intervals", K_ARR, 0, ALL, check_intervals},
         {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
+        /* TCP_CRR with --parallel (a step of kperf's capacity ramp) */
+        {"parallel", K_INT, 0, C_LAT, NULL},
+        {"conn_errors", K_INT, 0, C_LAT, NULL},
     };
     const json_t *test = json_object_get(v, "test");
     unsigned classes;

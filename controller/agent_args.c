@@ -98,6 +98,8 @@ char **agent_args_client(const struct run_spec *spec, const struct agent_args_op
               kp_xasprintf("%d", spec->samples > 0 ? spec->samples : AGENT_ARGS_DEFAULT_SAMPLES));
     push_flag(&a, "--streams",
               kp_xasprintf("%d", spec->streams > 0 ? spec->streams : AGENT_ARGS_DEFAULT_STREAMS));
+    if (spec->parallel > 0)
+        push_flag(&a, "--parallel", kp_xasprintf("%d", spec->parallel));
     if (spec->omit_ms)
         push_ms(&a, "--omit", spec->omit_ms);
     if (spec->interval_ms)

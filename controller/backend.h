@@ -45,6 +45,7 @@ struct run_spec {
     bool no_counters;        /* the agent's --no-counters */
     unsigned profile_tests;  /* the agent's --profile: mask of 1u << enum test_kind */
     int streams;             /* TCP_STREAM_MULTI */
+    int parallel;            /* TCP_CRR concurrent clients (the capacity ramp); 0 = not given */
     uint64_t msg_size_bytes; /* 0 = agent default */
     uint64_t udp_rate_bps;   /* 0 = agent default */
     uint64_t timeout_ms;     /* the whole client run must end within this (start-up, tests) */

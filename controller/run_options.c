@@ -148,6 +148,8 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
             return kp_err_set(err, "--keep-runs needs --output-dir DIR/{time} (one folder per "
                                    "run, named after its start time) or --history DIR");
     }
+    if (o->capacity) /* the ramp follows the TCP_CRR row */
+        o->tests |= 1u << TEST_TCP_CRR;
     if (o->push_gateway_password_file && !o->push_gateway)
         return kp_err_set(err, "--push-gateway-password-file needs --push-gateway");
     if (o->external_token_file && !o->external_host && !o->local)

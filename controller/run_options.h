@@ -69,6 +69,8 @@ struct run_options {
      * owned; none by default */
     char **profile_rows;
     size_t n_profile_rows;
+    bool capacity;       /* --capacity: a TCP_CRR connection-capacity ramp per group
+                            (controller/capacity_ramp.h); adds TCP_CRR to the tests */
     uint64_t timeout_ms; /* --timeout: bound on every wait (start-up, one client run);
                             default 2m */
     /* output */

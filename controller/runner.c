@@ -18,6 +18,7 @@
 #include "base/testkind.h"
 #include "base/units.h"
 #include "controller/backend.h"
+#include "controller/capacity_ramp.h"
 #include "controller/plan.h"
 #include "controller/progress.h"
 #include "controller/report/readiness.h"
@@ -155,6 +156,8 @@ static void fill_metadata(json_t *md, const struct backend *b, const struct run_
                        mask_names(ro->tests, TEST_COUNT, test_name_i), "duration_s",
                        ro->duration_ms / 1000.0, "samples", ro->samples, "samples_auto",
                        ro->samples_auto, "streams", ro->streams, "omit_s", ro->omit_ms / 1000.0);
+    if (ro->capacity)
+        json_object_set_new(params, "capacity", json_true());
     /* agent defaults are left out rather than written as 0 */
     if (ro->interval_ms)
         json_object_set_new(params, "interval_s", json_real(ro->interval_ms / 1000.0));
@@ -435,7 +438,7 @@ static void run_chunk(struct backend *b, struct step *s, struct progress *pg,
 
 static void run_group(struct backend *b, const struct plan_group *g, struct report_group *rg,
                       bool *measured, struct progress *pg, const struct runner_opts *o,
-                      struct runner_outcome *out, json_t *md)
+                      struct runner_outcome *out, json_t *md, bool second_look)
 {
     char head[256]; /* as long as the label: truncates where the label would */
     struct step s = {.md = md, .g = g, .rg = rg, .head = head, .measured = measured};
@@ -448,13 +451,17 @@ static void run_group(struct backend *b, const struct plan_group *g, struct repo
         s.tests = g->tests;
         s.n_tests = g->n_tests;
         run_chunk(b, &s, pg, o, out);
-        return;
     }
-    for (size_t i = 0; i < g->n_tests && !halted(); i++) {
+    for (size_t i = 0; i < g->n_tests && !halted() && !b->ops->batches_tests; i++) {
         s.tests = &g->tests[i];
         s.n_tests = 1;
         run_chunk(b, &s, pg, o, out);
     }
+    /* --capacity: the ramp, after the row (not again in a sweep's second look: the first
+     * pass's ramp stands) */
+    for (size_t i = 0; i < g->n_tests && o->ro->capacity && !halted() && !second_look; i++)
+        if (g->tests[i] == TEST_TCP_CRR)
+            (void)capacity_ramp_run(b, o->ro, g, rg, pg, head, halted);
 }
 
 /* ---- the run ---- */
@@ -552,7 +559,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped) {
             if (runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out))
-                run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md);
+                run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md, false);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
             say_skip(plan, i, KP_LOG_WARN);
@@ -678,7 +685,7 @@ static json_t *confirm_outliers(struct backend *b, const struct plan *plan,
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (pair_touches(pairs, g, names))
-            run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep));
+            run_group(b, g, rgs[i], measured, pg, o, out, report_metadata(rep), true);
     }
     free(measured);
     return names;

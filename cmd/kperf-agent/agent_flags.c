@@ -76,6 +76,7 @@ enum {
     N_CLI_OMIT,
     N_CLI_SAMPLES,
     N_CLI_STREAMS,
+    N_CLI_PARALLEL,
     N_CLI_MSG_SIZE,
     N_CLI_UDP_RATE,
     N_CLI_REVERSE,
@@ -119,6 +120,7 @@ static const struct num_spec nums[] = {
                     "--omit '{}' must be within [0, 24h]"},
     [N_CLI_SAMPLES] = {"samples", U_COUNT, CLI_F(samples), 1, 1000, M_IN_ANY, NULL},
     [N_CLI_STREAMS] = {"streams", U_COUNT, CLI_F(streams), 1, PROTO_MAX_STREAMS, M_IN_ANY, NULL},
+    [N_CLI_PARALLEL] = {"parallel", U_COUNT, CLI_F(parallel), 1, 128, M_IN_ANY, NULL},
     [N_CLI_MSG_SIZE] = {"msg-size", U_SIZE, CLI_F(msg_size), 1, PROTO_MAX_MSG_SIZE, M_IN_RANGE,
                         NULL},
     [N_CLI_UDP_RATE] = {"udp-rate", U_RATE, CLI_F(udp_rate_bps), 1000, PROTO_MAX_RATE_BPS,
@@ -504,6 +506,8 @@ const struct flag agent_client_flags[] = {
     CALL(G_CLIENT, "interval", "D", cli_interval, "record a per-interval series, e.g. 1s (off)"),
     NUM(G_CLIENT, "samples", "N", N_CLI_SAMPLES, "repetitions of each test (1)"),
     NUM(G_CLIENT, "streams", "N", N_CLI_STREAMS, "parallel connections of TCP_STREAM_MULTI (4)"),
+    NUM(G_CLIENT, "parallel", "N", N_CLI_PARALLEL,
+        "TCP_CRR: N concurrent clients; a failed connect is counted (conn_errors), not fatal"),
     CALL(G_CLIENT, "stream-threads", "T", cli_stream_threads,
          "TCP stream tests: T threads share the streams, each an epoll loop; auto: one per "
          "usable CPU, at most one per stream; 0: a blocking thread per stream (default: 0, or "

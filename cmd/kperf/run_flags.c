@@ -38,6 +38,7 @@ enum flag_id {
     F_TIMEOUT,
     F_NO_COUNTERS,
     F_PROFILE,
+    F_CAPACITY,
     F_OUTPUT,
     F_OUTPUT_DIR,
     F_HISTORY,
@@ -176,6 +177,9 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
         return 0;
     case F_PROFILE:
         return rv_for_each_item(v, rv_add_profile_row, o, err);
+    case F_CAPACITY:
+        o->capacity = true;
+        return 0;
     case F_SAMPLES:
         o->samples_auto = strcmp(v, "auto") == 0;
         if (o->samples_auto) {
@@ -512,6 +516,11 @@ static const struct flag run_flags[] = {
              "default; needs CAP_PERFMON): all, or a comma list of\n"
              "[SCENARIO/[PLACEMENT/]]TEST patterns, e.g. TCP_STREAM or\n"
              "pod-to-pod/other-node/TCP_*; docs/profile.md"),
+    RUN_FLAG(G_MEASURE, F_CAPACITY, "capacity", 0, NULL,
+             "after each TCP_CRR row, ramp concurrent TCP_CRR clients\n"
+             "(1, 2, 4 ... 64, one --duration each) until over 0.1% of\n"
+             "connections fail or p99 doubles: the row's maximum\n"
+             "conn/s and the counter that moved first (adds TCP_CRR)"),
     RUN_FLAG(G_MEASURE, F_TIMEOUT, "timeout", 0, "DUR",
              "bound on each wait beyond the measurement itself\n"
              "(start-up, servers ready, a client finishing; default 2m)\n"

@@ -50,13 +50,14 @@ enum key {
     K_DOWN = 1u << 8,
     K_GAP = 1u << 9,
     K_FLUSH = 1u << 10,
+    K_MAX = 1u << 11,
 };
 static const struct {
     enum key key;
     const char *name;
 } key_names[] = {{K_LINK, "link"}, {K_NODE, "node"}, {K_MTU, "mtu"},     {K_RATE, "rate"},
                  {K_PCT, "pct"},   {K_MS, "ms"},     {K_RULES, "rules"}, {K_DELAY, "delay"},
-                 {K_DOWN, "down"}, {K_GAP, "gap"},   {K_FLUSH, "flush"}};
+                 {K_DOWN, "down"}, {K_GAP, "gap"},   {K_FLUSH, "flush"}, {K_MAX, "max"}};
 
 struct local_fault {
     char *spec; /* owned */
@@ -69,6 +70,7 @@ struct local_fault {
     long permille; /* loss, in 1/1000 */
     long ms;
     long rules;
+    long max;          /* conntrack-max */
     uint64_t delay_ms; /* cni-add-delay */
     uint64_t down_ms;  /* rollout */
     uint64_t gap_ms;
@@ -78,7 +80,7 @@ struct local_fault {
 typedef int apply_fn(const struct local_fault *f, int index, struct localnet *ln,
                      struct kp_err *err);
 static apply_fn apply_mtu, apply_mtu_hop, apply_rate, apply_loss, apply_delay, apply_cpu,
-    apply_nothing;
+    apply_conntrack_max, apply_nothing;
 
 /* The kinds. A new one: a row here, its keys, an apply function. */
 static const struct kind {
@@ -94,6 +96,8 @@ static const struct kind {
     {"loss", K_LINK | K_PCT, 0, "loss:link=L,pct=N", apply_loss},
     {"delay", K_LINK | K_MS, 0, "delay:link=L,ms=N", apply_delay},
     {"cpu", K_NODE | K_RULES, 0, "cpu:node=node1|node2,rules=N", apply_cpu},
+    {"conntrack-max", K_NODE | K_MAX, 0, "conntrack-max:node=node1|node2,max=N",
+     apply_conntrack_max},
     /* read by the backend when it sets up a new pod's network (local_fault_pod_delay_ms) */
     {"cni-add-delay", K_NODE | K_DELAY, 0, "cni-add-delay:node=node1|node2,delay=DUR",
      apply_nothing},
@@ -101,7 +105,7 @@ static const struct kind {
     {"rollout", K_DOWN | K_GAP, K_FLUSH, "rollout:down=DUR,gap=DUR[,flush=0|1]", apply_nothing},
 };
 #define N_KINDS    (sizeof(kinds) / sizeof(kinds[0]))
-#define KIND_NAMES "mtu, mtu-hop, rate, loss, delay, cpu, cni-add-delay or rollout"
+#define KIND_NAMES "mtu, mtu-hop, rate, loss, delay, cpu, conntrack-max, cni-add-delay or rollout"
 
 static int parse_long(const char *v, long lo, long hi, long *out)
 {
@@ -175,6 +179,10 @@ static int parse_value(struct local_fault *f, enum key k, const char *v, struct 
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
             return kp_err_set(err, "flush '%s' is not 0 or 1", v);
         f->flush = v[0] == '1';
+        return 0;
+    case K_MAX:
+        if (parse_long(v, 1, 1000000, &f->max) != 0)
+            return kp_err_set(err, "max '%s' is not a whole number in [1, 1000000]", v);
         return 0;
     default: /* K_RULES */
         if (parse_long(v, 1, 100000, &f->rules) != 0)
@@ -468,6 +476,30 @@ static int apply_cpu(const struct local_fault *f, int index, struct localnet *ln
              "  chain kp_out { type filter hook output priority -10; jump burn; }\n"
              "}\n");
     rc = nft_load(ln, f->node, index, text, err);
+    free(text);
+    return rc;
+}
+
+/* conntrack-max: nf_conntrack_max cannot be set in a namespace other than the machine's first
+ * (read-only there since Linux 4.x; the machine's is shared), so the node caps the tracked
+ * connections it forwards itself: nftables `ct count over N` (nf_conncount, the connections
+ * conntrack holds open) on its forward path, and a new connection over the cap is refused with
+ * an ICMP administratively-prohibited, as a node whose table is full refuses work. The node's
+ * Icmp.OutDestUnreachs counts those refusals (the conntrack statistics do not move: no entry
+ * failed to insert). docs/local-backend.md, "Faults". */
+static int apply_conntrack_max(const struct local_fault *f, int index, struct localnet *ln,
+                               struct kp_err *err)
+{
+    char *text = kp_xasprintf("table inet kperf_fault%d {\n"
+                              "  chain ctmax {\n"
+                              "    type filter hook forward priority 0;\n"
+                              "    ct state new ct count over %ld counter reject with icmpx type "
+                              "admin-prohibited\n"
+                              "  }\n"
+                              "}\n",
+                              index, f->max);
+    int rc = nft_load(ln, f->node, index, text, err);
+
     free(text);
     return rc;
 }

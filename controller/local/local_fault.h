@@ -16,6 +16,10 @@
  *   delay:link=L,ms=N          tc netem delay at both ends (refused when the kernel has no netem)
  *   cpu:node=NODE,rules=N      N never-matching nftables rules on NODE's forward, input and
  *                              output paths: CPU per packet, no drop and no cap by itself
+ *   conntrack-max:node=NODE,max=N
+ *                              NODE forwards at most N tracked connections at once: nftables
+ *                              `ct count over N` refuses the next with ICMP admin-prohibited
+ *                              (nf_conntrack_max is read-only outside the first namespace)
  *   cni-add-delay:node=NODE,delay=DUR
  *                              the network set-up of every new pod on NODE (the short-lived
  *                              readiness pods of `kperf run --local`; the run's own pods are

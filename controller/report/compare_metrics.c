@@ -76,6 +76,18 @@ static bool v_conn(const json_t *row, const json_t *s, double *out)
     return is_crr(row) && num(s, "ops_per_sec", NULL, out);
 }
 
+/* The --capacity ramp's maximum (capacity.h): one figure per row, carried by its first sample
+ * so that it is judged as one sample is; a key metric, like conn/s: the row's in-run spread
+ * stands for its noise. */
+static bool v_capacity(const json_t *row, const json_t *s, double *out)
+{
+    const json_t *cap = json_object_get(row, "capacity");
+
+    if (!json_is_object(cap) || s != json_array_get(json_object_get(row, "samples"), 0))
+        return false;
+    return num(cap, "max_conn_per_sec", NULL, out);
+}
+
 static bool v_mbps(const json_t *row, const json_t *s, double *out)
 {
     (void)row;
@@ -179,6 +191,7 @@ static const struct cmp_metric metrics[] = {
     {"mean", "latency_us.mean", CMP_LATENCY, false, true, "latency_us", "mean", v_mean},
     {"ops/s", "ops_per_sec", CMP_OPS, true, true, "ops_per_sec", NULL, v_ops},
     {"conn/s", "ops_per_sec", CMP_CONN, true, true, "ops_per_sec", NULL, v_conn},
+    {"max conn/s", "capacity.max_conn_per_sec", CMP_CONN, true, true, NULL, NULL, v_capacity},
     {"Mb/s", "throughput_mbps", CMP_THROUGHPUT, true, true, "throughput_mbps", NULL, v_mbps},
     {"retrans/GB", "tcp.retransmits/bytes", CMP_RETRANSMITS, false, false, NULL, NULL, v_retrans},
     {"loss%", "udp.loss_pct", CMP_LOSS, false, false, NULL, NULL, v_loss},

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/rowkey.h"
+#include "controller/report/capacity.h"
 #include "controller/report/html_util.h"
 #include "controller/report/kprofile.h"
 #include "controller/report/pathmtu.h"
@@ -58,6 +59,7 @@ static void panel(const json_t *row, FILE *out)
         fputs(pathmtu_black_hole(row) ? "</b></p>" : "</p>", out);
     }
     kprofile_html(row, out); /* kprofile.h: with kperf run --profile */
+    capacity_html(row, out); /* capacity.h: the --capacity ramp of a TCP_CRR row */
     fputs("</details>\n", out);
 }
 

@@ -53,6 +53,11 @@ static const struct om_family families[] = {
      "cpu_seconds_per_gbit", "client", 1, "side", "client"},
     {"kperf_agent_cpu_seconds_per_gigabit", NULL, "cpu_seconds_per_gbit", "server", 1, "side",
      "server"},
+    /* the row's, not its aggregate's (row_value) */
+    {"kperf_capacity_connections_per_second",
+     "The --capacity ramp's maximum sustained TCP_CRR connections per second (docs/report.md, "
+     "Connection capacity)",
+     "capacity", "max_conn_per_sec", 1, NULL, NULL},
 };
 
 static const char *str_at(const json_t *o, const char *key)
@@ -140,7 +145,7 @@ static bool row_value(const json_t *row, const struct om_family *f, double *v)
 
     if (json_array_size(json_object_get(row, "samples")) == 0)
         return false;
-    x = json_object_get(agg, f->field);
+    x = json_object_get(strcmp(f->field, "capacity") == 0 ? row : agg, f->field);
     if (f->sub)
         x = json_object_get(x, f->sub);
     if (!json_is_number(x) || !isfinite(json_number_value(x)))

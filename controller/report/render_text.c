@@ -10,6 +10,7 @@
 #include "base/kp_alloc.h"
 #include "base/rowkey.h"
 #include "base/textsafe.h"
+#include "controller/report/capacity.h"
 #include "controller/report/evidence.h"
 #include "controller/report/outlier.h"
 #include "controller/report/pathmtu.h"
@@ -630,6 +631,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "throughput", "Throughput tests", false, out);
     readiness_print(report_metadata_const(rep), false, out);
     evidence_print(rep, "  ", out);
+    capacity_print(rep, "  ", out);
     pathmtu_print(rep, "  ", out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
@@ -643,6 +645,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "throughput", "Throughput tests", true, out);
     readiness_print(report_metadata_const(rep), true, out);
     evidence_print(rep, "- ", out);
+    capacity_print(rep, "- ", out);
     pathmtu_print(rep, "- ", out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);

@@ -118,6 +118,10 @@ void report_group_skip(struct report_group *rg, const char *reason);
  * skip_reason. Copied. */
 void report_group_skip_test(struct report_group *rg, enum test_kind t, const char *reason);
 
+/* Puts the connection-capacity ramp of test t's row (capacity.h: capacity_result) on the row,
+ * in the group's direction; capacity is stolen. */
+void report_group_set_capacity(struct report_group *rg, enum test_kind t, json_t *capacity);
+
 /* Records a failure (agent crashed, timeout, bad output...) that concerns the whole
  * (scenario, placement): an entry of the report-level errors[]. One line; copied. */
 void report_group_error(struct report_group *rg, const char *message);

@@ -179,6 +179,11 @@ void report_group_skip_test(struct report_group *rg, enum test_kind t, const cha
     json_object_set_new(kind_row(rg->place, t, rg->reverse), "skip_reason", json_string(reason));
 }
 
+void report_group_set_capacity(struct report_group *rg, enum test_kind t, json_t *capacity)
+{
+    json_object_set_new(kind_row(rg->place, t, rg->reverse), "capacity", capacity);
+}
+
 void report_group_error(struct report_group *rg, const char *message)
 {
     report_group_error_cause(rg, message, NULL);

@@ -210,6 +210,7 @@ int report_validate_row(const json_t *row, const char *path, struct kp_err *err)
         want_type(row, "errors", JSON_ARRAY, true, path, err) != 0 ||
         want_type(row, "aggregate", JSON_OBJECT, false, path, err) != 0 ||
         want_type(row, "skip_reason", JSON_STRING, false, path, err) != 0 ||
+        want_type(row, "capacity", JSON_OBJECT, false, path, err) != 0 ||
         want_type(row, "noisy", JSON_TRUE, true, path, err) != 0)
         return -1;
     status = json_object_get(row, "status");

@@ -77,6 +77,7 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                             .omit_ms = 1000,
                             .interval_ms = 500,
                             .streams = 8,
+                            .parallel = 16, /* a step of the --capacity ramp */
                             .msg_size_bytes = 64,
                             .udp_rate_bps = 500000000,
                             .no_counters = true,
@@ -96,6 +97,8 @@ static void test_agent_args_client_every_field_in_its_flag(void **state)
                                 "3",
                                 "--streams",
                                 "8",
+                                "--parallel",
+                                "16",
                                 "--omit",
                                 "1000ms",
                                 "--interval",

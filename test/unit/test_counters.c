@@ -49,8 +49,10 @@ static void test_counters_snmp_and_netstat(void **state)
     assert_int_equal(get(s, "Udp.RcvbufErrors"), 251127);
     counters_get(s, "Tcp.MaxConn", &found); /* -1: a gauge, not a counter */
     assert_false(found);
-    counters_get(s, "Icmp.InMsgs", &found); /* a section not kept */
+    counters_get(s, "Icmp.InMsgs", &found); /* of Icmp: only the unreachables */
     assert_false(found);
+    counters_get(s, "Icmp.OutDestUnreachs", &found);
+    assert_true(found);
     assert_int_equal(counters_parse_snmp(NULL, s), -1);
     assert_int_equal(counters_parse_snmp("Tcp: A B\nTcp: 1\n", s), -1); /* names != values */
     free(s);

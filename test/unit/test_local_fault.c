@@ -16,11 +16,17 @@
 static void test_local_fault_kinds_parse(void **state)
 {
     static const char *const ok[] = {
-        "mtu:link=node1,mtu=1280",     "rate:link=node2,rate=200mbit",
-        "rate:rate=1G,link=client",    "loss:link=server2,pct=2",
-        "loss:link=ext,pct=0.5",       "delay:link=node2,ms=5",
-        "cpu:node=node2,rules=1000",   "cni-add-delay:node=node2,delay=2s",
-        "rollout:down=2s,gap=2s",      "rollout:gap=500ms,down=1s,flush=1",
+        "mtu:link=node1,mtu=1280",
+        "rate:link=node2,rate=200mbit",
+        "rate:rate=1G,link=client",
+        "loss:link=server2,pct=2",
+        "loss:link=ext,pct=0.5",
+        "delay:link=node2,ms=5",
+        "cpu:node=node2,rules=1000",
+        "cni-add-delay:node=node2,delay=2s",
+        "rollout:down=2s,gap=2s",
+        "conntrack-max:node=node2,max=8",
+        "rollout:gap=500ms,down=1s,flush=1",
         "mtu-hop:link=node2,mtu=1400",
     };
     (void)state;
@@ -54,9 +60,9 @@ static void test_local_fault_bad_specs(void **state)
 {
     (void)state;
     expect_error("", "unknown kind ''");
-    expect_error(
-        "netem:link=node1",
-        "unknown kind 'netem' (mtu, mtu-hop, rate, loss, delay, cpu, cni-add-delay or rollout)");
+    expect_error("netem:link=node1", "unknown kind 'netem' (mtu, mtu-hop, rate, loss, delay, cpu, "
+                                     "conntrack-max, cni-add-delay or "
+                                     "rollout)");
     expect_error("loss", "loss needs every key of loss:link=L,pct=N");
     expect_error("loss:link=node2", "needs every key");
     expect_error("loss:link=node3,pct=2", "unknown link 'node3'");
@@ -85,6 +91,8 @@ static void test_local_fault_bad_specs(void **state)
     expect_error("cni-add-delay:node=node2,delay=soon", "delay 'soon' is not a duration");
     expect_error("cni-add-delay:node=node3,delay=1s", "unknown node 'node3'");
     expect_error("cni-add-delay:link=node2,delay=1s", "cni-add-delay takes no key 'link'");
+    expect_error("conntrack-max:node=node2,max=0", "max '0' is not a whole number in [1, 1000000]");
+    expect_error("conntrack-max:node=node2", "conntrack-max needs every key of conntrack-max:");
     expect_error("rollout:down=2s", "rollout needs every key of rollout:down=DUR,gap=DUR");
     expect_error("rollout:flush=1,gap=1s", "needs every key");
     expect_error("rollout:down=50ms,gap=1s", "down '50ms' is not a duration in [100ms, 10m]");
