@@ -357,6 +357,7 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
         {"counters", K_OBJ, 0, ALL, result_check_counters},
         {"intervals", K_ARR, 0, ALL, check_intervals},
         {"load", K_OBJ, C_LOAD, C_LOAD, check_load},
+        {"dns", K_OBJ, 0, C_LAT, result_check_dns}, /* a DNS row's lookups (dnsresult.h) */
     };
     const json_t *test = json_object_get(v, "test");
     unsigned classes;

@@ -53,5 +53,7 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
 int result_check_aggregate(const json_t *v, const char *path, unsigned unused, struct kp_err *err);
 /* A results[] entry's "counters" (result_counters.c). */
 int result_check_counters(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
+/* A results[] entry's "dns": the lookups of a DNS row (dnsresult.c). */
+int result_check_dns(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
 
 #endif

@@ -36,6 +36,7 @@ struct k8s_backend {
     char *pod_server_ip[2];          /* pod IP of kperf-server-pod-a */
     char *host_server_ip[2];         /* node A's IP as kperf-server-host-a sees it */
     char *service_ip[2];             /* ClusterIP of kperf-svc-a */
+    char *dns_ip[2];                 /* pod-to-dns: ClusterIPs of kube-system/kube-dns */
     const char *cluster_families[2]; /* the cluster's ("IPv4"/"IPv6"), primary first */
     size_t n_cluster_families;
     const char *ip_families[2]; /* what the run measures (run_ip_families_choose) */
