@@ -80,7 +80,7 @@ static void dns_args(const char **a, const char *proto, const struct run_spec *s
     char *dur = kp_xasprintf("%llums", (unsigned long long)spec->duration_ms);
     const char *v[] = {"dns",    "--name",  name,         "--server", server,
                        "--rate", rate,      "--duration", dur,        "--timeout",
-                       "5s",     "--proto", proto,        "--type",   aaaa ? "AAAA" : "A",
+                       "3s",     "--proto", proto,        "--type",   aaaa ? "AAAA" : "A",
                        NULL};
 
     memcpy(a, v, sizeof(v));

@@ -20,7 +20,7 @@ struct k8s_deploy;
 
 #define K8S_DNS_UDP_RATE      20   /* lookups per second over UDP */
 #define K8S_DNS_TCP_RATE      5    /* and over TCP (a connection each: the server forks, ...) */
-#define K8S_DNS_TIMEOUT_MS    5000 /* a lookup unanswered after this is lost */
+#define K8S_DNS_TIMEOUT_MS    3000 /* a lookup unanswered after this is lost */
 #define K8S_DNS_SERVICE_NS    "kube-system"
 #define K8S_DNS_SERVICE       "kube-dns"
 #define K8S_DNS_TCP_CONTAINER "dns-tcp" /* the first container is the client's ("client") */
