@@ -285,6 +285,7 @@ static void destroy(struct backend *base)
         free(b->service_ip[f]);
         free(b->dns_ip[f]);
     }
+    json_decref(b->dns_jobs);
     free(b);
 }
 

@@ -5,7 +5,9 @@
  * containers run `kperf-agent dns` at once, over UDP and over TCP, looking up kperf's own
  * Service (kperf-svc-a.<namespace>.svc.cluster.local; A, or AAAA for an IPv6 group). Their two
  * documents become one kperf.result/v1 document (base/dnsresult.h): rows UDP_RR and TCP_CRR of
- * pod-to-dns node:<name>. Sits beside k8s_client.c (calls what sits below it, nothing above). */
+ * pod-to-dns node:<name>. The first group's run starts the Jobs of up to K8S_DNS_PARALLEL
+ * nodes at once; later groups collect theirs. Sits beside k8s_client.c (calls what sits below it,
+ * nothing above). */
 #ifndef KPERF_K8S_K8S_DNS_H
 #define KPERF_K8S_K8S_DNS_H
 
@@ -21,6 +23,7 @@ struct k8s_deploy;
 #define K8S_DNS_UDP_RATE      20   /* lookups per second over UDP */
 #define K8S_DNS_TCP_RATE      5    /* and over TCP (a connection each: the server forks, ...) */
 #define K8S_DNS_TIMEOUT_MS    3000 /* a lookup unanswered after this is lost */
+#define K8S_DNS_PARALLEL      8    /* nodes measured at once (their Jobs started together) */
 #define K8S_DNS_SERVICE_NS    "kube-system"
 #define K8S_DNS_SERVICE       "kube-dns"
 #define K8S_DNS_TCP_CONTAINER "dns-tcp" /* the first container is the client's ("client") */
