@@ -6,13 +6,13 @@
 # lose nothing; kperf compare of a clean run vs the faulted one exits 3 naming node-2's rows
 # only, two clean runs compare clean (latency shown, not judged from one sample: lost% and
 # slow% by their counts, docs/compare.md). The DNS Jobs are gone after each run, after Ctrl-C,
-# and after kill -9 at the next run (--cleanup-leftovers).
+# and after kill -9 at the next run (--cleanup-leftovers), which is the second clean run.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 command -v dnsmasq >/dev/null || { echo "SKIP: dnsmasq missing (dnsmasq-base)"; exit 77; }
 k8s_up --nodes 3 --dns
-ARGS=(--scenarios pod-to-dns --duration 3s --timeout 30s)
+ARGS=(--scenarios pod-to-dns --duration 3s --timeout 30s --lease-duration 3s)
 
 # dns_run NAME: a pod-to-dns run into NAME.json, every row ok
 dns_run() {
@@ -47,22 +47,9 @@ jq -e '[.results[] | select(.placement != "node:node-2") | .samples[0].dns.lost]
     "$K8S_DIR/faulted.json" >/dev/null && pass "faulted: node-1 and node-3 lost nothing" ||
     fail "faulted: loss on another node"
 
-dns_run clean2
-"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/faulted.json" -o json >"$K8S_DIR/cmp.json" 2>/dev/null
-rc=$?
-regressed=$(jq -r '[.rows[] | select(any(.metrics[]; .verdict == "regression")) | "\(.placement) \(.test)"] | unique | join(", ")' "$K8S_DIR/cmp.json")
-if [ "$rc" = 3 ] && [ -n "$regressed" ] && ! grep -qE 'node-1|node-3' <<<"$regressed"; then
-    pass "compare clean vs faulted: exit 3, regressions on $regressed"
-else
-    fail "compare clean vs faulted: exit $rc, regressions on '$regressed'"
-fi
-"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/faulted.json" 2>/dev/null | grep -E "lost%|slow%" | head -4
-"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/clean2.json" -o json >"$K8S_DIR/cmp2.json" 2>/dev/null
-rc=$?
-[ "$rc" = 0 ] && pass "compare two clean runs: exit 0" ||
-    fail "compare two clean runs: exit $rc: $(jq -c '[.rows[] | {placement, test, m: [.metrics[] | select(.verdict == "regression") | .metric]}]' "$K8S_DIR/cmp2.json")"
-
-# Ctrl-C while a DNS Job runs, then kill -9 while one runs: nothing left, the next run cleans
+# Ctrl-C while a DNS Job runs, then kill -9 while one runs: nothing left after the first, the
+# second's DNS pod is removed by the next run (clean2, --cleanup-leftovers; --lease-duration 3s:
+# the next run sees the killed run's Lease expire within 3 s)
 dns_pods() { [ -n "$(kadmin get pods -A -l 'app.kubernetes.io/managed-by=kperf,kperf.io/scenario=pod-to-dns' -o name 2>/dev/null)" ]; }
 for sig in INT KILL; do
     "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]}" -o json \
@@ -71,14 +58,30 @@ for sig in INT KILL; do
     wait_for 60 "a DNS pod" dns_pods || fail "$sig: no DNS pod appeared"
     kill "-$sig" "$pid"
     wait "$pid"
-    echo "SIG$sig: kperf exit $?"
+    rc=$?
     if [ "$sig" = INT ]; then
-        k8s_nothing_left "sigint-dns-running"
+        [ "$rc" = 130 ] && pass "Ctrl-C: exit 130" || fail "Ctrl-C: exit $rc"
+        k8s_nothing_left "Ctrl-C while DNS pods run"
     fi
 done
 dns_pods && pass "kill -9: its DNS pod is left behind" || fail "kill -9 left no DNS pod to clean"
-kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 1s --cleanup-leftovers -o json \
-    >"$K8S_DIR/left.json" 2>"$K8S_DIR/left.err" && pass "after kill -9: next run ok" ||
-    fail "after kill -9: $(tail -2 "$K8S_DIR/left.err")"
-k8s_nothing_left "after kill -9 and the next run"
+ARGS+=(--cleanup-leftovers)
+dns_run clean2
+grep -qE "removing (run|leftovers of run)" "$K8S_DIR/clean2.err" && pass "clean2: removed the killed run first" ||
+    fail "clean2: did not remove the killed run: $(grep -i leftover "$K8S_DIR/clean2.err" | head -2)"
+
+"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/faulted.json" -o json >"$K8S_DIR/cmp.json" 2>/dev/null
+rc=$?
+regressed=$(jq -r '[.rows[] | select(any(.metrics[]; .verdict == "regression")) | "\(.placement) \(.test)"] | unique | join(", ")' "$K8S_DIR/cmp.json")
+if [ "$rc" = 3 ] && [ -n "$regressed" ] && ! grep -qE 'node-1|node-3' <<<"$regressed"; then
+    pass "compare clean vs faulted: exit 3, regressions on $regressed"
+else
+    fail "compare clean vs faulted: exit $rc, regressions on '$regressed'"
+fi
+"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/faulted.json" 2>/dev/null | grep -E "node-2 .*(lost|slow)%"
+"$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/clean2.json" -o json >"$K8S_DIR/cmp2.json" 2>/dev/null
+rc=$?
+[ "$rc" = 0 ] && pass "compare two clean runs: exit 0" ||
+    fail "compare two clean runs: exit $rc: $(jq -c '[.rows[] | {placement, test, m: [.metrics[] | select(.verdict == "regression") | .metric]}]' "$K8S_DIR/cmp2.json")"
+
 ks_finish
