@@ -30,20 +30,20 @@ dns_run() {
 }
 
 dns_run clean1
-jq -e '[.results[] | .samples[0].dns.name] | all(test("^kperf-svc-a\\.kperf-[0-9a-z-]+\\.svc\\.cluster\\.local$"))' \
+jq -e '[.results[] | .samples[0].dns.name] | length == 6 and all(test("^kperf-svc-a\\.kperf-[0-9a-z-]+\\.svc\\.cluster\\.local$"))' \
     "$K8S_DIR/clean1.json" >/dev/null && pass "clean1: looks up kperf's own Service" ||
     fail "clean1: names $(jq -c '[.results[].samples[0].dns.name]' "$K8S_DIR/clean1.json")"
-jq -e '[.results[].samples[0].dns] | all(.server == "198.19.240.10" and .rcode_errors == 0)' \
+jq -e '[.results[].samples[0].dns] | length == 6 and all(.server == "198.19.240.10" and .rcode_errors == 0)' \
     "$K8S_DIR/clean1.json" >/dev/null && pass "clean1: asked kube-dns, answered without error" ||
     fail "clean1: $(jq -c '[.results[].samples[0].dns | {server, rcode_errors}]' "$K8S_DIR/clean1.json")"
 
 "$KS" fault --state-dir "$K8S_DIR" 'dns-drop:node=node-2,pct=30' >/dev/null || fail "fault dns-drop"
 dns_run faulted
 "$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null || fail "fault --clear"
-jq -e '[.results[] | select(.placement == "node:node-2") | .samples[0].dns | .lost + .slow_1s] | all(. > 0)' \
+jq -e '[.results[] | select(.placement == "node:node-2") | .samples[0].dns | .lost + .slow_1s] | length == 2 and all(. > 0)' \
     "$K8S_DIR/faulted.json" >/dev/null && pass "faulted: node-2 lost or late lookups over UDP and TCP" ||
     fail "faulted: node-2 rows show no loss"
-jq -e '[.results[] | select(.placement != "node:node-2") | .samples[0].dns.lost] | all(. == 0)' \
+jq -e '[.results[] | select(.placement != "node:node-2") | .samples[0].dns.lost] | length == 4 and all(. == 0)' \
     "$K8S_DIR/faulted.json" >/dev/null && pass "faulted: node-1 and node-3 lost nothing" ||
     fail "faulted: loss on another node"
 
