@@ -334,7 +334,7 @@ static json_t *result(const struct run *r)
 
     return json_pack(
         "{s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, "
-        "s:{s:f, s:f, s:f}}",
+        "s:{s:f, s:f, s:f}, s:o}",
         "name", o->name, "server", o->server, "port", (int)o->port, "proto", o->tcp ? "tcp" : "udp",
         "type", o->qtype == DNSMSG_TYPE_AAAA ? "AAAA" : "A", "rate", (json_int_t)o->rate,
         "duration_ms", (json_int_t)o->duration_ms, "timeout_ms", (json_int_t)o->timeout_ms, "sent",
@@ -343,7 +343,7 @@ static json_t *result(const struct run *r)
         (json_int_t)r->rcode_errors, "truncated", (json_int_t)r->truncated, "malformed",
         (json_int_t)r->malformed, "late", (json_int_t)r->late, "latency_us", "p50",
         (double)hist_percentile(r->h, 50) / 1e3, "p99", (double)hist_percentile(r->h, 99) / 1e3,
-        "max", (double)hist_max(r->h) / 1e3);
+        "max", (double)hist_max(r->h) / 1e3, "histogram", hist_to_json(r->h));
 }
 
 json_t *dnsprobe_run(const struct dnsprobe_opts *o, struct kp_err *err)

@@ -361,6 +361,7 @@ int result_check_entry(const json_t *v, const char *path, unsigned unused, struc
         /* TCP_CRR with --parallel (a step of kperf's capacity ramp) */
         {"parallel", K_INT, 0, C_LAT, NULL},
         {"conn_errors", K_INT, 0, C_LAT, NULL},
+        {"dns", K_OBJ, 0, C_LAT, result_check_dns}, /* a DNS row's lookups (dnsresult.h) */
     };
     const json_t *test = json_object_get(v, "test");
     unsigned classes;

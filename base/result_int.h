@@ -55,5 +55,7 @@ int result_check_aggregate(const json_t *v, const char *path, unsigned unused, s
 int result_check_counters(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
 /* result_profile.c: a results[] entry's "profile". */
 int result_check_profile(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
+/* A results[] entry's "dns": the lookups of a DNS row (dnsresult.c). */
+int result_check_dns(const json_t *v, const char *path, unsigned classes, struct kp_err *err);
 
 #endif

@@ -33,6 +33,7 @@
 #define ROWKEY_SCENARIO_HOST_TO_HOST    "host-to-host"
 #define ROWKEY_SCENARIO_POD_TO_SERVICE  "pod-to-service"
 #define ROWKEY_SCENARIO_POD_TO_EXTERNAL "pod-to-external"
+#define ROWKEY_SCENARIO_POD_TO_DNS      "pod-to-dns" /* lookups to the cluster DNS, per node */
 #define ROWKEY_PLACEMENT_SAME_NODE      "same-node"
 #define ROWKEY_PLACEMENT_OTHER_NODE     "other-node"
 #define ROWKEY_PLACEMENT_EXTERNAL       "external"

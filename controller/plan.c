@@ -21,10 +21,8 @@ struct plan {
 
 /* as reports spell them: base/rowkey.h owns the names */
 static const char *const scenario_names[SCENARIO_COUNT] = {
-    ROWKEY_SCENARIO_POD_TO_POD,
-    ROWKEY_SCENARIO_HOST_TO_HOST,
-    ROWKEY_SCENARIO_POD_TO_SERVICE,
-    ROWKEY_SCENARIO_POD_TO_EXTERNAL,
+    ROWKEY_SCENARIO_POD_TO_POD,      ROWKEY_SCENARIO_HOST_TO_HOST, ROWKEY_SCENARIO_POD_TO_SERVICE,
+    ROWKEY_SCENARIO_POD_TO_EXTERNAL, ROWKEY_SCENARIO_POD_TO_DNS,
 };
 
 static const char *const placement_names[PLACEMENT_COUNT] = {
@@ -72,9 +70,10 @@ static void group_cleanup(struct plan_group *g)
 static void add_group(struct plan *p, enum scenario s, enum placement pl, bool reverse)
 {
     struct plan_group g = {.scenario = s, .placement = pl, .reverse = reverse};
+    unsigned tests = s == SCENARIO_POD_TO_DNS ? TEST_DNS_MASK : p->opts.tests;
 
     for (int t = 0; t < TEST_COUNT; t++) {
-        if (!(p->opts.tests & (1u << t)))
+        if (!(tests & (1u << t)))
             continue;
         if (reverse && !testkind_get((enum test_kind)t)->reversible)
             continue;
@@ -119,6 +118,10 @@ struct plan *plan_new(const struct plan_opts *opts)
     for (int s = 0; s < SCENARIO_COUNT; s++) {
         if (!(opts->scenarios & (1u << s)))
             continue;
+        if (s == SCENARIO_POD_TO_DNS) { /* one group per node: plan_expand_dns */
+            add_group(p, (enum scenario)s, PLACEMENT_NODE, false);
+            continue;
+        }
         if (s == SCENARIO_POD_TO_EXTERNAL) {
             add_group(p, (enum scenario)s, PLACEMENT_EXTERNAL, false);
             add_group(p, (enum scenario)s, PLACEMENT_EXTERNAL, true);
@@ -207,6 +210,31 @@ size_t plan_skip_node(struct plan *p, const char *node, const size_t *extra, siz
         n++;
     }
     return n;
+}
+
+void plan_expand_dns(struct plan *p, const char *const *names, size_t n)
+{
+    struct plan_group *old = p->groups;
+    size_t n_old = p->n_groups;
+
+    p->groups = NULL;
+    p->n_groups = 0;
+    p->cap = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        if (old[i].scenario != SCENARIO_POD_TO_DNS || old[i].node) {
+            *group_append(p) = old[i]; /* moves ownership of its strings */
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            struct plan_group *g = group_append(p);
+            *g = old[i];
+            g->node = kp_xstrdup(names[k]);
+            g->placement_label = kp_xasprintf("%s%s", ROWKEY_SWEEP_PREFIX, names[k]);
+            g->skip_reason = old[i].skip_reason ? kp_xstrdup(old[i].skip_reason) : NULL;
+        }
+        group_cleanup(&old[i]);
+    }
+    free(old);
 }
 
 void plan_expand_sweep(struct plan *p, const char *const *names, size_t n)

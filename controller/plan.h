@@ -5,7 +5,9 @@
  * kept with its reason, never dropped). Knows nothing of backends, processes or reports.
  *
  * Vocabulary (these exact strings appear in reports):
- *   scenarios   pod-to-pod, host-to-host, pod-to-service, pod-to-external
+ *   scenarios   pod-to-pod, host-to-host, pod-to-service, pod-to-external, pod-to-dns
+ *               (pod-to-dns: one group per node, placement node:<name>, once the backend
+ *               knows the nodes: plan_expand_dns)
  *   placements  same-node, other-node   (client and server pod on the same / another node)
  *               external                (pod-to-external only: the server is outside the
  *                                        cluster, so node placement does not apply)
@@ -45,6 +47,7 @@ enum scenario {
     SCENARIO_HOST_TO_HOST,
     SCENARIO_POD_TO_SERVICE,
     SCENARIO_POD_TO_EXTERNAL,
+    SCENARIO_POD_TO_DNS, /* asked for, never implied by "all" (docs/kubernetes.md) */
     SCENARIO_COUNT,
 };
 
@@ -57,7 +60,11 @@ enum placement {
 };
 
 /* Bit masks over the enums above: (1u << SCENARIO_x), (1u << PLACEMENT_x), (1u << TEST_x). */
-#define SCENARIO_ALL_MASK ((1u << SCENARIO_COUNT) - 1)
+/* "all": every scenario but pod-to-dns, whose lookups load the cluster's own DNS (asked for) */
+#define SCENARIO_ALL_MASK (((1u << SCENARIO_COUNT) - 1) & ~(1u << SCENARIO_POD_TO_DNS))
+/* pod-to-dns measures DNS lookups over UDP (a UDP_RR row) and TCP (a TCP_CRR row), whatever
+ * --tests says */
+#define TEST_DNS_MASK ((1u << TEST_UDP_RR) | (1u << TEST_TCP_CRR))
 /* "all": every test but the loaded ones (base/testkind.h: filling the path is asked for) */
 #define TEST_ALL_MASK (((1u << TEST_COUNT) - 1) & ~(1u << TEST_TCP_RR_LOADED))
 #define TEST_DEFAULT_MASK                                                                          \
@@ -131,6 +138,10 @@ size_t plan_skip_node(struct plan *p, const char *node, const size_t *extra, siz
  * reverse group per node with those (the server sends: both directions of every pair). names
  * borrowed; copied. */
 void plan_expand_sweep(struct plan *p, const char *const *names, size_t n);
+
+/* pod-to-dns: replaces its group by one group per node (placement PLACEMENT_NODE, label
+ * "node:<name>", tests TEST_DNS_MASK). names borrowed; copied. */
+void plan_expand_dns(struct plan *p, const char *const *names, size_t n);
 
 /* The address families the run measures, decided by the backend in prepare: with one, every
  * group gets it as ip_family; with two, every group is replaced by one group per family

@@ -127,6 +127,12 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
                                "pod-to-service to --scenarios");
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
+    if (o->local && (o->scenarios & (1u << SCENARIO_POD_TO_DNS)))
+        return kp_err_set(err, "--scenarios pod-to-dns: --local runs no cluster DNS to measure; "
+                               "run it on a cluster (or kube-sim up --dns, docs/kube-sim.md)");
+    if (o->all_nodes && (o->scenarios & (1u << SCENARIO_POD_TO_DNS)))
+        return kp_err_set(err, "--scenarios pod-to-dns measures every node already: run it "
+                               "without --all-nodes (docs/kubernetes.md, \"DNS per node\")");
     if (!o->local && o->n_local_faults > 0)
         return kp_err_set(err, "--local-fault applies to --local only");
     if (!o->local && (o->cni_conf || o->cni_path))

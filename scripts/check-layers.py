@@ -44,7 +44,8 @@ BACKEND_FOLDERS = {"controller/k8s", "controller/local"}
 BELOW = {
     "controller/k8s/k8s_client": {"controller/k8s/k8s_sweep.h", "controller/k8s/k8s_churn.h",
                                   "controller/k8s/backend_k8s.h", "controller/k8s/k8s_watch.h",
-                                  "controller/k8s/k8s_watch_ready.h"},
+                                  "controller/k8s/k8s_watch_ready.h", "controller/k8s/k8s_dns.h"},
+    "controller/k8s/k8s_dns": {"controller/k8s/k8s_sweep.h", "controller/k8s/backend_k8s.h"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -224,6 +224,8 @@ static json_t *client_jobs(const struct k8s_deploy *d, const struct run_options 
 
         if (g->skipped || (g->scenario == SCENARIO_POD_TO_EXTERNAL && !ro->external_host))
             continue;
+        if (g->scenario == SCENARIO_POD_TO_DNS)
+            continue; /* one Job per node and the cluster DNS's address: known at run time */
         run_spec_init(&spec, ro, g, g->tests, g->n_tests, ro->samples);
         k8s_objects_group_target(g, &t);
         host = t.client_on_a ? d->node_a_host

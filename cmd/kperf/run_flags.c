@@ -475,7 +475,8 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
 static const struct flag run_flags[] = {
     RUN_FLAG(G_WHAT, F_SCENARIOS, "scenarios", 0, "LIST",
              "all, or a comma list of pod-to-pod,host-to-host,\n"
-             "pod-to-service,pod-to-external (default pod-to-pod)"),
+             "pod-to-service,pod-to-external,pod-to-dns (default\n"
+             "pod-to-pod; all is every one but pod-to-dns)"),
     RUN_FLAG(G_WHAT, F_TESTS, "tests", 0, "LIST",
              "all (six), or a comma list of TCP_RR,TCP_CRR,UDP_RR,\n"
              "TCP_STREAM,TCP_STREAM_MULTI,UDP_STREAM,TCP_RR_LOADED\n"

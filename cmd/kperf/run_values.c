@@ -53,7 +53,7 @@ int rv_add_scenario(void *ctx, const char *item, struct kp_err *err)
     if (s < 0)
         return kp_err_set(err,
                           "--scenarios: unknown scenario '%s' (all, pod-to-pod, host-to-host, "
-                          "pod-to-service, pod-to-external)",
+                          "pod-to-service, pod-to-external, pod-to-dns)",
                           item);
     *mask |= 1u << s;
     return 0;

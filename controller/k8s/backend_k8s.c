@@ -19,6 +19,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_cleanup.h"
 #include "controller/k8s/k8s_client.h"
+#include "controller/k8s/k8s_dns.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lock.h"
 #include "controller/k8s/k8s_netpol.h"
@@ -43,6 +44,8 @@ static int run_client(struct backend *base, const struct run_spec *spec, json_t 
 
     *doc = NULL;
     b->fail_cause[0] = '\0';
+    if (spec->group->scenario == SCENARIO_POD_TO_DNS)
+        return k8s_dns_run(b, spec, doc, err);
     if (spec->group->placement == PLACEMENT_NODE && b->sweep)
         return k8s_sweep_run_client(b, spec, doc, err);
     if (k8s_client_start(b, spec, NULL, &cr, err) != 0)
@@ -281,7 +284,9 @@ static void destroy(struct backend *base)
         free(b->pod_server_ip[f]);
         free(b->host_server_ip[f]);
         free(b->service_ip[f]);
+        free(b->dns_ip[f]);
     }
+    json_decref(b->dns_jobs);
     free(b);
 }
 

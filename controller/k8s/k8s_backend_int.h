@@ -33,9 +33,12 @@ struct k8s_backend {
     const json_t *node_b; /* borrowed from nodes: other-node clients, or NULL */
     json_t *facts;        /* describe(): ours */
     /* [0] IPv4, [1] IPv6 (K8S_FAM): the addresses of each family measured */
-    char *pod_server_ip[2];          /* pod IP of kperf-server-pod-a */
-    char *host_server_ip[2];         /* node A's IP as kperf-server-host-a sees it */
-    char *service_ip[2];             /* ClusterIP of kperf-svc-a */
+    char *pod_server_ip[2];      /* pod IP of kperf-server-pod-a */
+    char *host_server_ip[2];     /* node A's IP as kperf-server-host-a sees it */
+    char *service_ip[2];         /* ClusterIP of kperf-svc-a */
+    char *dns_ip[2];             /* pod-to-dns: ClusterIPs of kube-system/kube-dns */
+    const struct plan *dns_plan; /* pod-to-dns: the run's plan (borrowed), k8s_dns.c */
+    json_t *dns_jobs; /* pod-to-dns: Jobs started, "family|placement" -> {job, uid, start} */
     const char *cluster_families[2]; /* the cluster's ("IPv4"/"IPv6"), primary first */
     size_t n_cluster_families;
     const char *ip_families[2]; /* what the run measures (run_ip_families_choose) */

@@ -61,8 +61,8 @@ static void servers_needed(const struct plan *plan, struct k8s_server_set *set)
             set->pod_network = 1;
         else if (g->scenario == SCENARIO_HOST_TO_HOST)
             set->host_network = 1;
-        else if (g->scenario == SCENARIO_POD_TO_SERVICE)
-            set->services = 1;
+        else if (g->scenario == SCENARIO_POD_TO_SERVICE || g->scenario == SCENARIO_POD_TO_DNS)
+            set->services = 1; /* pod-to-dns looks kperf-svc-a's name up */
     }
 }
 

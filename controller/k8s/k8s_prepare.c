@@ -13,6 +13,7 @@
 #include "controller/k8s/k8s_backend_int.h"
 #include "controller/k8s/k8s_churn.h"
 #include "controller/k8s/k8s_cleanup.h"
+#include "controller/k8s/k8s_dns.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_provenance.h"
@@ -630,6 +631,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
     k8s_provenance_collect(b->kc, b->facts); /* CNI, kube-proxy: best effort */
     if (choose_nodes(b, plan, err) != 0)
         return -1;
+    k8s_dns_plan(b, plan);
     if (!b->ro->external_host)
         plan_skip(plan, SCENARIO_POD_TO_EXTERNAL, PLACEMENT_COUNT, "no --external-server given");
     else {

@@ -50,6 +50,48 @@ static double in_run_cv(const json_t *row, const struct cmp_metric *m)
     return cv;
 }
 
+/* The summed events and trials of m over row's samples (cmp_metric.sample_counts). */
+static void row_counts(const json_t *row, const struct cmp_metric *m, double *k, double *n)
+{
+    size_t i;
+    const json_t *s;
+    double sk, sn;
+
+    *k = *n = 0;
+    json_array_foreach(json_object_get(row, "samples"), i, s)
+    {
+        if (m->sample_counts(s, &sk, &sn)) {
+            *k += sk;
+            *n += sn;
+        }
+    }
+}
+
+/* A pod-to-dns row (base/dnsresult.h): one sample of lookups has no per-interval series, so
+ * the in-run spread of its latency is unknown (not 0): its latency needs samples. */
+static bool dns_row(const json_t *row)
+{
+    return json_object_get(json_array_get(json_object_get(row, "samples"), 0), "dns") != NULL;
+}
+
+/* A rate of events among trials: the two-proportion z test on the rows' summed counts. */
+static bool significant_counts(const json_t *rb, const json_t *rn, const struct cmp_metric *m,
+                               double delta, const struct compare_opts *o, json_t *out)
+{
+    double ka, na, kb, nb, pool, se, z, p;
+
+    row_counts(rb, m, &ka, &na);
+    row_counts(rn, m, &kb, &nb);
+    pool = na + nb > 0 ? (ka + kb) / (na + nb) : 0;
+    se = na > 0 && nb > 0 ? sqrt(pool * (1 - pool) * (1 / na + 1 / nb)) : 0;
+    z = se > 0 ? (kb / nb - ka / na) / se : 0;
+    p = erfc(fabs(z) / sqrt(2.0));
+    json_object_set_new(out, "method", json_string("two-proportion"));
+    json_object_set_new(out, "p_value", json_real(p));
+    json_object_set_new(out, "confidence", json_string("normal"));
+    return se > 0 && p < o->alpha && z * delta > 0;
+}
+
 /* Decides whether the samples show a real shift in the direction of delta (NEW - BASE);
  * delta_pct is the relative change, for the one-sample rule. */
 static bool significant(const json_t *rb, const json_t *rn, const struct cmp_metric *m,
@@ -62,7 +104,9 @@ static bool significant(const json_t *rb, const json_t *rn, const struct cmp_met
 
     json_object_set_new(out, "n_base", json_integer((json_int_t)na));
     json_object_set_new(out, "n_new", json_integer((json_int_t)nb));
-    if (na >= 4 && nb >= 4) {
+    if (m->sample_counts) {
+        sig = significant_counts(rb, rn, m, delta, o, out);
+    } else if (na >= 4 && nb >= 4) {
         double shift = stats_hodges_lehmann(a, na, b, nb);
         p = stats_mann_whitney_p(a, na, b, nb);
         sig = p < o->alpha && shift * delta > 0;
@@ -76,7 +120,7 @@ static bool significant(const json_t *rb, const json_t *rn, const struct cmp_met
         json_object_set_new(out, "method", json_string("welch-ci95"));
         json_object_set_new(out, "diff_ci95", json_pack("[f, f]", lo, hi));
         json_object_set_new(out, "confidence", json_string("low"));
-    } else if (!m->key) {
+    } else if (!m->key || (m->group == CMP_LATENCY && dns_row(rb))) {
         /* One run's p90/p99 moves far more between runs than its per-interval throughput or
          * ops/s do (seen: +-50% p99 between identical runs on a loaded VM with a 5% ops/s
          * spread), so the in-run spread says nothing about it: no verdict without samples.

@@ -109,7 +109,32 @@ static bool v_retrans(const json_t *row, const json_t *s, double *out)
 static bool v_loss(const json_t *row, const json_t *s, double *out)
 {
     (void)row;
-    return num(s, "udp", "loss_pct", out);
+    /* a DNS row's UDP loss is its lost% (v_dns_lost), judged once */
+    return !json_object_get(s, "dns") && num(s, "udp", "loss_pct", out);
+}
+
+/* pod-to-dns: lookups lost (no answer within the timeout) and answered later than 1 s, in
+ * percent of those sent (base/dnsresult.h) */
+static bool v_dns_lost(const json_t *row, const json_t *s, double *out)
+{
+    (void)row;
+    return num(s, "dns", "lost_pct", out);
+}
+
+static bool v_dns_slow(const json_t *row, const json_t *s, double *out)
+{
+    (void)row;
+    return num(s, "dns", "slow_pct", out);
+}
+
+static bool c_dns_lost(const json_t *s, double *events, double *trials)
+{
+    return num(s, "dns", "lost", events) && num(s, "dns", "sent", trials);
+}
+
+static bool c_dns_slow(const json_t *s, double *events, double *trials)
+{
+    return num(s, "dns", "slow_1s", events) && num(s, "dns", "sent", trials);
 }
 
 static bool v_jitter(const json_t *row, const json_t *s, double *out)
@@ -184,28 +209,31 @@ static bool v_load_mbps(const json_t *row, const json_t *s, double *out)
 }
 
 static const struct cmp_metric metrics[] = {
-    {"p50", "latency_us.p50", CMP_LATENCY, false, true, "latency_us", "p50", v_p50},
-    {"p90", "latency_us.p90", CMP_LATENCY, false, false, "latency_us", "p90", v_p90},
-    {"p99", "latency_us.p99", CMP_LATENCY, false, false, "latency_us", "p99", v_p99},
-    {"p99.9", "latency_us.p999", CMP_P999, false, false, "latency_us", "p999", v_p999},
-    {"mean", "latency_us.mean", CMP_LATENCY, false, true, "latency_us", "mean", v_mean},
-    {"ops/s", "ops_per_sec", CMP_OPS, true, true, "ops_per_sec", NULL, v_ops},
-    {"conn/s", "ops_per_sec", CMP_CONN, true, true, "ops_per_sec", NULL, v_conn},
-    {"max conn/s", "capacity.max_conn_per_sec", CMP_CONN, true, true, NULL, NULL, v_capacity},
-    {"Mb/s", "throughput_mbps", CMP_THROUGHPUT, true, true, "throughput_mbps", NULL, v_mbps},
-    {"retrans/GB", "tcp.retransmits/bytes", CMP_RETRANSMITS, false, false, NULL, NULL, v_retrans},
-    {"loss%", "udp.loss_pct", CMP_LOSS, false, false, NULL, NULL, v_loss},
-    {"jitter", "udp.jitter_us", CMP_JITTER, false, false, NULL, NULL, v_jitter},
+    {"p50", "latency_us.p50", CMP_LATENCY, false, true, "latency_us", "p50", v_p50, NULL},
+    {"p90", "latency_us.p90", CMP_LATENCY, false, false, "latency_us", "p90", v_p90, NULL},
+    {"p99", "latency_us.p99", CMP_LATENCY, false, false, "latency_us", "p99", v_p99, NULL},
+    {"p99.9", "latency_us.p999", CMP_P999, false, false, "latency_us", "p999", v_p999, NULL},
+    {"mean", "latency_us.mean", CMP_LATENCY, false, true, "latency_us", "mean", v_mean, NULL},
+    {"ops/s", "ops_per_sec", CMP_OPS, true, true, "ops_per_sec", NULL, v_ops, NULL},
+    {"conn/s", "ops_per_sec", CMP_CONN, true, true, "ops_per_sec", NULL, v_conn, NULL},
+    {"max conn/s", "capacity.max_conn_per_sec", CMP_CONN, true, true, NULL, NULL, v_capacity, NULL},
+    {"Mb/s", "throughput_mbps", CMP_THROUGHPUT, true, true, "throughput_mbps", NULL, v_mbps, NULL},
+    {"retrans/GB", "tcp.retransmits/bytes", CMP_RETRANSMITS, false, false, NULL, NULL, v_retrans,
+     NULL},
+    {"loss%", "udp.loss_pct", CMP_LOSS, false, false, NULL, NULL, v_loss, NULL},
+    {"jitter", "udp.jitter_us", CMP_JITTER, false, false, NULL, NULL, v_jitter, NULL},
+    {"lost%", "dns.lost_pct", CMP_LOSS, false, false, NULL, NULL, v_dns_lost, c_dns_lost},
+    {"slow%", "dns.slow_pct", CMP_LOSS, false, false, NULL, NULL, v_dns_slow, c_dns_slow},
     {"node CPU/Gbps", "node_cpu.{client,server}.{softirq,system}_pct/Gbps", CMP_NODE_CPU, false,
-     false, NULL, NULL, v_node_cpu},
+     false, NULL, NULL, v_node_cpu, NULL},
     {"agent CPU/Gbit", "cpu_seconds.{client,server}/Gbit", CMP_AGENT_CPU, false, false, NULL, NULL,
-     v_agent_cpu},
+     v_agent_cpu, NULL},
     {"+p50 load", "latency_increase_us.p50", CMP_LOAD, false, true, "latency_increase_us", "p50",
-     v_inc_p50},
+     v_inc_p50, NULL},
     {"+p99 load", "latency_increase_us.p99", CMP_LOAD, false, false, "latency_increase_us", "p99",
-     v_inc_p99},
+     v_inc_p99, NULL},
     {"load Mb/s", "load.throughput_mbps", CMP_THROUGHPUT, true, false, "load", "throughput_mbps",
-     v_load_mbps},
+     v_load_mbps, NULL},
 };
 
 const struct cmp_metric *cmp_metrics(size_t *count)

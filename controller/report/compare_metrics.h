@@ -52,6 +52,10 @@ struct cmp_metric {
     const char *agg_sub;   /* the report's medians), else the median of the sample values */
     /* The value of one sample of row; false when it does not carry it. */
     bool (*sample_value)(const json_t *row, const json_t *sample, double *out);
+    /* A rate of events among trials (DNS lookups lost or late of those sent): the events and
+     * trials of one sample, false when it has none. Set, the judge compares the two rows'
+     * summed counts (two-proportion test), which one sample each is enough for. */
+    bool (*sample_counts)(const json_t *sample, double *events, double *trials);
 };
 
 /* The table, *count set. */

@@ -83,6 +83,9 @@ static const char *evidence(const json_t *m, char *buf, size_t len)
         snprintf(buf, len, "Welch 95%% CI [%.4g, %.4g], n=%lld/%lld, low confidence",
                  json_number_value(json_array_get(ci, 0)), json_number_value(json_array_get(ci, 1)),
                  na, nb);
+    else if (strcmp(method, "two-proportion") == 0)
+        snprintf(buf, len, "two-proportion test p=%.3g, n=%lld/%lld",
+                 json_number_value(json_object_get(m, "p_value")), na, nb);
     else if (strcmp(method, "needs-samples") == 0)
         snprintf(buf, len, "tail percentile: no verdict from one sample (use --samples >= 2)");
     else if (json_number_value(json_object_get(m, "noise_pct")) > 0)

@@ -310,6 +310,37 @@ static void test_plan_netpol_sizes_follow_the_base_groups(void **state)
     plan_free(p);
 }
 
+/* pod-to-dns: UDP_RR and TCP_CRR whatever --tests says, one group per node once expanded (a
+ * sweep's expansion leaves it alone) */
+static void test_plan_dns_one_group_per_node(void **state)
+{
+    const char *nodes[] = {"node-1", "node-2", "node-3"};
+    struct plan_opts o = opts_with((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_DNS),
+                                   1u << PLACEMENT_SAME_NODE, 1u << TEST_TCP_STREAM, 1);
+    struct plan *p = plan_new(&o);
+
+    (void)state;
+    assert_int_equal(plan_group_count(p), 2);
+    plan_expand_sweep(p, nodes, 3);
+    assert_int_equal(plan_group_count(p), 2);
+    plan_expand_dns(p, nodes, 3);
+    assert_int_equal(plan_group_count(p), 1 + 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct plan_group *g = plan_group_get(p, 1 + i);
+        char want[64];
+        snprintf(want, sizeof(want), "node:%s", nodes[i]);
+        assert_int_equal(g->scenario, SCENARIO_POD_TO_DNS);
+        assert_string_equal(g->node, nodes[i]);
+        assert_string_equal(g->placement_label, want);
+        assert_int_equal(g->n_tests, 2);
+        assert_int_equal(g->tests[0], TEST_TCP_CRR);
+        assert_int_equal(g->tests[1], TEST_UDP_RR);
+    }
+    plan_expand_dns(p, nodes, 3); /* expanded groups stay as they are */
+    assert_int_equal(plan_group_count(p), 4);
+    plan_free(p);
+}
+
 static void test_plan_names_round_trip(void **state)
 {
     (void)state;
@@ -331,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_plan_sweep_one_group_per_node),
         cmocka_unit_test(test_plan_sweep_streams_both_directions),
         cmocka_unit_test(test_plan_skip_node_client_and_extra),
+        cmocka_unit_test(test_plan_dns_one_group_per_node),
         cmocka_unit_test(test_plan_names_round_trip),
         cmocka_unit_test(test_plan_families),
         cmocka_unit_test(test_plan_netpol_sizes_follow_the_base_groups),

@@ -84,6 +84,18 @@ static void test_run_flags_what_to_measure(void **state)
     assert_int_equal(o.tests, 1u << TEST_UDP_RR);
     run_options_cleanup(&o);
 
+    /* pod-to-dns is asked for: "all" leaves it out, and --local and --all-nodes refuse it */
+    assert_int_equal(parse(&o, &err, "--scenarios", "all,pod-to-dns", NULL), 0);
+    assert_int_equal(o.scenarios, SCENARIO_ALL_MASK | (1u << SCENARIO_POD_TO_DNS));
+    assert_true((SCENARIO_ALL_MASK & (1u << SCENARIO_POD_TO_DNS)) == 0);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--local", "--scenarios", "pod-to-dns", NULL), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "--local runs no cluster DNS"));
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--all-nodes", "--scenarios", "pod-to-dns", NULL), -1);
+    assert_non_null(strstr(kp_err_msg(&err), "without --all-nodes"));
+    run_options_cleanup(&o);
+
     /* --under-load adds the loaded test and its idle baseline, before or after --tests */
     assert_int_equal(parse(&o, &err, "--under-load", "--tests", "TCP_STREAM", NULL), 0);
     assert_int_equal(o.tests,
