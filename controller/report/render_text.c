@@ -11,6 +11,7 @@
 #include "base/rowkey.h"
 #include "base/textsafe.h"
 #include "controller/report/evidence.h"
+#include "controller/report/netpol.h"
 #include "controller/report/outlier.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/readiness.h"
@@ -629,6 +630,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, false, out);
     print_table(rep, "throughput", "Throughput tests", false, out);
     readiness_print(report_metadata_const(rep), false, out);
+    netpol_print(report_metadata_const(rep), false, out);
     evidence_print(rep, "  ", out);
     pathmtu_print(rep, "  ", out);
     print_problems(rep, "  ", out);
@@ -642,6 +644,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, true, out);
     print_table(rep, "throughput", "Throughput tests", true, out);
     readiness_print(report_metadata_const(rep), true, out);
+    netpol_print(report_metadata_const(rep), true, out);
     evidence_print(rep, "- ", out);
     pathmtu_print(rep, "- ", out);
     print_problems(rep, "- ", out);
