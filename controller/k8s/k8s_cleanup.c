@@ -13,6 +13,7 @@
 #include "controller/k8s/k8s_objects.h"
 
 const struct kube_resource K8S_RES_SERVICEACCOUNTS = {"v1", "serviceaccounts", 1};
+const struct kube_resource K8S_RES_NETWORKPOLICIES = {"networking.k8s.io/v1", "networkpolicies", 1};
 
 static const char *meta_str(const json_t *o, const char *k)
 {
@@ -221,6 +222,18 @@ int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
         json_decref(items);
         items = NULL;
     }
+    /* NetworkPolicies of --netpol-readiness; lacking the right to list them (RBAC of an older
+     * kperf) means none was created either */
+    if (kube_list_all(kc, &K8S_RES_NETWORKPOLICIES, where, &lo, &items, err) == 0) {
+        add_items(items, 0, out, n);
+        json_decref(items);
+        items = NULL;
+    } else if (kube_client_last(kc)->http_status == 403 ||
+               kube_client_last(kc)->http_status == 404) {
+        kp_err_clear(err);
+    } else {
+        goto out;
+    }
     /* the runs' Leases: which runs are still held by a live controller; lacking the right to
      * read them (RBAC of an older kperf) only loses that knowledge */
     if (kube_list_all(kc, &K8S_RES_LEASES, where, &lo, &items, err) == 0) {
@@ -419,6 +432,11 @@ int k8s_cleanup_run_forcing(struct kube_client *kc, const char *ns, const char *
     }
     if (wait_gone(kc, &KUBE_RES_PODS, ns, sel, NULL, timeout_ms, err) != 0)
         goto out;
+    if (delete_all(kc, &K8S_RES_NETWORKPOLICIES, ns, sel, n_deleted, err) != 0) {
+        if (kube_client_last(kc)->http_status != 403 && kube_client_last(kc)->http_status != 404)
+            goto out;
+        kp_err_clear(err); /* RBAC of an older kperf: no NetworkPolicy was created either */
+    }
     for (size_t k = 0; k < 3; k++) {
         if (delete_all(kc, rest[k], ns, sel, n_deleted, err) != 0)
             goto out;

@@ -144,4 +144,26 @@ bad=$(printf 'apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {
 t3=$(now)
 k delete networkpolicy -n np deny allow egress >/dev/null || fail "delete policies"
 until_both open 20 "$t3" && pass "policies deleted: both open" || fail "not open after delete"
+# kperf's cleanup removes a NetworkPolicy a run left (found by the run's labels, as after kill -9)
+# and leaves the others alone
+KPERF=${KPERF_BIN:-}/kperf
+if [ -x "$KPERF" ]; then
+    k apply -f - >/dev/null <<'YAML' || fail "apply labelled policies"
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: kperf-left, namespace: np, labels: {app.kubernetes.io/managed-by: kperf, kperf.io/run-id: 20260101-000000-abcdef}}
+spec: {podSelector: {matchLabels: {app: srv}}, policyTypes: [Ingress]}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: theirs, namespace: np}
+spec: {podSelector: {matchLabels: {app: nothing}}}
+YAML
+    "$KPERF" cleanup --kubeconfig "$D/kubeconfig" -n np --timeout 20s 2>"$D/cleanup.err" ||
+        fail "kperf cleanup: $(cat "$D/cleanup.err")"
+    left=$(k get networkpolicy -n np -o name | tr '\n' ' ')
+    [ "$left" = "networkpolicy.networking.k8s.io/theirs " ] &&
+        pass "kperf cleanup removed the run's NetworkPolicy, kept the other ($left)" ||
+        fail "after kperf cleanup: '$left' ($(cat "$D/cleanup.err"))"
+fi
 ks_finish
