@@ -14,6 +14,7 @@
 #include "controller/k8s/k8s_objects.h"
 
 const struct kube_resource K8S_RES_SERVICEACCOUNTS = {"v1", "serviceaccounts", 1};
+const struct kube_resource K8S_RES_NETWORKPOLICIES = {"networking.k8s.io/v1", "networkpolicies", 1};
 
 static const char *meta_str(const json_t *o, const char *k)
 {
@@ -221,6 +222,18 @@ int k8s_cleanup_find(struct kube_client *kc, const char *ns, const char *run_id,
         add_items(items, 0, out, n);
         json_decref(items);
         items = NULL;
+    }
+    /* NetworkPolicies of --netpol-readiness; lacking the right to list them (RBAC of an older
+     * kperf) means none was created either */
+    if (kube_list_all(kc, &K8S_RES_NETWORKPOLICIES, where, &lo, &items, err) == 0) {
+        add_items(items, 0, out, n);
+        json_decref(items);
+        items = NULL;
+    } else if (kube_client_last(kc)->http_status == 403 ||
+               kube_client_last(kc)->http_status == 404) {
+        kp_err_clear(err);
+    } else {
+        goto out;
     }
     /* the runs' Leases: which runs are still held by a live controller; lacking the right to
      * read them (RBAC of an older kperf) only loses that knowledge */

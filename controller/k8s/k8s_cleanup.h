@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_cleanup.h - removes what kperf runs created, found by label, in the order that survives
  * policy engines: Jobs and DaemonSets first (background propagation), their pods awaited
- * until gone (watch), then Services, Secrets, ServiceAccounts, the run's Lease, then the namespace
+ * until gone (watch), then NetworkPolicies (--netpol-readiness), Services, Secrets,
+ * ServiceAccounts, the run's Lease, then the namespace
  * when kperf created it (a refused namespace delete, e.g. a Gatekeeper rule against non-empty
  * namespaces, is retried once the workloads are gone), and the namespace awaited until gone.
  * Used by backend_k8s at the end of a run, by --cleanup-leftovers and by `kperf cleanup`.
@@ -18,6 +19,7 @@
 #include "controller/kube/kube.h"
 
 extern const struct kube_resource K8S_RES_SERVICEACCOUNTS;
+extern const struct kube_resource K8S_RES_NETWORKPOLICIES; /* networking.k8s.io/v1 */
 
 enum k8s_lease_state {
     K8S_LEASE_NONE = 0, /* no (readable) Lease: an older kperf, or --keep */

@@ -7,8 +7,7 @@
 #include <time.h>
 
 #include "base/kp_alloc.h"
-
-const struct kube_resource K8S_RES_NETWORKPOLICIES = {"networking.k8s.io/v1", "networkpolicies", 1};
+#include "controller/k8s/k8s_cleanup.h"
 
 static char *policy_name(const struct k8s_objects_opts *o)
 {

@@ -18,8 +18,6 @@
 #include "controller/k8s/k8s_objects.h"
 #include "controller/kube/kube.h"
 
-extern const struct kube_resource K8S_RES_NETWORKPOLICIES; /* networking.k8s.io/v1 */
-
 /* How long a new policy size is given to reach the nodes' datapaths before rows are measured:
  * the API has no "programmed" status for a NetworkPolicy (docs/kubernetes.md). */
 #define K8S_NETPOL_SETTLE_MS 5000

@@ -17,6 +17,7 @@
 #include "controller/report/compare_match.h"
 #include "controller/report/evidence.h"
 #include "controller/report/kprofile.h"
+#include "controller/report/netpol.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
@@ -190,6 +191,12 @@ struct compare *compare_reports(const struct report *base, const struct report *
         (json_int_t)cmp->failed_in_new);
     json_decref(placements);
     json_object_set_new(cmp->doc, "readiness", readiness);
+    json_object_set_new(cmp->doc, "netpol",
+                        netpol_compare(report_metadata_const(base), report_metadata_const(cur),
+                                       &opts->th[CMP_READINESS], &cmp->netpol_regressions,
+                                       &cmp->netpol_improvements));
+    json_object_set_new(json_object_get(cmp->doc, "summary"), "netpol_regressions",
+                        json_integer((json_int_t)cmp->netpol_regressions));
     json_object_set_new(json_object_get(cmp->doc, "summary"), "not_judged",
                         json_integer((json_int_t)cmp->refused));
     json_object_set_new(json_object_get(cmp->doc, "summary"), "readiness_regressions",
@@ -315,7 +322,8 @@ void compare_free(struct compare *cmp)
 
 size_t compare_regression_count(const struct compare *cmp)
 {
-    return cmp->regressions + cmp->failed_in_new + cmp->readiness_regressions;
+    return cmp->regressions + cmp->failed_in_new + cmp->readiness_regressions +
+           cmp->netpol_regressions;
 }
 
 size_t compare_refused_count(const struct compare *cmp)
@@ -335,7 +343,7 @@ size_t compare_inconclusive_count(const struct compare *cmp)
 
 size_t compare_improvement_count(const struct compare *cmp)
 {
-    return cmp->improvements + cmp->readiness_improvements;
+    return cmp->improvements + cmp->readiness_improvements + cmp->netpol_improvements;
 }
 
 json_t *compare_to_json(const struct compare *cmp)

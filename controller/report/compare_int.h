@@ -15,6 +15,7 @@ struct compare {
     size_t inconclusive;  /* metrics worse beyond the threshold but within the noise */
     size_t failed_in_new; /* measured in BASE, failed in NEW */
     size_t readiness_regressions, readiness_improvements; /* readiness.h */
+    size_t netpol_regressions, netpol_improvements;       /* netpol.h */
     size_t refused;      /* rows left without a verdict by strict_evidence */
     size_t refused_pmtu; /* of them, rows with a path MTU black hole on either side */
 };

@@ -17,6 +17,7 @@
 #include "controller/report/compare_int.h"
 #include "controller/report/evidence.h"
 #include "controller/report/kprofile.h"
+#include "controller/report/netpol.h"
 #include "controller/report/provenance.h"
 #include "controller/report/readiness.h"
 #include "controller/report/render_compare_html.h"
@@ -439,6 +440,15 @@ static void print_text(const struct compare *cmp, bool markdown, FILE *out)
             out, "\nPod network readiness: %zu regression%s, %zu improvement%s (threshold %s)\n",
             cmp->readiness_regressions, cmp->readiness_regressions == 1 ? "" : "s",
             cmp->readiness_improvements, cmp->readiness_improvements == 1 ? "" : "s",
+            json_string_value(json_object_get(json_object_get(doc, "thresholds"), "readiness")));
+    netpol_compare_print(json_object_get(doc, "netpol"), markdown, out);
+    if (json_array_size(json_object_get(doc, "netpol")) > 0)
+        fprintf(
+            out,
+            "\nNetworkPolicy enforcement readiness: %zu regression%s, %zu improvement%s "
+            "(threshold %s)\n",
+            cmp->netpol_regressions, cmp->netpol_regressions == 1 ? "" : "s",
+            cmp->netpol_improvements, cmp->netpol_improvements == 1 ? "" : "s",
             json_string_value(json_object_get(json_object_get(doc, "thresholds"), "readiness")));
     fprintf(out, "\n%zu regression%s, %zu improvement%s beyond the thresholds in %zu rows compared",
             cmp->regressions, cmp->regressions == 1 ? "" : "s", cmp->improvements,

@@ -135,8 +135,8 @@ static bool roles_unique(const json_t *nodes)
  * not the run's; the run's own are in nodes). */
 static void flatten(const json_t *v, const char *path, json_t *out)
 {
-    static const char *const skip[] = {"start_time", "end_time",   "run_id", "arguments",
-                                       "readiness",  "node_table", NULL};
+    static const char *const skip[] = {"start_time", "end_time", "run_id",     "arguments",
+                                       "readiness",  "netpol",   "node_table", NULL};
     const char *key;
     const json_t *item;
     size_t i;

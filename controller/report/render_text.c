@@ -12,6 +12,7 @@
 #include "base/textsafe.h"
 #include "controller/report/capacity.h"
 #include "controller/report/evidence.h"
+#include "controller/report/netpol.h"
 #include "controller/report/outlier.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/readiness.h"
@@ -630,6 +631,7 @@ void render_text_table(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, false, out);
     print_table(rep, "throughput", "Throughput tests", false, out);
     readiness_print(report_metadata_const(rep), false, out);
+    netpol_print(report_metadata_const(rep), false, out);
     evidence_print(rep, "  ", out);
     capacity_print(rep, "  ", out);
     pathmtu_print(rep, "  ", out);
@@ -644,6 +646,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     print_table(rep, "loaded", LOADED_TITLE, true, out);
     print_table(rep, "throughput", "Throughput tests", true, out);
     readiness_print(report_metadata_const(rep), true, out);
+    netpol_print(report_metadata_const(rep), true, out);
     evidence_print(rep, "- ", out);
     capacity_print(rep, "- ", out);
     pathmtu_print(rep, "- ", out);

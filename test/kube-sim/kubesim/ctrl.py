@@ -17,6 +17,7 @@ import traceback
 
 from . import fit as fit_mod
 from . import hostports
+from . import netpol
 from . import resources as R
 from .cron import CronJobs
 from .schema import Rejected
@@ -56,6 +57,8 @@ class Controllers(Workloads, CronJobs, Storage):
         self.sched_msg = {}         # pod uid -> last FailedScheduling text
         self.dangling = {}          # uid -> when its owners were first gone
         self.svc_rules = None
+        self.netpol = None          # netpol.Programmer, wired by main
+        self.netns_of = None        # pod uid -> its netns (the kubelet's)
         self.event_names = {}       # (ns, uid, reason, message) -> event
         self.stop = False
         self.cron_init(cfg)
@@ -74,11 +77,16 @@ class Controllers(Workloads, CronJobs, Storage):
             self.wake.clear()
             for fn in (self.namespaces, self.gc, self.daemonsets,
                        self.cronjobs, self.jobs, self.volumes, self.schedule,
-                       self.endpoints):
+                       self.endpoints, self.netpols):
                 try:
                     fn()
                 except Exception:
                     traceback.print_exc(file=sys.stderr)
+
+    def netpols(self):
+        """Every pod's NetworkPolicy rules, to each node's programmer."""
+        if self.netpol is not None:
+            self.netpol.update(netpol.desired(self.store, self.netns_of))
 
     # ------------------------------------------------------------ events
     def event(self, obj, typ, reason, msg, component, host=None,

@@ -8,7 +8,8 @@ an HTTP 410), node faults (NotReady, unschedulable, tainted, a node's
 allocatable cpu / memory / pods for the scheduler's fit), a node's links at a
 lower speed both ways (link-rate: tbf on both ends of its veth), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
-readiness (ready-delay), a namespace's LimitRange default CPU limit
+readiness (ready-delay), a node's slow NetworkPolicy programming
+(netpol-delay, netpol.py), a namespace's LimitRange default CPU limit
 (limit-range-cpu, applied by admission.py and enforced by the kubelet as a
 CFS quota), Pod Security default
 level, a Gatekeeper-like rule refusing to
@@ -30,7 +31,7 @@ KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
          "cni-add-delay", "ready-delay", "limit-range-cpu",
-         "node-allocatable", "link-rate", "dns-drop"}
+         "node-allocatable", "link-rate", "dns-drop", "netpol-delay"}
 # faults of a node's CNI (kubesim/cniruntime.py writes them into the node's
 # conflist; kubesim/sandbox.py reports what the kubelet then reports)
 CNI_KINDS = {"cni-ipam-size", "cni-plugin-fail", "cni-add-hang",
@@ -97,7 +98,7 @@ def parse(spec):
                              "(e.g. 500m or 1)")
         if kind == "node-allocatable":
             _check_allocatable(r)
-        if kind in ("cni-add-delay", "ready-delay") and \
+        if kind in ("cni-add-delay", "ready-delay", "netpol-delay") and \
                 ("node" not in r or "delay" not in r):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
         if kind in CNI_KINDS:
@@ -559,6 +560,11 @@ class Faults:
         a slow readiness gate, or the window between a container's start
         and its kubelet's next status report."""
         return self._node_delay("ready-delay", node)
+
+    def netpol_delay(self, node):
+        """Seconds node's policy agent takes to program a change of its
+        pods' NetworkPolicy rules (netpol-delay; netpol.py)."""
+        return self._node_delay("netpol-delay", node)
 
     def limit_range_cpu(self, ns):
         """The default CPU limit a LimitRange gives containers of namespace

@@ -267,7 +267,7 @@ def serve(d):
         cfg = Cfg(json.load(f))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     from . import (admission, api, auth, cni, ctrl, faults, kubelet, net,
-                   seed, storage, store, util)
+                   netpol, seed, storage, store, util)
     util.SKEW_S = float(getattr(cfg, "clock_skew", 0) or 0)
     t0 = time.time()
     st = store.Store()
@@ -338,6 +338,17 @@ def serve(d):
         isrv = net.in_netns(network.ul, lambda ip=ip: api.Server(
             app, net.API_PORT, ctx, host=ip))
         threading.Thread(target=isrv.serve_forever, daemon=True).start()
+    def netns_of(uid):
+        w = kl.workers.get(uid)
+        return w.netns if w is not None else None
+
+    def node_addrs(name):
+        return [a for i in list(network.indices) if
+                network.node_name(i) == name for a in
+                ([net.pod_gw(i)] if "IPv4" in net.FAMILIES else []) +
+                ([net.pod_gw6(i)] if "IPv6" in net.FAMILIES else [])]
+    cm.netns_of = netns_of
+    cm.netpol = netpol.Programmer(network, fl, node_addrs)
     kl.register_nodes()
     if cfg.faults:
         fl.add(cfg.faults)

@@ -68,6 +68,9 @@ RESOURCES = [
         "SelfSubjectAccessReview", False,
         "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
         verbs=["create"]),
+    # enforced by netpol.py (nftables in each pod's namespace)
+    Res("networkpolicies", "networking.k8s.io", "NetworkPolicy", True,
+        "io.k8s.api.networking.v1.NetworkPolicy", ["netpol"]),
     Res("roles", "rbac.authorization.k8s.io", "Role", True, _R + "Role"),
     Res("rolebindings", "rbac.authorization.k8s.io", "RoleBinding", True,
         _R + "RoleBinding"),
@@ -84,7 +87,7 @@ RESOURCES = [
 BY_GR = {(r.group, r.name): r for r in RESOURCES}
 GROUPS = ["apps", "batch", "coordination.k8s.io", "authorization.k8s.io",
           "rbac.authorization.k8s.io", "storage.k8s.io",
-          "admissionregistration.k8s.io"]
+          "admissionregistration.k8s.io", "networking.k8s.io"]
 
 # field selectors the real server accepts, per resource (besides metadata.*)
 FIELDS = {
