@@ -274,6 +274,7 @@ def serve(d):
     fl = faults.Faults(cfg)
     net.configure(getattr(cfg, "ip_family", "ipv4"))
     network = net.Network(d, cfg.prefix, cfg.nodes)
+    network.proxy_delay_of = fl.proxy_delay
     au = auth.Auth(cfg, st)
     sock_srv = [None]
 

@@ -489,20 +489,20 @@ class Workloads:
         svcs = sorted(st.list_refs("services"), key=_key)
         pods = sorted(st.list_refs("pods"), key=_key) if any(
             s["spec"].get("selector") for s in svcs) else []
+        # the pods of a (namespace, selector), found once a pass: 10k
+        # Services with one selector cost one scan of the pods, not 10k
+        by_ns, picked = {}, {}
+        for p in pods:
+            by_ns.setdefault(p["metadata"].get("namespace"), []).append(p)
         for s in svcs:
             sp, md = s["spec"], s["metadata"]
             sel = sp.get("selector")
             ready, notready = [], []
             if sel:
-                reqs = selector_to_reqs({"matchLabels": sel})
-                for p in pods:
-                    if p["metadata"].get("namespace") != md["namespace"] or \
-                            not label_match(reqs,
-                                            p["metadata"].get("labels")) or \
-                            not p["status"].get("podIP") or _terminal(p) or \
-                            p["metadata"].get("deletionTimestamp"):
-                        continue
-                    (ready if _ready(p) else notready).append(p)
+                k = (md["namespace"], tuple(sorted(sel.items())))
+                if k not in picked:
+                    picked[k] = _select(by_ns.get(md["namespace"], []), sel)
+                ready, notready = picked[k]
             subsets = []
             ep_ports = []
             api_svc = (md["namespace"], md["name"]) == ("default",
@@ -597,6 +597,20 @@ class Workloads:
                 print("kube-sim: service rules: %s" % e, file=sys.stderr)
                 self.svc_rules = rules
 
+
+
+def _select(pods, sel):
+    """(ready, not ready) of the pods the selector picks that have an
+    address and are not ending."""
+    reqs = selector_to_reqs({"matchLabels": sel})
+    ready, notready = [], []
+    for p in pods:
+        if not label_match(reqs, p["metadata"].get("labels")) or \
+                not p["status"].get("podIP") or _terminal(p) or \
+                p["metadata"].get("deletionTimestamp"):
+            continue
+        (ready if _ready(p) else notready).append(p)
+    return ready, notready
 
 
 def _key(o):
