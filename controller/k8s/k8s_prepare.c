@@ -16,6 +16,7 @@
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_provenance.h"
+#include "controller/k8s/k8s_services.h"
 #include "controller/k8s/k8s_shape.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
@@ -658,5 +659,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));
-    return k8s_churn_run(b, err);
+    if (k8s_churn_run(b, err) != 0)
+        return -1;
+    return k8s_services_run(b, err);
 }
