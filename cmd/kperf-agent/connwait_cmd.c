@@ -2,8 +2,9 @@
 /* connwait_cmd.c - `kperf-agent connect-wait` (connwait_cmd.h). */
 #include "cmd/kperf-agent/connwait_cmd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,24 +89,52 @@ static double wall_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+struct target {
+    struct sockaddr_storage sa;
+    socklen_t len;
+};
+
+/* the IPv4 or IPv6 literal ip and port as a socket address; -1 when ip is neither (no
+ * getaddrinfo: the agent is linked statically) */
+static int parse_target(const char *ip, unsigned port, struct target *t)
+{
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&t->sa;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&t->sa;
+
+    memset(t, 0, sizeof(*t));
+    if (inet_pton(AF_INET, ip, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        t->len = sizeof(*v4);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, ip, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        t->len = sizeof(*v6);
+        return 0;
+    }
+    return -1;
+}
+
 /* one connect; 1 when it succeeded, 0 when not (refused, timed out, unreachable) */
-static int attempt(const struct addrinfo *ai, uint64_t timeout_ms)
+static int attempt(const struct target *t, uint64_t timeout_ms)
 {
     struct timeval tv = {.tv_sec = (time_t)(timeout_ms / 1000),
                          .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000};
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(t->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int ok;
 
     if (fd < 0)
         return 0;
     (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    ok = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    ok = connect(fd, (const struct sockaddr *)&t->sa, t->len) == 0;
     close(fd);
     return ok;
 }
 
 /* the connects until one succeeds or the timeout passes; the document */
-static json_t *wait_connect(const struct connwait_cli *c, const struct addrinfo *ai)
+static json_t *wait_connect(const struct connwait_cli *c, const struct target *t)
 {
     double start = wall_s();
     uint64_t t0 = mono_ms(), next = t0;
@@ -120,7 +149,7 @@ static json_t *wait_connect(const struct connwait_cli *c, const struct addrinfo 
         }
         next += c->every_ms;
         n++;
-        if (attempt(ai, c->attempt_ms))
+        if (attempt(t, c->attempt_ms))
             return json_pack("{s:s, s:b, s:f, s:f, s:I}", "schema", CONNWAIT_SCHEMA, "connected", 1,
                              "start_unix_s", start, "connected_unix_s", wall_s(), "attempts",
                              (json_int_t)n);
@@ -144,8 +173,7 @@ int connwait_cmd_run(int argc, char **argv)
         .flush_left = true,
         .tables = {{connwait_flags, sizeof(connwait_flags) / sizeof(connwait_flags[0]), &c}},
     };
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *ai = NULL;
-    char port[8];
+    struct target t;
     struct kp_err err;
     json_t *doc;
     int rc;
@@ -164,13 +192,11 @@ int connwait_cmd_run(int argc, char **argv)
         fprintf(stderr, "kperf-agent: error: %s\n", kp_err_msg(&err));
         return 2;
     }
-    snprintf(port, sizeof(port), "%u", c.port);
-    if (getaddrinfo(c.target, port, &hints, &ai) != 0 || !ai) {
+    if (parse_target(c.target, c.port, &t) != 0) {
         fprintf(stderr, "kperf-agent: error: --target: '%s' is not an IP address\n", c.target);
         return 2;
     }
-    doc = wait_connect(&c, ai);
-    freeaddrinfo(ai);
+    doc = wait_connect(&c, &t);
     rc = json_is_true(json_object_get(doc, "connected")) ? 0 : 1;
     if (json_dumpf(doc, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF ||
         fflush(stdout) != 0)
