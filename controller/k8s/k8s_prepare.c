@@ -27,7 +27,9 @@ void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opt
         .kubeconfig = b->ro->kubeconfig,
         .context = b->ro->context,
         .ns = b->ro->namespace_name,
-        .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
+        /* a run sends ~50 requests; client-go's 5/s would add seconds. --services: its
+         * thousands of creates at K8S_SERVICES_QPS */
+        .qps = b->ro->services > 0 ? K8S_SERVICES_QPS : 50,
         .burst = 100,
         /* --timeout bounds the retries too: a server failing every request for that long
          * fails the call, and the calls after it at once, until it answers again */

@@ -13,7 +13,8 @@
 
 struct k8s_backend;
 
-/* Requests per second kperf's Service creates and deletes stay under (client side). */
+/* With --services, the API client's requests per second (its token bucket, burst 100): the
+ * creates of the Services stay under it (client side). */
 #define K8S_SERVICES_QPS 100
 
 /* Does nothing unless --services was given. Returns 0, or -1 with err (interrupted, refused,

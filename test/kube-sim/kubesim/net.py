@@ -38,6 +38,8 @@ from . import proxy
 CLONE_NEWNET = 0x40000000
 UNDERLAY_NET = "198.19.0.0/20"
 SERVICE_NET = "198.19.240.0/20"
+# where IPv4 ClusterIPs go once the /20 is full (admission.py SERVICE_EXTRA)
+SERVICE_NET_EXTRA = "198.18.192.0/18"
 UNDERLAY_NET6 = "2001:2:0:100::/64"
 SERVICE_NET6 = "2001:2:0:f00::/108"
 SERVICE_NETS = {"IPv4": SERVICE_NET, "IPv6": SERVICE_NET6}
@@ -321,6 +323,7 @@ class Network:
         c.append("link set %s up" % br)
         if v4:
             c.append("route add %s dev %s" % (SERVICE_NET, br))
+            c.append("route add %s dev %s" % (SERVICE_NET_EXTRA, br))
         if v6:
             c.append("route add %s dev %s" % (SERVICE_NET6, br))
         for j in peers:

@@ -11,13 +11,19 @@ first sync (and any after an error) loads the whole table in one
 transaction, later ones send only what changed (chains added, flushed and
 refilled, map elements added and deleted). A node's sync may lag by a
 settable delay (the proxy-delay fault): a change made at t reaches that
-node's table at t + delay, and the other nodes at once.
+node's table at t + delay, and the other nodes at once. Like kube-proxy
+(minSyncPeriod, 1 s by default), a node syncs at most once a second: a
+change after a quiet second is programmed at once, a burst of changes
+(kperf --services creating thousands) in one sync a second.
 Knows nothing of the Kubernetes API.
 """
 import subprocess
 import sys
 import threading
 import time
+
+
+MIN_SYNC_S = 1.0
 
 
 class ProxyError(RuntimeError):
@@ -166,6 +172,7 @@ class NodeProxy:
         self.stop = False
         self.syncs = 0
         self.last_sync_s = 0.0
+        self.last_start = -MIN_SYNC_S   # monotonic start of the last sync
         threading.Thread(target=self.loop, daemon=True,
                          name="proxy-" + name).start()
 
@@ -188,7 +195,10 @@ class NodeProxy:
         """Waits for the latest state whose delay has passed; None at stop."""
         with self.cv:
             while not self.stop:
-                if self.queue:
+                wait = self.last_start + MIN_SYNC_S - time.monotonic()
+                if self.queue and wait > 0:
+                    self.cv.wait(wait)
+                elif self.queue:
                     due = time.monotonic() - self.delay_of()
                     k = max((i for i, (t, _) in enumerate(self.queue)
                              if t <= due), default=-1)
@@ -206,7 +216,7 @@ class NodeProxy:
             st = self._take()
             if st is None:
                 return
-            t0 = time.monotonic()
+            t0 = self.last_start = time.monotonic()
             try:
                 if self.cur is None:
                     text = full_text(self.t, self.tf, self.br, *st)

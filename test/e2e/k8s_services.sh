@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Services at scale (issue 33): `kperf run --services 200` on kube-sim creates 200 extra
+# Services selecting its servers, reports the Service programming latency of every node (from
+# the probe Service's selector set to the first connection from a pod on that node), and
+# leaves nothing behind. With kube-sim's `proxy-delay:node=node-2,delay=2s` (node-2's Service
+# proxy applies every change 2 s late) node-2's latency is at least 1.9 s and the other nodes'
+# under that (within the faulted run: no check on speed).
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 3
+ARGS=(--scenarios pod-to-service --tests TCP_RR --duration 1s --omit 0s --nodes node-1,node-2
+    --services 200 --timeout 60s)
+
+run() { # run NAME: a run with ARGS into NAME.json
+    kperf_k8s "${ARGS[@]}" -o json >"$K8S_DIR/$1.json" 2>"$K8S_DIR/$1.err"
+    local rc=$?
+    [ "$rc" = 0 ] && pass "$1: run ok" || { fail "$1: exit $rc"; tail -5 "$K8S_DIR/$1.err"; }
+}
+lat() { # lat NAME NODE: that node's programming latency in NAME.json
+    jq -r --arg n "$2" '.metadata.services.programming[$n].latency_s // "none"' "$K8S_DIR/$1.json"
+}
+
+run base
+if jq -e '.metadata.services | .count == 200 and (.programming | keys == ["node-1", "node-2",
+    "node-3"]) and all(.programming[]; .latency_s >= 0)' "$K8S_DIR/base.json" >/dev/null; then
+    pass "base: 200 Services, programming latency per node: $(jq -c '.metadata.services' "$K8S_DIR/base.json")"
+else
+    fail "base: $(jq -c '.metadata.services' "$K8S_DIR/base.json" | cut -c1-600)"
+fi
+k8s_nothing_left "base (with --services 200)"
+
+"$KS" fault --state-dir "$K8S_DIR" "proxy-delay:node=node-2" >"$K8S_DIR/bad.out" 2>&1 &&
+    fail "proxy-delay without delay= was accepted" ||
+    pass "proxy-delay without delay= refused: $(tail -1 "$K8S_DIR/bad.out" | cut -c1-120)"
+"$KS" fault --state-dir "$K8S_DIR" "proxy-delay:node=node-2,delay=2s" >/dev/null ||
+    { fail "kube-sim fault proxy-delay"; ks_finish; }
+run slow
+"$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null
+k8s_nothing_left "slow (with --services 200)"
+n2=$(lat slow node-2)
+if jq -e '.metadata.services.programming | .["node-2"].latency_s >= 1.9 and
+    .["node-1"].latency_s < 1.9 and .["node-3"].latency_s < 1.9' "$K8S_DIR/slow.json" >/dev/null; then
+    pass "proxy-delay on node-2: node-2 ${n2} s, node-1 $(lat slow node-1) s, node-3 $(lat slow node-3) s"
+else
+    fail "proxy-delay on node-2 not on node-2 only: $(jq -c '.metadata.services.programming' "$K8S_DIR/slow.json")"
+fi
+ks_finish
