@@ -416,14 +416,10 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         o->confirm_outliers = (int)n;
         return 0;
     case F_POD_CHURN:
-        if (rv_parse_int(v, 0, 100, &n, f->name, err) != 0)
-            return -1;
-        o->pod_churn = (int)n;
-        return 0;
     case F_SERVICES:
-        if (rv_parse_int(v, 0, 20000, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 0, f->id == F_SERVICES ? 20000 : 100, &n, f->name, err) != 0)
             return -1;
-        o->services = (int)n;
+        *(f->id == F_SERVICES ? &o->services : &o->pod_churn) = (int)n;
         return 0;
     default: /* F_ALL_NODES */
         o->all_nodes = true;

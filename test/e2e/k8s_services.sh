@@ -5,7 +5,8 @@
 # the probe Service's selector set to the first connection from a pod on that node), and
 # leaves nothing behind. With kube-sim's `proxy-delay:node=node-2,delay=2s` (node-2's Service
 # proxy applies every change 2 s late) node-2's latency is at least 1.9 s and the other nodes'
-# under that (within the faulted run: no check on speed).
+# under that (within the faulted run: no check on speed), and `kperf compare` of the two runs
+# calls node-2's latency, and no other node's, a regression (exit 3).
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -46,4 +47,18 @@ if jq -e '.metadata.services.programming | .["node-2"].latency_s >= 1.9 and
 else
     fail "proxy-delay on node-2 not on node-2 only: $(jq -c '.metadata.services.programming' "$K8S_DIR/slow.json")"
 fi
+# kperf compare: node-2's Service programming is a readiness regression (kind "service"), the
+# other nodes' are not; exit 3
+"$KPERF" compare -o json "$K8S_DIR/base.json" "$K8S_DIR/slow.json" >"$K8S_DIR/cmp.json" 2>"$K8S_DIR/cmp.err"
+rc=$?
+if [ "$rc" = 3 ] && jq -e '[.readiness[] | select(.kind == "service" and .verdict == "regression")
+    | .node] == ["node-2"]' "$K8S_DIR/cmp.json" >/dev/null; then
+    pass "compare: exit 3, Service programming regression on node-2 only: $(jq -c '[.readiness[] | select(.kind == "service") | {node, base, new, verdict}]' "$K8S_DIR/cmp.json" | cut -c1-400)"
+else
+    fail "compare: exit $rc $(jq -c '[.readiness[] | select(.kind == "service")]' "$K8S_DIR/cmp.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp.err")"
+fi
+"$KPERF" report "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
+grep -A4 "^Services at scale: 200 extra Services" "$K8S_DIR/slow.txt" | grep -q "^node-2 " &&
+    pass "text report: the Services at scale table" ||
+    fail "text report: no Services at scale table: $(head -c 600 "$K8S_DIR/slow.txt")"
 ks_finish
