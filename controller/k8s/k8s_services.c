@@ -2,6 +2,8 @@
 /* k8s_services.c - see k8s_services.h. */
 #include "controller/k8s/k8s_services.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 #include "controller/k8s/k8s_deploy.h"
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_objects.h"
+#include "controller/progress.h"
 
 #define PROBE_SCENARIO "svc-programming"
 #define WAIT_TIMEOUT_S 120
@@ -23,6 +26,22 @@ static double wall_s(void)
 
     clock_gettime(CLOCK_REALTIME, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* a line of the run's progress (kperf: ...), or an INFO log line outside a run */
+static void say(struct k8s_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct k8s_backend *b, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (b->base.progress)
+        progress_phase(b->base.progress, "%s", line);
+    else
+        kp_log(KP_LOG_INFO, "%s", line);
 }
 
 static void sleep_ms(uint64_t ms)
@@ -51,7 +70,7 @@ static int create_many(struct k8s_backend *b, unsigned n, struct kp_err *err)
     uint64_t t0 = clock_now_ms(), req0 = kube_request_count(b->kc);
     unsigned step = n >= 10 ? n / 10 : 1;
 
-    kp_log(KP_LOG_INFO, "creating %u Services at up to %d per second", n, K8S_SERVICES_QPS);
+    say(b, "creating %u Services at up to %d API requests per second", n, K8S_SERVICES_QPS);
     for (unsigned i = 0; i < n; i++) {
         char *name = kp_xasprintf("kperf-svcx-%u", i);
         json_t *svc = service(b, name, "a");
@@ -67,8 +86,8 @@ static int create_many(struct k8s_backend *b, unsigned n, struct kp_err *err)
             return kp_err_prefix(err, "creating Service %u of %u", i + 1, n);
         }
         if ((i + 1) % step == 0 || i + 1 == n)
-            kp_log(KP_LOG_INFO, "Services: %u of %u created (%.1f s)", i + 1, n,
-                   (double)(clock_now_ms() - t0) / 1000.0);
+            say(b, "Services: %u of %u created (%.1f s)", i + 1, n,
+                (double)(clock_now_ms() - t0) / 1000.0);
     }
     json_object_set_new(b->facts, "services",
                         json_pack("{s:i, s:i, s:f, s:I}", "count", (int)n, "qps", K8S_SERVICES_QPS,
@@ -183,7 +202,7 @@ static json_t *read_latencies(struct k8s_backend *b, double t0, struct kp_err *e
         if (json_is_true(json_object_get(doc, "connected"))) {
             double at = json_number_value(json_object_get(doc, "connected_unix_s"));
             json_object_set_new(out, node, json_pack("{s:f}", "latency_s", at - t0));
-            kp_log(KP_LOG_INFO, "Service programming on %s: %.3f s", node, at - t0);
+            say(b, "Service programming on %s: %.3f s", node, at - t0);
         } else {
             json_object_set_new(out, node, json_pack("{s:n}", "latency_s"));
             kp_log(KP_LOG_WARN, "Service programming on %s: no connection within %d s", node,
@@ -223,6 +242,7 @@ static int measure(struct k8s_backend *b, struct kp_err *err)
         }
     }
     json_decref(made);
+    say(b, "Service programming: a probe Job on each of %zu nodes", n);
     if (wait_probe(b, n, 0, err) != 0)
         return kp_err_prefix(err, "Service programming probes");
     sleep_ms(1000); /* their first connects are refused: the probe Service has no endpoints */

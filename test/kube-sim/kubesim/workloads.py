@@ -492,6 +492,10 @@ class Workloads:
         # the pods of a (namespace, selector), found once a pass: 10k
         # Services with one selector cost one scan of the pods, not 10k
         by_ns, picked = {}, {}
+        # the Endpoints as stored (references, read only): no copy of each
+        # per pass (10k Services)
+        eps_now = {(e["metadata"]["namespace"], e["metadata"]["name"]): e
+                   for e in st.list_refs("endpoints")}
         for p in pods:
             by_ns.setdefault(p["metadata"].get("namespace"), []).append(p)
         for s in svcs:
@@ -566,7 +570,7 @@ class Workloads:
                 ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
                     "name": md["name"], "namespace": md["namespace"],
                     "labels": md.get("labels") or {}}, "subsets": subsets}
-                cur = st.get("endpoints", md["namespace"], md["name"])
+                cur = eps_now.get((md["namespace"], md["name"]))
                 if cur is None:
                     try:
                         st.create("endpoints", ep)
@@ -578,11 +582,9 @@ class Workloads:
                     st.mutate("endpoints", md["namespace"], md["name"], upd)
         names = {(s["metadata"]["namespace"], s["metadata"]["name"])
                  for s in svcs}
-        for ep in st.list_refs("endpoints"):
-            if (ep["metadata"]["namespace"], ep["metadata"]["name"]) not in \
-                    names:
-                st.delete("endpoints", ep["metadata"]["namespace"],
-                          ep["metadata"]["name"])
+        for (ns, name) in eps_now:
+            if (ns, name) not in names:
+                st.delete("endpoints", ns, name)
         if dns is not None:
             try:
                 dns.set_records(records)
