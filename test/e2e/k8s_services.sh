@@ -6,7 +6,8 @@
 # leaves nothing behind. With kube-sim's `proxy-delay:node=node-2,delay=2s` (node-2's Service
 # proxy applies every change 2 s late) node-2's latency is at least 1.9 s and the other nodes'
 # under that (within the faulted run: no check on speed), and `kperf compare` of the two runs
-# calls node-2's latency, and no other node's, a regression (exit 3).
+# calls node-2's latency, and no other node's, a regression (exit 3). A SIGINT while the
+# Services are being created stops the run and deletes them.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -57,6 +58,25 @@ if [ "$rc" = 3 ] && jq -e '[.readiness[] | select(.kind == "service" and .verdic
 else
     fail "compare: exit $rc $(jq -c '[.readiness[] | select(.kind == "service")]' "$K8S_DIR/cmp.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp.err")"
 fi
+# SIGINT while the Services are being created: the run stops and deletes them
+"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]/#200/5000}" \
+    -o json >"$K8S_DIR/int.json" 2>"$K8S_DIR/int.err" &
+pid=$!
+some_svcs() { # more than 50 of the run's extra Services exist
+    [ "$(kadmin get services -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null |
+        grep -c kperf-svcx-)" -gt 50 ]
+}
+if wait_for 60 some_svcs; then
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 130 ] && pass "SIGINT while creating Services: exit 130" ||
+        { fail "SIGINT while creating Services: exit $rc"; tail -5 "$K8S_DIR/int.err"; }
+else
+    kill -INT "$pid"; wait "$pid"
+    fail "the Services were never created: $(tail -3 "$K8S_DIR/int.err")"
+fi
+k8s_nothing_left "SIGINT during --services"
 "$KPERF" report "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
 grep -A4 "^Services at scale: 200 extra Services" "$K8S_DIR/slow.txt" | grep -q "^node-2 " &&
     pass "text report: the Services at scale table" ||
