@@ -167,6 +167,9 @@ static int start_probe(struct k8s_backend *b, const json_t *node, size_t k, cons
     snprintf(port, sizeof(port), "%d", b->d.obj.port);
     snprintf(timeout, sizeof(timeout), "%ds", WAIT_TIMEOUT_S);
     obj = k8s_objects_client_job(&b->d.obj, &job);
+    /* the Job outlives connect-wait's own timeout: it ends by itself, with its document */
+    json_object_set_new(json_object_get(obj, "spec"), "activeDeadlineSeconds",
+                        json_integer(WAIT_TIMEOUT_S + 60));
     rc = kube_create(b->kc, &KUBE_RES_JOBS, b->d.ns, obj, NULL, NULL, err);
     json_decref(obj);
     free(name);
