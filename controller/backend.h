@@ -27,6 +27,8 @@
 
 #include "controller/plan.h"
 
+struct progress; /* controller/progress.h */
+
 struct kp_err;
 struct backend;
 struct backend_probe; /* one probe of `kperf watch`: the backend's own (opaque) */
@@ -165,6 +167,9 @@ struct backend_ops {
 /* Every backend struct starts with this, so the runner can reach the ops. */
 struct backend {
     const struct backend_ops *ops;
+    /* the runner's progress lines, set before prepare (NULL outside a run): a backend's long
+     * steps say where they are with progress_phase (kperf run --services) */
+    struct progress *progress;
 };
 
 #endif

@@ -137,6 +137,8 @@ struct run_options {
     int parallel;         /* --parallel: sweep pairs measured at once (node-disjoint), 1..64 */
     int confirm_outliers; /* --confirm-outliers: sweep nodes flagged that are re-measured
                              alone before the verdict, 0..64 (0 = off) */
+    int services;         /* --services: extra Services in the run's namespace, 0..20000 (0 = none;
+                             docs/kubernetes.md "Services at scale") */
     int pod_churn;        /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
                              -1 = not given (none on Kubernetes, 3 with --local) */
     /* the agent pods' template (docs/kubernetes.md "Pod template"); syntax checked by the flag

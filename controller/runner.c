@@ -720,6 +720,7 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
     fill_metadata(report_metadata(rep), b, o->ro);
     pg = progress_for(plan, o);
     progress_phase(pg, "preparing the %s backend", b->ops->name);
+    b->progress = pg;
     if (b->ops->prepare(b, plan, err) != 0) {
         if (check_lost(b))
             kp_err_set(err, "%s", lost_reason);
@@ -768,6 +769,7 @@ cleanup:
              out->cleanup_failed ? ", cleanup incomplete" : "");
     if (rc == 0 || out->signal)
         progress_finish(pg, outcome); /* a failed prepare speaks through err alone */
+    b->progress = NULL;
     progress_free(pg);
     free(rgs);
     if (rc != 0 && sig_first && !kp_err_is_set(err))

@@ -24,6 +24,7 @@
 #include "base/result.h"
 #include "base/safefile.h"
 #include "cmd/kperf-agent/agent_flags.h"
+#include "cmd/kperf-agent/connwait_cmd.h"
 #include "cmd/kperf-agent/dns_cmd.h"
 
 /* --- parsing and help --------------------------------------------------------------------- */
@@ -40,6 +41,7 @@ static struct flags_cmd agent_cmd(const char *name, const struct flag *flags, si
                  "  kperf-agent client --server HOST[:PORT] --tests LIST [flags]\n"
                  "  kperf-agent probe --server HOST[:PORT] [flags]   outages (docs/watch.md)\n"
                  "  kperf-agent dns --name NAME --server IP [flags]   DNS lookups (dns --help)\n"
+                 "  kperf-agent connect-wait --target IP [flags]   connects until one succeeds\n"
                  "  kperf-agent validate [FILE]   check a kperf.result/v1 document (stdin)\n"
                  "  kperf-agent node-facts [IFACE] NIC and TCP sysctl facts of this network "
                  "namespace (JSON)\n"
@@ -430,6 +432,8 @@ int main(int argc, char **argv)
         return cmd_probe(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "dns") == 0)
         return dns_cmd_run(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "connect-wait") == 0)
+        return connwait_cmd_run(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "node-facts") == 0)
         return cmd_node_facts(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "counters") == 0)

@@ -78,6 +78,7 @@ enum flag_id {
     F_PARALLEL,
     F_CONFIRM_OUTLIERS,
     F_POD_CHURN,
+    F_SERVICES,
 };
 
 enum flag_group {
@@ -430,9 +431,10 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         o->confirm_outliers = (int)n;
         return 0;
     case F_POD_CHURN:
-        if (rv_parse_int(v, 0, 100, &n, f->name, err) != 0)
+    case F_SERVICES:
+        if (rv_parse_int(v, 0, f->id == F_SERVICES ? 20000 : 100, &n, f->name, err) != 0)
             return -1;
-        o->pod_churn = (int)n;
+        *(f->id == F_SERVICES ? &o->services : &o->pod_churn) = (int)n;
         return 0;
     default: /* F_ALL_NODES */
         o->all_nodes = true;
@@ -648,6 +650,11 @@ static const struct flag run_flags[] = {
              "default 0 = none), removed at the end; with\n"
              "--local: N pods per node one at a time\n"
              "(default 3, 0 = none)"),
+    RUN_FLAG(G_K8S, F_SERVICES, "services", 0, "N",
+             "N extra Services selecting the servers (0..\n"
+             "20000, default 0), created at up to 100 per\n"
+             "second; then the Service programming latency\n"
+             "per node (docs/kubernetes.md)"),
     RUN_FLAG(G_POD, RUN_POD_LABELS, "pod-labels", 0, "K=V,...",
              "labels on every agent pod (not kperf's own)"),
     RUN_FLAG(G_POD, RUN_POD_ANNOTATIONS, "pod-annotations", 0, "K=V,...",

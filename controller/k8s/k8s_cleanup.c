@@ -368,6 +368,26 @@ static int delete_all_forcing(struct kube_client *kc, const struct kube_resource
     return rc;
 }
 
+/* The run's Services in one request (deletecollection: --services makes thousands); -1 when
+ * refused (RBAC of an older kperf, an API without it): delete_all then deletes them by name */
+static int delete_services(struct kube_client *kc, const char *ns, const char *sel,
+                           unsigned *n_deleted)
+{
+    struct kube_list_opts lo = {.label_selector = sel};
+    struct kube_delete_opts dopts = {.propagation = KUBE_PROPAGATION_BACKGROUND,
+                                     .grace_period_s = -1};
+    struct kp_err derr;
+    long count = 0;
+
+    if (kube_delete_collection(kc, &KUBE_RES_SERVICES, ns, &lo, &dopts, &count, &derr) != 0) {
+        kp_log(KP_LOG_DEBUG, "deletecollection of services: %s", kp_err_msg(&derr));
+        return -1;
+    }
+    if (n_deleted && count > 0)
+        *n_deleted += (unsigned)count;
+    return 0;
+}
+
 static int delete_namespace(struct kube_client *kc, const char *ns, const char *sel,
                             uint64_t timeout_ms, unsigned *n_deleted, struct kp_err *err)
 {
@@ -441,6 +461,8 @@ int k8s_cleanup_run_forcing(struct kube_client *kc, const char *ns, const char *
         kp_err_clear(err); /* RBAC of an older kperf: no NetworkPolicy was created either */
     }
     for (size_t k = 0; k < 3; k++) {
+        if (k == 0 && delete_services(kc, ns, sel, n_deleted) == 0)
+            continue;
         if (delete_all(kc, rest[k], ns, sel, n_deleted, err) != 0)
             goto out;
     }

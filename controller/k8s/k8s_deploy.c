@@ -74,6 +74,10 @@ uint64_t k8s_deploy_max_idle_ms(const struct run_options *ro, const struct plan 
         return ro->agent_max_idle_ms;
     if (ro->all_nodes && plan)
         ms += plan_expected_ms(plan);
+    /* --services: the servers idle while the Services are made (100 ms each: a slow API's 10
+     * per second) and the programming probes run (up to 3 min) */
+    if (ro->services > 0)
+        ms += (uint64_t)ro->services * 100u + 180000u;
     return ms;
 }
 

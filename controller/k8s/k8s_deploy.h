@@ -66,7 +66,9 @@ json_t *k8s_deploy_sweep_daemonset(const struct k8s_deploy *d, const char *netwo
 /* The servers' --max-idle (docs/kubernetes.md, "A killed controller"): --agent-max-idle when
  * given, else the longest a live run leaves a server without a test: 2 x --timeout (the next
  * client's pod start, and the API calls around it, are each bounded by it) + 30 s, plus, in a
- * sweep, the planned measurement time (a node's server waits for its pair's turn). */
+ * sweep, the planned measurement time (a node's server waits for its pair's turn), and with
+ * --services N, N x 100 ms + 3 min (the Services' creation at 10 per second or more, then the
+ * programming probes). */
 uint64_t k8s_deploy_max_idle_ms(const struct run_options *ro, const struct plan *plan);
 
 /* Core/v1 Tolerations from the parsed --tolerations. New array, caller releases. */

@@ -31,6 +31,7 @@ static int preflight_rbac_in(struct k8s_backend *b, const char *ns, struct kp_er
         {"delete", "", "secrets", NULL, 0},
         {"create", "", "serviceaccounts", NULL, 0},
         {"create", "", "services", NULL, 0},
+        {"patch", "", "services", NULL, 0}, /* --services: the probe Service */
     };
     char missing[600] = "";
 
@@ -45,7 +46,9 @@ static int preflight_rbac_in(struct k8s_backend *b, const char *ns, struct kp_er
         struct kp_err e;
         if (q->cluster && (!b->d.create_namespace || ns != b->d.ns))
             continue;
-        if (strcmp(q->resource, "services") == 0 && (!b->d.set.services || ns != b->d.ns))
+        if (strcmp(q->resource, "services") == 0 &&
+            ((!b->d.set.services && b->ro->services <= 0) || ns != b->d.ns ||
+             (strcmp(q->verb, "patch") == 0 && b->ro->services <= 0)))
             continue;
         if (kube_ssar(b->kc, &a, &allowed, NULL, &e) != 0) {
             kp_log(KP_LOG_INFO, "permission preflight skipped: %s", kp_err_msg(&e));

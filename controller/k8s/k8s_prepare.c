@@ -17,6 +17,7 @@
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lease.h"
 #include "controller/k8s/k8s_provenance.h"
+#include "controller/k8s/k8s_services.h"
 #include "controller/k8s/k8s_shape.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_wait.h"
@@ -27,7 +28,9 @@ void k8s_backend_client_opts(const struct k8s_backend *b, struct kube_client_opt
         .kubeconfig = b->ro->kubeconfig,
         .context = b->ro->context,
         .ns = b->ro->namespace_name,
-        .qps = 50, /* a run sends ~50 requests; client-go's 5/s would add seconds */
+        /* a run sends ~50 requests; client-go's 5/s would add seconds. --services: its
+         * thousands of creates at K8S_SERVICES_QPS */
+        .qps = b->ro->services > 0 ? K8S_SERVICES_QPS : 50,
         .burst = 100,
         /* --timeout bounds the retries too: a server failing every request for that long
          * fails the call, and the calls after it at once, until it answers again */
@@ -660,5 +663,7 @@ int k8s_prepare(struct backend *base, struct plan *plan, struct kp_err *err)
         return -1;
     kp_log(KP_LOG_INFO, "run %s: servers ready on node %s (%u API requests so far)", b->d.run_id,
            k8s_facts_node_name(b->node_a), (unsigned)kube_request_count(b->kc));
-    return k8s_churn_run(b, err);
+    if (k8s_churn_run(b, err) != 0)
+        return -1;
+    return k8s_services_run(b, err);
 }

@@ -108,6 +108,36 @@ static void fmt_pair(const json_t *st, char *buf, size_t len)
                  json_number_value(json_object_get(st, "max")));
 }
 
+/* metadata.services (kperf run --services): how many, and each node's programming latency */
+static void services_print(const json_t *md, bool markdown, FILE *out)
+{
+    const json_t *sv = json_object_get(md, "services");
+    const json_t *prog = json_object_get(sv, "programming"), *e;
+    const char *n;
+    char node[128];
+
+    if (!sv)
+        return;
+    fprintf(out,
+            markdown ? "\n## Services at scale\n\n%lld extra Services, created in %.1f s; Service "
+                       "programming latency per node (seconds):\n\n| node | latency |\n|---|---:|\n"
+                     : "\nServices at scale: %lld extra Services, created in %.1f s\n%-24s %9s\n",
+            (long long)json_integer_value(json_object_get(sv, "count")),
+            json_number_value(json_object_get(sv, "create_s")), markdown ? "" : "node",
+            markdown ? "" : "latency_s");
+    json_object_foreach((json_t *)prog, n, e)
+    {
+        const json_t *l = json_object_get(e, "latency_s");
+        char cell[32];
+        textsafe(n, node, sizeof(node));
+        if (json_is_number(l))
+            snprintf(cell, sizeof(cell), "%.3f", json_number_value(l));
+        else
+            snprintf(cell, sizeof(cell), "none");
+        fprintf(out, markdown ? "| %s | %s |\n" : "%-24s %9s\n", node, cell);
+    }
+}
+
 void readiness_print(const json_t *md, bool markdown, FILE *out)
 {
     const json_t *nodes = json_object_get(json_object_get(md, "readiness"), "nodes");
@@ -115,6 +145,7 @@ void readiness_print(const json_t *md, bool markdown, FILE *out)
     size_t i;
     char node[128], kind[32], cells[READINESS_SEGMENTS][48];
 
+    services_print(md, markdown, out);
     if (json_array_size(nodes) == 0)
         return;
     if (markdown) {
@@ -170,6 +201,35 @@ static const char *judge(double base, double cur, const struct cmp_threshold *th
     return "within threshold";
 }
 
+/* Service programming latency per node (metadata.services.programming, kperf run --services):
+ * one entry per node both reports have, kind "service", segment "programming_s" */
+static void services_compare(const json_t *md_base, const json_t *md_new,
+                             const struct cmp_threshold *th, json_t *out, size_t *regressions,
+                             size_t *improvements)
+{
+    const json_t *pb = json_object_get(json_object_get(md_base, "services"), "programming");
+    const json_t *pn = json_object_get(json_object_get(md_new, "services"), "programming");
+    const char *node;
+    const json_t *en;
+
+    json_object_foreach((json_t *)pn, node, en)
+    {
+        const json_t *b = json_object_get(json_object_get(pb, node), "latency_s");
+        const json_t *c = json_object_get(en, "latency_s");
+        const char *v;
+        if (!json_is_number(b) || !json_is_number(c))
+            continue;
+        v = judge(json_number_value(b), json_number_value(c), th);
+        *regressions += strcmp(v, "regression") == 0;
+        *improvements += strcmp(v, "improvement") == 0;
+        json_array_append_new(
+            out, json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:s}", "node", node, "kind",
+                           "service", "segment", "programming_s", "stat", "first", "base",
+                           json_number_value(b), "new", json_number_value(c), "delta",
+                           json_number_value(c) - json_number_value(b), "verdict", v));
+    }
+}
+
 json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
                           const struct cmp_threshold *th, size_t *regressions, size_t *improvements)
 {
@@ -205,6 +265,7 @@ json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
             }
         }
     }
+    services_compare(md_base, md_new, th, out, regressions, improvements);
     return out;
 }
 

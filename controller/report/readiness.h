@@ -28,14 +28,17 @@ json_t *readiness_summary(const json_t *pods);
  * reference. */
 json_t *readiness_metadata(json_t *pods);
 
-/* Prints the per-node table of md.readiness (nothing when there is none). */
+/* Prints the per-node table of md.readiness (nothing when there is none), after md.services'
+ * Service programming latency per node when there is one (kperf run --services). */
 void readiness_print(const json_t *md, bool markdown, FILE *out);
 
 /* Compares the per-node p50 and max of every segment of two reports' metadata (borrowed):
  * [{"node", "kind", "segment", "stat", "base", "new", "delta", "verdict"}] for each figure both
  * have, verdict "regression" when NEW is slower by more than th (absolute: seconds; relative:
- * percent of BASE), "improvement" when faster by more, else "within threshold". *regressions
- * and *improvements count them. New reference (empty array when either has none). */
+ * percent of BASE), "improvement" when faster by more, else "within threshold"; then the same
+ * for md.services.programming (kind "service", segment "programming_s", stat "first": each
+ * node's Service programming latency, kperf run --services). *regressions and *improvements
+ * count them. New reference (empty array when either has none). */
 json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
                           const struct cmp_threshold *th, size_t *regressions,
                           size_t *improvements);

@@ -12,7 +12,9 @@
 #  * the same pod of the agent image without the privileges is admitted, and kperf's own run
 #    works with the split: `-n kperf --host-namespace kperf-host`, kperf relabelled to enforce
 #    Pod Security "restricted" (its pod-network agents pass it), the host-network agents in
-#    kperf-host (admitted by the policy), nothing left behind in either.
+#    kperf-host (admitted by the policy), nothing left behind in either; with --netpol-rules
+#    0,10 the pod rows again under the run's NetworkPolicy (kube-sim enforces it), which the
+#    token creates and deletes (rbac.yaml).
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
@@ -91,11 +93,26 @@ k -n kperf-host delete pod fine --wait=false >/dev/null 2>&1
 kadmin label namespace kperf pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null ||
     fail "relabel kperf restricted"
 k8s_record_pods_start "$K8S_DIR/pods.ndjson"
+kadmin get networkpolicies -n kperf -w -o json --output-watch-events >"$K8S_DIR/netpol.ndjson" 2>/dev/null &
+np_watch=$!
 kperf_k8s -n kperf --host-namespace kperf-host --scenarios pod-to-pod,host-to-host --tests TCP_RR \
-    --duration 1s --omit 0s -o json >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err" &&
-    pass "kperf run -n kperf --host-namespace kperf-host (pod-to-pod, host-to-host) as the nightly's token exits 0" ||
+    --duration 1s --omit 0s --netpol-rules 0,10 -o json >"$K8S_DIR/run.json" 2>"$K8S_DIR/run.err" &&
+    pass "kperf run -n kperf --host-namespace kperf-host (pod-to-pod, host-to-host, --netpol-rules 0,10) as the nightly's token exits 0" ||
     fail "run: rc $?: $(tail -5 "$K8S_DIR/run.err")"
 k8s_record_pods_stop
+kill "$np_watch" 2>/dev/null
+wait "$np_watch" 2>/dev/null
+# --netpol-rules (issue 33 part 2): the pod rows once more under the run's policy of 10 rules,
+# enforced by kube-sim; made and deleted by the same least-privilege token
+jq -e '[.results[] | select(.placement | endswith("/netpol-10")) | select(.status == "ok") | .scenario + " " + .placement] | unique == ["pod-to-pod other-node/netpol-10", "pod-to-pod same-node/netpol-10"]' \
+    "$K8S_DIR/run.json" >/dev/null 2>&1 && pass "the pod rows measured again under the 10-rule policy" ||
+    fail "netpol rows: $(jq -c '[.results[] | [.scenario, .placement, .status]]' "$K8S_DIR/run.json")"
+jq -e -s '[.[] | select(.type == "ADDED" and (.object.metadata.name | startswith("kperf-netpol-")))
+        | .object.spec | (.ingress | length) == 10 and .podSelector.matchLabels["kperf.io/role"] == "server"
+        and .podSelector.matchLabels["kperf.io/network"] == "pod"] == [true] and
+    ([.[] | select(.type == "DELETED")] | length) == 1' "$K8S_DIR/netpol.ndjson" >/dev/null 2>&1 &&
+    pass "one policy of 10 ingress rules selecting the pod-network servers, made and deleted by the run" ||
+    fail "netpol events: $(jq -c -s '[.[] | [.type, .object.metadata.name, (.object.spec.ingress | length)]]' "$K8S_DIR/netpol.ndjson" 2>&1 | cut -c1-300)"
 if jq -e -s 'unique_by(.metadata.name) | length >= 4 and
         all(.[]; (.spec.hostNetwork == true) == (.metadata.namespace == "kperf-host"))' \
     "$K8S_DIR/pods.ndjson" >/dev/null; then

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_readiness.c - pod network readiness in a report: per-node summary (p50/max), its table,
- * and its comparison (lower is better, the `readiness` threshold). */
+ * and its comparison (lower is better, the `readiness` threshold); the Service programming
+ * latency of kperf run --services, per node, in both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -127,12 +128,58 @@ static void test_readiness_compare_judges_lower_is_better(void **state)
     json_decref(none);
 }
 
+/* metadata.services of kperf run --services: n-1 and n-2's programming latency (n-3 none) */
+static json_t *svc_md(double l1, double l2)
+{
+    return json_pack("{s:{s:i, s:f, s:{s:{s:f}, s:{s:f}, s:{s:n}}}}", "services", "count", 200,
+                     "create_s", 9.5, "programming", "n-1", "latency_s", l1, "n-2", "latency_s", l2,
+                     "n-3", "latency_s");
+}
+
+static void test_readiness_services_per_node(void **state)
+{
+    json_t *base = svc_md(0.05, 0.06), *slow = svc_md(0.3, 2.06), *c;
+    struct cmp_threshold th[CMP_GROUPS];
+    size_t reg = 0, imp = 0, i;
+    const json_t *e;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    cmp_thresholds_default(th);
+    c = readiness_compare(base, slow, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(json_array_size(c), 2); /* n-3 has no figure */
+    json_array_foreach(c, i, e)
+    {
+        const char *node = json_string_value(json_object_get(e, "node"));
+        assert_string_equal(json_string_value(json_object_get(e, "kind")), "service");
+        assert_string_equal(json_string_value(json_object_get(e, "segment")), "programming_s");
+        assert_string_equal(json_string_value(json_object_get(e, "verdict")),
+                            strcmp(node, "n-2") == 0 ? "regression" : "within threshold");
+    }
+    assert_int_equal(reg, 1);
+    assert_int_equal(imp, 0);
+    json_decref(c);
+    readiness_print(slow, false, f);
+    readiness_print(slow, true, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "Services at scale: 200 extra Services, created in 9.5 s"));
+    assert_non_null(strstr(buf, "n-2                          2.060"));
+    assert_non_null(strstr(buf, "n-3                           none"));
+    assert_non_null(strstr(buf, "| n-2 | 2.060 |"));
+    free(buf);
+    json_decref(base);
+    json_decref(slow);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readiness_summary_per_node_p50_max),
         cmocka_unit_test(test_readiness_print_table),
         cmocka_unit_test(test_readiness_compare_judges_lower_is_better),
+        cmocka_unit_test(test_readiness_services_per_node),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,7 @@ kadmin() {
 # k8s_nothing_left WHAT: fails unless no kperf object exists anywhere
 k8s_nothing_left() {
     local left
-    left=$(kadmin get namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts -A \
+    left=$(kadmin get namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,networkpolicies -A \
         -l app.kubernetes.io/managed-by=kperf -o name 2>&1)
     if [ -n "$left" ]; then
         fail "$1: left behind: $(echo "$left" | tr '\n' ' ')"

@@ -25,6 +25,10 @@ SERVICE_RANGES = {
     "IPv6": (ipaddress.ip_address("2001:2:0:f00::10"),
              ipaddress.ip_address("2001:2:0:f00::f:fffe"),
              "2001:2:0:f00::/108")}
+# IPv4 addresses once the /20 is full (~4k Services; kperf --services 10000):
+# a second range, as a cluster with a second ServiceCIDR (net.py routes both)
+SERVICE_EXTRA = {"IPv4": (ipaddress.ip_address("198.18.192.1"),
+                          ipaddress.ip_address("198.18.255.254"))}
 POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 PSA = "pod-security.kubernetes.io/"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -413,6 +417,23 @@ class Admission:
         spec["ipFamilies"] = fams
         return ips
 
+    def _next_free(self, fam, first, last, used):
+        """The first free address at or after the one allocated last (then
+        from the start of the range), None when the range is full: with 10k
+        Services, not a walk over every used one from the start each time."""
+        cur = getattr(self, "ip_cursor", {})
+        self.ip_cursor = cur
+        a = cur.get(fam, first)
+        size = int(last) - int(first) + 1
+        for _ in range(size):
+            if a > last:
+                a = first
+            if str(a) not in used:
+                cur[fam] = a + 1
+                return str(a)
+            a += 1
+        return None
+
     def alloc_cluster_ip(self, spec, name):
         want_ips = self.service_families(spec, name)
         if spec.get("clusterIP") == "None":
@@ -432,8 +453,10 @@ class Admission:
                         a = ipaddress.ip_address(want)
                     except ValueError:
                         a = None
+                    extra = SERVICE_EXTRA.get(fam)
                     if a is None or a.version != first.version or \
-                            not first <= a <= last:
+                            not (first <= a <= last or (
+                                extra and extra[0] <= a <= extra[1])):
                         raise invalid("Service", "", name, [cause(
                             "FieldValueInvalid", "spec.clusterIPs",
                             'Invalid value: ["%s"]: failed to allocate IP %s: '
@@ -446,10 +469,14 @@ class Admission:
                             'Invalid value: ["%s"]: failed to allocate IP %s: '
                             'provided IP is already allocated' % (want, want))])
                 else:
-                    a = first
-                    while str(a) in used:
-                        a += 1
-                    want = str(a)
+                    want = self._next_free(fam, first, last, used)
+                    if want is None and fam in SERVICE_EXTRA:
+                        want = self._next_free(fam + "+", *SERVICE_EXTRA[fam],
+                                               used)
+                    if want is None:
+                        raise invalid("Service", "", name, [cause(
+                            "FieldValueInvalid", "spec.clusterIPs",
+                            "failed to allocate IP: range is full")])
                 got.append(want)
         spec["clusterIP"] = got[0]
         spec["clusterIPs"] = got

@@ -9,7 +9,8 @@ allocatable cpu / memory / pods for the scheduler's fit), a node's links at a
 lower speed both ways (link-rate: tbf on both ends of its veth), images that
 never pull, slow pod network set-up (cni-add-delay), slow container
 readiness (ready-delay), a node's slow NetworkPolicy programming
-(netpol-delay, netpol.py), a namespace's LimitRange default CPU limit
+(netpol-delay, netpol.py), a node's Service proxy syncing late
+(proxy-delay), a namespace's LimitRange default CPU limit
 (limit-range-cpu, applied by admission.py and enforced by the kubelet as a
 CFS quota), Pod Security default
 level, a Gatekeeper-like rule refusing to
@@ -31,7 +32,7 @@ KINDS = {"429", "500", "503", "slow", "drop-watch", "gone-watch", "compact",
          "node-notready", "node-unschedulable", "node-taint", "slow-node",
          "image-pull-fail", "ns-delete-guard", "psa-default", "rotate-token",
          "cni-add-delay", "ready-delay", "limit-range-cpu",
-         "node-allocatable", "link-rate", "dns-drop", "netpol-delay"}
+         "node-allocatable", "link-rate", "dns-drop", "netpol-delay", "proxy-delay"}
 # faults of a node's CNI (kubesim/cniruntime.py writes them into the node's
 # conflist; kubesim/sandbox.py reports what the kubelet then reports)
 CNI_KINDS = {"cni-ipam-size", "cni-plugin-fail", "cni-add-hang",
@@ -98,7 +99,7 @@ def parse(spec):
                              "(e.g. 500m or 1)")
         if kind == "node-allocatable":
             _check_allocatable(r)
-        if kind in ("cni-add-delay", "ready-delay", "netpol-delay") and \
+        if kind in ("cni-add-delay", "ready-delay", "netpol-delay", "proxy-delay") and \
                 ("node" not in r or "delay" not in r):
             raise FaultError("fault %s needs node=NAME,delay=DUR" % kind)
         if kind in CNI_KINDS:
@@ -554,6 +555,11 @@ class Faults:
     def cni_add_delay(self, node):
         """Seconds the CNI ADD of a new pod on node waits (cni-add-delay)."""
         return self._node_delay("cni-add-delay", node)
+
+    def proxy_delay(self, node):
+        """Seconds a Service change waits before node's proxy programs it
+        (proxy-delay; net.py / proxy.py read it at each sync)."""
+        return self._node_delay("proxy-delay", node)
 
     def ready_delay(self, node):
         """Seconds a container started on node stays not Ready (ready-delay):

@@ -269,11 +269,16 @@ def serve(d):
     from . import (admission, api, auth, cni, ctrl, faults, kubelet, net,
                    netpol, seed, storage, store, util)
     util.SKEW_S = float(getattr(cfg, "clock_skew", 0) or 0)
+    # a request thread waiting on the GIL behind a busy controller pass waits
+    # a switch interval per socket read or write (5 ms by default): with 10k
+    # Services each API call took ~50 ms; 1 ms hands it over sooner
+    sys.setswitchinterval(0.001)
     t0 = time.time()
     st = store.Store()
     fl = faults.Faults(cfg)
     net.configure(getattr(cfg, "ip_family", "ipv4"))
     network = net.Network(d, cfg.prefix, cfg.nodes)
+    network.proxy_delay_of = fl.proxy_delay
     au = auth.Auth(cfg, st)
     sock_srv = [None]
 

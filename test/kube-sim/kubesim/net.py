@@ -6,8 +6,9 @@ namespace per node ("<p>n<i>", eth0 = 198.19.0.(10+i) on the underlay,
 bridge "<p>br" = 198.19.(16+i).1/24 for its pods, routes to every other
 node's pod CIDR), the pod namespaces ("<p>p<k>"; their eth0, address and
 routes come from the CNI plugins, cniruntime.py; static neighbour entries
-are added here), and the per-node nftables table
-"<p>svc" that DNATs Service ClusterIPs (198.19.240.0/20) to endpoints.
+are added here), and each node's Service proxy (proxy.py: the nftables
+table "<p>svc" that DNATs Service ClusterIPs (198.19.240.0/20) to
+endpoints, synced by a thread per node).
 What stays here rather than in a CNI plugin: the underlay, the node
 namespaces, bridges and host-gw routes (the cluster's node network, not a
 pod's CNI job), the neighbour entries and the Service proxy (kube-proxy's).
@@ -30,10 +31,15 @@ import ctypes
 import os
 import subprocess
 import threading
+import time
+
+from . import proxy
 
 CLONE_NEWNET = 0x40000000
 UNDERLAY_NET = "198.19.0.0/20"
 SERVICE_NET = "198.19.240.0/20"
+# where IPv4 ClusterIPs go once the /20 is full (admission.py SERVICE_EXTRA)
+SERVICE_NET_EXTRA = "198.18.192.0/18"
 UNDERLAY_NET6 = "2001:2:0:100::/64"
 SERVICE_NET6 = "2001:2:0:f00::/108"
 SERVICE_NETS = {"IPv4": SERVICE_NET, "IPv6": SERVICE_NET6}
@@ -219,7 +225,11 @@ class Network:
         self.indices = list(range(1, nnodes + 1))
         self.top = nnodes      # the highest index used
         self.added = {}        # index -> name of a node added at runtime
-        self.svc_text = None   # the Service table last set (for new nodes)
+        self.svc_state = None  # the Services last set (proxy.desired())
+        self.proxies = {}      # index -> its proxy.NodeProxy
+        # node name -> seconds its Service changes lag (the proxy-delay
+        # fault, faults.py; main wires it)
+        self.proxy_delay_of = lambda name: 0.0
 
     def node_name(self, i):
         """Node i's name: node-<i> from `up`, else the one it was added as."""
@@ -282,6 +292,8 @@ class Network:
             t.join()
         if errs:
             raise errs[0]
+        for i in self.indices:
+            self._proxy(i)
 
     def _node_setup(self, i, peers):
         """Node i's namespace inside: eth0 on the underlay, the pod bridge, routes to
@@ -311,6 +323,7 @@ class Network:
         c.append("link set %s up" % br)
         if v4:
             c.append("route add %s dev %s" % (SERVICE_NET, br))
+            c.append("route add %s dev %s" % (SERVICE_NET_EXTRA, br))
         if v6:
             c.append("route add %s dev %s" % (SERVICE_NET6, br))
         for j in peers:
@@ -362,9 +375,7 @@ class Network:
             self._routes(self.node_ns(j), "add", i)
         with self.lock:
             self.indices.append(i)
-            text = self.svc_text
-        if text is not None:
-            self._nft_services(i, text)
+        self._proxy(i)
         return i
 
     def remove_node(self, i):
@@ -375,6 +386,9 @@ class Network:
             if i in self.indices:
                 self.indices.remove(i)
             peers = list(self.indices)
+            px = self.proxies.pop(i, None)
+        if px is not None:
+            px.close()
         self._routes(self.ul, "del", i)
         for j in peers:
             self._routes(self.node_ns(j), "del", i)
@@ -425,81 +439,31 @@ class Network:
     def del_pod_ns(self, ns):
         run(["ip", "netns", "del", ns], check=False)
 
+    def _proxy(self, i):
+        """Node i's Service proxy (proxy.py), started with the Services
+        last set."""
+        tf = "ip" if FAMILIES == ["IPv4"] else "inet"
+        name = self.node_name(i)
+        px = proxy.NodeProxy(self.node_ns(i), self.prefix + "svc", tf,
+                             self.bridge(),
+                             lambda: self.proxy_delay_of(name), name)
+        with self.lock:
+            self.proxies[i] = px
+            st = self.svc_state
+        if st is not None:
+            px.push(st)
+
     def set_services(self, rules):
         """rules: list of (cluster_ip, proto, port, [(ip, port), ...]).
-        Replaces table <p>svc in every node namespace atomically."""
-        t = self.prefix + "svc"
-        br = self.bridge()
-        # IPv4 only: an "ip" table; with IPv6 an "inet" one (both families)
-        tf = "ip" if FAMILIES == ["IPv4"] else "inet"
-        lines = ["table %s %s {}" % (tf, t), "delete table %s %s" % (tf, t),
-                 "table %s %s {" % (tf, t)]
-        svc_lines, noep, n = [], [], 0
-        for cip, proto, port, eps in rules:
-            proto = proto.lower()
-            af = "ip6" if ":" in cip else "ip"
-            if not eps:
-                # no endpoints: kube-proxy rejects (ICMP port unreachable)
-                noep.append("%s daddr %s %s dport %d reject%s" %
-                            (af, cip, proto, port, " with tcp reset" if
-                             proto == "tcp" else ""))
-                continue
-            n += 1
-            chain = "svc%d" % n
-            nat = "dnat" if tf == "ip" else "dnat " + af
-            if len(eps) == 1:
-                if af == "ip6":
-                    body = "%s to [%s]:%d" % (nat, eps[0][0], eps[0][1])
-                else:
-                    body = "%s to %s:%d" % (nat, eps[0][0], eps[0][1])
-            else:
-                m = ", ".join("%d : %s . %d" % (k, e[0], e[1])
-                              for k, e in enumerate(eps))
-                body = ("dnat %s addr . port to numgen random mod %d map "
-                        "{ %s }" % (af, len(eps), m))
-            lines.append("  chain %s { meta l4proto %s %s; }" %
-                         (chain, proto, body))
-            svc_lines.append("%s daddr %s %s dport %d jump %s" %
-                             (af, cip, proto, port, chain))
-        lines.append("  chain services {")
-        lines += ["    " + s for s in svc_lines]
-        lines.append("  }")
-        lines.append("  chain noendpoints {")
-        lines += ["    " + s for s in noep]
-        lines.append("  }")
-        lines.append("  chain prerouting { type nat hook prerouting "
-                     "priority dstnat; jump services; }")
-        lines.append("  chain output { type nat hook output priority -100; "
-                     "jump services; }")
-        lines.append('  chain postrouting { type nat hook postrouting '
-                     'priority srcnat; ct status dnat oifname "%s" '
-                     'masquerade; }' % br)
-        lines.append("  chain filter_forward { type filter hook forward priority 0; "
-                     "jump noendpoints; }")
-        lines.append("  chain filter_output { type filter hook output priority 0; "
-                     "jump noendpoints; }")
-        lines.append("}")
-        text = "\n".join(x for x in lines if x) + "\n"
+        Hands them to every node's proxy, which programs its table <p>svc
+        (at once, or as late as the node's proxy-delay)."""
+        st = proxy.desired(rules)
+        now = time.monotonic()
         with self.lock:
-            self.svc_text = text
-            nodes = list(self.indices)
-        errs = []
-        for i in nodes:
-            try:
-                self._nft_services(i, text)
-            except NetError as e:
-                if i in self.indices:   # (not a node removed meanwhile)
-                    errs.append(e)
-        if errs:
-            raise errs[0]
-
-    def _nft_services(self, i, text):
-        p = subprocess.run(["ip", "netns", "exec", self.node_ns(i),
-                            "nft", "-f", "-"], input=text,
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            raise NetError("nft: %s" % p.stderr.strip())
-
+            self.svc_state = st
+            pxs = list(self.proxies.values())
+        for px in pxs:
+            px.push(st, now)
 
 def pids_in_netns(name):
     p = run(["ip", "netns", "pids", name], check=False)

@@ -489,20 +489,24 @@ class Workloads:
         svcs = sorted(st.list_refs("services"), key=_key)
         pods = sorted(st.list_refs("pods"), key=_key) if any(
             s["spec"].get("selector") for s in svcs) else []
+        # the pods of a (namespace, selector), found once a pass: 10k
+        # Services with one selector cost one scan of the pods, not 10k
+        by_ns, picked = {}, {}
+        # the Endpoints as stored (references, read only): no copy of each
+        # per pass (10k Services)
+        eps_now = {(e["metadata"]["namespace"], e["metadata"]["name"]): e
+                   for e in st.list_refs("endpoints")}
+        for p in pods:
+            by_ns.setdefault(p["metadata"].get("namespace"), []).append(p)
         for s in svcs:
             sp, md = s["spec"], s["metadata"]
             sel = sp.get("selector")
             ready, notready = [], []
             if sel:
-                reqs = selector_to_reqs({"matchLabels": sel})
-                for p in pods:
-                    if p["metadata"].get("namespace") != md["namespace"] or \
-                            not label_match(reqs,
-                                            p["metadata"].get("labels")) or \
-                            not p["status"].get("podIP") or _terminal(p) or \
-                            p["metadata"].get("deletionTimestamp"):
-                        continue
-                    (ready if _ready(p) else notready).append(p)
+                k = (md["namespace"], tuple(sorted(sel.items())))
+                if k not in picked:
+                    picked[k] = _select(by_ns.get(md["namespace"], []), sel)
+                ready, notready = picked[k]
             subsets = []
             ep_ports = []
             api_svc = (md["namespace"], md["name"]) == ("default",
@@ -566,7 +570,7 @@ class Workloads:
                 ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
                     "name": md["name"], "namespace": md["namespace"],
                     "labels": md.get("labels") or {}}, "subsets": subsets}
-                cur = st.get("endpoints", md["namespace"], md["name"])
+                cur = eps_now.get((md["namespace"], md["name"]))
                 if cur is None:
                     try:
                         st.create("endpoints", ep)
@@ -578,11 +582,9 @@ class Workloads:
                     st.mutate("endpoints", md["namespace"], md["name"], upd)
         names = {(s["metadata"]["namespace"], s["metadata"]["name"])
                  for s in svcs}
-        for ep in st.list_refs("endpoints"):
-            if (ep["metadata"]["namespace"], ep["metadata"]["name"]) not in \
-                    names:
-                st.delete("endpoints", ep["metadata"]["namespace"],
-                          ep["metadata"]["name"])
+        for (ns, name) in eps_now:
+            if (ns, name) not in names:
+                st.delete("endpoints", ns, name)
         if dns is not None:
             try:
                 dns.set_records(records)
@@ -597,6 +599,20 @@ class Workloads:
                 print("kube-sim: service rules: %s" % e, file=sys.stderr)
                 self.svc_rules = rules
 
+
+
+def _select(pods, sel):
+    """(ready, not ready) of the pods the selector picks that have an
+    address and are not ending."""
+    reqs = selector_to_reqs({"matchLabels": sel})
+    ready, notready = [], []
+    for p in pods:
+        if not label_match(reqs, p["metadata"].get("labels")) or \
+                not p["status"].get("podIP") or _terminal(p) or \
+                p["metadata"].get("deletionTimestamp"):
+            continue
+        (ready if _ready(p) else notready).append(p)
+    return ready, notready
 
 
 def _key(o):

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Services at scale (issue 33): `kperf run --services 200` on kube-sim creates 200 extra
+# Services selecting its servers, reports the Service programming latency of every node (from
+# the probe Service's selector set to the first connection from a pod on that node), and
+# leaves nothing behind. With kube-sim's `proxy-delay:node=node-2,delay=2s` (node-2's Service
+# proxy applies every change 2 s late) node-2's latency is at least 1.9 s and the other nodes'
+# under that (within the faulted run: no check on speed), and `kperf compare` of the two runs
+# calls node-2's latency, and no other node's, a regression (exit 3). A SIGINT while the
+# Services are being created stops the run and deletes them.
+set -uo pipefail
+source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
+ks_need_root
+k8s_up --nodes 3
+ARGS=(--scenarios pod-to-service --tests TCP_RR --duration 1s --omit 0s --nodes node-1,node-2
+    --services 200 --timeout 60s)
+
+run() { # run NAME: a run with ARGS into NAME.json
+    kperf_k8s "${ARGS[@]}" -o json >"$K8S_DIR/$1.json" 2>"$K8S_DIR/$1.err"
+    local rc=$?
+    [ "$rc" = 0 ] && pass "$1: run ok" || { fail "$1: exit $rc"; tail -5 "$K8S_DIR/$1.err"; }
+}
+lat() { # lat NAME NODE: that node's programming latency in NAME.json
+    jq -r --arg n "$2" '.metadata.services.programming[$n].latency_s // "none"' "$K8S_DIR/$1.json"
+}
+
+run base
+if jq -e '.metadata.services | .count == 200 and (.programming | keys == ["node-1", "node-2",
+    "node-3"]) and all(.programming[]; .latency_s >= 0)' "$K8S_DIR/base.json" >/dev/null; then
+    pass "base: 200 Services, programming latency per node: $(jq -c '.metadata.services' "$K8S_DIR/base.json")"
+else
+    fail "base: $(jq -c '.metadata.services' "$K8S_DIR/base.json" | cut -c1-600)"
+fi
+k8s_nothing_left "base (with --services 200)"
+
+"$KS" fault --state-dir "$K8S_DIR" "proxy-delay:node=node-2" >"$K8S_DIR/bad.out" 2>&1 &&
+    fail "proxy-delay without delay= was accepted" ||
+    pass "proxy-delay without delay= refused: $(tail -1 "$K8S_DIR/bad.out" | cut -c1-120)"
+"$KS" fault --state-dir "$K8S_DIR" "proxy-delay:node=node-2,delay=2s" >/dev/null ||
+    { fail "kube-sim fault proxy-delay"; ks_finish; }
+run slow
+"$KS" fault --state-dir "$K8S_DIR" --clear >/dev/null
+k8s_nothing_left "slow (with --services 200)"
+n2=$(lat slow node-2)
+if jq -e '.metadata.services.programming | .["node-2"].latency_s >= 1.9 and
+    .["node-1"].latency_s < 1.9 and .["node-3"].latency_s < 1.9' "$K8S_DIR/slow.json" >/dev/null; then
+    pass "proxy-delay on node-2: node-2 ${n2} s, node-1 $(lat slow node-1) s, node-3 $(lat slow node-3) s"
+else
+    fail "proxy-delay on node-2 not on node-2 only: $(jq -c '.metadata.services.programming' "$K8S_DIR/slow.json")"
+fi
+# kperf compare: node-2's Service programming is a readiness regression (kind "service"), the
+# other nodes' are not; exit 3
+"$KPERF" compare -o json "$K8S_DIR/base.json" "$K8S_DIR/slow.json" >"$K8S_DIR/cmp.json" 2>"$K8S_DIR/cmp.err"
+rc=$?
+if [ "$rc" = 3 ] && jq -e '[.readiness[] | select(.kind == "service" and .verdict == "regression")
+    | .node] == ["node-2"]' "$K8S_DIR/cmp.json" >/dev/null; then
+    pass "compare: exit 3, Service programming regression on node-2 only: $(jq -c '[.readiness[] | select(.kind == "service") | {node, base, new, verdict}]' "$K8S_DIR/cmp.json" | cut -c1-400)"
+else
+    fail "compare: exit $rc $(jq -c '[.readiness[] | select(.kind == "service")]' "$K8S_DIR/cmp.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp.err")"
+fi
+# SIGINT while the Services are being created: the run stops and deletes them
+"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]/#200/5000}" \
+    -o json >"$K8S_DIR/int.json" 2>"$K8S_DIR/int.err" &
+pid=$!
+some_svcs() { # more than 50 of the run's extra Services exist
+    [ "$(kadmin get services -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null |
+        grep -c kperf-svcx-)" -gt 50 ]
+}
+if wait_for 60 some_svcs; then
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 130 ] && pass "SIGINT while creating Services: exit 130" ||
+        { fail "SIGINT while creating Services: exit $rc"; tail -5 "$K8S_DIR/int.err"; }
+else
+    kill -INT "$pid"; wait "$pid"
+    fail "the Services were never created: $(tail -3 "$K8S_DIR/int.err")"
+fi
+k8s_nothing_left "SIGINT during --services"
+"$KPERF" report "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
+grep -A4 "^Services at scale: 200 extra Services" "$K8S_DIR/slow.txt" | grep -q "^node-2 " &&
+    pass "text report: the Services at scale table" ||
+    fail "text report: no Services at scale table: $(head -c 600 "$K8S_DIR/slow.txt")"
+ks_finish
