@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/textsafe.h"
+#include "controller/report/readiness.h"
 
 const char *const netpol_times[NETPOL_TIMES] = {"policy_deny_s", "policy_allow_s", "pod_deny_s"};
 static const char *const early_names[2] = {"policy_early", "pod_early"};
@@ -144,18 +145,6 @@ static const json_t *find_node(const json_t *nodes, const char *name)
     return NULL;
 }
 
-static const char *judge(double base, double cur, const struct cmp_threshold *th)
-{
-    double d = cur - base;
-    double limit = th->absolute ? th->value : fabs(base) * th->value / 100.0;
-
-    if (d > limit)
-        return "regression";
-    if (-d > limit)
-        return "improvement";
-    return "within threshold";
-}
-
 static void add(json_t *out, const char *node, const char *fig, double b, double c,
                 const char *verdict)
 {
@@ -193,7 +182,7 @@ json_t *netpol_compare(const json_t *md_base, const json_t *md_new, const struct
             const char *v;
             if (!b || !c)
                 continue;
-            v = judge(json_number_value(b), json_number_value(c), th);
+            v = readiness_judge(json_number_value(b), json_number_value(c), th);
             *regressions += strcmp(v, "regression") == 0;
             *improvements += strcmp(v, "improvement") == 0;
             add(out, node, netpol_times[k], json_number_value(b), json_number_value(c), v);

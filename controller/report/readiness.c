@@ -189,7 +189,7 @@ static const json_t *find_entry(const json_t *nodes, const json_t *like)
     return NULL;
 }
 
-static const char *judge(double base, double cur, const struct cmp_threshold *th)
+const char *readiness_judge(double base, double cur, const struct cmp_threshold *th)
 {
     double d = cur - base;
     double limit = th->absolute ? th->value : fabs(base) * th->value / 100.0;
@@ -219,7 +219,7 @@ static void services_compare(const json_t *md_base, const json_t *md_new,
         const char *v;
         if (!json_is_number(b) || !json_is_number(c))
             continue;
-        v = judge(json_number_value(b), json_number_value(c), th);
+        v = readiness_judge(json_number_value(b), json_number_value(c), th);
         *regressions += strcmp(v, "regression") == 0;
         *improvements += strcmp(v, "improvement") == 0;
         json_array_append_new(
@@ -254,7 +254,7 @@ json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
             for (size_t k = 0; k < 2; k++) {
                 double b = json_number_value(json_object_get(sb, stats[k]));
                 double c = json_number_value(json_object_get(sn, stats[k]));
-                const char *v = judge(b, c, th);
+                const char *v = readiness_judge(b, c, th);
                 *regressions += strcmp(v, "regression") == 0;
                 *improvements += strcmp(v, "improvement") == 0;
                 json_array_append_new(out,

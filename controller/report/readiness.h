@@ -43,6 +43,10 @@ json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
                           const struct cmp_threshold *th, size_t *regressions,
                           size_t *improvements);
 
+/* A time's verdict, NEW against BASE, by th as readiness_compare judges it: "regression",
+ * "improvement" or "within threshold" (static). NetworkPolicy readiness (netpol.h) uses it too. */
+const char *readiness_judge(double base, double cur, const struct cmp_threshold *th);
+
 /* Prints a comparison made by readiness_compare (nothing when it is empty). */
 void readiness_compare_print(const json_t *cmp, bool markdown, FILE *out);
 
