@@ -28,7 +28,7 @@ kperf ''|run compare report history cleanup manifests watch version completion -
 kperf ru|run
 kperf co|compare completion
 kperf run --sce|--scenarios
-kperf run --scenarios ''|all pod-to-pod host-to-host pod-to-service pod-to-external
+kperf run --scenarios ''|all pod-to-pod host-to-host pod-to-service pod-to-external pod-to-dns
 kperf run --scenarios pod-to-pod,h|pod-to-pod,host-to-host
 kperf run --tests = TCP_S|TCP_STREAM TCP_STREAM_MULTI
 kperf run --tests UDP|UDP_RR UDP_STREAM
