@@ -109,6 +109,9 @@ static int handle_what(struct run_parse *p, const struct flag *f, const char *v,
     unsigned mask = 0;
 
     switch (f->id) {
+    case F_NETPOL_READINESS:
+        o->netpol_readiness = true;
+        return 0;
     case F_SCENARIOS:
         if (rv_for_each_item(v, rv_add_scenario, &mask, err) != 0)
             return -1;
@@ -180,9 +183,6 @@ static int handle_measure(struct run_parse *p, const struct flag *f, const char 
         return rv_for_each_item(v, rv_add_profile_row, o, err);
     case F_CAPACITY:
         o->capacity = true;
-        return 0;
-    case F_NETPOL_READINESS:
-        o->netpol_readiness = true;
         return 0;
     case F_SAMPLES:
         o->samples_auto = strcmp(v, "auto") == 0;
@@ -463,7 +463,7 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
 
     /* --external-token-file and --pod-churn serve --local too */
     if ((f->group == G_K8S && f->id != F_EXTERNAL_TOKEN && f->id != F_POD_CHURN) ||
-        f->group == G_POD)
+        f->group == G_POD || f->id == F_NETPOL_READINESS)
         p->k8s_flag = f->name;
     return handlers[f->group](p, f, v, err);
 }
