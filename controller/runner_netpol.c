@@ -3,6 +3,7 @@
 #include "controller/runner_netpol.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/kp_err.h"
 #include "base/kp_log.h"
@@ -56,10 +57,18 @@ void runner_netpol_readiness(struct backend *b, json_t *md, struct runner_outcom
         json_t *rec = json_pack("{s:O}", "node", json_object_get(n, "node"));
         if (!probe)
             json_object_set(rec, "error", json_object_get(n, "error"));
-        else if (netpol_policy_phase(rec, probe, deny_at, allow_at) != 0)
-            kp_log(KP_LOG_WARN, "netpol-readiness on node %s: %s",
+        else if (netpol_policy_phase(rec, probe, deny_at, allow_at) != 0) {
+            const json_t *c = json_object_get(json_object_get(probe, "probes"), "connect");
+            char *o = json_dumps(json_object_get(c, "outages"), JSON_COMPACT);
+            kp_log(KP_LOG_WARN,
+                   "netpol-readiness on node %s: %s (probes from %.3f, deny %.3f, "
+                   "allow %.3f, outages %s)",
                    json_string_value(json_object_get(n, "node")),
-                   json_string_value(json_object_get(rec, "error")));
+                   json_string_value(json_object_get(rec, "error")),
+                   json_number_value(json_object_get(probe, "start_unix_s")), deny_at, allow_at,
+                   o ? o : "none");
+            free(o);
+        }
         json_array_append_new(nodes, rec);
     }
     json_object_set_new(md, "netpol",

@@ -87,14 +87,16 @@ static json_t *policy(const struct k8s_backend *b, bool allow, char **name)
                      "ingress", ingress);
 }
 
-/* Creates the policy; its creation time (the controller's clock) into *at. */
+/* Creates the policy; the time its request was sent (the controller's clock: the policy can
+ * take effect no earlier, and may before the API server's answer arrives) into *at. */
 static int create_policy(struct k8s_backend *b, bool allow, double *at, struct kp_err *err)
 {
     char *name;
     json_t *pol = policy(b, allow, &name);
-    int rc = kube_create(b->kc, &K8S_RES_NETWORKPOLICIES, b->d.obj.ns, pol, NULL, NULL, err);
+    int rc;
 
     *at = clock_unix_s();
+    rc = kube_create(b->kc, &K8S_RES_NETWORKPOLICIES, b->d.obj.ns, pol, NULL, NULL, err);
     if (rc != 0)
         kp_err_prefix(err, "NetworkPolicy %s", name);
     json_decref(pol);
