@@ -42,7 +42,8 @@ void runner_netpol_readiness(struct backend *b, json_t *md, struct runner_outcom
 
     if (!np) {
         kp_log(KP_LOG_ERROR, "netpol-readiness: %s", kp_err_msg(&err));
-        json_object_set_new(md, "netpol", json_pack("{s:s}", "error", kp_err_msg(&err)));
+        json_object_set_new(md, "netpol",
+                            json_pack("{s:[], s:s}", "nodes", "error", kp_err_msg(&err)));
         out->n_failed++;
         return;
     }

@@ -114,11 +114,11 @@ static void delete_named(struct k8s_backend *b, const struct kube_resource *r, c
         kp_log(KP_LOG_WARN, "deleting %s: %s (cleanup retries)", name, kp_err_msg(&err));
 }
 
-static int window(struct k8s_backend *b, struct kp_err *err)
+static int window(struct k8s_backend *b, unsigned ms, struct kp_err *err)
 {
     struct timespec step = {0, 100 * 1000 * 1000};
 
-    for (unsigned t = 0; t < K8S_NETREADY_WINDOW_MS; t += 100) {
+    for (unsigned t = 0; t < ms; t += 100) {
         if (b->stop)
             return kp_err_set(err, "interrupted");
         nanosleep(&step, NULL);
@@ -165,8 +165,9 @@ static int measure(struct k8s_backend *b, struct target *ts, size_t n, json_t *n
     for (size_t i = 0; i < n; i++)
         if (start_probe(b, &ts[i], i, err) != 0)
             return -1;
-    if (window(b, err) != 0 || create_policy(b, false, &deny_at, err) != 0 || window(b, err) != 0 ||
-        create_policy(b, true, &allow_at, err) != 0 || window(b, err) != 0)
+    if (window(b, K8S_NETREADY_LEAD_MS, err) != 0 || create_policy(b, false, &deny_at, err) != 0 ||
+        window(b, K8S_NETREADY_WINDOW_MS, err) != 0 ||
+        create_policy(b, true, &allow_at, err) != 0 || window(b, K8S_NETREADY_WINDOW_MS, err) != 0)
         return -1;
     kp_log(KP_LOG_INFO, "netpol-readiness: deny at %.3f, allow at %.3f", deny_at, allow_at);
     at[0] = deny_at;
