@@ -69,10 +69,12 @@ struct run_options {
      * owned; none by default */
     char **profile_rows;
     size_t n_profile_rows;
-    bool capacity;       /* --capacity: a TCP_CRR connection-capacity ramp per group
-                            (controller/capacity_ramp.h); adds TCP_CRR to the tests */
-    uint64_t timeout_ms; /* --timeout: bound on every wait (start-up, one client run);
-                            default 2m */
+    bool netpol_readiness; /* --netpol-readiness: NetworkPolicy enforcement readiness per node
+                              (backend.h, netpol_readiness) into metadata.netpol */
+    bool capacity;         /* --capacity: a TCP_CRR connection-capacity ramp per group
+                              (controller/capacity_ramp.h); adds TCP_CRR to the tests */
+    uint64_t timeout_ms;   /* --timeout: bound on every wait (start-up, one client run);
+                              default 2m */
     /* output */
     enum run_output output; /* -o/--output, default table */
     char *output_dir;       /* --output-dir; owned; NULL = none */

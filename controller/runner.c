@@ -719,6 +719,10 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         signals_install(b, &saved);
     fill_metadata(report_metadata(rep), b, o->ro);
     pg = progress_for(plan, o);
+    if (o->ro->netpol_readiness && !b->ops->netpol_readiness) {
+        kp_err_set(err, "--netpol-readiness needs a cluster: run it without --local");
+        goto cleanup;
+    }
     progress_phase(pg, "preparing the %s backend", b->ops->name);
     b->progress = pg;
     if (b->ops->prepare(b, plan, err) != 0) {
@@ -742,6 +746,10 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         if (confirmed)
             json_object_set_new(json_object_get(report_metadata(rep), "sweep"), "confirmed",
                                 confirmed);
+    }
+    if (o->ro->netpol_readiness && !halted() && !check_lost(b)) {
+        progress_phase(pg, "NetworkPolicy enforcement readiness");
+        runner_netpol_readiness(b, report_metadata(rep), out);
     }
     add_readiness(report_metadata(rep), b);
     if (check_lost(b)) {

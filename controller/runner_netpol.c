@@ -3,9 +3,11 @@
 #include "controller/runner_netpol.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/kp_err.h"
 #include "base/kp_log.h"
+#include "controller/report/netpol.h"
 
 bool runner_netpol_ready(struct backend *b, unsigned rules, struct report_group *rg,
                          struct runner_netpol *st, struct runner_outcome *out)
@@ -31,4 +33,46 @@ bool runner_netpol_ready(struct backend *b, unsigned rules, struct report_group 
         report_group_error(rg, st->why);
     out->n_failed += rg != NULL;
     return false;
+}
+
+void runner_netpol_readiness(struct backend *b, json_t *md, struct runner_outcome *out)
+{
+    struct kp_err err = {{0}};
+    json_t *np = b->ops->netpol_readiness(b, &err);
+
+    if (!np) {
+        kp_log(KP_LOG_ERROR, "netpol-readiness: %s", kp_err_msg(&err));
+        json_object_set_new(md, "netpol",
+                            json_pack("{s:[], s:s}", "nodes", "error", kp_err_msg(&err)));
+        out->n_failed++;
+        return;
+    }
+    json_t *nodes = json_array(), *n;
+    double deny_at = json_number_value(json_object_get(np, "deny_at"));
+    double allow_at = json_number_value(json_object_get(np, "allow_at"));
+    size_t i;
+
+    json_array_foreach(json_object_get(np, "nodes"), i, n)
+    {
+        const json_t *probe = json_object_get(n, "probe");
+        json_t *rec = json_pack("{s:O}", "node", json_object_get(n, "node"));
+        if (!probe)
+            json_object_set(rec, "error", json_object_get(n, "error"));
+        else if (netpol_policy_phase(rec, probe, deny_at, allow_at) != 0) {
+            const json_t *c = json_object_get(json_object_get(probe, "probes"), "connect");
+            char *o = json_dumps(json_object_get(c, "outages"), JSON_COMPACT);
+            kp_log(KP_LOG_WARN,
+                   "netpol-readiness on node %s: %s (probes from %.3f, deny %.3f, "
+                   "allow %.3f, outages %s)",
+                   json_string_value(json_object_get(n, "node")),
+                   json_string_value(json_object_get(rec, "error")),
+                   json_number_value(json_object_get(probe, "start_unix_s")), deny_at, allow_at,
+                   o ? o : "none");
+            free(o);
+        }
+        json_array_append_new(nodes, rec);
+    }
+    json_object_set_new(md, "netpol",
+                        json_pack("{s:i, s:o}", "probe_every_ms", 20, "nodes", nodes));
+    json_decref(np);
 }

@@ -24,4 +24,8 @@ struct runner_netpol {
 bool runner_netpol_ready(struct backend *b, unsigned rules, struct report_group *rg,
                          struct runner_netpol *st, struct runner_outcome *out);
 
+/* --netpol-readiness, after the rows: the backend's per-node readiness into md.netpol; when it
+ * could not be measured, the error is logged and out counts a failure. */
+void runner_netpol_readiness(struct backend *b, json_t *md, struct runner_outcome *out);
+
 #endif

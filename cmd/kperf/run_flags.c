@@ -26,6 +26,7 @@ enum flag_id {
     F_TESTS,
     F_UNDER_LOAD,
     F_NETPOL_RULES,
+    F_NETPOL_READINESS,
     F_SAME_NODE,
     F_OTHER_NODE,
     F_DURATION,
@@ -109,6 +110,9 @@ static int handle_what(struct run_parse *p, const struct flag *f, const char *v,
     unsigned mask = 0;
 
     switch (f->id) {
+    case F_NETPOL_READINESS:
+        o->netpol_readiness = true;
+        return 0;
     case F_SCENARIOS:
         if (rv_for_each_item(v, rv_add_scenario, &mask, err) != 0)
             return -1;
@@ -461,7 +465,7 @@ static int dispatch(void *ctx, const struct flag *f, const char *v, struct kp_er
 
     /* --external-token-file and --pod-churn serve --local too */
     if ((f->group == G_K8S && f->id != F_EXTERNAL_TOKEN && f->id != F_POD_CHURN) ||
-        f->group == G_POD)
+        f->group == G_POD || f->id == F_NETPOL_READINESS)
         p->k8s_flag = f->name;
     return handlers[f->group](p, f, v, err);
 }
@@ -491,6 +495,10 @@ static const struct flag run_flags[] = {
              "also measure the pod rows with a NetworkPolicy of N\n"
              "rules selecting the servers, for each N of the list\n"
              "(e.g. 0,1,100,1000: rows \"same-node/netpol-100\")"),
+    RUN_FLAG(G_WHAT, F_NETPOL_READINESS, "netpol-readiness", 0, NULL,
+             "after the rows, time per node how fast a deny-all and\n"
+             "then an allow NetworkPolicy take effect (Kubernetes\n"
+             "only; metadata.netpol, docs/report.md)"),
     RUN_FLAG(G_WHAT, F_SAME_NODE, "same-node", 0, NULL,
              "client and server on one node (both placements run\n"
              "unless --same-node or --other-node is given)"),

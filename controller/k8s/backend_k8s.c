@@ -23,6 +23,7 @@
 #include "controller/k8s/k8s_facts.h"
 #include "controller/k8s/k8s_lock.h"
 #include "controller/k8s/k8s_netpol.h"
+#include "controller/k8s/k8s_netready.h"
 #include "controller/k8s/k8s_nodewatch.h"
 #include "controller/k8s/k8s_podevents.h"
 #include "controller/k8s/k8s_sweep.h"
@@ -324,6 +325,7 @@ static const struct backend_ops k8s_ops = {
     .lost = lost,
     .failure_cause = failure_cause,
     .netpol_apply = netpol_apply,
+    .netpol_readiness = k8s_netready_run,
     .cleanup = cleanup,
     .destroy = destroy,
     .probe_start = k8s_watch_probe_start,

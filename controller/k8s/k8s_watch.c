@@ -191,34 +191,29 @@ static const char *watch_dir(struct k8s_backend *b, struct kp_err *err)
     return b->watch_dir;
 }
 
-int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
-                          const struct backend_probe_opts *o, struct backend_probe **out,
-                          struct kp_err *err)
+/* The probe of log index `index` (its node, namespace and optional server node set by the
+ * caller): creates job (consumed), waits for its pod and starts streaming its log. */
+static struct k8s_probe *probe_new(struct k8s_backend *b, size_t index, const char *node,
+                                   const char *ns, struct kp_err *err)
 {
-    struct k8s_backend *b = (struct k8s_backend *)base;
     const char *dir = watch_dir(b, err);
     struct k8s_probe *p;
-    struct k8s_group_target t;
-    json_t *job, *created = NULL;
 
-    *out = NULL;
     if (!dir)
-        return -1;
+        return NULL;
     p = kp_xcalloc(1, sizeof(*p));
-    p->log_path = kp_xasprintf("%s/probe-%zu.log", dir, o->index);
+    p->log_path = kp_xasprintf("%s/probe-%zu.log", dir, index);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    k8s_objects_group_target(g, &t);
-    p->node = kp_xstrdup(k8s_client_node(b, g, &t));
-    p->ns = kp_xstrdup(k8s_objects_ns(&b->d.obj, t.client_host_network));
-    if (t.server_network)
-        p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
-    job = probe_job(b, g, o, p->node, &p->job);
-    if (!job) {
-        k8s_watch_probe_free(base, (struct backend_probe *)p);
-        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
-    }
-    *out = (struct backend_probe *)p; /* from here the caller stops and frees it */
+    p->node = kp_xstrdup(node);
+    p->ns = kp_xstrdup(ns);
+    return p;
+}
+
+static int probe_launch(struct k8s_backend *b, struct k8s_probe *p, json_t *job, struct kp_err *err)
+{
+    json_t *created = NULL;
+
     if (kube_create(b->kc, &KUBE_RES_JOBS, p->ns, job, NULL, &created, err) != 0) {
         json_decref(job);
         return kp_err_prefix(err, "creating probe job %s on node %s", p->job, p->node);
@@ -231,6 +226,67 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
     if (wait_ready(b, p, err) != 0)
         return -1;
     return start_thread(b, p, p->log_path, err);
+}
+
+int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
+                          const struct backend_probe_opts *o, struct backend_probe **out,
+                          struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_probe *p;
+    struct k8s_group_target t;
+    json_t *job;
+
+    *out = NULL;
+    k8s_objects_group_target(g, &t);
+    p = probe_new(b, o->index, k8s_client_node(b, g, &t),
+                  k8s_objects_ns(&b->d.obj, t.client_host_network), err);
+    if (!p)
+        return -1;
+    if (t.server_network)
+        p->server_node = kp_xstrdup(k8s_facts_node_name(b->node_a));
+    job = probe_job(b, g, o, p->node, &p->job);
+    if (!job) {
+        k8s_watch_probe_free(base, (struct backend_probe *)p);
+        return kp_err_set(err, "no server address for %s", plan_scenario_name(g->scenario));
+    }
+    *out = (struct backend_probe *)p; /* from here the caller stops and frees it */
+    return probe_launch(b, p, job, err);
+}
+
+int k8s_watch_probe_start_at(struct backend *base, const char *node, const char *server,
+                             const struct backend_probe_opts *o, struct backend_probe **out,
+                             struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_probe *p = probe_new(b, o->index, node, b->d.obj.ns, err);
+    size_t n = 0, i = 0;
+    struct k8s_objects_opts oo = b->d.obj;
+
+    *out = NULL;
+    if (!p)
+        return -1;
+    while (o->args && o->args[n])
+        n++;
+    const char **argv = kp_xcalloc(n + 6, sizeof(*argv));
+    argv[i++] = "probe";
+    argv[i++] = "--server";
+    argv[i++] = server;
+    argv[i++] = "--token-file";
+    argv[i++] = K8S_TOKEN_FILE;
+    for (size_t k = 0; k < n; k++)
+        argv[i++] = o->args[k];
+    p->job = k8s_objects_job_name("netpol-probe", node, 0, b->n_steps++);
+    struct k8s_client_job cj = {.name = p->job,
+                                .node_hostname = k8s_client_node_hostname(b, node),
+                                .scenario = "netpol-readiness",
+                                .placement = node,
+                                .args = argv};
+    oo.job_deadline_s = (int)o->deadline_s;
+    json_t *job = k8s_objects_client_job(&oo, &cj);
+    free(argv);
+    *out = (struct backend_probe *)p;
+    return probe_launch(b, p, job, err);
 }
 
 const char *k8s_watch_probe_log(const struct backend_probe *bp)

@@ -48,7 +48,7 @@ const char *verdict_status_word(int status)
 int verdict_status(const json_t *doc)
 {
     if (count_at(doc, "regressions") > 0 || count_at(doc, "failed_in_new") > 0 ||
-        count_at(doc, "readiness_regressions") > 0)
+        count_at(doc, "readiness_regressions") > 0 || count_at(doc, "netpol_regressions") > 0)
         return VERDICT_EXIT_REGRESSION;
     if (count_at(doc, "inconclusive") > 0)
         return VERDICT_EXIT_INCONCLUSIVE;

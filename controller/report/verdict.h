@@ -28,8 +28,8 @@
 const char *verdict_status_word(int status);
 
 /* The exit status of a comparison's document doc (borrowed): 3 when summary.regressions,
- * failed_in_new or readiness_regressions is non-zero, else 5 when summary.inconclusive is, else
- * 0. */
+ * failed_in_new, readiness_regressions or netpol_regressions is non-zero, else 5 when
+ * summary.inconclusive is, else 0. */
 int verdict_status(const json_t *doc);
 
 /* One line (no newline) of at most VERDICT_MESSAGE_MAX - 1 bytes: "kperf: regression (exit 3):

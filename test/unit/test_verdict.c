@@ -68,6 +68,9 @@ static void test_verdict_same_runs_are_ok(void **state)
     line = verdict_line(doc, VERDICT_EXIT_OK);
     assert_string_equal(line, "kperf: ok (exit 0): no regression in 2 rows compared");
     free(line);
+    /* a node slower to enforce a NetworkPolicy is a regression by itself (metadata.netpol) */
+    json_object_set_new(json_object_get(doc, "summary"), "netpol_regressions", json_integer(1));
+    assert_int_equal(verdict_status(doc), VERDICT_EXIT_REGRESSION);
     json_decref(doc);
 }
 
