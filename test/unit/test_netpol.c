@@ -136,9 +136,11 @@ static void test_print_and_compare(void **state)
     c = netpol_compare(base, bad, &th[CMP_READINESS], &reg, &imp);
     assert_int_equal(reg, 1);
     json_decref(c);
-    c = netpol_compare(json_object(), slow, &th[CMP_READINESS], &reg, &imp);
+    json_t *empty = json_object();
+    c = netpol_compare(empty, slow, &th[CMP_READINESS], &reg, &imp);
     assert_int_equal(json_array_size(c), 0);
     json_decref(c);
+    json_decref(empty);
     json_decref(base);
     json_decref(slow);
     json_decref(bad);
