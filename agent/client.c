@@ -462,7 +462,7 @@ static int setup(struct sample *s, struct kp_err *err)
     if (!s->ops || !s->ops->client_loop)
         return kp_err_set(err, "bad parameters: %s is not run as one sample",
                           proto_test_name(s->req.test));
-    s->ctrl = client_connect(s, s->o->connect_timeout_ms, err);
+    s->ctrl = client_connect_ctrl(s, err);
     if (s->ctrl < 0)
         return -1;
     s->connected_unix_s = clock_unix_s();

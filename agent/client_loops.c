@@ -100,6 +100,21 @@ fail:
     return kp_err_set(err, "cannot connect to %s (%s): %s", where, s->o->host, strerror(soerr));
 }
 
+int client_connect_ctrl(const struct sample *s, struct kp_err *err)
+{
+    const char *refused = strerror(ECONNREFUSED);
+    struct timespec pause = {0, 100 * 1000 * 1000};
+
+    for (unsigned waited = 0;; waited += 100) {
+        int fd = client_connect(s, s->o->connect_timeout_ms, err);
+        if (fd >= 0 || waited >= CLIENT_REFUSED_RETRY_MS || !strstr(kp_err_msg(err), refused))
+            return fd;
+        kp_log(KP_LOG_DEBUG, "%s; trying again", kp_err_msg(err));
+        kp_err_clear(err);
+        nanosleep(&pause, NULL);
+    }
+}
+
 int client_write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
