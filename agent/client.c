@@ -39,6 +39,7 @@ void client_opts_default(struct client_opts *o)
     o->streams = 4;
     o->udp_rate_bps = 1000ull * 1000 * 1000;
     o->connect_timeout_ms = 5000;
+    o->connect_retry_ms = CLIENT_REFUSED_RETRY_MS;
     o->stream_threads = CLIENT_STREAM_THREADS_PLACED; /* docs/benchmark.md, "Same kernel" */
 }
 

@@ -53,6 +53,7 @@ struct client_opts {
     const char *token; /* borrowed secret; NULL = none */
     size_t token_len;
     uint64_t connect_timeout_ms;
+    uint64_t connect_retry_ms;  /* a refused control connection tried again for this long (3 s) */
     int no_counters;            /* 1: no counters on either end (agent/counters.h) */
     int no_path_mtu;            /* 1: no path-MTU probe (client_pmtu.c) */
     const char *counters_netns; /* borrowed; the namespace our counters are read in (NULL: ours) */

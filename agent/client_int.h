@@ -139,10 +139,11 @@ void *client_worker_main(void *arg);
 /* Connects a TCP socket to the server within timeout_ms. Returns the fd or -1 with err. */
 KP_MUST_CHECK int client_connect(const struct sample *s, uint64_t timeout_ms, struct kp_err *err);
 /* The control connection of a sample: client_connect, with a refusal tried again every 100 ms
- * for up to CLIENT_REFUSED_RETRY_MS. A Service's address is refused on a node whose proxy has
- * not yet programmed its endpoints (kube-proxy syncs at most once a second, its minSyncPeriod),
- * so a client started right after its server became ready can meet a refusal that a moment
- * later is gone; a server that is really not there is reported as before, that much later. */
+ * for up to the client's connect_retry_ms (--connect-retry, default CLIENT_REFUSED_RETRY_MS).
+ * A Service's address is refused on a node whose proxy has not yet programmed its endpoints
+ * (kube-proxy syncs at most once a second, its minSyncPeriod), so a client started right after
+ * its server became ready can meet a refusal that a moment later is gone; a server that is
+ * really not there is reported as before, that much later. */
 #define CLIENT_REFUSED_RETRY_MS 3000
 KP_MUST_CHECK int client_connect_ctrl(const struct sample *s, struct kp_err *err);
 /* Writes / reads exactly len bytes on a blocking socket. 0, or -1 with errno. */

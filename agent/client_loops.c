@@ -107,7 +107,7 @@ int client_connect_ctrl(const struct sample *s, struct kp_err *err)
 
     for (unsigned waited = 0;; waited += 100) {
         int fd = client_connect(s, s->o->connect_timeout_ms, err);
-        if (fd >= 0 || waited >= CLIENT_REFUSED_RETRY_MS || !strstr(kp_err_msg(err), refused))
+        if (fd >= 0 || waited >= s->o->connect_retry_ms || !strstr(kp_err_msg(err), refused))
             return fd;
         kp_log(KP_LOG_DEBUG, "%s; trying again", kp_err_msg(err));
         kp_err_clear(err);

@@ -143,21 +143,24 @@ check "unreachable: every sample in errors[]" jqt "$WORK/unreach.json" '(.errors
 check "unreachable: document still valid" "$AGENT" validate "$WORK/unreach.json"
 
 # a server that comes up while its client is already trying (as a Service that the client's
-# node has not programmed yet refuses for a moment): the refusal is tried again and the sample
-# measured; without the retry the client fails at once
+# node has not programmed yet refuses for a moment): once the client has been refused, the
+# server starts; the refusal is tried again (--connect-retry 120s: a bound, not a budget) and the
+# sample measured; without the retry the client fails at its first refusal
 late_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$AGENT" client --server "127.0.0.1:$late_port" --tests TCP_RR --duration 1s --json \
-    > "$WORK/late.json" 2> "$WORK/late.err" &
+"$AGENT" client --server "127.0.0.1:$late_port" --tests TCP_RR --duration 1s --connect-retry 120s \
+    --json -v -v > "$WORK/late.json" 2> "$WORK/late.err" &
 late_client=$!
-sleep 0.3
+refused_once() { grep -q "Connection refused; trying again" "$WORK/late.err" || ! kill -0 "$late_client" 2>/dev/null; }
+wait_for 60 "the late client's first refusal" refused_once
 "$AGENT" server --port "$late_port" --bind 127.0.0.1 2> "$WORK/late-server.log" &
 late_srv=$!
 wait "$late_client"
 rc=$?
 kill "$late_srv" 2>/dev/null
 wait "$late_srv" 2>/dev/null
-check "a server up after its client started: the client waits for it (rc $rc: $(tail -1 "$WORK/late.err"))" [ "$rc" -eq 0 ]
-check "a server up after its client started: TCP_RR measured" jqt "$WORK/late.json" '(.results|length) == 1 and (.errors|length) == 0'
+check "a server up after its client was refused: the client tries again (rc $rc: $(tail -1 "$WORK/late.err"))" [ "$rc" -eq 0 ]
+check "a server up after its client was refused: it was refused first" grep -q "Connection refused; trying again" "$WORK/late.err"
+check "a server up after its client was refused: TCP_RR measured" jqt "$WORK/late.json" '(.results|length) == 1 and (.errors|length) == 0'
 
 raw deaf-listener 60 > "$WORK/deaf.port" &
 wait_for 30 "the silent listener's port" test -s "$WORK/deaf.port"
