@@ -13,6 +13,7 @@
 #include "controller/report/capacity.h"
 #include "controller/report/evidence.h"
 #include "controller/report/netpol.h"
+#include "controller/report/netpol_cost.h"
 #include "controller/report/outlier.h"
 #include "controller/report/pathmtu.h"
 #include "controller/report/readiness.h"
@@ -634,6 +635,7 @@ void render_text_table(const struct report *rep, FILE *out)
     netpol_print(report_metadata_const(rep), false, out);
     evidence_print(rep, "  ", out);
     capacity_print(rep, "  ", out);
+    netpol_cost_print(rep, "  ", out);
     pathmtu_print(rep, "  ", out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
@@ -649,6 +651,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     netpol_print(report_metadata_const(rep), true, out);
     evidence_print(rep, "- ", out);
     capacity_print(rep, "- ", out);
+    netpol_cost_print(rep, "- ", out);
     pathmtu_print(rep, "- ", out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);

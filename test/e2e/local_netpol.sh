@@ -7,6 +7,7 @@
 # nothing of kperf's, then the one that admits its clients).
 #  * the rows of both sizes are measured, the policy ones as placements "<p>/netpol-1000", and
 #    the run's parameters list the sizes;
+#  * the text report sets each policy row beside the same row without a policy;
 #  * kperf's new flows met the rules on both nodes (the policy's counters, read back when it is
 #    removed after the last row) and none of its packets was dropped;
 #  * a run without the flag has no policy rows; bad sizes are refused in one line;
@@ -29,6 +30,15 @@ assert_json "8 rows under the 1000-rule policy, both placements of both scenario
     '[.results[] | select(.placement | endswith("/netpol-1000")) | .scenario + " " + .placement] | unique == ["pod-to-pod other-node/netpol-1000", "pod-to-pod same-node/netpol-1000", "pod-to-service other-node/netpol-1000", "pod-to-service same-node/netpol-1000"]'
 assert_json "the sizes in the run's parameters, ascending" "$D/np.json" \
     '.metadata.params.netpol_rules == [0, 1000]'
+# the report sets each policy row beside the same row without a policy (netpol_cost.h): one
+# line per row and metric, the 1000-rule figure and its change after the policy-free one
+"$KPERF" report "$D/np.json" >"$D/np.txt" 2>&1
+check "report: a NetworkPolicy datapath cost section" grep -q '^NetworkPolicy datapath cost' "$D/np.txt"
+for row in "pod-to-pod same-node TCP_CRR conn/s" "pod-to-pod other-node TCP_CRR p50 us" \
+    "pod-to-service other-node UDP_RR ops/s"; do
+    check "report: $row without and with 1000 rules ($(grep -F "  $row:" "$D/np.txt"))" \
+        grep -qE "^  $row: [0-9.]+ \| 1000 rules [0-9.]+ \([+-][0-9.]+%\)$" "$D/np.txt"
+done
 for node in node1 node2; do
     line=$(grep -E "netpol: $node: [0-9]+ packets to the servers, [0-9]+ new flows met the rules, [0-9]+ packets dropped" "$D/np.err" | tail -1)
     flows=$(sed -E 's/.* ([0-9]+) new flows met.*/\1/' <<<"$line")
