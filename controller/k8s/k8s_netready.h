@@ -18,12 +18,15 @@
 #include "base/kp_err.h"
 #include "controller/backend.h"
 
-/* How long each policy is given to take effect on every node before the next step (a node
- * slower than that shows as an error: "the deny policy refused no probe"), and how long the
- * probers run before the deny (their baseline). */
-#define K8S_NETREADY_WINDOW_MS 8000
+/* How long each phase waits at most for every node's prober to see the change (its status
+ * lines, every K8S_NETREADY_STATUS: a phase ends as soon as all have, K8S_NETREADY_SETTLE_MS
+ * later; a node slower than the bound shows as an error: "the deny policy refused no probe"),
+ * and how long the policy probers run before the deny (their baseline). */
+#define K8S_NETREADY_WINDOW_MS 15000
+#define K8S_NETREADY_SETTLE_MS 200
 #define K8S_NETREADY_LEAD_MS   2000
 #define K8S_NETREADY_EVERY     "20ms"
+#define K8S_NETREADY_STATUS    "100ms"
 
 /* The backend's netpol_readiness op (backend.h), or NULL with err. */
 json_t *k8s_netready_run(struct backend *b, struct kp_err *err);

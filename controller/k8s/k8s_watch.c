@@ -255,8 +255,8 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
 }
 
 int k8s_watch_probe_start_at(struct backend *base, const char *node, const char *server,
-                             const struct backend_probe_opts *o, struct backend_probe **out,
-                             struct kp_err *err)
+                             const char *scenario, const struct backend_probe_opts *o,
+                             struct backend_probe **out, struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
     struct k8s_probe *p = probe_new(b, o->index, node, b->d.obj.ns, err);
@@ -276,10 +276,10 @@ int k8s_watch_probe_start_at(struct backend *base, const char *node, const char 
     argv[i++] = K8S_TOKEN_FILE;
     for (size_t k = 0; k < n; k++)
         argv[i++] = o->args[k];
-    p->job = k8s_objects_job_name("netpol-probe", node, 0, b->n_steps++);
+    p->job = k8s_objects_job_name(scenario, node, 0, b->n_steps++);
     struct k8s_client_job cj = {.name = p->job,
                                 .node_hostname = k8s_client_node_hostname(b, node),
-                                .scenario = "netpol-readiness",
+                                .scenario = scenario,
                                 .placement = node,
                                 .args = argv};
     oo.job_deadline_s = (int)o->deadline_s;
