@@ -152,8 +152,8 @@ static int window(struct k8s_backend *b, unsigned ms, struct kp_err *err)
     return 0;
 }
 
-static int start_probe(struct k8s_backend *b, struct target *t, size_t i, bool newpod,
-                       struct kp_err *err)
+static int create_probe(struct k8s_backend *b, struct target *t, size_t i, bool newpod,
+                        struct kp_err *err)
 {
     const char *args[] = {"--kinds",          "connect",           "--connect-every",
                           K8S_NETREADY_EVERY, "--connect-timeout", "1s",
@@ -161,14 +161,27 @@ static int start_probe(struct k8s_backend *b, struct target *t, size_t i, bool n
     struct backend_probe_opts o = {
         .args = args, .index = (newpod ? 2000 : 1000) + i, .deadline_s = 300};
 
-    return k8s_watch_probe_start_at(&b->base, t->node, t->hostport,
-                                    newpod ? NEWPOD_PROBER : POLICY_PROBER, &o,
-                                    newpod ? &t->pod : &t->probe, err);
+    return k8s_watch_probe_create_at(&b->base, t->node, t->hostport,
+                                     newpod ? NEWPOD_PROBER : POLICY_PROBER, &o,
+                                     newpod ? &t->pod : &t->probe, err);
 }
 
 static struct backend_probe *prober(const struct target *t, bool newpod)
 {
     return newpod ? t->pod : t->probe;
+}
+
+/* Starts the probers of one phase on every node: their Jobs at once, then each Ready. */
+static int start_probers(struct k8s_backend *b, struct target *ts, size_t n, bool newpod,
+                         struct kp_err *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (create_probe(b, &ts[i], i, newpod, err) != 0)
+            return -1;
+    for (size_t i = 0; i < n; i++)
+        if (k8s_watch_probe_started(&b->base, prober(&ts[i], newpod), err) != 0)
+            return -1;
+    return 0;
 }
 
 /* Where the prober's log ends now: status lines from there on are after this moment. */
@@ -256,11 +269,10 @@ static void collect(struct k8s_backend *b, struct target *ts, size_t n, bool new
 static int pod_phase(struct k8s_backend *b, struct target *ts, size_t n, json_t *nodes,
                      struct kp_err *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (start_probe(b, &ts[i], i, true, err) != 0)
-            return -1;
+    if (start_probers(b, ts, n, true, err) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
         ts[i].off = 0; /* its probes are refused from its start when all is well */
-    }
     if (wait_seen(b, ts, n, true, true, err) != 0)
         return -1;
     collect(b, ts, n, true, nodes);
@@ -280,9 +292,8 @@ static int measure(struct k8s_backend *b, struct target *ts, size_t n, json_t *n
     for (size_t i = 0; i < n; i++)
         if (wait_target(b, &ts[i], err) != 0)
             return -1;
-    for (size_t i = 0; i < n; i++)
-        if (start_probe(b, &ts[i], i, false, err) != 0)
-            return -1;
+    if (start_probers(b, ts, n, false, err) != 0)
+        return -1;
     lead = clock_now_ns();
     if (pod_phase(b, ts, n, nodes, err) != 0)
         return -1;

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* k8s_netready.h - `kperf run --netpol-readiness` on a cluster (controller/report/netpol.h):
- * on node A and node B, a target (a pod-network agent server DaemonSet
- * kperf-server-pod-np-a / -np-b, labelled kperf.io/netpol-target=true) and a prober Job on the
- * same node (`kperf-agent probe --kinds connect --connect-every 20ms` at the target, through
- * k8s_watch.h); then a deny-all ingress NetworkPolicy selecting the targets
- * (kperf-netready-deny-<run id>) K8S_NETREADY_LEAD_MS after the probers started,
- * K8S_NETREADY_WINDOW_MS, an allow from the run's client pods
- * (kperf-netready-allow-<run id>), the same wait; the probes stopped, their documents read
- * (the runner turns them into the policy phase of each node: report/netpol.h). Every object carries
- * the run's labels (cleanup removes what this does not); the policies and targets are deleted at
- * the end. */
+ * on every eligible node (the first 8), a target (a pod-network agent server DaemonSet
+ * kperf-server-pod-np-<i>, labelled kperf.io/netpol-target=true) and a prober Job on the same
+ * node (`kperf-agent probe --kinds connect --connect-every 20ms --status 100ms` at the target,
+ * through k8s_watch.h; its status lines tell when it saw a change). First, before the targets,
+ * an egress deny-all (but DNS) NetworkPolicy kperf-netready-newpod-<run id> selecting the run's
+ * pods labelled kperf.io/scenario=netpol-newpod; once the probers run, a second prober per node
+ * with that label (the new-pod phase), stopped when each saw its probes refused. Then, at least
+ * K8S_NETREADY_LEAD_MS after the probers started, a deny-all ingress policy selecting the
+ * targets (kperf-netready-deny-<run id>) until every prober saw its probes refused, an allow
+ * from the run's client pods (kperf-netready-allow-<run id>) until every prober saw them
+ * admitted; the probes stopped, their documents read (the runner turns them into each node's
+ * policy and new-pod phases: report/netpol.h). Every object carries the run's labels (cleanup
+ * removes what this does not); the policies and targets are deleted at the end. */
 #ifndef KPERF_K8S_K8S_NETREADY_H
 #define KPERF_K8S_K8S_NETREADY_H
 

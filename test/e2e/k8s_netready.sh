@@ -4,7 +4,7 @@
 # enforces NetworkPolicy with nftables (kubesim/netpol.py): `kperf run --netpol-readiness`
 # (one short TCP_RR row) gives metadata.netpol with policy_deny_s, policy_allow_s and
 # pod_deny_s for every node (a new pod under an egress deny refused from its first probe:
-# pod_early 0). Two clean runs compare clean (exit 0). Under netpol-delay:node=node-2,delay=2s
+# pod_early 0). Two clean runs compare clean on those figures (exit 0). Under netpol-delay:node=node-2,delay=2s
 # node-2's deny and new-pod deny are over 1 s above node-1's (generous bounds: behaviour, not
 # speed) and only node-2's new pod got probes through; kperf compare of the clean run vs the
 # faulted one exits 3 naming node-2 only, the new-pod figure among its regressions. The targets,
@@ -54,10 +54,17 @@ no_early() {
 np_run clean
 no_early clean node-1 node-2 node-3
 np_run clean2
-"$KPERF" compare "$K8S_DIR/clean.json" "$K8S_DIR/clean2.json" -o json >"$K8S_DIR/cmp0.json" 2>/dev/null
+# judged on their netpol figures only, at the default threshold: the row's latency and the pod
+# readiness of two runs on one loaded machine differ by noise that is not this test's
+for r in clean clean2; do
+    jq 'del(.metadata.readiness)' "$K8S_DIR/$r.json" >"$K8S_DIR/$r.np.json"
+done
+"$KPERF" compare "$K8S_DIR/clean.np.json" "$K8S_DIR/clean2.np.json" -o json \
+    --threshold latency=1000%,p999=1000%,ops=1000%,conn=1000%,throughput=1000%,jitter=1000%,node_cpu=1000%,agent_cpu=1000%,load=1000% \
+    >"$K8S_DIR/cmp0.json" 2>"$K8S_DIR/cmp0.err"
 rc=$?
 [ "$rc" = 0 ] && pass "compare clean vs clean2: exit 0" ||
-    fail "compare clean vs clean2: exit $rc: $(jq -c '[.netpol[] | select(.verdict != "within threshold" and .verdict != "not judged")]' "$K8S_DIR/cmp0.json")"
+    fail "compare clean vs clean2: exit $rc: $(jq -c '[.. | objects | select(.verdict? == "regression" or .verdict? == "inconclusive")]' "$K8S_DIR/cmp0.json") $(tail -2 "$K8S_DIR/cmp0.err")"
 
 "$KS" fault --state-dir "$K8S_DIR" 'netpol-delay:node=node-2,delay=2s' >/dev/null || fail "fault netpol-delay"
 np_run faulted
