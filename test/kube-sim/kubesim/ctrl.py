@@ -92,7 +92,8 @@ class Controllers(Workloads, CronJobs, Storage):
         """A pod's sandbox is up, its address in the store (the kubelet,
         before its containers start): its node's programmer may program it
         now (netpol.Programmer.admit)."""
-        if self.netpol is not None:
+        if self.netpol is not None and \
+                self.store.list_refs("networkpolicies"):
             self.netpol.admit(node, self.netns_of(uid),
                               netpol.desired(self.store, self.netns_of))
 
