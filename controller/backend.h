@@ -116,9 +116,10 @@ struct backend_ops {
     /* Optional (NULL: --netpol-readiness is refused with this backend). After the rows:
      * NetworkPolicy enforcement readiness per node: a deny-all ingress policy created at
      * deny_at, an allow at allow_at (Unix s), and per node the kperf.probe/v1 document of a
-     * connect prober at a target there: {"deny_at", "allow_at", "nodes": [{"node", "probe"}
-     * or {"node", "error"}]} (new reference; runner_netpol.h makes metadata.netpol of it), or
-     * NULL with err. */
+     * connect prober at a target there ("probe", or "error"), and of a new prober started
+     * there under an egress deny that already selected it ("pod_probe", or "pod_error"):
+     * {"deny_at", "allow_at", "nodes": [{"node", ...}]} (new reference; runner_netpol.h makes
+     * metadata.netpol of it), or NULL with err. */
     json_t *(*netpol_readiness)(struct backend *b, struct kp_err *err);
     /* Removes everything the backend created (unless told to keep it). Idempotent, safe
      * after a failed or interrupted prepare() and when nothing was created. Returns -1 with

@@ -210,7 +210,8 @@ static struct k8s_probe *probe_new(struct k8s_backend *b, size_t index, const ch
     return p;
 }
 
-static int probe_launch(struct k8s_backend *b, struct k8s_probe *p, json_t *job, struct kp_err *err)
+/* Creates the probe's Job (job consumed). */
+static int probe_create(struct k8s_backend *b, struct k8s_probe *p, json_t *job, struct kp_err *err)
 {
     json_t *created = NULL;
 
@@ -223,7 +224,12 @@ static int probe_launch(struct k8s_backend *b, struct k8s_probe *p, json_t *job,
         json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
     p->uid = uid ? kp_xstrdup(uid) : NULL;
     json_decref(created);
-    if (wait_ready(b, p, err) != 0)
+    return 0;
+}
+
+static int probe_launch(struct k8s_backend *b, struct k8s_probe *p, json_t *job, struct kp_err *err)
+{
+    if (probe_create(b, p, job, err) != 0 || wait_ready(b, p, err) != 0)
         return -1;
     return start_thread(b, p, p->log_path, err);
 }
@@ -254,9 +260,9 @@ int k8s_watch_probe_start(struct backend *base, const struct plan_group *g,
     return probe_launch(b, p, job, err);
 }
 
-int k8s_watch_probe_start_at(struct backend *base, const char *node, const char *server,
-                             const struct backend_probe_opts *o, struct backend_probe **out,
-                             struct kp_err *err)
+int k8s_watch_probe_create_at(struct backend *base, const char *node, const char *server,
+                              const char *scenario, const struct backend_probe_opts *o,
+                              struct backend_probe **out, struct kp_err *err)
 {
     struct k8s_backend *b = (struct k8s_backend *)base;
     struct k8s_probe *p = probe_new(b, o->index, node, b->d.obj.ns, err);
@@ -276,17 +282,27 @@ int k8s_watch_probe_start_at(struct backend *base, const char *node, const char 
     argv[i++] = K8S_TOKEN_FILE;
     for (size_t k = 0; k < n; k++)
         argv[i++] = o->args[k];
-    p->job = k8s_objects_job_name("netpol-probe", node, 0, b->n_steps++);
+    p->job = k8s_objects_job_name(scenario, node, 0, b->n_steps++);
     struct k8s_client_job cj = {.name = p->job,
                                 .node_hostname = k8s_client_node_hostname(b, node),
-                                .scenario = "netpol-readiness",
+                                .scenario = scenario,
                                 .placement = node,
                                 .args = argv};
     oo.job_deadline_s = (int)o->deadline_s;
     json_t *job = k8s_objects_client_job(&oo, &cj);
     free(argv);
     *out = (struct backend_probe *)p;
-    return probe_launch(b, p, job, err);
+    return probe_create(b, p, job, err);
+}
+
+int k8s_watch_probe_started(struct backend *base, struct backend_probe *bp, struct kp_err *err)
+{
+    struct k8s_backend *b = (struct k8s_backend *)base;
+    struct k8s_probe *p = (struct k8s_probe *)bp;
+
+    if (wait_ready(b, p, err) != 0)
+        return -1;
+    return start_thread(b, p, p->log_path, err);
 }
 
 const char *k8s_watch_probe_log(const struct backend_probe *bp)

@@ -29,12 +29,18 @@
 KP_MUST_CHECK int k8s_watch_probe_start(struct backend *b, const struct plan_group *g,
                                         const struct backend_probe_opts *o,
                                         struct backend_probe **out, struct kp_err *err);
-/* The same on node `node` against server "HOST:PORT" (a pod-network agent server of the run,
- * with its token), in the run's namespace: `probe --server S --token-file F o->args...` only
- * (k8s_netready.c). */
-KP_MUST_CHECK int k8s_watch_probe_start_at(struct backend *b, const char *node, const char *server,
-                                           const struct backend_probe_opts *o,
-                                           struct backend_probe **out, struct kp_err *err);
+/* The same in two steps, so that several start at once: creates the Job on node `node` against
+ * server "HOST:PORT" (a pod-network agent server of the run, with its token), in the run's
+ * namespace: `probe --server S --token-file F o->args...` only, the Job and its pod labelled
+ * kperf.io/scenario=`scenario` (also its name's prefix; k8s_netready.c: its policies select
+ * the probers by it); *out is set even on error (the caller stops and frees it). Then
+ * started: waits up to --timeout until its pod is Ready and starts streaming its log. */
+KP_MUST_CHECK int k8s_watch_probe_create_at(struct backend *b, const char *node, const char *server,
+                                            const char *scenario,
+                                            const struct backend_probe_opts *o,
+                                            struct backend_probe **out, struct kp_err *err);
+KP_MUST_CHECK int k8s_watch_probe_started(struct backend *b, struct backend_probe *p,
+                                          struct kp_err *err);
 const char *k8s_watch_probe_log(const struct backend_probe *p);
 /* true while the probe's container runs (its log stream is open). */
 bool k8s_watch_probe_running(struct backend_probe *p);

@@ -6,7 +6,8 @@ policyTypes, a pod no policy selects), the peers (podSelector in the
 policy's namespace, namespaceSelector, both, ipBlock with except), ports
 (protocol, port, named port, endPort), the nftables text they give, the
 netpol-delay fault's parsing, and a node's programmer applying a change
-after that node's delay only. With root and nft, every table made here is
+after that node's delay only (a new pod's table before it starts where the
+node has none). With root and nft, every table made here is
 also checked by `nft -c` in a namespace of its own (unshare -n)."""
 import os
 import shutil
@@ -176,6 +177,16 @@ def test_delay():
     prog.update({"node-1": {"ns1": deny}, "node-2": {"ns2": deny}})
     time.sleep(0.2)
     check("no change, nothing queued", len(applied) == n)
+    # a new pod's sandbox: programmed at once where the node keeps up, left
+    # to the delayed pass on node-2 (its traffic open until then)
+    one = []
+    prog._apply_one = lambda nsname, text: one.append((nsname, text))
+    prog.admit("node-1", "ns3", {"node-1": {"ns3": deny}})
+    prog.admit("node-2", "ns4", {"node-2": {"ns4": deny}})
+    prog.admit("node-1", "ns5", {"node-1": {}})
+    check("a new pod programmed before it starts on node-1 only: %s" % one,
+          [n for n, _ in one] == ["ns3"] and "policy drop" in one[0][1] and
+          prog.node_of.get("ns3") == "node-1")
 
 
 def main():

@@ -88,6 +88,15 @@ class Controllers(Workloads, CronJobs, Storage):
         if self.netpol is not None:
             self.netpol.update(netpol.desired(self.store, self.netns_of))
 
+    def netpol_new_pod(self, uid, node):
+        """A pod's sandbox is up, its address in the store (the kubelet,
+        before its containers start): its node's programmer may program it
+        now (netpol.Programmer.admit)."""
+        if self.netpol is not None and \
+                self.store.list_refs("networkpolicies"):
+            self.netpol.admit(node, self.netns_of(uid),
+                              netpol.desired(self.store, self.netns_of))
+
     # ------------------------------------------------------------ events
     def event(self, obj, typ, reason, msg, component, host=None,
               field_path=None, combine=None):

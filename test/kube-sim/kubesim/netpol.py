@@ -6,7 +6,11 @@ their nftables text (pod_table()) and each node's programmer (Programmer):
 a node's rules are recomputed on every pass of the controllers (a pod,
 policy or namespace changed) and applied to the node's pods after the
 node's programming delay (fault `netpol-delay:node=N,delay=DUR`), as a
-CNI's policy agent on that node would.
+CNI's policy agent on that node would. A new pod's table is in place before
+its containers start on a node that keeps up (no delay: the CNI ADD waits for
+its endpoint's policy, as Cilium's and Calico's do); on a delayed node the
+agent notices the pod only after the delay, its traffic open meanwhile (the
+window of aws-network-policy-agent#271).
 
 Where the rules live: table "inet kspol" in the pod's own network
 namespace (input hook: ingress, output hook: egress), as per-endpoint
@@ -246,6 +250,7 @@ class Programmer:
         self.queue = []     # (due, node, {netns: text})
         self.applied = {}   # netns -> text
         self.node_of = {}   # netns -> node
+        self.apply_lock = threading.Lock()   # applied, node_of, nft runs
         threading.Thread(target=self._run, name="netpol", daemon=True
                          ).start()
 
@@ -267,6 +272,19 @@ class Programmer:
             self.queue.sort(key=lambda x: x[0])
             self.cv.notify()
 
+    def admit(self, node, nsname, state):
+        """A new pod's sandbox (netns nsname) on node is up, its address in
+        the store (state: desired()'s answer): programmed now when the node
+        keeps up; a delayed node's next queued pass programs it."""
+        if not nsname or (self.faults and self.faults.netpol_delay(node)):
+            return
+        r = state.get(node, {}).get(nsname)
+        if r is None:
+            return
+        with self.apply_lock:
+            self._apply_one(nsname, pod_table(r, self.node_ips_of(node)))
+            self.node_of[nsname] = node
+
     def _run(self):
         while True:
             with self.lock:
@@ -276,21 +294,28 @@ class Programmer:
                 _, node, tabs = self.queue.pop(0)
             self._apply(node, tabs)
 
+    def _apply_one(self, nsname, text):
+        if self.applied.get(nsname) == text:
+            return
+        body = text if text is not None else \
+            "table inet %s {}\ndelete table inet %s\n" % (TABLE, TABLE)
+        p = subprocess.run(["ip", "netns", "exec", nsname, "nft", "-f",
+                            "-"], input=body, capture_output=True,
+                           text=True)
+        if p.returncode == 0:
+            self.applied[nsname] = text
+        elif "No such file" not in p.stderr and \
+                "Cannot open network namespace" not in p.stderr:
+            print("kube-sim: netpol %s: %s" % (nsname, p.stderr.strip()),
+                  file=sys.stderr)
+
     def _apply(self, node, tabs):
+        with self.apply_lock:
+            self._apply_locked(node, tabs)
+
+    def _apply_locked(self, node, tabs):
         for nsname, text in tabs.items():
-            if self.applied.get(nsname) == text:
-                continue
-            body = text if text is not None else \
-                "table inet %s {}\ndelete table inet %s\n" % (TABLE, TABLE)
-            p = subprocess.run(["ip", "netns", "exec", nsname, "nft", "-f",
-                                "-"], input=body, capture_output=True,
-                               text=True)
-            if p.returncode == 0:
-                self.applied[nsname] = text
-            elif "No such file" not in p.stderr and \
-                    "Cannot open network namespace" not in p.stderr:
-                print("kube-sim: netpol %s: %s" % (nsname, p.stderr.strip()),
-                      file=sys.stderr)
+            self._apply_one(nsname, text)
         gone = [n for n in self.applied if n not in tabs and
                 self.node_of.get(n) == node]
         for n in gone:

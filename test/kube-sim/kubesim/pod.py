@@ -193,6 +193,9 @@ class Worker(PodVolumes):
         elif not sandbox.create(self):
             return   # deleted before its network was up
         self.push()
+        if not self.pod["spec"].get("hostNetwork"):
+            # the policies that select it, before its containers start
+            self.kl.ctrl.netpol_new_pod(self.uid, self.node)
         if not self.pull_images():
             return
         while not self.deleting.is_set():
