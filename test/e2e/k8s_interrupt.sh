@@ -40,11 +40,14 @@ interrupt "sigint-servers-starting" INT has_pods "kperf.io/role=server"
 interrupt "sigint-client-running" INT has_pods "kperf.io/role=client"
 interrupt "sigterm-client-running" TERM has_pods "kperf.io/role=client,kperf.io/network=host"
 interrupt "sigint-cleanup" INT grep -q "cleaning up" "$K8S_DIR/sigint-cleanup.err"
-# --netpol-rules: the policy comes after the first row; SIGINT while it is in place
+# --netpol-rules: the policy comes after the first row; SIGINT while it is in place. In a
+# namespace of the user's, which the run's cleanup keeps: its policy must be deleted by name
+kadmin create namespace kperf-int >/dev/null || fail "create namespace kperf-int"
 has_netpol() {
     kadmin get networkpolicies -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null | grep -q .
 }
-RUN_ARGS=(--scenarios pod-to-pod --same-node --tests TCP_RR --duration 1s --timeout 30s --netpol-rules 10)
+RUN_ARGS=(-n kperf-int --scenarios pod-to-pod --same-node --tests TCP_RR --duration 1s --timeout 30s
+    --netpol-rules 10)
 interrupt "sigint-netpol-in-place" INT has_netpol
 
 # --keep leaves exactly the run's objects and says how to remove them
