@@ -33,9 +33,12 @@ else
     fail "base: $(jq -c '.metadata.services' "$K8S_DIR/base.json" | cut -c1-600)"
 fi
 k8s_nothing_left "base (with --services 200)"
-# a second clean run: two clean runs compare clean, Service programming included
+# a second clean run: two clean runs compare clean, the Service programming at the default
+# readiness threshold; the rows (1 s of TCP_RR, one sample, on a busy machine) are not what this
+# test is about: their run-to-run noise (measured: over 5%) is let through
 run base2
-"$KPERF" compare -o json "$K8S_DIR/base.json" "$K8S_DIR/base2.json" >"$K8S_DIR/cmp0.json" 2>"$K8S_DIR/cmp0.err"
+"$KPERF" compare -o json --threshold latency=100%,p999=100%,ops=100% "$K8S_DIR/base.json" \
+    "$K8S_DIR/base2.json" >"$K8S_DIR/cmp0.json" 2>"$K8S_DIR/cmp0.err"
 rc=$?
 svc_cmp() { # svc_cmp FILE: the compare's Service programming entries, one line
     jq -c '[.readiness[] | select(.kind == "service") | {node, base, new, verdict}]' "$K8S_DIR/$1"
@@ -44,7 +47,7 @@ if [ "$rc" = 0 ] && jq -e '[.readiness[] | select(.kind == "service")] | length 
     all(.[]; .verdict != "regression")' "$K8S_DIR/cmp0.json" >/dev/null; then
     pass "compare of two clean runs: exit 0, Service programming within threshold: $(svc_cmp cmp0.json)"
 else
-    fail "compare of two clean runs: exit $rc $(svc_cmp cmp0.json | cut -c1-400) $(jq -c '.summary' "$K8S_DIR/cmp0.json") $(tail -2 "$K8S_DIR/cmp0.err")"
+    fail "compare of two clean runs: exit $rc $(svc_cmp cmp0.json | cut -c1-400) $(jq -c '.summary' "$K8S_DIR/cmp0.json") $(jq -c '[.rows[] | {placement, test, m: [.metrics[] | select(.verdict == "regression") | [.metric, .base, .new]]}]' "$K8S_DIR/cmp0.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp0.err")"
 fi
 
 "$KS" fault --state-dir "$K8S_DIR" "proxy-delay:node=node-2" >"$K8S_DIR/bad.out" 2>&1 &&
