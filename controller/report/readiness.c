@@ -201,6 +201,20 @@ const char *readiness_judge(double base, double cur, const struct cmp_threshold 
     return "within threshold";
 }
 
+/* A node's Service programming waits for its proxy's next sync, which comes at most one
+ * minSyncPeriod (kube-proxy's default 1 s; kube-sim's proxy too) after the one before: a change
+ * under that is where the run fell in the proxy's sync cycle, not the proxy's speed. */
+#define SERVICE_FLOOR_S 1.0
+
+/* The threshold a Service programming latency is judged by: th of base, at least the floor */
+static struct cmp_threshold service_threshold(double base, const struct cmp_threshold *th)
+{
+    double limit = th->absolute ? th->value : fabs(base) * th->value / 100.0;
+    struct cmp_threshold t = {.value = limit > SERVICE_FLOOR_S ? limit : SERVICE_FLOOR_S,
+                              .absolute = true};
+    return t;
+}
+
 /* Service programming latency per node (metadata.services.programming, kperf run --services):
  * one entry per node both reports have, kind "service", segment "programming_s" */
 static void services_compare(const json_t *md_base, const json_t *md_new,
@@ -219,7 +233,8 @@ static void services_compare(const json_t *md_base, const json_t *md_new,
         const char *v;
         if (!json_is_number(b) || !json_is_number(c))
             continue;
-        v = readiness_judge(json_number_value(b), json_number_value(c), th);
+        struct cmp_threshold st = service_threshold(json_number_value(b), th);
+        v = readiness_judge(json_number_value(b), json_number_value(c), &st);
         *regressions += strcmp(v, "regression") == 0;
         *improvements += strcmp(v, "improvement") == 0;
         json_array_append_new(

@@ -37,7 +37,8 @@ void readiness_print(const json_t *md, bool markdown, FILE *out);
  * have, verdict "regression" when NEW is slower by more than th (absolute: seconds; relative:
  * percent of BASE), "improvement" when faster by more, else "within threshold"; then the same
  * for md.services.programming (kind "service", segment "programming_s", stat "first": each
- * node's Service programming latency, kperf run --services). *regressions and *improvements
+ * node's Service programming latency, kperf run --services), where a change must also exceed
+ * 1 s (one kube-proxy minSyncPeriod: the sync cycle's phase). *regressions and *improvements
  * count them. New reference (empty array when either has none). */
 json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
                           const struct cmp_threshold *th, size_t *regressions,

@@ -5,13 +5,19 @@
 # expired (no controller renews it), the next `kperf run` removes all of it, says so, and leaves
 # the cluster exactly as it was before the killed run (object lists compared). The same again
 # with `kperf cleanup` as the next command. (A run in progress is kept: e2e.k8s_cleanup_live.)
+# The first killed run (issue 33) runs in a namespace of the user's (-n kperf-crash, which no
+# sweep deletes, so nothing is removed with it) with `--services 50 --netpol-rules 10` and is
+# killed once its NetworkPolicy exists (its 50 extra Services and probe Service do by then):
+# the next run removes the Services and the policy too.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
 ks_need_root
 k8s_up --nodes 2
 LEASE=3s
 MAX_IDLE=15s
-KINDS=namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,leases,configmaps
+KINDS=namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,leases,configmaps,networkpolicies
+NS1=kperf-crash # run 1's namespace, the user's
+kadmin create namespace "$NS1" >/dev/null || fail "create namespace $NS1"
 objects() { kadmin get "$KINDS" -A -o custom-columns=K:.kind,NS:.metadata.namespace,N:.metadata.name --no-headers | sort; }
 objects >"$K8S_DIR/before.txt" || fail "listing objects"
 
@@ -32,7 +38,8 @@ lease_renewed() {
 crash_a_run() {
     # the kperf process itself (not a subshell) gets the SIGKILL
     # run 2: short samples, the host-network server too, servers idle out after 15 s
-    local how=(--scenarios pod-to-pod --duration 60s)
+    # run 1: in the user's namespace, with Services and (after its first row) a NetworkPolicy
+    local how=(--scenarios pod-to-pod --duration 3s -n "$NS1" --services 50 --netpol-rules 10)
     [ "$1" = 2 ] && how=(--scenarios pod-to-pod,host-to-host --duration 3s --samples 3
         --agent-max-idle "$MAX_IDLE")
     "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${how[@]}" \
@@ -49,16 +56,34 @@ crash_a_run() {
         wait_for 30 "the running kperf to renew its Lease" lease_renewed
         [ -n "$renewed" ] && pass "the running kperf renews its Lease (renewTime $renewed)" ||
             fail "the Lease was never renewed"
+        # its policy comes after the first row (pod-to-pod same-node/netpol-10); 120 s bounds it
+        wait_for 120 "run 1's NetworkPolicy" netpol_exists ||
+            fail "run 1: no NetworkPolicy appeared: $(tail -3 "$K8S_DIR/crash1.err")"
     fi
     kill -9 $pid
     wait $pid 2>/dev/null
     CRASHED=$(kadmin get leases -A -l app.kubernetes.io/managed-by=kperf \
         -o jsonpath='{.items[0].metadata.labels.kperf\.io/run-id}')
-    local left
-    left=$(kadmin get namespaces,daemonsets,jobs,leases -A -l "kperf.io/run-id=$CRASHED" -o name | wc -l)
-    [ -n "$CRASHED" ] && [ "$left" -ge 4 ] &&
-        pass "run $1: kill -9 left run $CRASHED behind ($left namespaces/daemonsets/jobs/leases)" ||
-        fail "run $1: after kill -9: run '$CRASHED', $left objects"
+    local left kinds=namespaces,daemonsets,jobs,leases
+    [ "$1" = 1 ] && kinds=daemonsets,leases,services,networkpolicies
+    left=$(kadmin get "$kinds" -A -l "kperf.io/run-id=$CRASHED" -o name | sort)
+    [ -n "$CRASHED" ] && [ "$(wc -l <<<"$left")" -ge 4 ] &&
+        pass "run $1: kill -9 left run $CRASHED behind ($(wc -l <<<"$left") $kinds)" ||
+        fail "run $1: after kill -9: run '$CRASHED', $(wc -l <<<"$left") objects"
+    if [ "$1" = 1 ]; then
+        # 50 kperf-svcx-*, the probe Service, the pod-network servers' Service, the policy
+        local svcx probe pol
+        svcx=$(grep -c "^service/kperf-svcx-" <<<"$left")
+        probe=$(grep -c "^service/kperf-svcprobe$" <<<"$left")
+        pol=$(grep -c "^networkpolicy.networking.k8s.io/kperf-netpol-" <<<"$left")
+        [ "$svcx" = 50 ] && [ "$probe" = 1 ] && [ "$pol" = 1 ] &&
+            pass "run 1: kill -9 left 50 kperf-svcx-* Services, kperf-svcprobe and its NetworkPolicy in $NS1" ||
+            fail "run 1: after kill -9: $svcx kperf-svcx-*, $probe probe Service, $pol policies"
+    fi
+}
+netpol_exists() {
+    kadmin get networkpolicies -n "$NS1" -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null |
+        grep -q .
 }
 
 # --- 1: the next `kperf run` removes the crashed run ------------------------------------
@@ -84,6 +109,7 @@ if diff "$K8S_DIR/before.txt" "$K8S_DIR/after1.txt" >"$K8S_DIR/diff1.txt"; then
 else
     fail "objects differ: $(tr '\n' ' ' <"$K8S_DIR/diff1.txt")"
 fi
+k8s_nothing_left "next run after kill -9 of a run with --services 50 --netpol-rules 10"
 
 # --- 2: the killed run's servers stop listening by themselves; `kperf cleanup` removes it -----
 # server_parked POD: its agent said it stopped listening (--max-idle), and (host network) nothing

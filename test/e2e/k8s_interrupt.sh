@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # SIGINT at several points of a kperf run on kube-sim (while servers start, while a client Job
 # runs, during cleanup) and SIGTERM: the run stops, cleans up, exits 130/143, and nothing of
-# kperf's is left. Also --keep (exactly what was kept stays, and `kperf cleanup` removes it)
+# kperf's is left; the same with SIGINT while the run's NetworkPolicy (--netpol-rules) is in
+# place. Also --keep (exactly what was kept stays, and `kperf cleanup` removes it)
 # and --cleanup-leftovers.
 set -uo pipefail
 source "${KPERF_SRC:?}/test/e2e/lib/k8s_common.sh"
@@ -14,11 +15,13 @@ has_pods() { # has_pods SELECTOR: some kperf pod matching SELECTOR exists
     [ -n "$(kadmin get pods -A -l "app.kubernetes.io/managed-by=kperf,$1" -o name 2>/dev/null)" ]
 }
 
-# interrupt NAME SIGNAL WAIT-CMD...: start a run, wait for WAIT-CMD, send SIGNAL, expect exit
+# interrupt NAME SIGNAL WAIT-CMD...: start a run (RUN_ARGS), wait for WAIT-CMD, send SIGNAL,
+# expect exit 130/143 and nothing left
+RUN_ARGS=("${ARGS[@]}")
 interrupt() {
     local name=$1 sig=$2; shift 2
     # the binary itself, not a shell function: the signal must reach kperf
-    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]}" -o json \
+    "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${RUN_ARGS[@]}" -o json \
         >"$K8S_DIR/$name.json" 2>"$K8S_DIR/$name.err" &
     local pid=$!
     if ! wait_for 60 "$@"; then
@@ -37,6 +40,15 @@ interrupt "sigint-servers-starting" INT has_pods "kperf.io/role=server"
 interrupt "sigint-client-running" INT has_pods "kperf.io/role=client"
 interrupt "sigterm-client-running" TERM has_pods "kperf.io/role=client,kperf.io/network=host"
 interrupt "sigint-cleanup" INT grep -q "cleaning up" "$K8S_DIR/sigint-cleanup.err"
+# --netpol-rules: the policy comes after the first row; SIGINT while it is in place. In a
+# namespace of the user's, which the run's cleanup keeps: its policy must be deleted by name
+kadmin create namespace kperf-int >/dev/null || fail "create namespace kperf-int"
+has_netpol() {
+    kadmin get networkpolicies -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null | grep -q .
+}
+RUN_ARGS=(-n kperf-int --scenarios pod-to-pod --same-node --tests TCP_RR --duration 1s --timeout 30s
+    --netpol-rules 10)
+interrupt "sigint-netpol-in-place" INT has_netpol
 
 # --keep leaves exactly the run's objects and says how to remove them
 kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 1s --keep -o json \

@@ -173,6 +173,42 @@ static void test_readiness_services_per_node(void **state)
     json_decref(slow);
 }
 
+/* Service programming changes within one proxy sync period (1 s) are not judged, whatever the
+ * threshold: 0.05 -> 0.9 s is the sync cycle's phase; 0.05 -> 2.06 s is a regression */
+static void test_readiness_services_sync_floor(void **state)
+{
+    json_t *base = svc_md(0.05, 0.06), *phase = svc_md(0.9, 0.02), *slow = svc_md(0.9, 2.06);
+    struct cmp_threshold rel = {.value = 10, .absolute = false},
+                         ab = {.value = 0.2, .absolute = true};
+    size_t reg = 9, imp = 9;
+    json_t *c;
+    (void)state;
+
+    c = readiness_compare(base, phase, &rel, &reg, &imp);
+    assert_int_equal(json_array_size(c), 2);
+    assert_int_equal(reg, 0);
+    assert_int_equal(imp, 0);
+    json_decref(c);
+    c = readiness_compare(base, phase, &ab, &reg, &imp);
+    assert_int_equal(reg, 0);
+    json_decref(c);
+    c = readiness_compare(base, slow, &ab, &reg, &imp);
+    assert_int_equal(reg, 1);
+    json_decref(c);
+    /* above the floor the threshold rules: 2.0 s -> 3.5 s is within 100% of base */
+    rel.value = 100;
+    json_decref(base);
+    base = svc_md(2.0, 2.0);
+    json_decref(slow);
+    slow = svc_md(3.5, 4.5);
+    c = readiness_compare(base, slow, &rel, &reg, &imp);
+    assert_int_equal(reg, 1); /* n-2: +2.5 s, over 100% of 2.0 s */
+    json_decref(c);
+    json_decref(base);
+    json_decref(slow);
+    json_decref(phase);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_readiness_print_table),
         cmocka_unit_test(test_readiness_compare_judges_lower_is_better),
         cmocka_unit_test(test_readiness_services_per_node),
+        cmocka_unit_test(test_readiness_services_sync_floor),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);
