@@ -64,13 +64,16 @@ fi
 "$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" --dry-run 2>"$K8S_DIR/dry.err"
 grep -q "would remove run $run_id" "$K8S_DIR/dry.err" && pass "cleanup --dry-run lists the run" ||
     fail "cleanup --dry-run: $(cat "$K8S_DIR/dry.err")"
-# --cleanup-leftovers at the start of the next run removes it
-kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 1s --cleanup-leftovers -o json \
+# --cleanup-leftovers at the start of the next run removes it; that run (host-to-host) is kept
+# in turn, for kperf cleanup below
+kperf_k8s --scenarios host-to-host --tests TCP_RR --duration 1s --cleanup-leftovers --keep -o json \
     >"$K8S_DIR/left.json" 2>"$K8S_DIR/left.err" && pass "cleanup-leftovers: run ok" ||
     fail "cleanup-leftovers: $(tail -2 "$K8S_DIR/left.err")"
-k8s_nothing_left "cleanup-leftovers"
+left=$(kadmin get namespaces,pods,jobs,daemonsets,services,secrets,serviceaccounts,networkpolicies -A \
+    -l "kperf.io/run-id=$run_id" -o name 2>&1)
+[ -n "$run_id" ] && [ -z "$left" ] && pass "cleanup-leftovers: nothing of run $run_id left" ||
+    fail "cleanup-leftovers: run '$run_id' left $(echo "$left" | tr '\n' ' ')"
 # kperf cleanup removes a kept run
-kperf_k8s --scenarios host-to-host --tests TCP_RR --duration 1s --keep -o json >/dev/null 2>&1
 "$KPERF" cleanup --kubeconfig "$K8S_DIR/kubeconfig" 2>"$K8S_DIR/cleanup.err" &&
     pass "kperf cleanup: $(tail -1 "$K8S_DIR/cleanup.err")" || fail "kperf cleanup: $(cat "$K8S_DIR/cleanup.err")"
 k8s_nothing_left "kperf cleanup"

@@ -37,11 +37,13 @@ n_pods=$(jq -s 'map(select(.status.podIP != null)) | length' "$K8S_DIR/pods6.ndj
 k8s_nothing_left "ipv6-only"
 "$KS" down --state-dir "$K8S_DIR" >/dev/null 2>&1
 
-# dual-stack: every row once per family (default both); then --ip-family ipv6 alone
+# dual-stack: every row once per family (default both; --ip-family both is the same choice,
+# refused on the IPv4-only cluster below); then --ip-family ipv6 alone
 k8s_up --nodes 3 --ip-family dual
-R="$K8S_DIR/report-dual.json"
-kperf_k8s --scenarios all --tests TCP_RR,TCP_STREAM,UDP_RR --duration 1s -o json >"$R" \
-    2>"$K8S_DIR/run-dual.err"
+# one run for both: the table on stdout, the report in --output-dir
+R="$K8S_DIR/dual-out/report.json"
+kperf_k8s --scenarios all --tests TCP_RR,TCP_STREAM,UDP_RR --duration 1s -o table \
+    --output-dir "$K8S_DIR/dual-out" >"$K8S_DIR/dual.txt" 2>"$K8S_DIR/run-dual.err"
 rc=$?
 [ "$rc" = 0 ] && pass "dual-stack: run exits 0" || { fail "dual-stack: run exit $rc"; tail -5 "$K8S_DIR/run-dual.err"; }
 python3 "$KPERF_SRC/test/tools/validate_report.py" "$KPERF_SRC/docs/report-schema.json" "$R" &&
@@ -55,8 +57,6 @@ jq -e '(.results | length) == 36 and .metadata.cluster_ip_families == ["IPv4", "
        .metadata.ip_families == ["IPv4", "IPv6"]' "$R" >/dev/null &&
     pass "dual-stack: 36 rows, families in the metadata" ||
     fail "dual-stack: $(jq -c '[(.results | length), .metadata.cluster_ip_families, .metadata.ip_families]' "$R")"
-kperf_k8s --ip-family both --scenarios pod-to-pod --tests TCP_RR --duration 1s -o table \
-    >"$K8S_DIR/dual.txt" 2>"$K8S_DIR/dual-table.err"
 grep -q '^pod-to-pod/IPv6 ' "$K8S_DIR/dual.txt" && grep -q '^pod-to-pod/IPv4 ' "$K8S_DIR/dual.txt" &&
     pass "dual-stack: the table names each row's family" || fail "dual-stack table: $(cat "$K8S_DIR/dual.txt")"
 R6="$K8S_DIR/report-dual6.json"
@@ -90,6 +90,9 @@ k8s_up --nodes 2
 out=$(kperf_k8s --ip-family ipv6 --scenarios pod-to-pod --duration 1s 2>&1); rc=$?
 [ "$rc" != 0 ] && echo "$out" | grep -q 'the cluster has no IPv6 (it is IPv4-only)' &&
     pass "ipv4-only: --ip-family ipv6 refused" || fail "ipv4-only --ip-family ipv6 (rc $rc): $out"
+out=$(kperf_k8s --ip-family both --scenarios pod-to-pod --duration 1s 2>&1); rc=$?
+[ "$rc" != 0 ] && echo "$out" | grep -q 'both: the cluster is IPv4-only (both needs a dual-stack cluster)' &&
+    pass "ipv4-only: --ip-family both refused" || fail "ipv4-only --ip-family both (rc $rc): $out"
 out=$(echo '{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "rds"},
     "spec": {"ipFamilyPolicy": "RequireDualStack", "ports": [{"port": 80}]}}' | kadmin create -f - 2>&1)
 echo "$out" | grep -q 'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services' &&

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # local_run.sh - `kperf run --local` end to end, as root with network namespaces:
-#  1. --scenarios all --duration 2s: every expected row (4 scenarios, both placements, the
+#  1. --scenarios all --duration 1s: every expected row (4 scenarios, both placements, the
 #     external host in both directions) with plausible figures; the report validates against
 #     docs/report-schema.json; --output-dir writes all four files; nothing is left behind; the
 #     table printed is the one README.md shows (scripts/check-docs.py, numbers masked).
@@ -63,7 +63,7 @@ PY
 }
 
 # --- 1. all scenarios, default tests
-"$KPERF" run --local --scenarios all --duration 2s --output-dir "$D/out" \
+"$KPERF" run --local --scenarios all --duration 1s --output-dir "$D/out" \
     >"$D/all.txt" 2>"$D/all.err"
 rc=$?
 [ "$rc" = 0 ] || fail "run --scenarios all exited $rc: $(tail -3 "$D/all.err")"
