@@ -191,9 +191,8 @@ static void udp_stop(struct session *s, uint16_t why, int err_no)
     /* Once per authenticated test, like the "accepted" line: not through the flood limiter,
      * which a burst of unauthenticated connections just before may have emptied. */
     kp_log(KP_LOG_WARN, "%s: reverse UDP_STREAM stopped sending after %llu ms: %s%s%s%s",
-           s->ctrl ? s->ctrl->peer : "?",
-           (unsigned long long)((now - s->pace_start_ns) / 1000000), what[why],
-           err_no ? " (" : "", err_no ? strerror(err_no) : "", err_no ? ")" : "");
+           s->ctrl ? s->ctrl->peer : "?", (unsigned long long)((now - s->pace_start_ns) / 1000000),
+           what[why], err_no ? " (" : "", err_no ? strerror(err_no) : "", err_no ? ")" : "");
 }
 
 static uint16_t stop_reason(enum udp_source_status st)
