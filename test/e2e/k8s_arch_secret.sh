@@ -71,7 +71,7 @@ else
     fail "missing pull secret: rc $rc: $(cat "$K8S_DIR/missing.err")"
 fi
 k8s_nothing_left "missing pull secret"
-if ! kadmin get namespaces -o name | grep -q kperf-; then
+if ! grep -q kperf- <<<"$(kadmin get namespaces -o name)"; then
     pass "no run namespace was created"
 else
     fail "namespaces: $(kadmin get namespaces -o name | grep kperf-)"

@@ -85,7 +85,7 @@ k create -f - <<<"$(pod fine "$AGENT:e2e")" >/dev/null 2>"$K8S_DIR/fine.err" &&
     pass "the agent image without privileges is admitted" || fail "fine pod: $(cat "$K8S_DIR/fine.err")"
 k -n kperf-host delete pod fine --wait=false >/dev/null 2>&1
 # nothing the policy refused exists
-! kadmin -n kperf-host get pods,daemonsets -o name 2>&1 | grep -qv 'pod/fine' &&
+! grep -qv 'pod/fine' <<<"$(kadmin -n kperf-host get pods,daemonsets -o name 2>&1)" &&
     pass "no refused object was stored" || fail "stored: $(kadmin -n kperf-host get pods,daemonsets -o name)"
 
 # kperf's own run, as the same token, split: pod-network agents in kperf (restricted now),

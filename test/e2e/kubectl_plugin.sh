@@ -37,12 +37,14 @@ done
 # 2. kubectl's plugin discovery
 k() { PATH="$tmp/prefix/bin:/usr/bin:/bin" "$KUBECTL" "$@"; }
 [ "$(k kperf version)" = "$version" ] || fail "kubectl kperf version: '$(k kperf version 2>&1)'"
-k plugin list 2>/dev/null | grep -qx "$tmp/prefix/bin/kubectl-kperf" || fail "kubectl plugin list: $(k plugin list 2>&1)"
+# (grep reads a captured output: `cmd | grep -q` under pipefail fails when grep's early exit
+# gives the writer SIGPIPE)
+grep -qx "$tmp/prefix/bin/kubectl-kperf" <<<"$(k plugin list 2>/dev/null)" || fail "kubectl plugin list: $(k plugin list 2>&1)"
 k kperf --help >"$tmp/help" || fail "kubectl kperf --help"
 grep -q '^Usage: kubectl kperf <command> \[flags\]$' "$tmp/help" || fail "kubectl kperf --help: $(head -3 "$tmp/help")"
 grep -q "^Run 'kubectl kperf <command> --help'" "$tmp/help" || fail "kubectl kperf --help: no 'kubectl kperf <command> --help'"
 [ "$(k kperf run --help | head -1)" = "Usage: kubectl kperf run [flags]" ] || fail "kubectl kperf run --help: $(k kperf run --help | head -1)"
-k kperf run --help | grep -q '^  kubectl kperf run --scenarios all --local$' || fail "kubectl kperf run --help: examples"
+grep -q '^  kubectl kperf run --scenarios all --local$' <<<"$(k kperf run --help)" || fail "kubectl kperf run --help: examples"
 rc=0
 k kperf run --bogus 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && grep -qF "unknown flag '--bogus'. Run 'kubectl kperf run --help' for usage." "$tmp/err" ||
@@ -58,7 +60,7 @@ k kperf manifests --format json --scenarios pod-to-pod,pod-to-service --samples 
     fail "kubectl __complete kperf run --sce: $(k __complete kperf run --sce 2>&1 | tr '\n' ' ')"
 [ "$(k __complete kperf report x.json -o h 2>/dev/null | tr '\n' ' ')" = "html :4 " ] ||
     fail "kubectl __complete kperf report -o h: $(k __complete kperf report x.json -o h 2>&1 | tr '\n' ' ')"
-k __complete kperf '' 2>/dev/null | grep -qx completion || fail "kubectl __complete kperf '': no subcommands"
+grep -qx completion <<<"$(k __complete kperf '' 2>/dev/null)" || fail "kubectl __complete kperf '': no subcommands"
 # kperf under its own name is unchanged
 [ "$("$tmp/prefix/bin/kperf" run --help | head -1)" = "Usage: kperf run [flags]" ] || fail "kperf run --help changed"
 
@@ -75,7 +77,7 @@ def uri_and_sha(m):
 text = re.sub(r'^( *)\{\{addURIAndSha "([^"]+)" \.TagName \}\}$', uri_and_sha, text, flags=re.M)
 print(text.replace("{{ .TagName }}", tag), end="")
 PY
-if grep -v '^#' "$tmp/krew.yaml" | grep -q '{{'; then fail "krew manifest: unfilled template"; fi
+if grep -v '^#' "$tmp/krew.yaml" | grep '{{' >/dev/null; then fail "krew manifest: unfilled template"; fi
 "$KPERF" manifests --from-yaml "$tmp/krew.yaml" >"$tmp/krew.json" || fail "krew manifest does not parse"
 jq -e --arg tag "$tag" --arg sum "$sum" '.apiVersion == "krew.googlecontainertools.github.com/v1alpha2" and
       .kind == "Plugin" and .metadata.name == "kperf" and .spec.version == $tag and

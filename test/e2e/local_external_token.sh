@@ -50,7 +50,7 @@ jq -e --arg k "$(uname -r)" --argjson n "$(nproc)" '.metadata.external |
         .net.nics[0].name == "eth0" and .net.nics[0].mtu == 1500 and .net.nics[0].driver == "veth"' \
     "$dir/ok.json" >/dev/null || fail "metadata.external: $(jq -c '.metadata.external' "$dir/ok.json")"
 validate "$dir/ok.json"
-"$KPERF" report "$dir/ok.json" | grep -q "^external host .*(198.18.4.2, kernel $(uname -r), .*MTU 1500, NIC eth0 veth" ||
+grep -q "^external host .*(198.18.4.2, kernel $(uname -r), .*MTU 1500, NIC eth0 veth" <<<"$("$KPERF" report "$dir/ok.json")" ||
     fail "table: $("$KPERF" report "$dir/ok.json" | grep external)"
 assert_clean "$id" "token run"
 
