@@ -68,12 +68,15 @@ if [ "$pods" -ge 5 ] && [ "$jobs" = "$pods" ] && [ "$owners" = "$pods" ]; then
 else
     fail "client pods $pods, distinct Job names $jobs, distinct owners $owners"
 fi
-# a log read twice would give two samples with the same operation count
-if jq -e '[.results[] | select(.scenario == "pod-to-pod") | (.samples // [])[] | .ops] |
+# a log read twice would give two samples with the same agent document: the same operation
+# count, the same duration to the nanosecond and the same latency summary (two client runs can
+# share an operation count by chance; not all three)
+if jq -e '[.results[] | select(.scenario == "pod-to-pod") | (.samples // [])[] |
+           [.ops, .duration_s, .latency_us]] |
           (length >= 3) and (length == (unique | length))' "$K8S_DIR/auto.json" >/dev/null; then
     pass "--samples auto: $samples samples, each from its own client run"
 else
-    fail "--samples auto samples repeat: $(jq -c '[.results[] | {test, s: [(.samples // [])[] | .ops]}]' "$K8S_DIR/auto.json")"
+    fail "--samples auto samples repeat: $(jq -c '[.results[] | {test, s: [(.samples // [])[] | [.ops, .duration_s]]}]' "$K8S_DIR/auto.json")"
 fi
 k8s_nothing_left "samples auto"
 ks_finish

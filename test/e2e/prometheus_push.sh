@@ -37,10 +37,14 @@ free_port() {
 # wait_http URL SECONDS: polls until URL answers 2xx; 0 or 1 (60 s: bounds a hang, ~2 s normally)
 wait_http() { wait_for "$2" "$1 to answer" curl -fsS -o /dev/null --max-time 1 "$1"; }
 
-PG_PORT=$(free_port)
+# two distinct free ports, both held at once while chosen (two free_port calls can return the
+# same port when the first daemon has not bound it yet)
+read -r PG_PORT PROM_PORT < <(python3 -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
 prometheus-pushgateway --web.listen-address="127.0.0.1:$PG_PORT" >"$D/pushgw.log" 2>&1 &
 pids+=($!)
-PROM_PORT=$(free_port)
 cat >"$D/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
@@ -60,6 +64,11 @@ PG="http://127.0.0.1:$PG_PORT"
 PROM="http://127.0.0.1:$PROM_PORT"
 wait_http "$PG/-/ready" 60 || { echo "FAIL: pushgateway not ready"; tail -5 "$D/pushgw.log"; exit 1; }
 wait_http "$PROM/-/ready" 60 || { echo "FAIL: prometheus not ready"; tail -5 "$D/prometheus.log"; exit 1; }
+# the daemons answering are ours: a daemon that lost its port to another process exits, and
+# a ready check would then be answered by the other one (its data would not be this run's)
+owns_port() { ss -Hltnp "sport = :$2" | grep -q "pid=$1,"; }
+owns_port "${pids[0]}" "$PG_PORT" || { echo "FAIL: port $PG_PORT is not our pushgateway's"; tail -5 "$D/pushgw.log"; exit 1; }
+owns_port "${pids[1]}" "$PROM_PORT" || { echo "FAIL: port $PROM_PORT is not our prometheus's"; tail -5 "$D/prometheus.log"; exit 1; }
 
 # 1. run, push, query back
 CLUSTER='e2e "blue"\cluster/1'
@@ -105,6 +114,8 @@ want=$(jq -r '.results[] | select(.test=="UDP_STREAM") | .aggregate.throughput_m
 same "$got" "$want" || fail "throughput: Prometheus $got B/s, report $want B/s"
 
 poll_query 'kperf_run_info{job="kperf"}' >/dev/null || fail "kperf_run_info missing"
+n=$(jq '.data.result | length' "$D/q.json")
+[ "$n" = 1 ] || fail "kperf_run_info: $n series, want 1 (run ids: $(jq -c '[.data.result[].metric.run_id]' "$D/q.json"))"
 label=$(jq -r '.data.result[0].metric.cluster' "$D/q.json")
 [ "$label" = "$CLUSTER" ] || fail "cluster label came back as [$label], want [$CLUSTER]"
 inst=$(jq -r '.data.result[0].metric.instance' "$D/q.json")

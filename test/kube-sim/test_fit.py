@@ -12,7 +12,9 @@ preemption part) and a FailedScheduling Warning from default-scheduler, a
 DaemonSet-style pod pinned to a full node stays Pending, and deleting a pod
 or raising a node's allocatable lets the pending pod bind. No timing is
 asserted."""
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -112,6 +114,7 @@ def cond(st, name):
 
 def scheduling():
     d = tempfile.mkdtemp(prefix="kubesim-fit-")
+    atexit.register(shutil.rmtree, d, True)
     cfg = Cfg(d)
     st = store.Store()
     fl = faults.Faults(cfg)

@@ -7,7 +7,9 @@ port, the second stays Pending with PodScheduled False / Unschedulable and
 the scheduler's words ("didn't have free ports"); another port, another
 protocol or another node binds; the holder finishing (Succeeded) frees the
 port. No timing is asserted."""
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -33,7 +35,9 @@ def hostpod(name, node, port, proto="TCP", host_network=True):
 
 
 def main():
-    cfg = Cfg(tempfile.mkdtemp(prefix="kubesim-hostports-"))
+    d = tempfile.mkdtemp(prefix="kubesim-hostports-")
+    atexit.register(shutil.rmtree, d, True)
+    cfg = Cfg(d)
     st = store.Store()
     fl = faults.Faults(cfg)
     fl.store = st

@@ -7,6 +7,7 @@ at exit (cut at 4096 bytes, an empty file is no message), and the
 FallbackToLogsOnError policy (the log's last lines, only for a failed
 container with an empty file)."""
 import os
+import shutil
 import sys
 import tempfile
 
@@ -25,6 +26,13 @@ def check(name, cond, detail=""):
 
 def main():
     d = tempfile.mkdtemp(prefix="kperf-termmsg.")
+    try:
+        return checks(d)
+    finally:
+        shutil.rmtree(d)
+
+
+def checks(d):
     spec = {"name": "compare"}
     m = termmsg.prepare(d, spec, os.getuid(), os.getgid())
     check("default path, writable mount", m["dst"] == "/dev/termination-log"
