@@ -43,8 +43,8 @@ interrupt "sigint-cleanup" INT grep -q "cleaning up" "$K8S_DIR/sigint-cleanup.er
 # --netpol-rules: the policy comes after the first row; SIGINT while it is in place. In a
 # namespace of the user's, which the run's cleanup keeps: its policy must be deleted by name
 kadmin create namespace kperf-int >/dev/null || fail "create namespace kperf-int"
-has_netpol() {
-    kadmin get networkpolicies -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null | grep -q .
+has_netpol() { # (no `| grep -q`: under pipefail kubectl's SIGPIPE, once grep has quit, is a "no")
+    [ -n "$(kadmin get networkpolicies -A -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null)" ]
 }
 RUN_ARGS=(-n kperf-int --scenarios pod-to-pod --same-node --tests TCP_RR --duration 1s --timeout 30s
     --netpol-rules 10)

@@ -86,7 +86,9 @@ check_image kperf /usr/local/bin/kperf 40000000
 jq -e '.Cmd == ["server", "--port", "5201"] and (.ExposedPorts | has("5201/tcp"))' \
     "$tmp/kperf-agent.config.json" >/dev/null && pass "kperf-agent: CMD server --port 5201" ||
     bad "kperf-agent CMD/ports: $(cat "$tmp/kperf-agent.config.json")"
-if find "$tmp/kperf-agent/rootfs" -name '*.so*' | grep -q .; then
+# (grep reads a captured list: `find | grep -q .` under pipefail is false when find, with more
+# to write, dies of SIGPIPE after grep's first match: the very case this looks for)
+if grep -q . <<<"$(find "$tmp/kperf-agent/rootfs" -name '*.so*')"; then
     bad "kperf-agent image has shared libraries (not static)"
 fi
 # the controller image runs: its entrypoint, as its user, in its root

@@ -125,8 +125,11 @@ k8s_nothing_left "after the deleted tag"
 
 # 5. the registry stopped for 5 s as the run starts (pods pull again: Always): exit 0
 bash "$KPERF_SRC/test/tools/registry.sh" pause "$R" || fail "registry.sh pause"
-# the outage lasts 5 s: a fault window, not a wait for a condition
-(sleep 5 && bash "$KPERF_SRC/test/tools/registry.sh" resume "$R") >"$K8S_DIR/resume.log" 2>&1 &
+# the outage lasts 5 s from the first pull it refused (a fault window, not a wait for a
+# condition): 5 s from the pause could pass before a loaded machine's run got to its pulls
+(wait_for 120 "a pull to meet the stopped registry" grep -q "connection refused" \
+    "$K8S_DIR/paused.ndjson.raw"; sleep 5 && bash "$KPERF_SRC/test/tools/registry.sh" resume "$R") \
+    >"$K8S_DIR/resume.log" 2>&1 &
 rpid=$!
 t=$SECONDS
 k8s_record_pods_start "$K8S_DIR/paused.ndjson"

@@ -41,7 +41,9 @@ pair_ends() {
 }
 
 start=$(date +%s)
-kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 3s --omit 0s --all-nodes \
+# 6 s pairs: each fault below lands while a pair measures, after a kubectl poll and a kube-sim
+# CLI start (~1 s, more on a loaded machine); a pair that ended first would measure "ok"
+kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 6s --omit 0s --all-nodes \
     --parallel 1 --timeout 60s -o json >"$K8S_DIR/sweep.json" 2>"$K8S_DIR/sweep.err" &
 kpid=$!
 if wait_for 90 client_running node-1; then
