@@ -112,7 +112,10 @@ assert_json "profile diff names a qdisc function among its top entries" "$D/prof
 "$KPERF" compare -o json "$D/prof_clean.json" "$D/prof_clean.json" >"$D/prof_same.json" 2>/dev/null
 assert_json "profile diff of a run with itself names no qdisc function" "$D/prof_same.json" \
     "[.rows[] | .profile_diff | (.changed + .appeared)[].name | select($QDISC)] | length == 0"
+# the row's verdict, whatever it is (a loaded machine's clean path may not reach 2 Gb/s, so
+# the bucket need not slow it: the slower bucket above checks the regression itself)
+verdict=$(jq -r '.rows[] | select(.placement == "other-node" and .profile_diff) | .verdict' "$D/prof_cmp.json")
 "$KPERF" compare "$D/prof_clean.json" "$D/prof_tbf.json" >"$D/prof_cmp.out" 2>&1
-assert_contains "compare text: the kernel profile beside the verdict" "$(cat "$D/prof_cmp.out")" \
-    "pod-to-pod other-node TCP_STREAM: regression ("
+assert_contains "compare text: the kernel profile beside the verdict ($verdict)" "$(cat "$D/prof_cmp.out")" \
+    "pod-to-pod other-node TCP_STREAM: ${verdict:-no verdict} ("
 finish
