@@ -84,12 +84,18 @@ check "over the default --max-rate (10 Gbit/s): refused at once" \
     bash -c "[ $rc -eq 1 ] && grep -q 'rate 20000000000 bit/s exceeds server max 10000000000' '$WORK/rate.err'"
 
 # --- a flood of connections -------------------------------------------------------------------
+# the lines the flood itself costs: the log before it holds ~16 lines already (one per bad input
+# above, and more of them get through the limiter's 2 lines/s the slower the machine runs)
+before_flood=$(wc -l < "$WORK/server.log")
 out=$(raw flood 120)
 early=$(echo "$out" | sed -n 's/.*early=\([0-9]*\).*/\1/p')
 late=$(echo "$out" | sed -n 's/.*late=\([0-9]*\).*/\1/p')
 check "flood: connections over --max-conns closed at once ($out)" [ "${early:-0}" -ge 70 ]
 check "flood: the rest dropped by the handshake deadline ($out)" [ "${late:-0}" -eq 120 ]
-check "flood: log lines rate-limited ($(wc -l < "$WORK/server.log") lines)" [ "$(wc -l < "$WORK/server.log")" -lt 30 ]
+# 120 connections, 80 refused at accept and 40 dropped at the deadline: ~12 lines (10 of the burst,
+# 1 for the refusals), 120 without the limiters
+flood_lines=$(( $(wc -l < "$WORK/server.log") - before_flood ))
+check "flood: log lines rate-limited ($flood_lines lines for 120 connections)" [ "$flood_lines" -lt 30 ]
 check "still serving after the flood" serves
 
 # --- reverse UDP_STREAM to a receiver that is gone ----------------------------------------------
@@ -117,7 +123,9 @@ for t in TCP_STREAM "TCP_STREAM --reverse" UDP_STREAM TCP_RR; do
     "$AGENT" client --server "127.0.0.1:$PORT" --token-file "$WORK/token" --tests $t \
         --duration 4s --udp-rate 50M > /dev/null 2>&1 &
     cpid=$!
-    sleep 1 # into the 4 s test; a client still in its handshake also "went away during" it
+    # into the 4 s test (its handshake takes ~10 ms; a client killed still in its handshake
+    # would be logged "closed during handshake" instead, and not counted here)
+    sleep 1
     kill -9 "$cpid"; wait "$cpid" 2>/dev/null
     check "$t: client killed mid-test, server logs one line" \
         eventually went_away_count_is $((before + 1))

@@ -35,11 +35,12 @@ check "quiet: longest gap within 10 periods" jqt "$Q" \
     '.probes.udp.longest_gap_s < 0.1 and .probes.connect.longest_gap_s < 1.0'
 
 # --- SIGTERM ends it with the document -------------------------------------------------------
-# (not through the shell function: $! would be a subshell's pid)
+# (not through the shell function: $! would be a subshell's pid); launched is read before the
+# launch: read after it, a busy machine may run the probe's first milliseconds before `date`
+launched=$(date +%s%N)
 "$AGENT" probe --server "127.0.0.1:$PORT" --token-file "$WORK/token" \
     > "$WORK/t.json" 2> "$WORK/t.err" &
 PP=$!
-launched=$(date +%s%N)
 sleep 1 # probing time to report, not a wait for an event
 t0=$(date +%s%N)
 kill -TERM "$PP"
@@ -58,10 +59,10 @@ check "SIGTERM: document printed with the probes of the time it ran" jqt "$WORK/
 # again); the outage must be at least that second and end within 2 s of the server's return
 # (the probe's reconnect), starting no later than the kill; --duration 6s leaves the probe 3 s
 # after the return, so a slow restart does not leave the outage open
+launched=$(date +%s%N) # before the launch (above)
 "$AGENT" probe --server "127.0.0.1:$PORT" --token-file "$WORK/token" --duration 6s \
     > "$WORK/r.json" 2> "$WORK/r.err" &
 PP=$!
-launched=$(date +%s%N)
 sleep 1 # probing time before the restart, not a wait for an event
 OLDPORT=$PORT
 killed=$(date +%s%N)

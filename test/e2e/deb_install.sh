@@ -67,8 +67,9 @@ out=$(in_root kperf version 2>&1) && [[ "$out" == "kperf "* ]] && pass "kperf ve
     bad "kperf version: $out"
 out=$(in_root kperf-agent version 2>&1) && [[ "$out" == "kperf-agent "* ]] &&
     pass "kperf-agent version: $out" || bad "kperf-agent version: $out"
-in_root kperf-agent --help 2>&1 | grep -q -- "--token-file" && pass "kperf-agent --help" ||
-    bad "kperf-agent --help"
+# (not `| grep -q`: under pipefail the help's second write after grep's early exit dies of SIGPIPE)
+out=$(in_root kperf-agent --help 2>&1) && grep -q -- "--token-file" <<<"$out" && pass "kperf-agent --help" ||
+    bad "kperf-agent --help: $(head -c 300 <<<"$out")"
 out=$(in_root kubectl-kperf version 2>&1) && pass "kubectl-kperf version: $out" ||
     bad "kubectl-kperf version: $out"
 [ -s "$R/usr/share/bash-completion/completions/kperf" ] && pass "bash completion installed" ||

@@ -21,9 +21,9 @@ LIVE=(--scenarios pod-to-pod --same-node --tests TCP_RR --duration 120s --timeou
     --lease-duration 6s)
 
 # shellcheck disable=SC2317 # called through wait_for
-client_running() {
-    kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
-        -o name 2>/dev/null | grep -q .
+client_running() { # (a captured list: `| grep -q .` under pipefail fails when kubectl dies of SIGPIPE)
+    grep -q . <<<"$(kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+        -o name 2>/dev/null)"
 }
 
 # shellcheck disable=SC2317 # called through wait_for

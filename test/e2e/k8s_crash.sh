@@ -23,9 +23,9 @@ objects >"$K8S_DIR/before.txt" || fail "listing objects"
 
 # waits (bounded) until a client Job of a kperf run exists and its pod runs
 wait_client_running() { wait_for 60 "a running client pod" client_running; }
-client_running() {
-    kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
-        -o name 2>/dev/null | grep -q .
+client_running() { # (captured lists here: `| grep -q` under pipefail fails when the writer dies of SIGPIPE)
+    grep -q . <<<"$(kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+        -o name 2>/dev/null)"
 }
 
 # lease_renewed: renewed = the kperf Lease's renewTime once it is past its acquireTime
@@ -82,8 +82,8 @@ crash_a_run() {
     fi
 }
 netpol_exists() {
-    kadmin get networkpolicies -n "$NS1" -l app.kubernetes.io/managed-by=kperf -o name 2>/dev/null |
-        grep -q .
+    grep -q . <<<"$(kadmin get networkpolicies -n "$NS1" -l app.kubernetes.io/managed-by=kperf \
+        -o name 2>/dev/null)"
 }
 
 # --- 1: the next `kperf run` removes the crashed run ------------------------------------
@@ -118,12 +118,12 @@ k8s_nothing_left "next run after kill -9 of a run with --services 50 --netpol-ru
 server_parked() {
     local pod node
     for pod in $(kadmin get pods -n "$NS2" -l kperf.io/role=server -o name); do
-        kadmin logs -n "$NS2" "$pod" 2>/dev/null | grep -q "not listening any more" || return 1
+        grep -q "not listening any more" <<<"$(kadmin logs -n "$NS2" "$pod" 2>/dev/null)" || return 1
     done
     node=$(kadmin get pods -n "$NS2" -l kperf.io/network=host -o jsonpath='{.items[0].spec.nodeName}')
     [ -n "$node" ] || return 1
-    ! ip netns exec "$(jq -r .prefix "$K8S_DIR/config.json")n${node#node-}" \
-        ss -Hltn "sport = :5201" | grep -q .
+    [ -z "$(ip netns exec "$(jq -r .prefix "$K8S_DIR/config.json")n${node#node-}" \
+        ss -Hltn "sport = :5201")" ]
 }
 crash_a_run 2
 t_kill=$(date +%s.%N)

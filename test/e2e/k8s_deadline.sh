@@ -44,9 +44,9 @@ k8s_nothing_left "503 storm"
 
 # --- 2: a storm while a client measures ends the run within 2x --timeout ---------------------
 # shellcheck disable=SC2317 # called through wait_for
-client_running() {
-    kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
-        -o name 2>/dev/null | grep -q .
+client_running() { # (a captured list: `| grep -q .` under pipefail fails when kubectl dies of SIGPIPE)
+    grep -q . <<<"$(kadmin get pods -A -l kperf.io/role=client --field-selector status.phase=Running \
+        -o name 2>/dev/null)"
 }
 "$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e --scenarios pod-to-pod \
     --same-node --tests TCP_RR --duration 5s --timeout 20s --lease-duration 3s -o json \
@@ -79,8 +79,8 @@ k8s_nothing_left "mid-run storm"
 # before node-4's runs
 # shellcheck disable=SC2317 # called through wait_for
 client_on() {
-    kadmin get pods -A -l kperf.io/role=client --field-selector "status.phase=Running,spec.nodeName=$1" \
-        -o name 2>/dev/null | grep -q .
+    grep -q . <<<"$(kadmin get pods -A -l kperf.io/role=client \
+        --field-selector "status.phase=Running,spec.nodeName=$1" -o name 2>/dev/null)"
 }
 kperf_k8s --scenarios pod-to-pod --tests TCP_RR --duration 3s --omit 0s --all-nodes \
     --parallel 1 --timeout 60s -o json >"$K8S_DIR/sweep.json" 2>"$K8S_DIR/sweep.err" &

@@ -81,7 +81,26 @@ fi
 "$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/faulted.json" 2>/dev/null | grep -E "node-2 .*(lost|slow)%"
 "$KPERF" compare "$K8S_DIR/clean1.json" "$K8S_DIR/clean2.json" -o json >"$K8S_DIR/cmp2.json" 2>/dev/null
 rc=$?
-[ "$rc" = 0 ] && pass "compare two clean runs: exit 0" ||
-    fail "compare two clean runs: exit $rc: $(jq -c '[.rows[] | {placement, test, m: [.metrics[] | select(.verdict == "regression") | .metric]}]' "$K8S_DIR/cmp2.json")"
+# exit 0; or 5 (inconclusive), which is the right verdict when the second clean run did lose or
+# wait > 1 s for a lookup (1 of 15 TCP lookups is 6.7 pp, not significant; a SYN the loaded
+# machine dropped is sent again after 1 s): only for lost%/slow% of rows whose counts say so, and
+# never a regression
+stray_only() {
+    jq -e --slurpfile c2 "$K8S_DIR/clean2.json" '
+        def stray($p; $t): [$c2[0].results[] | select(.placement == $p and .test == $t) |
+            .samples[].dns | .lost + .slow_1s] | add // 0;
+        ([.rows[].metrics[] | select(.verdict == "regression")] | length == 0) and
+        ([.rows[] | . as $r | .metrics[] | select(.verdict == "inconclusive") |
+            {m: .metric, p: $r.placement, t: $r.test}] as $inc |
+         ($inc | length > 0) and all($inc[]; (.m == "lost%" or .m == "slow%") and stray(.p; .t) > 0))' \
+        "$K8S_DIR/cmp2.json" >/dev/null
+}
+if [ "$rc" = 0 ]; then
+    pass "compare two clean runs: exit 0"
+elif [ "$rc" = 5 ] && stray_only; then
+    pass "compare two clean runs: exit 5, inconclusive only on lookups the second run really lost or waited for: $(jq -c '[.results[] | {placement, test, lost: .samples[0].dns.lost, slow: .samples[0].dns.slow_1s}]' "$K8S_DIR/clean2.json")"
+else
+    fail "compare two clean runs: exit $rc: $(jq -c '[.rows[] | {placement, test, m: [.metrics[] | select(.verdict == "regression" or .verdict == "inconclusive") | "\(.metric) \(.verdict)"]}]' "$K8S_DIR/cmp2.json")"
+fi
 
 ks_finish

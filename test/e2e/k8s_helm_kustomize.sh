@@ -199,7 +199,8 @@ jq -e -s 'all(.[]; (.kind | startswith("ValidatingAdmission") | not) and
 "$HELM" template kperf "$tmp"/kperf-*.tgz >"$tmp/helm-packaged.yaml" 2>"$tmp/err" || { cat "$tmp/err"; fail "helm template kperf-*.tgz"; }
 to_ndjson "$tmp/helm-packaged.yaml" "$tmp/helm-packaged.ndjson"
 cmp -s "$tmp/plain.ndjson" "$tmp/helm-packaged.ndjson" || fail "the packaged chart renders other objects"
-tar -tzf "$tmp"/kperf-*.tgz | grep -q '^kperf/ci/' && fail "the packaged chart carries ci/"
+# (tar's list captured: under pipefail a SIGPIPE'd tar would make the pipeline false, and the check pass)
+grep -q '^kperf/ci/' <<<"$(tar -tzf "$tmp"/kperf-*.tgz)" && fail "the packaged chart carries ci/"
 
 P=helm-history-pvc
 host_split "$tmp/$P.ndjson" kperf kperf-host "$P"

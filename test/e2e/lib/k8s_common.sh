@@ -108,4 +108,8 @@ k8s_external_host() {
 k8s_external_start() {
     ip netns exec "$UL" "$KPERF_BIN/kperf-agent" server "$@" >"$K8S_DIR/ext.log" 2>&1 &
     EXT_PID=$!
+    # the run that follows may reach it at once: wait for its listening line (it takes ~20 ms;
+    # 30 s bounds a hang)
+    wait_for 30 "the external agent to listen" grep -q '^kperf-agent: listening on ' "$K8S_DIR/ext.log" ||
+        fail "the external agent did not start: $(tail -3 "$K8S_DIR/ext.log")"
 }
