@@ -26,6 +26,9 @@ int rv_add_profile_row(void *ctx, const char *item, struct kp_err *err);
 /* One size of --netpol-rules (0..RUN_NETPOL_RULES_MAX) into ctx, a struct run_options: kept
  * ascending, a repeat dropped. */
 int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err);
+/* One size of --services (0..RUN_SERVICES_MAX) into ctx, a struct run_options: kept ascending,
+ * a repeat dropped. */
+int rv_add_services_size(void *ctx, const char *item, struct kp_err *err);
 int rv_add_label(void *ctx, const char *item, struct kp_err *err);
 int rv_add_toleration(void *ctx, const char *item, struct kp_err *err);
 /* HOST[:PORT], [V6]:PORT or a bare IPv6 address; *port keeps its value when none is given. */
