@@ -439,14 +439,8 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
             return -1;
         o->pod_churn = (int)n;
         return 0;
-    case F_SERVICES: /* the largest size is `services` (one size: today's run) */
-        o->n_services_sizes = 0;
-        if (rv_for_each_item(v, rv_add_services_size, o, err) != 0)
-            return -1;
-        if (!o->n_services_sizes)
-            return kp_err_set(err, "--services: empty list");
-        o->services = (int)o->services_sizes[o->n_services_sizes - 1];
-        return 0;
+    case F_SERVICES:
+        return rv_set_services(o, v, err);
     default: /* F_ALL_NODES */
         o->all_nodes = true;
         return 0;

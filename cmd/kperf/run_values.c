@@ -99,6 +99,17 @@ int rv_add_services_size(void *ctx, const char *item, struct kp_err *err)
                     err);
 }
 
+int rv_set_services(struct run_options *o, const char *v, struct kp_err *err)
+{
+    o->n_services_sizes = 0;
+    if (rv_for_each_item(v, rv_add_services_size, o, err) != 0)
+        return -1;
+    if (!o->n_services_sizes)
+        return kp_err_set(err, "--services: empty list");
+    o->services = (int)o->services_sizes[o->n_services_sizes - 1];
+    return 0;
+}
+
 int rv_add_test(void *ctx, const char *item, struct kp_err *err)
 {
     unsigned *mask = ctx;

@@ -326,12 +326,14 @@ int k8s_services_apply(struct backend *base, unsigned count, json_t **md, struct
     struct probe_id id;
     json_t *fig = json_object();
     struct kp_err derr;
+    unsigned before = b->svc_made;
 
     *md = NULL;
     if (services_at(b, count, fig, err) != 0) {
         json_decref(fig);
         return -1;
     }
+    json_object_set_new(fig, "created", json_integer(b->svc_made - before));
     /* this size's probe goes: the next size's is a fresh one (its pods stay until cleanup) */
     probe_id_init(&id, b, count);
     if (kube_delete(b->kc, &KUBE_RES_SERVICES, b->d.ns, id.svc, &del, NULL, &derr) != 0)
