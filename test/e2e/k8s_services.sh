@@ -9,7 +9,7 @@
 # calls node-2's latency, and no other node's, a regression (exit 3), while two clean runs
 # compare clean (exit 0). A SIGINT while the Services are being created stops the run and
 # deletes them.
-# Several sizes in one run (the second clean run: `--services 0,60,200 --tests TCP_CRR`): the
+# Several sizes in one run (the second clean run: `--services 0,60,200`): the
 # pod-to-service rows at every size (same-node, same-node/services-60, .../services-200, both
 # placements), metadata.services_sizes with each size's programming latency on every node, and
 # (from a watch of the run's Services) the Services only growing, one probe Service at a time,
@@ -48,7 +48,7 @@ k8s_nothing_left "base (with --services 200)"
 kadmin get services -A -l app.kubernetes.io/managed-by=kperf -w -o json --output-watch-events \
     >"$K8S_DIR/svcwatch.raw" 2>/dev/null &
 svcwatch=$!
-run base2 --services 0,60,200 --tests TCP_CRR
+run base2 --services 0,60,200
 k8s_nothing_left "base2 (with --services 0,60,200)"
 # the Services after each event of the watch: extra ones (x), probe Services (p), the others (o)
 svc_states() {
@@ -74,11 +74,11 @@ if jq -e 'any(.[]; .x == 200 and .p == [] and .o == ["kperf-svc-a"]) and
 else
     fail "base2: Services during the run: $(jq -c '[.[] | {x, p, o}] | unique' "$K8S_DIR/svcstates.json" | cut -c1-600)"
 fi
-if jq -e '[.results[] | select(.scenario == "pod-to-service" and .test == "TCP_CRR" and
+if jq -e '[.results[] | select(.scenario == "pod-to-service" and .test == "TCP_RR" and
     .status == "ok") | .placement] | sort == ["other-node", "other-node/services-200",
     "other-node/services-60", "same-node", "same-node/services-200", "same-node/services-60"]' \
     "$K8S_DIR/base2.json" >/dev/null; then
-    pass "base2: TCP_CRR rows at every size: $(jq -c '[.results[] | {placement, p50: .aggregate.latency_us.p50, p99: .aggregate.latency_us.p99, cps: .aggregate.ops_per_sec}]' "$K8S_DIR/base2.json" | cut -c1-600)"
+    pass "base2: TCP_RR rows at every size: $(jq -c '[.results[] | {placement, p50: .aggregate.latency_us.p50, p99: .aggregate.latency_us.p99, ops: .aggregate.ops_per_sec}]' "$K8S_DIR/base2.json" | cut -c1-600)"
 else
     fail "base2: rows $(jq -c '[.results[] | {scenario, placement, test, status}]' "$K8S_DIR/base2.json" | cut -c1-600)"
 fi
