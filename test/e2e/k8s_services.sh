@@ -7,8 +7,8 @@
 # proxy applies every change 2 s late) node-2's latency is at least 1.9 s and the other nodes'
 # under that (within the faulted run: no check on speed), and `kperf compare` of the two runs
 # calls node-2's latency, and no other node's, a regression (exit 3), while two clean runs
-# compare clean (exit 0). A SIGINT while the Services are being created stops the run and
-# deletes them.
+# compare clean (exit 0). A SIGINT while the Services are being created (--services 0,5000:
+# the second size) stops the run and deletes them and every probe.
 # Several sizes in one run (the second clean run: `--services 0,60,200`): the
 # pod-to-service rows at every size (same-node, same-node/services-60, .../services-200, both
 # placements), metadata.services_sizes with each size's programming latency on every node, and
@@ -128,8 +128,9 @@ if [ "$rc" = 3 ] && jq -e '[.readiness[] | select(.kind == "service" and .verdic
 else
     fail "compare: exit $rc $(jq -c '[.readiness[] | select(.kind == "service")]' "$K8S_DIR/cmp.json" | cut -c1-600) $(tail -2 "$K8S_DIR/cmp.err")"
 fi
-# SIGINT while the Services are being created: the run stops and deletes them
-"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]/#200/5000}" \
+# SIGINT while the Services are being created (the second of two sizes: after size 0's probe and
+# rows): the run stops, deletes them and every probe, and its report says where it stopped
+"$KPERF" run --kubeconfig "$K8S_DIR/kubeconfig" --image kperf-agent:e2e "${ARGS[@]/#200/0,5000}" \
     -o json >"$K8S_DIR/int.json" 2>"$K8S_DIR/int.err" &
 pid=$!
 some_svcs() { # more than 50 of the run's extra Services exist
@@ -147,6 +148,11 @@ else
     fail "the Services were never created: $(tail -3 "$K8S_DIR/int.err")"
 fi
 k8s_nothing_left "SIGINT during --services"
+jq -e '.metadata.services_sizes | length == 2 and .[0].count == 0 and
+    (.[0].programming | length == 3) and .[1].count == 5000 and (.[1].error | test("interrupted"))' \
+    "$K8S_DIR/int.json" >/dev/null &&
+    pass "SIGINT during the second size: its report: $(jq -c '[.metadata.services_sizes[] | {count, error}]' "$K8S_DIR/int.json")" ||
+    fail "SIGINT during the second size: $(jq -c '.metadata.services_sizes' "$K8S_DIR/int.json" | cut -c1-400)"
 "$KPERF" report "$K8S_DIR/slow.json" >"$K8S_DIR/slow.txt" 2>&1
 grep -A4 "^Services at scale: 200 extra Services" "$K8S_DIR/slow.txt" | grep -q "^node-2 " &&
     pass "text report: the Services at scale table" ||
