@@ -113,6 +113,14 @@ struct backend_ops {
      * (docs/kubernetes.md, "NetworkPolicy datapath cost"): one that admits kperf's own clients,
      * then rules - 1 that match nothing kperf sends; what no rule admits is dropped. */
     int (*netpol_apply)(struct backend *b, unsigned rules, struct kp_err *err);
+    /* Optional (NULL: --services with several sizes is refused with this backend). Puts
+     * `count` extra Services selecting the run's servers in place (creating only those still
+     * missing: the sizes come ascending), then measures each node's Service programming latency
+     * with a fresh probe Service (docs/kubernetes.md, "Services at scale"). Returns 0 with *md
+     * (new reference: {"count", "qps", "create_s", "create_api_requests", "programming":
+     * {node: {"latency_s"}}, "api_requests"}, one entry of metadata.services_sizes), or -1 with
+     * err (*md NULL). */
+    int (*services_apply)(struct backend *b, unsigned count, json_t **md, struct kp_err *err);
     /* Optional (NULL: --netpol-readiness is refused with this backend). After the rows:
      * NetworkPolicy enforcement readiness per node: a deny-all ingress policy created at
      * deny_at, an allow at allow_at (Unix s), and per node the kperf.probe/v1 document of a

@@ -106,6 +106,38 @@ static void add_netpol_groups(struct plan *p, const unsigned *sizes, size_t n_si
     }
 }
 
+/* The pod-to-service groups at every --services size (plan.h): the ones in place at the
+ * smallest, copies after the groups so far for each larger. */
+static void add_services_groups(struct plan *p, const unsigned *sizes, size_t n_sizes)
+{
+    size_t n_base = p->n_groups;
+
+    if (n_sizes < 2)
+        return;
+    for (size_t k = 0; k < n_sizes; k++) {
+        for (size_t i = 0; i < n_base; i++) {
+            struct plan_group *b = &p->groups[i];
+            if (b->scenario != SCENARIO_POD_TO_SERVICE)
+                continue;
+            if (k == 0) {
+                b->services_sized = true;
+                b->services = sizes[0];
+                if (sizes[0] == 0)
+                    continue;
+                free(b->placement_label);
+                b->placement_label =
+                    kp_xasprintf("%s/services-%u", plan_placement_name(b->placement), sizes[0]);
+                continue;
+            }
+            struct plan_group g = *b;
+            g.services = sizes[k];
+            g.placement_label =
+                kp_xasprintf("%s/services-%u", plan_placement_name(g.placement), sizes[k]);
+            *group_append(p) = g; /* b may move: g is a copy */
+        }
+    }
+}
+
 struct plan *plan_new(const struct plan_opts *opts)
 {
     struct plan *p = kp_xcalloc(1, sizeof(*p));
@@ -132,7 +164,9 @@ struct plan *plan_new(const struct plan_opts *opts)
                 add_group(p, (enum scenario)s, (enum placement)pl, false);
     }
     add_netpol_groups(p, opts->netpol_rules, opts->n_netpol_rules);
+    add_services_groups(p, opts->services, opts->n_services);
     p->opts.netpol_rules = NULL; /* borrowed for the above only */
+    p->opts.services = NULL;
     return p;
 }
 
@@ -159,6 +193,8 @@ void plan_opts_from_run_options(const struct run_options *ro, struct plan_opts *
     out->omit_ms = (unsigned)ro->omit_ms;
     out->netpol_rules = ro->netpol_rules;
     out->n_netpol_rules = ro->n_netpol_rules;
+    out->services = ro->services_sizes;
+    out->n_services = ro->n_services_sizes;
 }
 
 size_t plan_group_count(const struct plan *p)

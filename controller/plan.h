@@ -28,6 +28,14 @@
  * base/rowkey.h); the runner has the backend put a policy of N rules selecting the servers in
  * place before the first group of each N (backend.h, netpol_apply). N = 0 is the groups above.
  *
+ * Services at scale (--services N,... with two or more sizes): after the groups above, the
+ * pod-to-service groups once more for each size but the smallest, in ascending size; every
+ * pod-to-service group has services_sized = true and services = its size; the smallest size's
+ * groups keep their place and plain label when it is 0, else they get "<placement>/services-<N>"
+ * as every larger size's do. The runner has the backend put that many extra Services in place
+ * (and measure their programming latency) before the first group of each size (backend.h,
+ * services_apply). Not with --netpol-rules (run_options.c refuses the two together).
+ *
  * A plan is a list of groups in run order. A group is one (scenario, placement, reverse)
  * with its tests in canonical order; each test runs `samples` times. A backend may run a
  * whole group with one client (k8s: one Job) or each test on its own (local). */
@@ -90,6 +98,8 @@ struct plan_group {
     char *skip_reason;     /* owned; set when skipped */
     const char *ip_family; /* "IPv4" or "IPv6" (static) once plan_set_families ran; else NULL */
     unsigned netpol_rules; /* --netpol-rules: the policy's size for this group; 0 = none */
+    bool services_sized;   /* --services with several sizes: the group needs `services` extra */
+    unsigned services;     /* Services in place (pod-to-service groups only) */
 };
 
 struct plan; /* opaque */
@@ -106,6 +116,8 @@ struct plan_opts {
     unsigned omit_ms;     /* warm-up, discarded, per sample */
     const unsigned *netpol_rules; /* policy sizes, ascending (borrowed by plan_new only) */
     size_t n_netpol_rules;
+    const unsigned *services; /* --services sizes, ascending (borrowed by plan_new only); */
+    size_t n_services;        /* fewer than two: no sized groups */
 };
 
 /* Builds the plan: groups in the order scenario, placement (same-node before other-node),

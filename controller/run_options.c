@@ -125,6 +125,15 @@ int run_options_validate(struct run_options *o, struct kp_err *err)
         !(o->scenarios & ((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_SERVICE))))
         return kp_err_set(err, "--netpol-rules selects the server pods: add pod-to-pod or "
                                "pod-to-service to --scenarios");
+    if (o->n_services_sizes > 1 && o->n_netpol_rules > 0)
+        return kp_err_set(err, "--services with several sizes cannot go with --netpol-rules: "
+                               "measure one of them per run");
+    if (o->n_services_sizes > 1 && o->all_nodes)
+        return kp_err_set(err, "--services with several sizes cannot go with --all-nodes (a "
+                               "sweep's rows are per node): measure the sizes on one pair");
+    if (o->n_services_sizes > 1 && !(o->scenarios & (1u << SCENARIO_POD_TO_SERVICE)))
+        return kp_err_set(err, "--services with several sizes measures the pod-to-service rows "
+                               "at each: add pod-to-service to --scenarios");
     if (!o->local && o->mtu != 1500)
         return kp_err_set(err, "--mtu applies to --local only (a cluster's MTU is its own)");
     if (o->local && (o->scenarios & (1u << SCENARIO_POD_TO_DNS)))

@@ -46,8 +46,10 @@ struct run_toleration {
     char *effect; /* owned; NULL = any effect; else NoSchedule|PreferNoSchedule|NoExecute */
 };
 
-#define RUN_NETPOL_LEVELS_MAX 8     /* --netpol-rules: at most this many sizes */
-#define RUN_NETPOL_RULES_MAX  10000 /* and none above this */
+#define RUN_NETPOL_LEVELS_MAX  8     /* --netpol-rules: at most this many sizes */
+#define RUN_NETPOL_RULES_MAX   10000 /* and none above this */
+#define RUN_SERVICES_SIZES_MAX 8     /* --services: at most this many sizes */
+#define RUN_SERVICES_MAX       20000 /* and none above this */
 
 struct run_options {
     /* what to measure */
@@ -140,9 +142,15 @@ struct run_options {
     int confirm_outliers; /* --confirm-outliers: sweep nodes flagged that are re-measured
                              alone before the verdict, 0..64 (0 = off) */
     int services;         /* --services: extra Services in the run's namespace, 0..20000 (0 = none;
-                             docs/kubernetes.md "Services at scale") */
-    int pod_churn;        /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
-                             -1 = not given (none on Kubernetes, 3 with --local) */
+                             docs/kubernetes.md "Services at scale"); with several sizes, the
+                             largest */
+    /* --services LIST: the sizes, ascending, distinct; with two or more, the pod-to-service rows
+     * are measured at each (controller/plan.h, "Services at scale"); else n_services_sizes <= 1
+     * and `services` is the one size */
+    unsigned services_sizes[RUN_SERVICES_SIZES_MAX];
+    size_t n_services_sizes;
+    int pod_churn; /* --pod-churn: short-lived readiness pods per node, 0..100 (0 = off);
+                      -1 = not given (none on Kubernetes, 3 with --local) */
     /* the agent pods' template (docs/kubernetes.md "Pod template"); syntax checked by the flag
      * parser, kperf's labels and the overlay's contents by the Kubernetes backend */
     struct run_label *pod_labels; /* --pod-labels K=V,...; owned array */

@@ -26,6 +26,7 @@
 #include "controller/report/urlcred.h"
 #include "controller/run_options.h"
 #include "controller/runner_netpol.h"
+#include "controller/runner_services.h"
 
 #define AUTO_CI_PCT 5.0 /* --samples auto: stop when the 95% CI is within +-5% of the mean */
 
@@ -549,6 +550,7 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
                        json_t *md)
 {
     struct runner_netpol policy = {0};
+    struct runner_services svc = {0};
     size_t n = plan_group_count(plan);
     bool *measured = kp_xcalloc(n * TEST_COUNT + 1, sizeof(bool)); /* ours: freed below */
     bool *was_skipped = kp_xcalloc(n + 1, sizeof(bool));           /* ours: freed below */
@@ -558,7 +560,8 @@ static void run_groups(struct backend *b, const struct plan *plan, struct report
     for (size_t i = 0; i < n && !halted(); i++) {
         const struct plan_group *g = plan_group_get(plan, i);
         if (!g->skipped) {
-            if (runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out))
+            if (runner_netpol_ready(b, g->netpol_rules, rgs[i], &policy, out) &&
+                runner_services_ready(b, g, rgs[i], &svc, out, md))
                 run_group(b, g, rgs[i], &measured[i * TEST_COUNT], pg, o, out, md, false);
         } else if (!was_skipped[i]) {
             /* skipped by the backend while running (a sweep node that went NotReady) */
@@ -723,6 +726,8 @@ int runner_run(struct backend *b, struct plan *plan, struct report *rep,
         kp_err_set(err, "--netpol-readiness needs a cluster: run it without --local");
         goto cleanup;
     }
+    if (runner_services_check(b, o->ro, err) != 0)
+        goto cleanup;
     progress_phase(pg, "preparing the %s backend", b->ops->name);
     b->progress = pg;
     if (b->ops->prepare(b, plan, err) != 0) {

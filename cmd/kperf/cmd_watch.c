@@ -410,6 +410,10 @@ static int parse(struct watch *w, int argc, char **argv, struct kp_err *err)
         kp_err_set(err, "--output: kperf watch prints table, markdown or json");
         return flags_hint(&cmd, err);
     }
+    if (w->ro.n_services_sizes > 1) { /* sizes are rows of kperf run (plan.h) */
+        kp_err_set(err, "--services: kperf watch takes one size (several: kperf run)");
+        return flags_hint(&cmd, err);
+    }
     if (!flag_given(nflags, argv, "--scenarios"))
         w->ro.scenarios = SCENARIO_ALL_MASK;
     /* without a command the watch ends after --duration (default 10s); with one, only when

@@ -435,11 +435,12 @@ static int handle_k8s(struct run_parse *p, const struct flag *f, const char *v, 
         o->confirm_outliers = (int)n;
         return 0;
     case F_POD_CHURN:
-    case F_SERVICES:
-        if (rv_parse_int(v, 0, f->id == F_SERVICES ? 20000 : 100, &n, f->name, err) != 0)
+        if (rv_parse_int(v, 0, 100, &n, f->name, err) != 0)
             return -1;
-        *(f->id == F_SERVICES ? &o->services : &o->pod_churn) = (int)n;
+        o->pod_churn = (int)n;
         return 0;
+    case F_SERVICES:
+        return rv_set_services(o, v, err);
     default: /* F_ALL_NODES */
         o->all_nodes = true;
         return 0;
@@ -658,11 +659,13 @@ static const struct flag run_flags[] = {
              "default 0 = none), removed at the end; with\n"
              "--local: N pods per node one at a time\n"
              "(default 3, 0 = none)"),
-    RUN_FLAG(G_K8S, F_SERVICES, "services", 0, "N",
+    RUN_FLAG(G_K8S, F_SERVICES, "services", 0, "N[,N...]",
              "N extra Services selecting the servers (0..\n"
              "20000, default 0), created at up to 100 per\n"
              "second; then the Service programming latency\n"
-             "per node (docs/kubernetes.md)"),
+             "per node; several sizes (e.g. 0,1000,5000):\n"
+             "pod-to-service rows at each, \"same-node/\n"
+             "services-1000\" (docs/kubernetes.md)"),
     RUN_FLAG(G_POD, RUN_POD_LABELS, "pod-labels", 0, "K=V,...",
              "labels on every agent pod (not kperf's own)"),
     RUN_FLAG(G_POD, RUN_POD_ANNOTATIONS, "pod-annotations", 0, "K=V,...",

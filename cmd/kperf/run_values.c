@@ -59,24 +59,54 @@ int rv_add_scenario(void *ctx, const char *item, struct kp_err *err)
     return 0;
 }
 
+/* Inserts n into the ascending, distinct list v[*len] (at most max entries; flag names it) */
+static int add_size(unsigned *v, size_t *len, size_t max, long n, const char *flag,
+                    struct kp_err *err)
+{
+    size_t i;
+
+    for (i = 0; i < *len && v[i] < (unsigned)n; i++)
+        ;
+    if (i < *len && v[i] == (unsigned)n)
+        return 0; /* given twice: once is enough */
+    if (*len == max)
+        return kp_err_set(err, "--%s: at most %zu sizes", flag, max);
+    memmove(&v[i + 1], &v[i], (*len - i) * sizeof(v[0]));
+    v[i] = (unsigned)n;
+    (*len)++;
+    return 0;
+}
+
 int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err)
 {
     struct run_options *o = ctx;
     long n = 0;
-    size_t i;
 
     if (rv_parse_int(item, 0, RUN_NETPOL_RULES_MAX, &n, "netpol-rules", err) != 0)
         return -1;
-    for (i = 0; i < o->n_netpol_rules && o->netpol_rules[i] < (unsigned)n; i++)
-        ;
-    if (i < o->n_netpol_rules && o->netpol_rules[i] == (unsigned)n)
-        return 0; /* given twice: once is enough */
-    if (o->n_netpol_rules == RUN_NETPOL_LEVELS_MAX)
-        return kp_err_set(err, "--netpol-rules: at most %d sizes", RUN_NETPOL_LEVELS_MAX);
-    memmove(&o->netpol_rules[i + 1], &o->netpol_rules[i],
-            (o->n_netpol_rules - i) * sizeof(o->netpol_rules[0]));
-    o->netpol_rules[i] = (unsigned)n;
-    o->n_netpol_rules++;
+    return add_size(o->netpol_rules, &o->n_netpol_rules, RUN_NETPOL_LEVELS_MAX, n, "netpol-rules",
+                    err);
+}
+
+int rv_add_services_size(void *ctx, const char *item, struct kp_err *err)
+{
+    struct run_options *o = ctx;
+    long n = 0;
+
+    if (rv_parse_int(item, 0, RUN_SERVICES_MAX, &n, "services", err) != 0)
+        return -1;
+    return add_size(o->services_sizes, &o->n_services_sizes, RUN_SERVICES_SIZES_MAX, n, "services",
+                    err);
+}
+
+int rv_set_services(struct run_options *o, const char *v, struct kp_err *err)
+{
+    o->n_services_sizes = 0;
+    if (rv_for_each_item(v, rv_add_services_size, o, err) != 0)
+        return -1;
+    if (!o->n_services_sizes)
+        return kp_err_set(err, "--services: empty list");
+    o->services = (int)o->services_sizes[o->n_services_sizes - 1];
     return 0;
 }
 

@@ -8,6 +8,8 @@
 
 #include "base/kp_err.h"
 
+struct run_options;
+
 struct kp_err;
 
 /* s as a whole number in [lo, hi] into out; flag names it in the error. */
@@ -26,6 +28,12 @@ int rv_add_profile_row(void *ctx, const char *item, struct kp_err *err);
 /* One size of --netpol-rules (0..RUN_NETPOL_RULES_MAX) into ctx, a struct run_options: kept
  * ascending, a repeat dropped. */
 int rv_add_netpol_level(void *ctx, const char *item, struct kp_err *err);
+/* One size of --services (0..RUN_SERVICES_MAX) into ctx, a struct run_options: kept ascending,
+ * a repeat dropped. */
+int rv_add_services_size(void *ctx, const char *item, struct kp_err *err);
+/* --services N[,N...]: the sizes (rv_add_services_size), the largest as o->services (one size:
+ * the run of one size, as before sizes). */
+int rv_set_services(struct run_options *o, const char *v, struct kp_err *err);
 int rv_add_label(void *ctx, const char *item, struct kp_err *err);
 int rv_add_toleration(void *ctx, const char *item, struct kp_err *err);
 /* HOST[:PORT], [V6]:PORT or a bare IPv6 address; *port keeps its value when none is given. */

@@ -26,6 +26,7 @@
 #include "controller/k8s/k8s_netready.h"
 #include "controller/k8s/k8s_nodewatch.h"
 #include "controller/k8s/k8s_podevents.h"
+#include "controller/k8s/k8s_services.h"
 #include "controller/k8s/k8s_sweep.h"
 #include "controller/k8s/k8s_watch.h"
 #include "controller/k8s/k8s_watch_ready.h"
@@ -325,6 +326,7 @@ static const struct backend_ops k8s_ops = {
     .lost = lost,
     .failure_cause = failure_cause,
     .netpol_apply = netpol_apply,
+    .services_apply = k8s_services_apply,
     .netpol_readiness = k8s_netready_run,
     .cleanup = cleanup,
     .destroy = destroy,

@@ -49,8 +49,9 @@ struct k8s_backend {
     struct k8s_lease_keeper *lock;   /* the cluster lock (k8s_lock.h), held from before the
                                       * leftovers' removal to the end of cleanup; NULL without */
     char run_id[K8S_RUN_ID_MAX + 1]; /* made with the lock, before deploying (k8s_deploy_init) */
-    unsigned n_steps;              /* client runs so far: the step number in the next Job's name */
-    json_t *sweep_servers;         /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
+    unsigned svc_made;     /* --services: kperf-svcx-0 .. svc_made - 1 exist (k8s_services.c) */
+    unsigned n_steps;      /* client runs so far: the step number in the next Job's name */
+    json_t *sweep_servers; /* --all-nodes: {"pod"|"host": {node: IP}} (k8s_sweep.c) */
     struct k8s_sweep_state *sweep; /* --all-nodes --parallel: jobs started ahead (k8s_sweep.c) */
     json_t *readiness;             /* readiness records of the pods run so far (k8s_readiness.h) */
     int cpu_limit_noted;           /* k8s_backend_note_cpu_limit warned already */

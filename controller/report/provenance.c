@@ -132,13 +132,13 @@ static bool roles_unique(const json_t *nodes)
 
 /* Flattens metadata into {"path": "value as text"}; run-specific keys are left out because
  * they always differ and explain nothing (node_table: the whole cluster's nodes at the time,
- * not the run's; the run's own are in nodes; services: --services' timings, judged as
- * readiness, readiness.h). */
+ * not the run's; the run's own are in nodes; services, services_sizes: --services' timings, judged
+ * as readiness, readiness.h). */
 static void flatten(const json_t *v, const char *path, json_t *out)
 {
-    static const char *const skip[] = {"start_time", "end_time",  "run_id",
-                                       "arguments",  "readiness", "netpol",
-                                       "node_table", "services",  NULL};
+    static const char *const skip[] = {"start_time",     "end_time", "run_id",     "arguments",
+                                       "readiness",      "netpol",   "node_table", "services",
+                                       "services_sizes", NULL};
     const char *key;
     const json_t *item;
     size_t i;

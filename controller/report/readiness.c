@@ -3,6 +3,7 @@
 #include "controller/report/readiness.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,22 +109,28 @@ static void fmt_pair(const json_t *st, char *buf, size_t len)
                  json_number_value(json_object_get(st, "max")));
 }
 
-/* metadata.services (kperf run --services): how many, and each node's programming latency */
-static void services_print(const json_t *md, bool markdown, FILE *out)
+/* One size of --services (metadata.services, or an entry of metadata.services_sizes): how
+ * many, and each node's programming latency; first: the section's title goes before it */
+static void services_block(const json_t *sv, bool markdown, bool first, FILE *out)
 {
-    const json_t *sv = json_object_get(md, "services");
     const json_t *prog = json_object_get(sv, "programming"), *e;
-    const char *n;
-    char node[128];
+    long long count = (long long)json_integer_value(json_object_get(sv, "count"));
+    const char *n, *err = json_string_value(json_object_get(sv, "error"));
+    char node[128], why[256];
 
-    if (!sv)
+    if (markdown && first)
+        fprintf(out, "\n## Services at scale\n");
+    if (err) {
+        textsafe(err, why, sizeof(why));
+        fprintf(out, "\n%s%lld extra Services: failed: %s\n",
+                markdown ? "" : "Services at scale: ", count, why);
         return;
+    }
     fprintf(out,
-            markdown ? "\n## Services at scale\n\n%lld extra Services, created in %.1f s; Service "
-                       "programming latency per node (seconds):\n\n| node | latency |\n|---|---:|\n"
+            markdown ? "\n%lld extra Services, created in %.1f s; Service programming latency per "
+                       "node (seconds):\n\n| node | latency |\n|---|---:|\n"
                      : "\nServices at scale: %lld extra Services, created in %.1f s\n%-24s %9s\n",
-            (long long)json_integer_value(json_object_get(sv, "count")),
-            json_number_value(json_object_get(sv, "create_s")), markdown ? "" : "node",
+            count, json_number_value(json_object_get(sv, "create_s")), markdown ? "" : "node",
             markdown ? "" : "latency_s");
     json_object_foreach((json_t *)prog, n, e)
     {
@@ -136,6 +143,19 @@ static void services_print(const json_t *md, bool markdown, FILE *out)
             snprintf(cell, sizeof(cell), "none");
         fprintf(out, markdown ? "| %s | %s |\n" : "%-24s %9s\n", node, cell);
     }
+}
+
+/* metadata.services (kperf run --services N), or each size of metadata.services_sizes
+ * (--services N,N...) */
+static void services_print(const json_t *md, bool markdown, FILE *out)
+{
+    const json_t *sizes = json_object_get(md, "services_sizes"), *sv;
+    size_t i;
+
+    if (json_object_get(md, "services"))
+        services_block(json_object_get(md, "services"), markdown, true, out);
+    json_array_foreach(sizes, i, sv)
+        services_block(sv, markdown, i == 0 && !json_object_get(md, "services"), out);
 }
 
 void readiness_print(const json_t *md, bool markdown, FILE *out)
@@ -215,14 +235,15 @@ static struct cmp_threshold service_threshold(double base, const struct cmp_thre
     return t;
 }
 
-/* Service programming latency per node (metadata.services.programming, kperf run --services):
- * one entry per node both reports have, kind "service", segment "programming_s" */
-static void services_compare(const json_t *md_base, const json_t *md_new,
-                             const struct cmp_threshold *th, json_t *out, size_t *regressions,
-                             size_t *improvements)
+/* One size's Service programming latency per node, base against new (metadata.services or an
+ * entry of metadata.services_sizes): one entry per node both have, kind "service", segment
+ * "programming_s"; count >= 0 keys the size ("services": count) */
+static void programming_compare(const json_t *sb, const json_t *sn, long long count,
+                                const struct cmp_threshold *th, json_t *out, size_t *regressions,
+                                size_t *improvements)
 {
-    const json_t *pb = json_object_get(json_object_get(md_base, "services"), "programming");
-    const json_t *pn = json_object_get(json_object_get(md_new, "services"), "programming");
+    const json_t *pb = json_object_get(sb, "programming");
+    const json_t *pn = json_object_get(sn, "programming");
     const char *node;
     const json_t *en;
 
@@ -231,17 +252,65 @@ static void services_compare(const json_t *md_base, const json_t *md_new,
         const json_t *b = json_object_get(json_object_get(pb, node), "latency_s");
         const json_t *c = json_object_get(en, "latency_s");
         const char *v;
+        json_t *e;
         if (!json_is_number(b) || !json_is_number(c))
             continue;
         struct cmp_threshold st = service_threshold(json_number_value(b), th);
         v = readiness_judge(json_number_value(b), json_number_value(c), &st);
         *regressions += strcmp(v, "regression") == 0;
         *improvements += strcmp(v, "improvement") == 0;
-        json_array_append_new(
-            out, json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:s}", "node", node, "kind",
-                           "service", "segment", "programming_s", "stat", "first", "base",
-                           json_number_value(b), "new", json_number_value(c), "delta",
-                           json_number_value(c) - json_number_value(b), "verdict", v));
+        e = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:s}", "node", node, "kind", "service",
+                      "segment", "programming_s", "stat", "first", "base", json_number_value(b),
+                      "new", json_number_value(c), "delta",
+                      json_number_value(c) - json_number_value(b), "verdict", v);
+        if (count >= 0)
+            json_object_set_new(e, "services", json_integer(count));
+        json_array_append_new(out, e);
+    }
+}
+
+/* md's figures for `count` extra Services: its entry of services_sizes, or its services when
+ * that has count; NULL when neither */
+static const json_t *size_entry(const json_t *md, json_int_t count)
+{
+    const json_t *sizes = json_object_get(md, "services_sizes"), *e;
+    const json_t *sv = json_object_get(md, "services");
+    size_t i;
+
+    json_array_foreach(sizes, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "count")) == count)
+            return e;
+    }
+    if (sv && json_integer_value(json_object_get(sv, "count")) == count)
+        return sv;
+    return NULL;
+}
+
+/* Service programming latency per node (kperf run --services): two one-size reports node by
+ * node (metadata.services, whatever their counts, as before sizes); else size by size, keyed by
+ * the count (metadata.services_sizes, or a one-size report's services as its one size) */
+static void services_compare(const json_t *md_base, const json_t *md_new,
+                             const struct cmp_threshold *th, json_t *out, size_t *regressions,
+                             size_t *improvements)
+{
+    const json_t *sizes = json_object_get(md_new, "services_sizes"), *sv;
+    size_t i;
+
+    if (!sizes && !json_object_get(md_base, "services_sizes")) {
+        programming_compare(json_object_get(md_base, "services"),
+                            json_object_get(md_new, "services"), -1, th, out, regressions,
+                            improvements);
+        return;
+    }
+    if (!sizes && (sv = json_object_get(md_new, "services"))) {
+        json_int_t c = json_integer_value(json_object_get(sv, "count"));
+        programming_compare(size_entry(md_base, c), sv, c, th, out, regressions, improvements);
+    }
+    json_array_foreach(sizes, i, sv)
+    {
+        json_int_t c = json_integer_value(json_object_get(sv, "count"));
+        programming_compare(size_entry(md_base, c), sv, c, th, out, regressions, improvements);
     }
 }
 
@@ -302,6 +371,9 @@ void readiness_compare_print(const json_t *cmp, bool markdown, FILE *out)
     {
         textsafe(str(e, "node"), node, sizeof(node));
         textsafe(str(e, "kind"), kind, sizeof(kind));
+        if (json_is_integer(json_object_get(e, "services"))) /* one size of --services N,N... */
+            snprintf(kind, sizeof(kind), "services-%lld",
+                     (long long)json_integer_value(json_object_get(e, "services")));
         fprintf(out,
                 markdown ? "| %s | %s | %s | %s | %.3f | %.3f | %+.3f | %s |\n"
                          : "%-24s %-6s %-15s %-4s %9.3f %9.3f %+9.3f  %s\n",

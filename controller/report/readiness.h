@@ -29,7 +29,8 @@ json_t *readiness_summary(const json_t *pods);
 json_t *readiness_metadata(json_t *pods);
 
 /* Prints the per-node table of md.readiness (nothing when there is none), after md.services'
- * Service programming latency per node when there is one (kperf run --services). */
+ * Service programming latency per node when there is one (kperf run --services), and each
+ * size's of md.services_sizes (--services N,N...; a size that failed: its error). */
 void readiness_print(const json_t *md, bool markdown, FILE *out);
 
 /* Compares the per-node p50 and max of every segment of two reports' metadata (borrowed):
@@ -38,7 +39,10 @@ void readiness_print(const json_t *md, bool markdown, FILE *out);
  * percent of BASE), "improvement" when faster by more, else "within threshold"; then the same
  * for md.services.programming (kind "service", segment "programming_s", stat "first": each
  * node's Service programming latency, kperf run --services), where a change must also exceed
- * 1 s (one kube-proxy minSyncPeriod: the sync cycle's phase). *regressions and *improvements
+ * 1 s (one kube-proxy minSyncPeriod: the sync cycle's phase); when either report has
+ * md.services_sizes (--services N,N...), size by size instead, each entry keyed by its size
+ * ("services": N; a one-size report's md.services is its one size; a size only one report has
+ * is left out). *regressions and *improvements
  * count them. New reference (empty array when either has none). */
 json_t *readiness_compare(const json_t *md_base, const json_t *md_new,
                           const struct cmp_threshold *th, size_t *regressions,

@@ -636,6 +636,7 @@ void render_text_table(const struct report *rep, FILE *out)
     evidence_print(rep, "  ", out);
     capacity_print(rep, "  ", out);
     netpol_cost_print(rep, "  ", out);
+    services_cost_print(rep, "  ", out);
     pathmtu_print(rep, "  ", out);
     print_problems(rep, "  ", out);
     print_summary_line(rep, out);
@@ -652,6 +653,7 @@ void render_text_markdown(const struct report *rep, FILE *out)
     evidence_print(rep, "- ", out);
     capacity_print(rep, "- ", out);
     netpol_cost_print(rep, "- ", out);
+    services_cost_print(rep, "- ", out);
     pathmtu_print(rep, "- ", out);
     print_problems(rep, "- ", out);
     print_summary_line(rep, out);

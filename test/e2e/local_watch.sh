@@ -17,7 +17,7 @@ h_tmpdir D watch-e2e
 
 # --- 0. usage errors: one line, exit 2, before anything is built -----------------------------
 for args in "--local -o csv" "--local --rate 0" "--local --settle x" "--local --kubeconfig x" \
-    "--rate 0" "-o csv"; do
+    "--rate 0" "-o csv" "--services 0,20 --scenarios pod-to-service"; do
     # shellcheck disable=SC2086
     "$KPERF" watch $args > /dev/null 2> "$D/u.err"
     rc=$?

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_netpol_cost.c - the NetworkPolicy datapath cost section (report/netpol_cost.h): rows
  * under a policy of N rules beside the same row without one, metric by metric and in size
- * order; only matching rows (scenario, placement, test) count; nothing without policy rows. */
+ * order; only matching rows (scenario, placement, test) count; nothing without policy rows; the
+ * same for the rows of --services sizes beside the row at 0 extra Services. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +93,35 @@ static void test_netpol_cost_rows_beside_their_base(void **state)
     report_free(rep);
 }
 
+/* --services 0,1000,5000: the pod-to-service rows at each size beside the row at 0; no
+ * NetworkPolicy section for them, nor a Services section for policy rows */
+static void test_services_cost_rows_beside_the_row_at_0(void **state)
+{
+    struct report *rep = report_new();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (void)state;
+
+    add_stream(rep, "pod-to-service", "same-node", 7000.0);
+    add_stream(rep, "pod-to-service", "same-node/services-1000", 6300.0);
+    add_stream(rep, "pod-to-service", "same-node/services-5000", 3500.0);
+    add_stream(rep, "pod-to-pod", "same-node/netpol-100", 8100.0);
+    finish(rep);
+    services_cost_print(rep, "  ", f);
+    fclose(f);
+    assert_non_null(strstr(buf, "\nServices at scale (the row at 0 extra Services"));
+    assert_non_null(strstr(buf, "  pod-to-service same-node TCP_STREAM Mb/s: 7000.0 | 1000 "
+                                "Services 6300.0 (-10.0%) | 5000 Services 3500.0 (-50.0%)\n"));
+    assert_null(strstr(buf, "rules"));
+    free(buf);
+    buf = print(rep); /* NetworkPolicy: no policy-free pod-to-pod row, and services rows are not
+                         policy rows */
+    assert_string_equal(buf, "");
+    free(buf);
+    report_free(rep);
+}
+
 static void test_netpol_cost_nothing_without_policy_rows(void **state)
 {
     struct report *rep = report_new();
@@ -112,6 +142,7 @@ int main(void)
         cmocka_unit_test(test_netpol_cost_size),
         cmocka_unit_test(test_netpol_cost_rows_beside_their_base),
         cmocka_unit_test(test_netpol_cost_nothing_without_policy_rows),
+        cmocka_unit_test(test_services_cost_rows_beside_the_row_at_0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

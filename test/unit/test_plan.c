@@ -282,6 +282,66 @@ static void test_plan_sweep_streams_both_directions(void **state)
     plan_free(p);
 }
 
+/* --services 0,100,1000: the pod-to-service groups in place at 0 (plain labels), then once
+ * per larger size, adjacent and ascending; other scenarios' groups are not sized */
+static void test_plan_services_sizes_follow_the_base_groups(void **state)
+{
+    static const unsigned sizes[] = {0, 100, 1000};
+    struct plan_opts o =
+        opts_with((1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_SERVICE),
+                  PLACEMENT_BOTH_MASK, (1u << TEST_TCP_RR) | (1u << TEST_TCP_CRR), 1);
+    static const unsigned want_size[] = {0, 0, 0, 0, 100, 100, 1000, 1000};
+    struct plan *p;
+
+    (void)state;
+    o.services = sizes;
+    o.n_services = 3;
+    p = plan_new(&o);
+    assert_int_equal(plan_group_count(p), 8);
+    assert_group(p, 0, SCENARIO_POD_TO_POD, "same-node", false, 2);
+    assert_group(p, 1, SCENARIO_POD_TO_POD, "other-node", false, 2);
+    assert_group(p, 2, SCENARIO_POD_TO_SERVICE, "same-node", false, 2);
+    assert_group(p, 3, SCENARIO_POD_TO_SERVICE, "other-node", false, 2);
+    assert_group(p, 4, SCENARIO_POD_TO_SERVICE, "same-node/services-100", false, 2);
+    assert_group(p, 5, SCENARIO_POD_TO_SERVICE, "other-node/services-100", false, 2);
+    assert_group(p, 6, SCENARIO_POD_TO_SERVICE, "same-node/services-1000", false, 2);
+    assert_group(p, 7, SCENARIO_POD_TO_SERVICE, "other-node/services-1000", false, 2);
+    for (size_t i = 0; i < 8; i++) {
+        const struct plan_group *g = plan_group_get(p, i);
+        assert_int_equal(g->services_sized, i >= 2);
+        assert_int_equal(g->services, want_size[i]);
+        assert_int_equal(g->netpol_rules, 0);
+    }
+    assert_int_equal(plan_measurement_count(p), 16);
+    plan_free(p);
+}
+
+/* The smallest size labelled too when it is not 0; one size: no sized groups at all */
+static void test_plan_services_smallest_size_labelled_unless_zero(void **state)
+{
+    static const unsigned sizes[] = {20, 60};
+    struct plan_opts o =
+        opts_with(1u << SCENARIO_POD_TO_SERVICE, 1u << PLACEMENT_SAME_NODE, 1u << TEST_TCP_CRR, 1);
+    struct plan *p;
+
+    (void)state;
+    o.services = sizes;
+    o.n_services = 2;
+    p = plan_new(&o);
+    assert_int_equal(plan_group_count(p), 2);
+    assert_group(p, 0, SCENARIO_POD_TO_SERVICE, "same-node/services-20", false, 1);
+    assert_group(p, 1, SCENARIO_POD_TO_SERVICE, "same-node/services-60", false, 1);
+    assert_int_equal(plan_group_get(p, 0)->services, 20);
+    assert_int_equal(plan_group_get(p, 1)->services, 60);
+    plan_free(p);
+    o.n_services = 1; /* --services 20: today's run, the Services made in prepare */
+    p = plan_new(&o);
+    assert_int_equal(plan_group_count(p), 1);
+    assert_group(p, 0, SCENARIO_POD_TO_SERVICE, "same-node", false, 1);
+    assert_false(plan_group_get(p, 0)->services_sized);
+    plan_free(p);
+}
+
 static void test_plan_netpol_sizes_follow_the_base_groups(void **state)
 {
     static const unsigned sizes[] = {0, 100, 1000};
@@ -366,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_plan_names_round_trip),
         cmocka_unit_test(test_plan_families),
         cmocka_unit_test(test_plan_netpol_sizes_follow_the_base_groups),
+        cmocka_unit_test(test_plan_services_sizes_follow_the_base_groups),
+        cmocka_unit_test(test_plan_services_smallest_size_labelled_unless_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

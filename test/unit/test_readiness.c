@@ -209,6 +209,93 @@ static void test_readiness_services_sync_floor(void **state)
     json_decref(phase);
 }
 
+/* one entry of metadata.services_sizes: count, n-1 and n-2's programming latency */
+static json_t *size_fig(int count, double l1, double l2)
+{
+    return json_pack("{s:i, s:i, s:f, s:{s:{s:f}, s:{s:f}}}", "count", count, "created", count,
+                     "create_s", count / 100.0, "programming", "n-1", "latency_s", l1, "n-2",
+                     "latency_s", l2);
+}
+
+/* entries of cmp of size `count` (-1: any) and verdict v (NULL: any) */
+static size_t count_entries(const json_t *cmp, long long count, const char *v, const char *node)
+{
+    size_t i, n = 0;
+    const json_t *e;
+
+    json_array_foreach(cmp, i, e)
+    {
+        const json_t *c = json_object_get(e, "services");
+        if (count >= 0 && (!json_is_integer(c) || json_integer_value(c) != count))
+            continue;
+        if (v && strcmp(json_string_value(json_object_get(e, "verdict")), v) != 0)
+            continue;
+        if (node && strcmp(json_string_value(json_object_get(e, "node")), node) != 0)
+            continue;
+        n++;
+    }
+    return n;
+}
+
+/* --services 0,100,1000 against 0,1000: judged size by size, keyed by the count (100 has no
+ * counterpart); a regression at 1000 on n-2 names that size and node; identical compare clean */
+static void test_readiness_services_sizes_keyed_by_count(void **state)
+{
+    json_t *base = json_pack("{s:[o, o, {s:i, s:s}]}", "services_sizes", size_fig(0, 0.05, 0.06),
+                             size_fig(1000, 0.1, 0.1), "count", 5000, "error", "interrupted");
+    json_t *cur = json_pack("{s:[o, o, o]}", "services_sizes", size_fig(0, 0.05, 0.07),
+                            size_fig(100, 3.0, 3.0), size_fig(1000, 0.1, 2.5));
+    struct cmp_threshold th[CMP_GROUPS];
+    size_t reg = 9, imp = 9;
+    json_t *c;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+
+    cmp_thresholds_default(th);
+    c = readiness_compare(base, base, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(json_array_size(c), 4); /* 2 nodes x 2 sizes; the failed size: none */
+    assert_int_equal(count_entries(c, 0, "within threshold", NULL), 2);
+    assert_int_equal(count_entries(c, 1000, "within threshold", NULL), 2);
+    assert_int_equal(reg, 0);
+    assert_int_equal(imp, 0);
+    json_decref(c);
+    c = readiness_compare(base, cur, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(json_array_size(c), 4); /* 100: only in cur */
+    assert_int_equal(count_entries(c, 100, NULL, NULL), 0);
+    assert_int_equal(count_entries(c, -1, "regression", NULL), 1);
+    assert_int_equal(count_entries(c, 1000, "regression", "n-2"), 1);
+    assert_int_equal(reg, 1);
+    f = open_memstream(&buf, &len);
+    readiness_compare_print(c, false, f);
+    readiness_print(base, false, f);
+    readiness_print(cur, true, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "n-2                      services-1000 programming_s   first"));
+    assert_non_null(strstr(buf, "Services at scale: 0 extra Services, created in 0.0 s"));
+    assert_non_null(strstr(buf, "Services at scale: 1000 extra Services, created in 10.0 s"));
+    assert_non_null(strstr(buf, "Services at scale: 5000 extra Services: failed: interrupted"));
+    assert_non_null(strstr(buf, "## Services at scale\n\n0 extra Services"));
+    assert_non_null(strstr(buf, "\n100 extra Services, created in 1.0 s"));
+    assert_null(strstr(strstr(buf, "## Services at scale") + 1, "## Services at scale"));
+    free(buf);
+    json_decref(c);
+    json_decref(base);
+    /* a one-size report is its one size: compared at 200 only */
+    base = svc_md(0.05, 0.06);
+    json_decref(cur);
+    cur =
+        json_pack("{s:[o, o]}", "services_sizes", size_fig(0, 9.0, 9.0), size_fig(200, 0.05, 2.06));
+    c = readiness_compare(base, cur, &th[CMP_READINESS], &reg, &imp);
+    assert_int_equal(json_array_size(c), 2);
+    assert_int_equal(count_entries(c, 200, "regression", "n-2"), 1);
+    assert_int_equal(reg, 1);
+    json_decref(c);
+    json_decref(base);
+    json_decref(cur);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_readiness_compare_judges_lower_is_better),
         cmocka_unit_test(test_readiness_services_per_node),
         cmocka_unit_test(test_readiness_services_sync_floor),
+        cmocka_unit_test(test_readiness_services_sizes_keyed_by_count),
     };
     kp_alloc_init_json();
     return cmocka_run_group_tests(tests, NULL, NULL);

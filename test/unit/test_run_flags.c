@@ -380,6 +380,32 @@ static void test_run_flags_netpol_sizes_sorted_once(void **state)
     run_options_cleanup(&o);
 }
 
+/* --services LIST: sorted, a repeat dropped, the largest is `services`; one size stays one */
+static void test_run_flags_services_sizes_sorted_once(void **state)
+{
+    struct run_options o;
+    struct kp_err err;
+
+    (void)state;
+    assert_int_equal(
+        parse(&o, &err, "--services", "5000,0,1000,1000", "--scenarios", "pod-to-service", NULL),
+        0);
+    assert_int_equal(o.n_services_sizes, 3);
+    assert_int_equal(o.services_sizes[0], 0);
+    assert_int_equal(o.services_sizes[1], 1000);
+    assert_int_equal(o.services_sizes[2], 5000);
+    assert_int_equal(o.services, 5000);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, "--services", "200", NULL), 0); /* today's one size */
+    assert_int_equal(o.n_services_sizes, 1);
+    assert_int_equal(o.services, 200);
+    run_options_cleanup(&o);
+    assert_int_equal(parse(&o, &err, NULL), 0);
+    assert_int_equal(o.n_services_sizes, 0); /* none unless asked */
+    assert_int_equal(o.services, 0);
+    run_options_cleanup(&o);
+}
+
 static void test_run_flags_usage_errors_name_the_flag(void **state)
 {
     static const struct {
@@ -422,6 +448,17 @@ static void test_run_flags_usage_errors_name_the_flag(void **state)
         {{"--netpol-rules", "100", "--all-nodes"}, "--netpol-rules cannot go with --all-nodes"},
         {{"--netpol-rules", "100", "--scenarios", "host-to-host"},
          "add pod-to-pod or pod-to-service"},
+        {{"--services", "20001"}, "--services: '20001' is not a whole number in [0, 20000]"},
+        {{"--services", "1,x"}, "--services: 'x' is not a whole number"},
+        {{"--services", ","}, "--services: empty list"},
+        {{"--services", "1,2,3,4,5,6,7,8,9"}, "--services: at most 8 sizes"},
+        {{"--services", "0,20", "--netpol-rules", "10"},
+         "--services with several sizes cannot go with --netpol-rules"},
+        {{"--services", "0,20", "--all-nodes"},
+         "--services with several sizes cannot go with "
+         "--all-nodes"},
+        {{"--services", "0,20"}, "add pod-to-service to --scenarios"},
+        {{"--services", "0,20", "--local"}, "--services is a Kubernetes flag"},
         {{"--bogus"}, "--bogus"},
         {{"--local=yes"}, "--local"},
         {{"--duration"}, "--duration"},
@@ -538,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_run_flags_local_flags),
         cmocka_unit_test(test_run_flags_usage_errors_name_the_flag),
         cmocka_unit_test(test_run_flags_netpol_sizes_sorted_once),
+        cmocka_unit_test(test_run_flags_services_sizes_sorted_once),
         cmocka_unit_test(test_run_flags_errors_point_at_help),
         cmocka_unit_test(test_run_flags_help_lists_every_flag),
     };

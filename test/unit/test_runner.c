@@ -36,6 +36,7 @@ struct fake {
     int slow;           /* sweep: node index (1-based) whose pairs are 3x slower; 0 = none */
     bool slow_once;     /* ... only the first time each of its pairs runs */
     int pair_runs[8];   /* sweep: run_client calls per client node index */
+    long svc_fail;      /* services_apply: the size that fails + 1, 0 = none */
     int calls;
     int cleanups;
     int interrupts;
@@ -162,6 +163,21 @@ static json_t *fake_describe(struct backend *b)
     return d;
 }
 
+/* --services with several sizes: logs "S<count>;"; svc_fail's size fails */
+static int fake_services_apply(struct backend *b, unsigned count, json_t **md, struct kp_err *err)
+{
+    struct fake *f = (struct fake *)b;
+    size_t off = strlen(f->log);
+
+    snprintf(f->log + off, sizeof(f->log) - off, "S%u;", count);
+    *md = NULL;
+    if (f->svc_fail == (long)count + 1)
+        return kp_err_set(err, "creating Service 7 of %u: forbidden", count);
+    *md = json_pack("{s:i, s:{s:{s:f}}}", "count", (int)count, "programming", "fake-node",
+                    "latency_s", 0.5);
+    return 0;
+}
+
 static void fake_interrupt(struct backend *b)
 {
     ((struct fake *)b)->interrupts++;
@@ -191,6 +207,7 @@ static struct backend_ops fake_ops = {
     .prepare = fake_prepare,
     .run_client = fake_run_client,
     .describe = fake_describe,
+    .services_apply = fake_services_apply,
     .interrupt = fake_interrupt,
     .lost = fake_lost,
     .cleanup = fake_cleanup,
@@ -375,6 +392,64 @@ static void test_runner_failed_client_is_a_row_error_and_the_run_goes_on(void **
     run_free(&r);
 }
 
+/* --services 0,20,60: the backend asked for each size once, before its first row; a size that
+ * fails fails its rows with the reason and the run goes on; each size in services_sizes */
+static void test_runner_services_sizes_once_each_before_their_rows(void **state)
+{
+    struct run r = {0};
+    const json_t *sizes;
+    char *errors;
+
+    (void)state;
+    run_options_init(&r.ro);
+    r.ro.scenarios = (1u << SCENARIO_POD_TO_POD) | (1u << SCENARIO_POD_TO_SERVICE);
+    r.ro.placements = 1u << PLACEMENT_SAME_NODE;
+    r.ro.tests = 1u << TEST_TCP_RR;
+    r.ro.services_sizes[0] = 0;
+    r.ro.services_sizes[1] = 20;
+    r.ro.services_sizes[2] = 60;
+    r.ro.n_services_sizes = 3;
+    r.ro.services = 60;
+    r.f.svc_fail = 20 + 1;
+    run(&r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.f.log, "pod-to-pod/same-node/TCP_RRx1;S0;pod-to-service/same-node/"
+                                 "TCP_RRx1;S20;S60;pod-to-service/same-node/services-60/"
+                                 "TCP_RRx1;");
+    assert_int_equal(r.out.n_failed, 1);
+    assert_null(row(r.rep, "pod-to-service", "same-node/services-20", "TCP_RR", false));
+    assert_int_equal(report_error_count(r.rep), 1);
+    errors = json_dumps(report_errors(r.rep), 0);
+    assert_non_null(strstr(errors, "same-node/services-20"));
+    assert_non_null(strstr(errors, "services 20: creating Service 7 of 20: forbidden"));
+    free(errors);
+    assert_non_null(row(r.rep, "pod-to-service", "same-node/services-60", "TCP_RR", false));
+    sizes = json_object_get(report_metadata(r.rep), "services_sizes");
+    assert_int_equal(json_array_size(sizes), 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(sizes, i), "count")),
+                         r.ro.services_sizes[i]);
+    assert_non_null(json_object_get(json_array_get(sizes, 0), "programming"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sizes, 1), "error")),
+                        "creating Service 7 of 20: forbidden");
+    assert_null(json_object_get(report_metadata(r.rep), "services"));
+    assert_int_equal(r.f.cleanups, 1);
+    run_free(&r);
+    /* a backend that cannot make Services refuses several sizes before preparing */
+    memset(&r, 0, sizeof(r));
+    run_options_init(&r.ro);
+    r.ro.scenarios = 1u << SCENARIO_POD_TO_SERVICE;
+    r.ro.services_sizes[1] = 20;
+    r.ro.n_services_sizes = 2;
+    fake_ops.services_apply = NULL;
+    run(&r);
+    fake_ops.services_apply = fake_services_apply;
+    assert_int_equal(r.rc, -1);
+    assert_non_null(strstr(kp_err_msg(&r.err), "--services with several sizes needs a cluster"));
+    assert_int_equal(r.f.calls, 0);
+    run_free(&r);
+}
+
 static void test_runner_failed_prepare_still_cleans_up(void **state)
 {
     struct run r = {0};
@@ -554,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_runner_batching_backend_gets_whole_groups),
         cmocka_unit_test(test_runner_failed_client_is_a_row_error_and_the_run_goes_on),
         cmocka_unit_test(test_runner_failed_prepare_still_cleans_up),
+        cmocka_unit_test(test_runner_services_sizes_once_each_before_their_rows),
         cmocka_unit_test(test_runner_sigint_stops_cleans_up_and_lists_the_rest),
         cmocka_unit_test(test_runner_lost_backend_stops_the_run),
         cmocka_unit_test(test_runner_samples_auto_bounded),
